@@ -1,0 +1,37 @@
+/// Why certificates could not be read. Always names the source (a file path, or
+/// `"<memory>"`) and, for a PEM bundle, which block.
+public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        /// The file or folder could not be read (missing, permissions…).
+        case unreadable(String)
+        /// The input holds neither a PEM certificate block nor DER.
+        case noCertificates
+        /// A `-----BEGIN CERTIFICATE-----` block has no matching END line.
+        case unterminatedPEMBlock(block: Int)
+        /// A PEM block's body is not valid base64.
+        case invalidBase64(block: Int)
+        /// The DER is not a well-formed X.509 certificate (or uses an algorithm or key
+        /// that cannot be processed, e.g. RSA under 2048 bits or RSA-PSS).
+        case malformedCertificate(block: Int?, detail: String)
+    }
+
+    public var source: String
+    public var kind: Kind
+
+    public init(source: String, kind: Kind) {
+        self.source = source
+        self.kind = kind
+    }
+
+    public var description: String {
+        switch kind {
+        case .unreadable(let why): return "\(source): cannot read: \(why)"
+        case .noCertificates: return "\(source): no certificate found (expected PEM \"BEGIN CERTIFICATE\" blocks or DER)"
+        case .unterminatedPEMBlock(let block): return "\(source): PEM block \(block) has no END CERTIFICATE line"
+        case .invalidBase64(let block): return "\(source): PEM block \(block) is not valid base64"
+        case .malformedCertificate(let block, let detail):
+            let which = block.map { " (PEM block \($0))" } ?? ""
+            return "\(source)\(which): not a valid X.509 certificate: \(detail)"
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// A candidate certification path: leaf first, anchor last.
+public struct CertificatePath: Sendable, Hashable {
+    public var certificates: [Certificate]
+    /// `true` when the last certificate is a trusted anchor; `false` for a partial path
+    /// examined only to explain why no anchored path exists.
+    public var endsAtAnchor: Bool
+
+    public init(_ certificates: [Certificate], endsAtAnchor: Bool = true) {
+        self.certificates = certificates
+        self.endsAtAnchor = endsAtAnchor
+    }
+
+    public var leaf: Certificate { certificates[0] }
+    public var count: Int { certificates.count }
+
+    /// Indices of certificates that issued the one before them (all but the leaf).
+    public var issuerIndices: Range<Int> { 1..<certificates.count }
+
+    /// Whether `index` is the trust anchor of an anchored path.
+    public func isAnchor(_ index: Int) -> Bool { endsAtAnchor && index == certificates.count - 1 }
+}
+
+/// What a rule may know about the evaluation besides the path.
+public struct RuleContext: Sendable {
+    public var evaluationTime: Date
+    public var peerName: PeerName?
+
+    public init(evaluationTime: Date, peerName: PeerName?) {
+        self.evaluationTime = evaluationTime
+        self.peerName = peerName
+    }
+}
+
+/// One rule that judges a candidate path, such as expiry, basic constraints, or pins.
+///
+/// Rules run inside the path search (swift-certificates' `Verifier`), so a path that
+/// fails a rule makes the search try the next candidate — an alternative valid path is
+/// still found, and a pin can only ever be satisfied by a certificate on a path that
+/// validates. A rule returns *every* reason it finds, so a failure can name them all.
+public protocol PathRule: Sendable {
+    /// Critical extensions this rule fully enforces; a certificate with any other critical
+    /// extension is rejected before rules run.
+    var handledCriticalExtensions: [ASN1ObjectIdentifier] { get }
+
+    /// The reasons `path` fails this rule; empty when it passes.
+    func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason]
+}
+
+extension PathRule {
+    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [] }
+}
+
+extension Certificate {
+    /// A short name for messages: the subject, or the serial number when the subject is empty.
+    var displayName: String {
+        let subject = self.subject.description
+        return subject.isEmpty ? "certificate with serial \(serialNumber)" : subject
+    }
+}
+
+extension Certificate {
+    /// Whether basicConstraints says cA = TRUE.
+    var isCertificateAuthority: Bool {
+        if case .isCertificateAuthority? = try? extensions.basicConstraints { return true }
+        return false
+    }
+}

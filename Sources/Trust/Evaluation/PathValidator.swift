@@ -1,0 +1,121 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// Builds and validates a certification path for a ``ServerTrust``: the engine under every
+/// evaluator.
+///
+/// Path building is swift-certificates' `Verifier` (a depth-first search that prefers
+/// anchors and AKI/SKI matches). Every rule of the ``ValidationPolicy`` runs as a policy
+/// inside that search, so a candidate that fails any rule (a pin included) makes the search
+/// go on to the next candidate. Lookups are charged to a work budget, so hostile inputs end
+/// fast. When no path validates, the decision carries the reasons of the closest candidate,
+/// or — when no anchor was reachable — why the presented chain does not link to one.
+public struct PathValidator: Sendable {
+    public var anchors: TrustAnchors
+    public var policy: ValidationPolicy
+    /// Extra rules, run after the policy's own.
+    public var additionalRules: [any PathRule]
+    /// Named in decisions.
+    public var name: String
+
+    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String = "default") {
+        self.anchors = anchors
+        self.policy = policy
+        self.additionalRules = additionalRules
+        self.name = name
+    }
+
+    public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
+        let expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
+        guard let leaf = trust.leaf else {
+            return .refused([.emptyChain], trust: trust, policy: name, expectedPins: expectedPins)
+        }
+        let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
+        let rules = policy.rules() + additionalRules
+        let budget = WorkBudget(maximumSignatureChecks: policy.maximumSignatureChecks)
+        let limit = policy.maximumSignatureChecks
+        let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
+        let handled = rulesPolicy.verifyingCriticalExtensions
+        let anchorCertificates = anchors.allCertificates
+        let anchorStore = BudgetedCertificateStore(anchorCertificates, budget: budget, limit: limit)
+        let intermediates = BudgetedCertificateStore(Array(trust.presentedChain.dropFirst()), budget: budget, limit: limit)
+
+        var verifier = Verifier(rootCertificates: CertificateStore(custom: anchorStore)) { rulesPolicy }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(custom: intermediates))
+
+        if case .validCertificate(let chain) = result {
+            return TrustDecision(
+                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: Array(chain),
+                peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+        }
+
+        var reasons: [TrustFailureReason] = []
+        var closest: [Certificate] = []
+        if let reason = budget.exhaustedReason { reasons.append(.pathTooCostly(reason)) }
+        let failures = rulesPolicy.log.failures
+        if let best = failures.min(by: { ($0.reasons.count, $0.path.count) < ($1.reasons.count, $1.path.count) }) {
+            reasons += best.reasons
+            closest = best.path.certificates
+        } else {
+            let walk = Self.linkPresentedChain(leaf: leaf, presented: trust.presentedChain, anchors: anchorCertificates, handled: handled)
+            closest = walk.path
+            reasons += walk.problems
+            if !budget.isExhausted || walk.problems.isEmpty {
+                reasons.append(.noPathToTrustedAnchor(walk.detail))
+            }
+            reasons += rulesPolicy.evaluate(CertificatePath(walk.path, endsAtAnchor: false))
+        }
+        return TrustDecision(
+            isTrusted: false, reasons: Self.unique(reasons), presentedChain: trust.presentedChain, validatedPath: [],
+            closestPath: closest, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name,
+            expectedPins: expectedPins)
+    }
+
+    static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {
+        var seen = Set<TrustFailureReason>()
+        return reasons.filter { seen.insert($0).inserted }
+    }
+
+    /// Follows the presented chain from the leaf by name and signature (bounded), to explain
+    /// why it does not reach an anchor.
+    static func linkPresentedChain(
+        leaf: Certificate, presented: [Certificate], anchors: [Certificate], handled: [ASN1ObjectIdentifier]
+    ) -> (path: [Certificate], detail: TrustFailureReason.NoPathDetail, problems: [TrustFailureReason]) {
+        var path = [leaf]
+        var problems: [TrustFailureReason] = []
+        var signatureChecks = 0
+        func unhandled(_ certificate: Certificate) {
+            for ext in certificate.extensions where ext.critical && !handled.contains(ext.oid) {
+                problems.append(.unhandledCriticalExtension(subject: certificate.displayName, oid: ext.oid.description))
+            }
+        }
+        unhandled(leaf)
+        while path.count <= 16 {
+            let tip = path[path.count - 1]
+            func signs(_ candidate: Certificate) -> Bool {
+                signatureChecks += 1
+                return signatureChecks <= 64 && candidate.publicKey.isValidSignature(tip.signature, for: tip)
+            }
+            let anchorIssuers = anchors.filter { $0.subject == tip.issuer }
+            if anchorIssuers.contains(where: signs) {
+                return (path, .everyCandidateFailed, problems)
+            }
+            if tip.isSelfIssued && signs(tip) {
+                return (path, path.count == 1 ? .selfSignedLeaf(subject: tip.displayName) : .untrustedRoot(subject: tip.displayName), problems)
+            }
+            let candidates = presented.filter { candidate in
+                candidate.subject == tip.issuer && !path.contains(where: { $0.subject == candidate.subject && $0.publicKey == candidate.publicKey })
+            }
+            guard !candidates.isEmpty || !anchorIssuers.isEmpty else {
+                return (path, .missingIssuer(issuer: tip.issuer.description, of: tip.displayName), problems)
+            }
+            guard let next = candidates.prefix(8).first(where: signs) else {
+                return (path, .badSignature(subject: tip.displayName), problems)
+            }
+            unhandled(next)
+            path.append(next)
+        }
+        return (path, .missingIssuer(issuer: path[path.count - 1].issuer.description, of: path[path.count - 1].displayName), problems)
+    }
+}

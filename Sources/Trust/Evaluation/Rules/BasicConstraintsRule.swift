@@ -1,0 +1,53 @@
+import SwiftASN1
+import X509
+
+/// RFC 5280 §6.1.4 (k), (l), (m): every certificate that issues another on the path must
+/// be a v3 CA certificate, and no CA's pathLenConstraint may be exceeded (self-issued
+/// intermediates do not count). In the Web-PKI profile, the leaf must not be a CA.
+public struct BasicConstraintsRule: PathRule {
+    /// Refuse a CA certificate as the leaf (CA/Browser Forum; rfc5280 alone allows it).
+    public var forbidsCAAsLeaf: Bool
+
+    public init(forbidsCAAsLeaf: Bool = true) {
+        self.forbidsCAAsLeaf = forbidsCAAsLeaf
+    }
+
+    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.basicConstraints] }
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        var reasons: [TrustFailureReason] = []
+        let certificates = path.certificates
+        if forbidsCAAsLeaf, certificates.count > 1 || !path.endsAtAnchor {
+            switch Result(catching: { try certificates[0].extensions.basicConstraints }) {
+            case .success(.isCertificateAuthority?):
+                reasons.append(.leafIsCertificateAuthority(subject: certificates[0].displayName))
+            case .failure(let error):
+                reasons.append(.malformedCertificate(subject: certificates[0].displayName, detail: "basicConstraints: \(error)"))
+            default:
+                break
+            }
+        }
+        for index in path.issuerIndices {
+            let certificate = certificates[index]
+            let constraints: BasicConstraints?
+            do {
+                constraints = try certificate.extensions.basicConstraints
+            } catch {
+                reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "basicConstraints: \(error)"))
+                continue
+            }
+            guard case .isCertificateAuthority(let maxPathLength)? = constraints, certificate.version == .v3 else {
+                reasons.append(.issuerNotCertificateAuthority(subject: certificate.displayName))
+                continue
+            }
+            if let maxPathLength {
+                // Intermediates strictly between this CA and the leaf that are not self-issued.
+                let below = certificates[1..<index].filter { !$0.isSelfIssued }.count
+                if below > maxPathLength {
+                    reasons.append(.pathLengthConstraintViolated(subject: certificate.displayName, maxPathLength: maxPathLength))
+                }
+            }
+        }
+        return reasons
+    }
+}

@@ -1,0 +1,53 @@
+import SwiftASN1
+import X509
+
+/// The leaf's extendedKeyUsage must allow the purpose (serverAuth for a TLS server,
+/// clientAuth for a client), and no CA on the path may restrict its EKU to purposes that
+/// exclude it (the de-facto EKU chaining that browsers and OpenSSL enforce).
+public struct ExtendedKeyUsageRule: PathRule {
+    /// The required purpose; `nil` accepts any EKU (basic X.509), while still processing a critical EKU.
+    public var purpose: ExtendedKeyUsage.Usage?
+    /// Whether a leaf *without* an EKU extension is refused (CA/B Forum: it must carry one).
+    public var requiresExtensionInLeaf: Bool
+    /// Whether `anyExtendedKeyUsage` in the leaf satisfies the purpose (CA/B Forum: it must not).
+    public var acceptsAnyUsageInLeaf: Bool
+
+    public init(purpose: ExtendedKeyUsage.Usage? = .serverAuth, requiresExtensionInLeaf: Bool = false, acceptsAnyUsageInLeaf: Bool = false) {
+        self.purpose = purpose
+        self.requiresExtensionInLeaf = requiresExtensionInLeaf
+        self.acceptsAnyUsageInLeaf = acceptsAnyUsageInLeaf
+    }
+
+    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.extendedKeyUsage] }
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        guard let purpose else { return [] }
+        var reasons: [TrustFailureReason] = []
+        let required = purpose.description
+        for (index, certificate) in path.certificates.enumerated() {
+            let usages: ExtendedKeyUsage?
+            do {
+                usages = try certificate.extensions.extendedKeyUsage
+            } catch {
+                reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "extendedKeyUsage: \(error)"))
+                continue
+            }
+            if index == 0 {
+                guard let usages else {
+                    if requiresExtensionInLeaf && !(path.count == 1 && path.endsAtAnchor) {
+                        reasons.append(.missingExtendedKeyUsage(subject: certificate.displayName, required: required))
+                    }
+                    continue
+                }
+                if !(usages.contains(purpose) || (acceptsAnyUsageInLeaf && usages.contains(.any))) {
+                    reasons.append(.missingExtendedKeyUsage(subject: certificate.displayName, required: required))
+                } else if usages.contains(.any) && !acceptsAnyUsageInLeaf && !(path.count == 1 && path.endsAtAnchor) {
+                    reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "a server or client certificate may not assert anyExtendedKeyUsage (CA/B Forum 7.1.2.7.10)"))
+                }
+            } else if let usages, !usages.contains(purpose), !usages.contains(.any) {
+                reasons.append(.extendedKeyUsageExcludedByIssuer(subject: certificate.displayName, required: required))
+            }
+        }
+        return reasons
+    }
+}

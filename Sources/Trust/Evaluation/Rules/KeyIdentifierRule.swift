@@ -1,0 +1,43 @@
+import SwiftASN1
+import X509
+
+/// RFC 5280 §4.2.1.1–2 and CA/B Forum §7.1.2: certificates that were issued by another
+/// certificate carry an authorityKeyIdentifier with a keyIdentifier; CA certificates carry a
+/// subjectKeyIdentifier; a self-signed root's authorityKeyIdentifier, if present, holds a
+/// keyIdentifier equal to its own subjectKeyIdentifier. (An authorityCertIssuer/serial beside
+/// it is tolerated: OpenSSL's default configuration writes one, e.g. badssl.com's root.)
+public struct KeyIdentifierRule: PathRule {
+    public init() {}
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        if path.count == 1 && path.endsAtAnchor { return [] }
+        var reasons: [TrustFailureReason] = []
+        for (index, certificate) in path.certificates.enumerated() {
+            let name = certificate.displayName
+            let aki: AuthorityKeyIdentifier?
+            let ski: SubjectKeyIdentifier?
+            do {
+                aki = try certificate.extensions.authorityKeyIdentifier
+                ski = try certificate.extensions.subjectKeyIdentifier
+            } catch {
+                reasons.append(.malformedCertificate(subject: name, detail: "key identifier extension: \(error)"))
+                continue
+            }
+            if path.isAnchor(index) {
+                if let ski, index > 0, certificate.isSelfIssued, let aki {
+                    if aki.keyIdentifier == nil {
+                        reasons.append(.malformedCertificate(subject: name, detail: "a root's authorityKeyIdentifier has no keyIdentifier"))
+                    } else if aki.keyIdentifier != ski.keyIdentifier {
+                        reasons.append(.malformedCertificate(subject: name, detail: "a self-signed root's authorityKeyIdentifier differs from its subjectKeyIdentifier"))
+                    }
+                }
+            } else if aki?.keyIdentifier == nil {
+                reasons.append(.malformedCertificate(subject: name, detail: "no authorityKeyIdentifier keyIdentifier"))
+            }
+            if index > 0 && ski == nil {
+                reasons.append(.malformedCertificate(subject: name, detail: "a CA certificate without a subjectKeyIdentifier"))
+            }
+        }
+        return reasons
+    }
+}

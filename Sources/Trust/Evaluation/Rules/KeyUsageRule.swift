@@ -1,0 +1,40 @@
+import SwiftASN1
+import X509
+
+/// RFC 5280 §4.2.1.3: a CA whose keyUsage extension is present must assert keyCertSign to
+/// issue certificates. A leaf's keyUsage, when present, must allow digital signatures or key
+/// encipherment (what a TLS handshake uses), and must not claim keyCertSign without being a CA.
+public struct KeyUsageRule: PathRule {
+    public init() {}
+
+    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.keyUsage] }
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        var reasons: [TrustFailureReason] = []
+        for index in path.issuerIndices {
+            let certificate = path.certificates[index]
+            do {
+                if let usage = try certificate.extensions.keyUsage, !usage.keyCertSign {
+                    reasons.append(.issuerKeyUsageForbidsCertificateSigning(subject: certificate.displayName))
+                }
+            } catch {
+                reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "keyUsage: \(error)"))
+            }
+        }
+        let leaf = path.leaf
+        if path.count == 1 && path.endsAtAnchor { return reasons }
+        do {
+            if let usage = try leaf.extensions.keyUsage {
+                if !(usage.digitalSignature || usage.keyEncipherment || usage.keyAgreement) {
+                    reasons.append(.leafKeyUsageInvalid(subject: leaf.displayName, detail: "keyUsage allows neither digitalSignature nor keyEncipherment"))
+                }
+                if usage.keyCertSign && !leaf.isCertificateAuthority {
+                    reasons.append(.leafKeyUsageInvalid(subject: leaf.displayName, detail: "keyUsage asserts keyCertSign but the certificate is not a CA"))
+                }
+            }
+        } catch {
+            reasons.append(.malformedCertificate(subject: leaf.displayName, detail: "keyUsage: \(error)"))
+        }
+        return reasons
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import X509
+
+/// Every certificate on the path must be valid at the evaluation time.
+///
+/// Validity dates are encoded to the second, so the evaluation time is compared at that
+/// granularity by *truncation*: `notBefore <= floor(time) <= notAfter`. A certificate is thus
+/// not valid one millisecond before its `notBefore`, and stays valid through the last second
+/// named by `notAfter`. (swift-certificates' own check rounds to the *nearest* second, which
+/// accepts a certificate up to half a second before it is valid.)
+public struct ValidityRule: PathRule {
+    /// Whether the anchor's own validity is checked too (it is, by default: an expired root
+    /// is a sign of a stale trust store, not something to ignore silently).
+    public var checksAnchor: Bool
+
+    public init(checksAnchor: Bool = true) {
+        self.checksAnchor = checksAnchor
+    }
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        var reasons: [TrustFailureReason] = []
+        let time = context.evaluationTime
+        let truncated = Date(timeIntervalSince1970: (time.timeIntervalSince1970).rounded(.down))
+        for (index, certificate) in path.certificates.enumerated() {
+            if path.isAnchor(index) && !checksAnchor && index > 0 { continue }
+            if truncated < certificate.notValidBefore {
+                reasons.append(.notYetValid(subject: certificate.displayName, notBefore: certificate.notValidBefore, at: time))
+            } else if truncated > certificate.notValidAfter {
+                reasons.append(.expired(subject: certificate.displayName, notAfter: certificate.notValidAfter, at: time))
+            }
+        }
+        return reasons
+    }
+}

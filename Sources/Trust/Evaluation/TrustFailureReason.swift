@@ -1,0 +1,168 @@
+import Foundation
+
+/// One reason a chain was not trusted. Reasons are data: switch on them; the
+/// `description` is for people, and says what to do about it.
+public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
+    /// No path could be built from the leaf to a trusted anchor.
+    case noPathToTrustedAnchor(NoPathDetail)
+    /// A certificate on the path had expired at the evaluation time.
+    case expired(subject: String, notAfter: Date, at: Date)
+    /// A certificate on the path was not yet valid at the evaluation time.
+    case notYetValid(subject: String, notBefore: Date, at: Date)
+    /// The leaf does not hold the expected name; `presented` lists the names it does hold.
+    case nameMismatch(expected: String, presented: [String])
+    /// The leaf has no subjectAltName extension; the subject CN is never used as a fallback.
+    case missingSubjectAlternativeName(subject: String)
+    /// The leaf's extended key usage does not allow the required purpose, or has none while one is required.
+    case missingExtendedKeyUsage(subject: String, required: String)
+    /// A CA on the path restricts extended key usage to purposes that exclude the required one.
+    case extendedKeyUsageExcludedByIssuer(subject: String, required: String)
+    /// A key below the minimum size, or of an unsupported type.
+    case weakKey(subject: String, key: String, minimum: String)
+    /// A certificate signed with a refused algorithm (SHA-1, MD5, unknown).
+    case weakSignatureAlgorithm(subject: String, algorithm: String)
+    /// None of the certificates on the validated path has a pinned public key.
+    case pinMismatch(seen: [SPKIPin], expected: [SPKIPin])
+    /// None of the certificates on the path is one of the pinned certificates.
+    case pinnedCertificateNotInPath(pinned: [String])
+    /// The configuration asks for something that needs pinning (e.g. an invalid certificate
+    /// accepted for a domain) but no usable pins were given.
+    case pinningRequired(String)
+    /// A certificate could not be understood (a malformed extension, an unsupported critical extension…).
+    case malformedCertificate(subject: String, detail: String)
+    /// An issuing certificate on the path is not a CA (basicConstraints).
+    case issuerNotCertificateAuthority(subject: String)
+    /// A CA's pathLenConstraint is exceeded.
+    case pathLengthConstraintViolated(subject: String, maxPathLength: Int)
+    /// The leaf is a CA certificate (not allowed for a server in the Web PKI profile).
+    case leafIsCertificateAuthority(subject: String)
+    /// An issuing certificate's keyUsage does not allow certificate signing.
+    case issuerKeyUsageForbidsCertificateSigning(subject: String)
+    /// The leaf's keyUsage does not allow the use the handshake needs.
+    case leafKeyUsageInvalid(subject: String, detail: String)
+    /// A certificate carries a critical extension this validator does not process.
+    case unhandledCriticalExtension(subject: String, oid: String)
+    /// A name on the path violates a CA's name constraints.
+    case nameConstraintViolation(subject: String, name: String, constrainedBy: String)
+    /// More intermediates than the maximum depth allows.
+    case pathTooLong(intermediates: Int, maximum: Int)
+    /// Path building or name-constraint checking exceeded its work budget (hostile input).
+    case pathTooCostly(String)
+    /// No certificates were presented.
+    case emptyChain
+    /// The policy needs a peer name and none was given.
+    case peerNameRequired
+
+    /// Why no path to an anchor could be built.
+    public enum NoPathDetail: Hashable, Sendable {
+        /// The leaf is self-signed and not among the anchors.
+        case selfSignedLeaf(subject: String)
+        /// The chain ends at a self-signed root that is not trusted.
+        case untrustedRoot(subject: String)
+        /// The issuer of the last certificate that could be chained was neither presented nor an anchor
+        /// (typically an incomplete chain: the server does not send its intermediate).
+        case missingIssuer(issuer: String, of: String)
+        /// A certificate's issuer was found by name, but its signature does not verify.
+        case badSignature(subject: String)
+        /// Candidate paths existed but each failed another check (listed beside this one).
+        case everyCandidateFailed
+    }
+
+    /// A short stable identifier, for JSON output and scripts.
+    public var code: String {
+        switch self {
+        case .noPathToTrustedAnchor: return "no-path-to-trusted-anchor"
+        case .expired: return "expired"
+        case .notYetValid: return "not-yet-valid"
+        case .nameMismatch: return "name-mismatch"
+        case .missingSubjectAlternativeName: return "missing-subject-alt-name"
+        case .missingExtendedKeyUsage: return "missing-extended-key-usage"
+        case .extendedKeyUsageExcludedByIssuer: return "extended-key-usage-excluded-by-issuer"
+        case .weakKey: return "weak-key"
+        case .weakSignatureAlgorithm: return "weak-signature-algorithm"
+        case .pinMismatch: return "pin-mismatch"
+        case .pinnedCertificateNotInPath: return "pinned-certificate-not-in-path"
+        case .pinningRequired: return "pinning-required"
+        case .malformedCertificate: return "malformed-certificate"
+        case .issuerNotCertificateAuthority: return "issuer-not-ca"
+        case .pathLengthConstraintViolated: return "path-length-constraint"
+        case .leafIsCertificateAuthority: return "leaf-is-ca"
+        case .issuerKeyUsageForbidsCertificateSigning: return "issuer-key-usage"
+        case .leafKeyUsageInvalid: return "leaf-key-usage"
+        case .unhandledCriticalExtension: return "unhandled-critical-extension"
+        case .nameConstraintViolation: return "name-constraint-violation"
+        case .pathTooLong: return "path-too-long"
+        case .pathTooCostly: return "path-too-costly"
+        case .emptyChain: return "empty-chain"
+        case .peerNameRequired: return "peer-name-required"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .noPathToTrustedAnchor(let detail):
+            switch detail {
+            case .selfSignedLeaf(let s):
+                return "the certificate \(s) is self-signed and not trusted; trust it explicitly (add it as an anchor or pin it)"
+            case .untrustedRoot(let s):
+                return "the chain ends at the root \(s), which is not a trusted anchor; add that CA to the anchors if you trust it"
+            case .missingIssuer(let issuer, let of):
+                return "no issuer \(issuer) for \(of) among the presented certificates or the anchors; the server probably does not send its intermediate certificate"
+            case .badSignature(let s):
+                return "the signature on \(s) does not verify with its issuer's key"
+            case .everyCandidateFailed:
+                return "every candidate path to a trusted anchor failed a check"
+            }
+        case .expired(let s, let notAfter, let at):
+            return "\(s) expired at \(Self.format(notAfter)) (evaluated at \(Self.format(at)))"
+        case .notYetValid(let s, let notBefore, let at):
+            return "\(s) is not valid before \(Self.format(notBefore)) (evaluated at \(Self.format(at)))"
+        case .nameMismatch(let expected, let presented):
+            return presented.isEmpty
+                ? "the certificate is not valid for \(expected): it holds no DNS or IP names"
+                : "the certificate is not valid for \(expected); it is valid for: \(presented.joined(separator: ", "))"
+        case .missingSubjectAlternativeName(let s):
+            return "\(s) has no subjectAltName extension; names in the subject CN are not accepted (RFC 6125, CA/B Forum)"
+        case .missingExtendedKeyUsage(let s, let required):
+            return "\(s) does not allow extended key usage \(required)"
+        case .extendedKeyUsageExcludedByIssuer(let s, let required):
+            return "the CA \(s) restricts extended key usage and does not allow \(required)"
+        case .weakKey(let s, let key, let minimum):
+            return "\(s) has a \(key) key; the minimum is \(minimum)"
+        case .weakSignatureAlgorithm(let s, let alg):
+            return "\(s) is signed with \(alg), which is not accepted (SHA-256 or stronger is required)"
+        case .pinMismatch(let seen, let expected):
+            return "no certificate on the validated path has a pinned key; path pins: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", "))"
+        case .pinnedCertificateNotInPath(let pinned):
+            return "none of the pinned certificates (\(pinned.joined(separator: "; "))) is on the validated path"
+        case .pinningRequired(let why):
+            return why
+        case .malformedCertificate(let s, let detail):
+            return "\(s) cannot be processed: \(detail)"
+        case .issuerNotCertificateAuthority(let s):
+            return "\(s) issued a certificate but is not a CA (basicConstraints)"
+        case .pathLengthConstraintViolated(let s, let max):
+            return "the path under \(s) has more intermediate CAs than its pathLenConstraint of \(max) allows"
+        case .leafIsCertificateAuthority(let s):
+            return "the server certificate \(s) is a CA certificate"
+        case .issuerKeyUsageForbidsCertificateSigning(let s):
+            return "\(s) has a keyUsage without keyCertSign, so it may not issue certificates"
+        case .leafKeyUsageInvalid(let s, let detail):
+            return "\(s): \(detail)"
+        case .unhandledCriticalExtension(let s, let oid):
+            return "\(s) has a critical extension \(oid) that this validator does not process"
+        case .nameConstraintViolation(let s, let name, let by):
+            return "the name \(name) in \(s) violates the name constraints of \(by)"
+        case .pathTooLong(let n, let max):
+            return "the path has \(n) intermediate certificates; at most \(max) are allowed"
+        case .pathTooCostly(let why):
+            return "validation refused: \(why)"
+        case .emptyChain:
+            return "the server presented no certificate"
+        case .peerNameRequired:
+            return "no host name or IP address was given to check the certificate against"
+        }
+    }
+
+    static func format(_ date: Date) -> String { RFC3339.string(date) }
+}

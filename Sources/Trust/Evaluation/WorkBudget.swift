@@ -1,0 +1,33 @@
+import Foundation
+
+/// A bound on the work one evaluation may do, so hostile chains (hundreds of
+/// same-named intermediates, cycles, quadratic name-constraint sets) are refused fast
+/// instead of burning seconds of CPU.
+final class WorkBudget: @unchecked Sendable {
+    private let lock = NSLock()
+    private var signatureChecksLeft: Int
+    private(set) var exhaustedReason: String?
+
+    init(maximumSignatureChecks: Int) {
+        self.signatureChecksLeft = maximumSignatureChecks
+    }
+
+    /// Charges `count` candidate issuers (each costs a signature verification); `false` once spent.
+    func chargeCandidates(_ count: Int, limit: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if exhaustedReason != nil { return false }
+        signatureChecksLeft -= count
+        if signatureChecksLeft < 0 {
+            exhaustedReason = "path building needed more than \(limit) signature checks"
+            return false
+        }
+        return true
+    }
+
+    var isExhausted: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return exhaustedReason != nil
+    }
+}

@@ -1,0 +1,16 @@
+/// Validates the chain against the anchors (system roots unless told otherwise) under the
+/// Web-PKI profile, checking the host name. Revocation is not checked (the "revocation-free
+/// default" of Alamofire's terms): OCSP/CRL checking is not offered by this evaluator.
+public struct DefaultTrustEvaluator: TrustEvaluator {
+    public var validator: PathValidator
+
+    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI) {
+        self.validator = PathValidator(anchors: anchors, policy: policy, name: anchors.includesSystemRoots
+            ? (anchors.certificates.isEmpty ? "default (system roots)" : "default (system roots + \(anchors.certificates.count) custom anchors)")
+            : "default (\(anchors.certificates.count) custom anchors only)")
+    }
+
+    public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
+        await validator.evaluate(trust)
+    }
+}

@@ -1,0 +1,21 @@
+/// Decides whether to trust a server. Small evaluators compose (see ``CompositeTrustEvaluator``),
+/// and a session can use a different one per host.
+public protocol TrustEvaluator: Sendable {
+    func evaluate(_ trust: ServerTrust) async -> TrustDecision
+}
+
+/// A configuration that cannot be used as given (e.g. pinning with no pins). Thrown when the
+/// evaluator is built, never at the first connection.
+public enum TrustConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    case noPins
+    case noPinnedCertificates
+    case noEvaluators
+
+    public var description: String {
+        switch self {
+        case .noPins: return "pinning was requested but no usable pin was given; an empty pin set would pin nothing"
+        case .noPinnedCertificates: return "certificate pinning was requested but no certificate was given"
+        case .noEvaluators: return "a composite evaluator needs at least one evaluator"
+        }
+    }
+}

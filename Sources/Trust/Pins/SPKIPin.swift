@@ -1,0 +1,94 @@
+import Crypto
+import Foundation
+import X509
+
+/// A public-key pin: SHA-256 over a certificate's DER SubjectPublicKeyInfo (RFC 7469).
+///
+/// The value equals
+/// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`
+/// and works for every key type (RSA, P-256, P-384, P-521, Ed25519), because it hashes the
+/// certificate's own SPKI bytes rather than rebuilding a header per key type (pitfall 13).
+///
+/// Text forms accepted: `sha256/BASE64` (OkHttp, curl `--pinnedpubkey`), `pin-sha256="BASE64"`
+/// (RFC 7469 header syntax) and bare `BASE64`.
+public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, LosslessStringConvertible {
+    /// The 32-byte SHA-256 digest.
+    public let digest: [UInt8]
+
+    /// Creates a pin from a 32-byte digest.
+    public init(digest: some Collection<UInt8>) throws(PinParsingError) {
+        guard digest.count == 32 else { throw .wrongLength(digest.count) }
+        self.digest = Array(digest)
+    }
+
+    /// The pin of a certificate's public key.
+    public init(certificate: Certificate) {
+        self.digest = Array(SHA256.hash(data: certificate.subjectPublicKeyInfoDER))
+    }
+
+    /// The pin of a DER SubjectPublicKeyInfo.
+    public init(subjectPublicKeyInfoDER: some Collection<UInt8>) {
+        self.digest = Array(SHA256.hash(data: Array(subjectPublicKeyInfoDER)))
+    }
+
+    /// Parses `sha256/BASE64`, `pin-sha256="BASE64"` or bare `BASE64`.
+    public init(parsing text: String) throws(PinParsingError) {
+        var body = Substring(text.trimmingCharacters(in: .whitespaces))
+        if body.lowercased().hasPrefix("pin-sha256=") {
+            body = body.dropFirst("pin-sha256=".count)
+            guard body.count >= 2, body.hasPrefix("\""), body.hasSuffix("\"") else { throw .malformed(text) }
+            body = body.dropFirst().dropLast()
+        } else if body.lowercased().hasPrefix("sha256/") {
+            body = body.dropFirst("sha256/".count)
+        } else if let slash = body.firstIndex(of: "/"), body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }),
+            body[..<slash].count < 8
+        {
+            throw .unsupportedAlgorithm(String(body[..<slash]))
+        }
+        guard let data = Data(base64Encoded: String(body)) else { throw .malformed(text) }
+        try self.init(digest: data)
+    }
+
+    public init?(_ description: String) {
+        guard let pin = try? SPKIPin(parsing: description) else { return nil }
+        self = pin
+    }
+
+    /// Standard base64 of the digest.
+    public var base64: String { Data(digest).base64EncodedString() }
+
+    /// `sha256/BASE64`.
+    public var description: String { "sha256/" + base64 }
+
+    /// `pin-sha256="BASE64"` (RFC 7469).
+    public var headerForm: String { "pin-sha256=\"\(base64)\"" }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            try self.init(parsing: text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
+/// Why a pin string was refused.
+public enum PinParsingError: Error, Hashable, Sendable, CustomStringConvertible {
+    case malformed(String)
+    case wrongLength(Int)
+    case unsupportedAlgorithm(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let text): return "\"\(text)\" is not a pin (expected sha256/BASE64 or pin-sha256=\"BASE64\")"
+        case .wrongLength(let n): return "a SHA-256 pin decodes to 32 bytes, this one to \(n)"
+        case .unsupportedAlgorithm(let a): return "pins with hash \"\(a)\" are not supported; use sha256"
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import Trust
+import X509
+
+/// A certificate authority in the lab: a root or an intermediate that issues certificates.
+public struct LabAuthority: Sendable {
+    public let identity: LabIdentity
+    public var certificate: Certificate { identity.certificate }
+
+    /// A new self-signed root CA.
+    public static func root(
+        commonName: String = "swift-trust Lab Root CA", keyType: LabKeyType = .p256,
+        notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 10 * 365 * 86_400),
+        nameConstraints: NameConstraints? = nil
+    ) throws -> LabAuthority {
+        let key = try keyType.generate()
+        let name = try DistinguishedName { OrganizationName("swift-trust lab"); CommonName(commonName) }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: name, subject: name, signatureAlgorithm: keyType.signatureAlgorithm,
+            extensions: try Self.caExtensions(publicKey: key.publicKey, issuerKey: key.publicKey, pathLength: nil, nameConstraints: nameConstraints),
+            issuerPrivateKey: key)
+        return LabAuthority(identity: LabIdentity(certificate: certificate, privateKey: key, keyType: keyType))
+    }
+
+    /// An intermediate CA issued by this authority.
+    public func intermediate(
+        commonName: String, keyType: LabKeyType = .p256, pathLength: Int? = nil,
+        notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 5 * 365 * 86_400),
+        extendedKeyUsage: [ExtendedKeyUsage.Usage]? = nil, nameConstraints: NameConstraints? = nil
+    ) throws -> LabAuthority {
+        let key = try keyType.generate()
+        let name = try DistinguishedName { OrganizationName("swift-trust lab"); CommonName(commonName) }
+        var extensions = try Self.caExtensions(publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nameConstraints)
+        if let extendedKeyUsage {
+            try extensions.append(Certificate.Extension(ExtendedKeyUsage(extendedKeyUsage), critical: false))
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: identity.certificate.subject, subject: name, signatureAlgorithm: identity.keyType.signatureAlgorithm,
+            extensions: extensions, issuerPrivateKey: identity.privateKey)
+        let chainAbove = identity.certificate.isSelfIssued ? [] : identity.chain
+        return LabAuthority(identity: LabIdentity(certificate: certificate, privateKey: key, keyType: keyType, intermediates: chainAbove))
+    }
+
+    /// An end-entity certificate issued by this authority.
+    ///
+    /// - Parameters:
+    ///   - dnsNames: subjectAltName dNSNames (none: no DNS names).
+    ///   - ipAddresses: subjectAltName iPAddresses, as text.
+    ///   - includesSubjectAltName: `false` leaves the SAN extension out entirely (CN-only certificates).
+    ///   - extendedKeyUsage: `nil` leaves the EKU extension out.
+    ///   - signatureAlgorithm: overrides the issuer's default (e.g. `.sha1WithRSAEncryption` from an RSA CA).
+    public func leaf(
+        commonName: String? = nil, dnsNames: [String] = [], ipAddresses: [String] = [], includesSubjectAltName: Bool = true,
+        keyType: LabKeyType = .p256, notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 90 * 86_400),
+        extendedKeyUsage: [ExtendedKeyUsage.Usage]? = [.serverAuth], isCA: Bool = false,
+        signatureAlgorithm: Certificate.SignatureAlgorithm? = nil
+    ) throws -> LabIdentity {
+        let key = try keyType.generate()
+        let name = try DistinguishedName {
+            OrganizationName("swift-trust lab")
+            CommonName(commonName ?? dnsNames.first ?? ipAddresses.first ?? "lab leaf")
+        }
+        let extensions = try Self.leafExtensions(
+            publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, dnsNames: dnsNames, ipAddresses: ipAddresses,
+            includesSubjectAltName: includesSubjectAltName, extendedKeyUsage: extendedKeyUsage, isCA: isCA)
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: identity.certificate.subject, subject: name,
+            signatureAlgorithm: signatureAlgorithm ?? identity.keyType.signatureAlgorithm,
+            extensions: extensions, issuerPrivateKey: identity.privateKey)
+        let chainAbove = identity.certificate.isSelfIssued ? [] : identity.chain
+        return LabIdentity(certificate: certificate, privateKey: key, keyType: keyType, intermediates: chainAbove)
+    }
+
+    /// A self-signed end-entity certificate (not a CA), as a development server would use.
+    public static func selfSignedLeaf(
+        dnsNames: [String] = [], ipAddresses: [String] = [], includesSubjectAltName: Bool = true, keyType: LabKeyType = .p256,
+        notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 90 * 86_400),
+        extendedKeyUsage: [ExtendedKeyUsage.Usage]? = [.serverAuth]
+    ) throws -> LabIdentity {
+        let key = try keyType.generate()
+        let name = try DistinguishedName {
+            OrganizationName("swift-trust lab")
+            CommonName(dnsNames.first ?? ipAddresses.first ?? "self-signed")
+        }
+        let extensions = try leafExtensions(
+            publicKey: key.publicKey, issuerKey: key.publicKey, dnsNames: dnsNames, ipAddresses: ipAddresses,
+            includesSubjectAltName: includesSubjectAltName, extendedKeyUsage: extendedKeyUsage, isCA: false)
+        let certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: name, subject: name, signatureAlgorithm: keyType.signatureAlgorithm, extensions: extensions, issuerPrivateKey: key)
+        return LabIdentity(certificate: certificate, privateKey: key, keyType: keyType)
+    }
+
+    static func keyIdentifier(_ key: Certificate.PublicKey) -> ArraySlice<UInt8> {
+        // RFC 5280 §4.2.1.2 method (1): SHA-1 of the subjectPublicKey BIT STRING contents.
+        ArraySlice(Insecure.SHA1.hash(data: Array(key.subjectPublicKeyInfoBytes)))
+    }
+
+    static func caExtensions(publicKey: Certificate.PublicKey, issuerKey: Certificate.PublicKey, pathLength: Int?, nameConstraints: NameConstraints?) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: pathLength))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true, cRLSign: true))
+            SubjectKeyIdentifier(keyIdentifier: keyIdentifier(publicKey))
+            AuthorityKeyIdentifier(keyIdentifier: keyIdentifier(issuerKey))
+        }
+        if let nameConstraints {
+            try extensions.append(Certificate.Extension(nameConstraints, critical: true))
+        }
+        return extensions
+    }
+
+    static func leafExtensions(
+        publicKey: Certificate.PublicKey, issuerKey: Certificate.PublicKey, dnsNames: [String], ipAddresses: [String],
+        includesSubjectAltName: Bool, extendedKeyUsage: [ExtendedKeyUsage.Usage]?, isCA: Bool
+    ) throws -> Certificate.Extensions {
+        var extensions = try Certificate.Extensions {
+            Critical(isCA ? BasicConstraints.isCertificateAuthority(maxPathLength: nil) : BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true, keyEncipherment: true, keyCertSign: isCA))
+            SubjectKeyIdentifier(keyIdentifier: keyIdentifier(publicKey))
+            AuthorityKeyIdentifier(keyIdentifier: keyIdentifier(issuerKey))
+        }
+        if includesSubjectAltName {
+            var names: [GeneralName] = dnsNames.map { .dnsName($0) }
+            for text in ipAddresses {
+                guard let ip = IPAddress(text) else { throw LabError.invalidIPAddress(text) }
+                names.append(.ipAddress(ASN1OctetString(contentBytes: ArraySlice(ip.bytes))))
+            }
+            try extensions.append(Certificate.Extension(SubjectAlternativeNames(names), critical: false))
+        }
+        if let extendedKeyUsage {
+            try extensions.append(Certificate.Extension(ExtendedKeyUsage(extendedKeyUsage), critical: false))
+        }
+        return extensions
+    }
+}
+
+/// Lab set-up errors.
+public enum LabError: Error, CustomStringConvertible {
+    case invalidIPAddress(String)
+    case cannotWrite(String, String)
+
+    public var description: String {
+        switch self {
+        case .invalidIPAddress(let text): return "\(text) is not an IP address"
+        case .cannotWrite(let path, let why): return "cannot write \(path): \(why)"
+        }
+    }
+}

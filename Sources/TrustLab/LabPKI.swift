@@ -1,0 +1,114 @@
+import Foundation
+import Trust
+import X509
+
+/// The lab's standard public-key infrastructure: a trusted root with an intermediate, and
+/// server certificates in good and bad configurations, made fresh (new keys) every time.
+///
+/// | name | what it is |
+/// |---|---|
+/// | `good` | `good.lab.test`, `*.good.lab.test`, `127.0.0.1`, issued via the intermediate |
+/// | `expired` / `not-yet-valid` | like `good`, outside its validity period |
+/// | `wrong-host` | valid, but for `other.lab.test` |
+/// | `self-signed` | a self-signed leaf for `self-signed.lab.test` |
+/// | `untrusted-root` | issued by a root nobody trusts |
+/// | `incomplete-chain` | `good`'s leaf sent without its intermediate |
+/// | `ip-only` | only an IP SAN, `127.0.0.1` |
+/// | `no-san` | the host name in the subject CN only |
+/// | `client-auth-only` | EKU clientAuth only |
+/// | `mitm` | issued for `good.lab.test` by a *second trusted* CA, with `good`'s intermediate appended (the pinned-certificate append attack) |
+public struct LabPKI: Sendable {
+    public static let domain = "lab.test"
+
+    public let root: LabAuthority
+    public let intermediate: LabAuthority
+    /// Another CA that the default anchors also trust (for the MITM scenario).
+    public let otherRoot: LabAuthority
+    /// A CA that is never trusted.
+    public let untrustedRoot: LabAuthority
+    public let servers: [String: LabIdentity]
+    /// The certificates each named server presents (may differ from its identity's chain).
+    public let presentedChains: [String: [Certificate]]
+
+    /// The anchors the lab's clients trust: the root and the other root.
+    public var trustedRoots: [Certificate] { [root.certificate, otherRoot.certificate] }
+
+    public static let serverNames = [
+        "good", "expired", "not-yet-valid", "wrong-host", "self-signed", "untrusted-root", "incomplete-chain",
+        "ip-only", "no-san", "client-auth-only", "mitm",
+    ]
+
+    /// The host name a client should use for `server`.
+    public static func hostName(for server: String) -> String {
+        server == "ip-only" ? "127.0.0.1" : (server == "mitm" || server == "incomplete-chain" ? "good" : server) + "." + domain
+    }
+
+    /// Makes a new lab PKI.
+    public static func make(keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabPKI {
+        let day: TimeInterval = 86_400
+        let root = try LabAuthority.root(commonName: "swift-trust Lab Root CA", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        let intermediate = try root.intermediate(commonName: "swift-trust Lab Issuing CA", keyType: keyType, pathLength: 0, notBefore: now - day, notAfter: now + 1825 * day)
+        let otherRoot = try LabAuthority.root(commonName: "swift-trust Lab Other Trusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        let untrustedRoot = try LabAuthority.root(commonName: "swift-trust Lab Untrusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        let host = { (name: String) in name + "." + domain }
+        var servers: [String: LabIdentity] = [:]
+        let good = try intermediate.leaf(dnsNames: [host("good"), "*.good." + domain], ipAddresses: ["127.0.0.1"], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["good"] = good
+        servers["expired"] = try intermediate.leaf(dnsNames: [host("expired")], keyType: keyType, notBefore: now - 30 * day, notAfter: now - day)
+        servers["not-yet-valid"] = try intermediate.leaf(dnsNames: [host("not-yet-valid")], keyType: keyType, notBefore: now + day, notAfter: now + 30 * day)
+        servers["wrong-host"] = try intermediate.leaf(dnsNames: [host("other")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["self-signed"] = try LabAuthority.selfSignedLeaf(dnsNames: [host("self-signed")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["untrusted-root"] = try untrustedRoot.leaf(dnsNames: [host("untrusted-root")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["ip-only"] = try intermediate.leaf(ipAddresses: ["127.0.0.1", "::1"], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["no-san"] = try intermediate.leaf(commonName: host("no-san"), includesSubjectAltName: false, keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["client-auth-only"] = try intermediate.leaf(dnsNames: [host("client-auth-only")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        let mitm = try otherRoot.leaf(dnsNames: [host("good")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["mitm"] = mitm
+        var presented: [String: [Certificate]] = [:]
+        for (name, identity) in servers { presented[name] = identity.chain }
+        presented["incomplete-chain"] = [good.certificate]
+        servers["incomplete-chain"] = good
+        // The attack: a leaf from another trusted CA, followed by the victim's (public) intermediate.
+        presented["mitm"] = [mitm.certificate, intermediate.certificate]
+        return LabPKI(root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented)
+    }
+
+    /// Writes the PKI as PEM files under `directory`:
+    /// `roots.pem` (the trusted anchors), `root.pem`, `intermediate.pem`, `other-root.pem`,
+    /// `untrusted-root.pem`, and for each server `NAME/chain.pem` (as presented), `NAME/cert.pem`,
+    /// `NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin.
+    @discardableResult
+    public func write(to directory: String) throws -> [String] {
+        var written: [String] = []
+        func put(_ relative: String, _ text: String, mode: Int = 0o644) throws {
+            let path = (directory as NSString).appendingPathComponent(relative)
+            let folder = (path as NSString).deletingLastPathComponent
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            } catch {
+                throw LabError.cannotWrite(path, error.localizedDescription)
+            }
+            written.append(path)
+        }
+        try put("roots.pem", trustedRoots.map(LabIdentity.pem).joined())
+        try put("root.pem", root.identity.certificatePEM)
+        try put("intermediate.pem", intermediate.identity.certificatePEM)
+        try put("other-root.pem", otherRoot.identity.certificatePEM)
+        try put("untrusted-root.pem", untrustedRoot.identity.certificatePEM)
+        var pins = ["# SPKI SHA-256 pins (sha256/BASE64  subject)"]
+        for certificate in [root.certificate, intermediate.certificate, otherRoot.certificate, untrustedRoot.certificate] {
+            pins.append("\(certificate.spkiPin)  \(certificate.subject)")
+        }
+        for name in Self.serverNames {
+            guard let identity = servers[name], let chain = presentedChains[name] else { continue }
+            try put("\(name)/chain.pem", chain.map(LabIdentity.pem).joined())
+            try put("\(name)/cert.pem", identity.certificatePEM)
+            try put("\(name)/key.pem", identity.privateKeyPEM, mode: 0o600)
+            pins.append("\(identity.certificate.spkiPin)  \(name): \(identity.certificate.subject)")
+        }
+        try put("pins.txt", pins.joined(separator: "\n") + "\n")
+        return written
+    }
+}

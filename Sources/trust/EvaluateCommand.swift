@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import Trust
+import X509
+
+/// `trust evaluate`: judge a certificate chain as a client would, offline.
+struct EvaluateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evaluate",
+        abstract: "Evaluate a presented certificate chain: decision, every reason, and the validated path.",
+        discussion: """
+            Without --anchors the system roots are the anchors; --anchors adds to them, and with --anchors-only
+            replaces them. --mode switches to AFNetworking AFSecurityPolicy semantics.
+            Exit codes: 0 trusted, 1 not trusted, 2 bad usage or unreadable input.
+            """)
+
+    @Option(name: .long, help: "The presented chain, leaf first (PEM or DER).")
+    var chain: String
+
+    @Option(name: .long, help: "The DNS name the client connects to.")
+    var host: String?
+
+    @Option(name: .long, help: "The IP address the client connects to.")
+    var ip: String?
+
+    @Flag(name: .long, help: "Do not check the name (AFSecurityPolicy validatesDomainName = NO).")
+    var noValidateDomain = false
+
+    @Option(name: .long, help: "Anchor certificates (file or folder); repeatable.")
+    var anchors: [String] = []
+
+    @Flag(name: .long, help: "Use only the --anchors certificates, not the system roots.")
+    var anchorsOnly = false
+
+    @Option(name: .long, help: "An SPKI pin (sha256/BASE64 or pin-sha256=\"BASE64\") that must be on the validated path; repeatable.")
+    var pin: [String] = []
+
+    @Option(name: .long, help: "Evaluation time, RFC 3339 with offset (fractional seconds allowed). Default: now.")
+    var at: String?
+
+    @Option(name: .long, help: "AFSecurityPolicy pinning mode: none, public-key or certificate.")
+    var mode: String?
+
+    @Option(name: .long, help: "A certificate to pin (with --mode); repeatable.")
+    var pinnedCert: [String] = []
+
+    @Flag(name: .long, help: "AFSecurityPolicy allowInvalidCertificates (with --mode).")
+    var allowInvalid = false
+
+    @Flag(help: "Print the decision as JSON.")
+    var json = false
+
+    func validate() throws {
+        let nameOptions = [host != nil, ip != nil, noValidateDomain].filter { $0 }.count
+        if nameOptions == 0 { throw ValidationError("give --host NAME, --ip ADDRESS or --no-validate-domain") }
+        if host != nil && ip != nil { throw ValidationError("--host and --ip cannot be combined") }
+        if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
+            throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
+        }
+    }
+
+    func run() async throws {
+        let presented = try load(chain, what: "--chain")
+        var anchorCertificates: [Certificate] = []
+        for path in anchors { anchorCertificates += try load(path, what: "--anchors") }
+        var pins: Set<SPKIPin> = []
+        for text in pin {
+            do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
+        }
+        var time = Date()
+        if let at {
+            guard let parsed = RFC3339.parse(at) else { throw UsageError("--at \"\(at)\" is not an RFC 3339 time with an offset, e.g. 2025-01-01T00:00:00Z") }
+            time = parsed
+        }
+        var peerName: PeerName?
+        if let host {
+            do { peerName = try PeerName(host: host) } catch { throw UsageError("--host: \(error.description)") }
+        } else if let ip {
+            guard let address = IPAddress(ip) else { throw UsageError("--ip \"\(ip)\" is not an IPv4 or IPv6 address") }
+            peerName = .ipAddress(address)
+        }
+        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchorCertificates)
+
+        let decision: TrustDecision
+        if let mode {
+            let pinningMode: PinningMode
+            switch mode {
+            case "none": pinningMode = .none
+            case "public-key", "publickey", "publicKey": pinningMode = .publicKey
+            case "certificate": pinningMode = .certificate
+            default: throw UsageError("--mode must be none, public-key or certificate")
+            }
+            var pinned: [Certificate] = []
+            for path in pinnedCert { pinned += try load(path, what: "--pinned-cert") }
+            var validation = ValidationPolicy.webPKI
+            validation.pins = pins
+            let policy = SecurityPolicy(
+                pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
+                validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation)
+            decision = await policy.evaluate(presented, forDomain: host ?? ip, at: time)
+        } else {
+            var policy = ValidationPolicy.webPKI
+            policy.checksPeerName = !noValidateDomain
+            policy.pins = pins
+            let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
+            let validator = PathValidator(anchors: trustAnchors, policy: policy, name: name)
+            decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: noValidateDomain ? nil : peerName, evaluationTime: time))
+        }
+
+        if json {
+            print(DecisionReport.json(decision))
+        } else {
+            print(DecisionReport.text(decision), terminator: "")
+        }
+        if !decision.isTrusted { throw ExitCode(TrustExitCode.notTrusted) }
+    }
+
+    func load(_ path: String, what: String) throws -> [Certificate] {
+        do {
+            return try CertificateSource.certificates(atPath: path)
+        } catch {
+            throw UsageError("\(what): \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+
+/// `trust`: server-trust evaluation, pinning and TLS diagnostics from the command line.
+///
+/// Exit codes follow curl's where curl has one; bad usage or unreadable input is 2.
+struct TrustCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Server-trust evaluation, certificate and public-key pinning, and TLS diagnostics.",
+        discussion: """
+            Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input.
+            """,
+        subcommands: [PinCommand.self, EvaluateCommand.self, LabPKICommand.self])
+}
+
+/// Exit codes shared by the commands (curl's numbers where curl has one).
+enum TrustExitCode {
+    static let notTrusted: Int32 = 1
+    static let usage: Int32 = 2
+}
+
+/// Bad usage or unreadable input: printed to stderr, exit 2.
+struct UsageError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data(("trust: " + message + "\n").utf8))
+}
+
+@main
+enum TrustMain {
+    static func main() async {
+        do {
+            var command = try TrustCommand.parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as UsageError {
+            printError(error.description)
+            exit(TrustExitCode.usage)
+        } catch {
+            let code = TrustCommand.exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((TrustCommand.fullMessage(for: error) + "\n").utf8))
+                exit(TrustExitCode.usage)
+            }
+            TrustCommand.exit(withError: error)
+        }
+    }
+}
