@@ -32,9 +32,5 @@ public struct LabIdentity: Sendable {
         (try? privateKey.serializeAsPEM().pemString).map { $0 + "\n" } ?? ""
     }
 
-    static func pem(_ certificate: Certificate) -> String {
-        "-----BEGIN CERTIFICATE-----\n"
-            + Data(certificate.derBytes).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-            + "\n-----END CERTIFICATE-----\n"
-    }
+    static func pem(_ certificate: Certificate) -> String { certificate.pemString }
 }

@@ -7,9 +7,14 @@ extension Certificate {
     /// The DER encoding of this certificate's SubjectPublicKeyInfo element: the bytes an
     /// SPKI pin hashes. (Not `publicKey.subjectPublicKeyInfoBytes`, which is only the
     /// BIT STRING payload.)
+    ///
+    /// Taken from the certificate's original TBSCertificate bytes (exactly what the CA signed
+    /// and the peer sent), falling back to re-serialising the parsed key.
     public var subjectPublicKeyInfoDER: [UInt8] {
+        if let bytes = DERWalker.subjectPublicKeyInfo(inTBSCertificate: tbsCertificateBytes) {
+            return Array(bytes)
+        }
         var serializer = DER.Serializer()
-        // Serialising a parsed public key cannot fail: it was parsed from the same structure.
         try? serializer.serialize(self.publicKey)
         return serializer.serializedBytes
     }
@@ -19,6 +24,13 @@ extension Certificate {
         var serializer = DER.Serializer()
         try? serializer.serialize(self)
         return serializer.serializedBytes
+    }
+
+    /// The certificate as one PEM `CERTIFICATE` block (64-column base64, trailing newline).
+    public var pemString: String {
+        "-----BEGIN CERTIFICATE-----\n"
+            + Data(derBytes).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+            + "\n-----END CERTIFICATE-----\n"
     }
 
     /// The SHA-256 pin of this certificate's public key.

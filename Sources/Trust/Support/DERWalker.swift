@@ -1,0 +1,43 @@
+/// A minimal DER TLV walker for locating elements inside bytes that were already parsed and
+/// validated by swift-certificates (so malformed input only ever yields `nil`).
+enum DERWalker {
+    /// The range of the element starting at `start`: (header + content), or `nil` if malformed.
+    static func element(in bytes: ArraySlice<UInt8>, at start: Int) -> (contentStart: Int, end: Int)? {
+        var index = start
+        guard index < bytes.endIndex else { return nil }
+        index += 1  // tag (single-byte tags only in X.509 structures)
+        guard index < bytes.endIndex else { return nil }
+        let first = bytes[index]
+        index += 1
+        var length = 0
+        if first & 0x80 == 0 {
+            length = Int(first)
+        } else {
+            let count = Int(first & 0x7f)
+            guard count >= 1, count <= 4, index + count <= bytes.endIndex else { return nil }
+            for _ in 0..<count {
+                length = length << 8 | Int(bytes[index])
+                index += 1
+            }
+        }
+        guard length <= bytes.endIndex - index else { return nil }
+        return (index, index + length)
+    }
+
+    /// The SubjectPublicKeyInfo element (header included) of a DER TBSCertificate.
+    static func subjectPublicKeyInfo(inTBSCertificate tbs: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard tbs.first == 0x30, let outer = element(in: tbs, at: tbs.startIndex) else { return nil }
+        var index = outer.contentStart
+        // [0] version (optional), serialNumber, signature, issuer, validity, subject, then SPKI.
+        if index < outer.end, tbs[index] == 0xA0 {
+            guard let version = element(in: tbs, at: index) else { return nil }
+            index = version.end
+        }
+        for _ in 0..<5 {
+            guard let skipped = element(in: tbs, at: index) else { return nil }
+            index = skipped.end
+        }
+        guard index < outer.end, tbs[index] == 0x30, let spki = element(in: tbs, at: index), spki.end <= outer.end else { return nil }
+        return tbs[index..<spki.end]
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import Trust
+import TrustLab
+
+/// The `trust` CLI's flags and exit codes are a contract; these run the built binary.
+@Suite("trust CLI contract")
+struct CLITests {
+    static let binary: String = {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [here, here.deletingLastPathComponent(), here.deletingLastPathComponent().deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("trust").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return ".build/debug/trust"
+    }()
+
+    static let lab: String = {
+        let dir = NSTemporaryDirectory() + "swift-trust-cli-" + UUID().uuidString
+        try? Lab.pki.write(to: dir)
+        return dir
+    }()
+
+    @Test func pinPrintsOneLinePerCertificateAndJSON() throws {
+        let (status, out, _) = try run(Self.binary, ["pin", Self.lab + "/good/chain.pem"])
+        #expect(status == 0)
+        let lines = out.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.first?.hasPrefix(Lab.chain("good")[0].spkiPin.description + "  ") == true)
+        let (jsonStatus, json, _) = try run(Self.binary, ["pin", "--json", Self.lab + "/root.pem"])
+        #expect(jsonStatus == 0)
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: String]]
+        #expect(parsed?.first?["pin"] == Lab.pki.root.certificate.spkiPin.description)
+        #expect(parsed?.first?["subject"] != nil)
+    }
+
+    @Test func evaluateExitCodes() throws {
+        let base = ["evaluate", "--anchors", Self.lab + "/roots.pem", "--anchors-only"]
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test"]).0 == 0)
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--ip", "127.0.0.1"]).0 == 0)
+        let (status, out, _) = try run(Self.binary, base + ["--chain", Self.lab + "/expired/chain.pem", "--host", "expired.lab.test"])
+        #expect(status == 1)
+        #expect(out.contains("[expired]"))
+        // Bad usage and unreadable input: 2.
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem"]).0 == 2)
+        #expect(try run(Self.binary, base + ["--chain", "/nonexistent.pem", "--host", "x.test"]).0 == 2)
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--pin", "sha256/short"]).0 == 2)
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--at", "yesterday"]).0 == 2)
+        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--no-such-flag"]).0 == 2)
+    }
+
+    @Test func evaluateJSONCarriesReasonsPathsAndPins() throws {
+        let pin = Lab.pki.intermediate.certificate.spkiPin.description
+        let (status, out, _) = try run(Self.binary, [
+            "evaluate", "--chain", Self.lab + "/mitm/chain.pem", "--anchors", Self.lab + "/roots.pem", "--anchors-only",
+            "--host", "good.lab.test", "--pin", pin, "--json",
+        ])
+        #expect(status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+        #expect(object?["trusted"] as? Bool == false)
+        let reasons = object?["reasons"] as? [[String: String]]
+        #expect(reasons?.first?["code"] == "pin-mismatch")
+        #expect(object?["expectedPins"] as? [String] == [pin])
+        #expect((object?["presentedChain"] as? [Any])?.count == 2)
+    }
+
+    @Test func evaluateAtAFixedTimeAndInAFNetworkingModes() throws {
+        let good = Lab.chain("good")[0]
+        let after = RFC3339.string(good.notValidAfter.addingTimeInterval(1))
+        let base = ["evaluate", "--chain", Self.lab + "/good/chain.pem", "--anchors", Self.lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test"]
+        #expect(try run(Self.binary, base + ["--at", after]).0 == 1)
+        #expect(try run(Self.binary, base + ["--mode", "certificate", "--pinned-cert", Self.lab + "/intermediate.pem"]).0 == 0)
+        #expect(try run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+                                      "--mode", "public-key", "--pinned-cert", Self.lab + "/self-signed/cert.pem", "--allow-invalid"]).0 == 0)
+        #expect(try run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+                                      "--mode", "none", "--allow-invalid"]).0 == 1)
+        #expect(try run(Self.binary, base + ["--allow-invalid"]).0 == 2)
+    }
+}
