@@ -69,3 +69,19 @@ struct NameTests {
         #expect(decision.codes == ["name-constraint-violation"])
     }
 }
+
+@Suite("Wildcards on public suffixes (system Public Suffix List)")
+struct PublicSuffixWildcardTests {
+    @Test func defaultPolicyRefusesAWildcardOnAPublicSuffix() async throws {
+        guard PublicSuffixList.system() != nil else {
+            Issue.record("the system Public Suffix List is missing (Debian package publicsuffix); .ci/run installs it")
+            return
+        }
+        let root = try LabAuthority.root(commonName: "PSL Root")
+        let leaf = try root.leaf(dnsNames: ["*.co.uk"])
+        let decision = await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: leaf.chain, host: "example.co.uk"))
+        #expect(decision.codes == ["name-mismatch"])
+        let fine = try root.leaf(dnsNames: ["*.example.co.uk"])
+        #expect(await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: fine.chain, host: "www.example.co.uk")).isTrusted)
+    }
+}

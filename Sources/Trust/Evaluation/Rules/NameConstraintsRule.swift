@@ -208,43 +208,30 @@ struct ParsedNameConstraints {
     // MARK: matching
 
     static func permittedMatch(_ name: GeneralName, _ constraint: GeneralName) -> Bool {
-        switch (name, constraint) {
-        case (.dnsName(let n), .dnsName(let c)):
-            guard let n = DNSConstraintName(n), let c = constraintDomain(c) else { return false }
-            // A wildcard stands for any one label: permitted only if the whole set is inside.
-            return dnsWithin(n.labels, c)
-        case (.ipAddress(let n), .ipAddress(let c)):
-            return ipWithin(Array(n.bytes), Array(c.bytes)) ?? false
-        case (.rfc822Name(let n), .rfc822Name(let c)):
-            return emailWithin(n, c) ?? false
-        case (.uniformResourceIdentifier(let n), .uniformResourceIdentifier(let c)):
-            guard let host = uriHost(n) else { return false }
-            return uriHostWithin(host, c)
-        case (.directoryName(let n), .directoryName(let c)):
-            return directoryWithin(n, c)
-        default:
-            return false
-        }
+        within(name, constraint, excluding: false)
     }
 
     static func excludedMatch(_ name: GeneralName, _ constraint: GeneralName) -> Bool {
+        within(name, constraint, excluding: true)
+    }
+
+    /// Whether `name` falls within the subtree `constraint`. When `excluding`, doubt counts as a
+    /// match (fail closed): an unparseable name or constraint matches, and a wildcard matches a
+    /// subtree it *could* stand for (`*.example.com` vs excluded `bar.example.com`). When
+    /// permitting, doubt does not match, and a wildcard is within a subtree only as a whole.
+    static func within(_ name: GeneralName, _ constraint: GeneralName, excluding: Bool) -> Bool {
         switch (name, constraint) {
         case (.dnsName(let n), .dnsName(let c)):
-            // An unparseable name or constraint is treated as matching: fail closed.
-            guard let n = DNSConstraintName(n), let c = constraintDomain(c) else { return true }
+            guard let n = DNSConstraintName(n), let c = constraintDomain(c) else { return excluding }
             if dnsWithin(n.labels, c) { return true }
-            if n.isWildcard {
-                // *.example.com could stand for bar.example.com: excluded if the constraint is
-                // exactly one label below the wildcard's base (or the base's own subtree is excluded).
-                let base = Array(n.labels.dropFirst())
-                let constraintLabels = c.labels
-                if constraintLabels.count == base.count + 1 && Array(constraintLabels.dropFirst()) == base { return true }
-            }
-            return false
+            guard excluding, n.isWildcard else { return false }
+            // Exactly one label below the wildcard's base: a name the wildcard can stand for.
+            let base = Array(n.labels.dropFirst())
+            return c.labels.count == base.count + 1 && Array(c.labels.dropFirst()) == base
         case (.ipAddress(let n), .ipAddress(let c)):
-            return ipWithin(Array(n.bytes), Array(c.bytes)) ?? true
+            return ipWithin(Array(n.bytes), Array(c.bytes)) ?? excluding
         case (.rfc822Name(let n), .rfc822Name(let c)):
-            return emailWithin(n, c) ?? true
+            return emailWithin(n, c) ?? excluding
         case (.uniformResourceIdentifier(let n), .uniformResourceIdentifier(let c)):
             guard let host = uriHost(n) else { return false }
             return uriHostWithin(host, c)
