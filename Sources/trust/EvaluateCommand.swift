@@ -60,9 +60,39 @@ struct EvaluateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let presented = try load(chain, what: "--chain")
+        var peerName: PeerName?
+        if let host {
+            do { peerName = try PeerName(host: host) } catch { throw UsageError("--host: \(error.description)") }
+        } else if let ip {
+            guard let address = IPAddress(ip) else { throw UsageError("--ip \"\(ip)\" is not an IPv4 or IPv6 address") }
+            peerName = .ipAddress(address)
+        }
+        let chainEntries = try entries(chain, what: "--chain")
+        var notes: [String] = []
+        var presented: [Certificate] = []
+        for (index, entry) in chainEntries.enumerated() {
+            switch entry {
+            case .parsed(let certificate): presented.append(certificate)
+            case .unsupported(let raw, let detail):
+                if index == 0 {
+                    // The leaf itself is in a form that is never trusted: refuse it, with why.
+                    try finish(.refused(raw.refusalReasons, trust: ServerTrust(presentedChain: [], peerName: peerName), policy: "certificate parsing"),
+                               notes: ["the leaf certificate (\(raw.spkiPin)) could not be processed: \(detail)"])
+                    return
+                }
+                notes.append("presented certificate \(index) (\(raw.subject ?? "?")) was ignored: \(detail)")
+            }
+        }
         var anchorCertificates: [Certificate] = []
-        for path in anchors { anchorCertificates += try load(path, what: "--anchors") }
+        for path in anchors {
+            for entry in try entries(path, what: "--anchors") {
+                if let certificate = entry.certificate {
+                    anchorCertificates.append(certificate)
+                } else {
+                    printError("--anchors \(path): skipping \(entry.subject), a certificate in a form that cannot be processed")
+                }
+            }
+        }
         var pins: Set<SPKIPin> = []
         for text in pin {
             do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
@@ -71,13 +101,6 @@ struct EvaluateCommand: AsyncParsableCommand {
         if let at {
             guard let parsed = RFC3339.parse(at) else { throw UsageError("--at \"\(at)\" is not an RFC 3339 time with an offset, e.g. 2025-01-01T00:00:00Z") }
             time = parsed
-        }
-        var peerName: PeerName?
-        if let host {
-            do { peerName = try PeerName(host: host) } catch { throw UsageError("--host: \(error.description)") }
-        } else if let ip {
-            guard let address = IPAddress(ip) else { throw UsageError("--ip \"\(ip)\" is not an IPv4 or IPv6 address") }
-            peerName = .ipAddress(address)
         }
         let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchorCertificates)
 
@@ -107,12 +130,26 @@ struct EvaluateCommand: AsyncParsableCommand {
             decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: noValidateDomain ? nil : peerName, evaluationTime: time))
         }
 
+        try finish(decision, notes: notes)
+    }
+
+    func finish(_ decision: TrustDecision, notes: [String]) throws {
+        var decision = decision
+        decision.notes += notes
         if json {
             print(DecisionReport.json(decision))
         } else {
             print(DecisionReport.text(decision), terminator: "")
         }
         if !decision.isTrusted { throw ExitCode(TrustExitCode.notTrusted) }
+    }
+
+    func entries(_ path: String, what: String) throws -> [CertificateEntry] {
+        do {
+            return try CertificateSource.entries(atPath: path)
+        } catch {
+            throw UsageError("\(what): \(error.description)")
+        }
     }
 
     func load(_ path: String, what: String) throws -> [Certificate] {

@@ -27,8 +27,9 @@ struct PinCommand: AsyncParsableCommand {
         var entries: [(pin: SPKIPin, subject: String)] = []
         for file in files {
             do {
-                for certificate in try CertificateSource.certificates(atPath: file) {
-                    entries.append((certificate.spkiPin, certificate.subject.description))
+                // Lenient: a certificate the engine would refuse (RSA-1024, RSA-PSS…) still has a pin.
+                for entry in try CertificateSource.entries(atPath: file) {
+                    entries.append((entry.spkiPin, entry.subject))
                 }
             } catch {
                 throw UsageError(error.description)

@@ -77,3 +77,51 @@ struct CLITests {
         #expect(try run(Self.binary, base + ["--allow-invalid"]).0 == 2)
     }
 }
+
+/// Certificates made by another tool (openssl) in forms the engine refuses still get a pin, and are
+/// refused with a reason (exit 1), not reported as unreadable (exit 2).
+@Suite("trust CLI with openssl-made certificates")
+struct OpenSSLInteropTests {
+    static let openssl = "/usr/bin/openssl"
+
+    func make(_ name: String, _ arguments: [String]) throws -> String {
+        let dir = try temporaryDirectory()
+        let path = dir + "/\(name).pem"
+        let (status, _, err) = try run(Self.openssl, ["req", "-x509", "-nodes", "-keyout", dir + "/key.pem", "-out", path, "-days", "30",
+                                                      "-subj", "/CN=\(name).test", "-addext", "subjectAltName=DNS:\(name).test"] + arguments)
+        #expect(status == 0, "\(err)")
+        return path
+    }
+
+    func opensslPin(_ path: String) throws -> String {
+        let (_, out, _) = try run("/bin/sh", ["-c", "\(Self.openssl) x509 -in \(path) -pubkey -noout | \(Self.openssl) pkey -pubin -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
+        return "sha256/" + out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test(arguments: [
+        ("rsa1024", ["-newkey", "rsa:1024"], "weak-key"),
+        ("md5", ["-newkey", "rsa:2048", "-md5"], "weak-signature-algorithm"),
+        ("pss", ["-newkey", "rsa-pss", "-pkeyopt", "rsa_keygen_bits:2048"], "weak-key"),
+        ("p256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"], ""),
+        ("ed25519", ["-newkey", "ed25519"], ""),
+    ])
+    func pinAndEvaluate(_ name: String, _ arguments: [String], _ expectedReason: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else {
+            Issue.record("openssl is needed for this interoperability test"); return
+        }
+        let path = try make(name, arguments)
+        let (pinStatus, pinOut, _) = try run(CLITests.binary, ["pin", path])
+        #expect(pinStatus == 0)
+        #expect(pinOut.split(separator: " ").first.map(String.init) == (try opensslPin(path)))
+        let (status, out, _) = try run(CLITests.binary, ["evaluate", "--chain", path, "--anchors", path, "--anchors-only", "--host", "\(name).test", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
+        let codes = (object?["reasons"] as? [[String: String]])?.compactMap { $0["code"] } ?? []
+        if expectedReason.isEmpty {
+            // A self-signed leaf pinned as its own anchor, made by openssl: trusted.
+            #expect(status == 0, "\(codes)")
+        } else {
+            #expect(status == 1)
+            #expect(codes.first == expectedReason)
+        }
+    }
+}

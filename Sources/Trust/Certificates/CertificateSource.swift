@@ -13,9 +13,90 @@ public enum CertificateSource {
     /// Parses PEM text holding one or more `CERTIFICATE` blocks (other blocks, such as
     /// keys, are skipped; text between blocks is ignored).
     public static func certificates(pem: String, source: String = "<memory>") throws(CertificateLoadingError) -> [Certificate] {
+        try strict(entries(pem: pem, source: source), source: source)
+    }
+
+    /// Parses one DER-encoded certificate.
+    public static func certificate(der: some Collection<UInt8>, source: String = "<memory>", block: Int? = nil) throws(CertificateLoadingError) -> Certificate {
+        let bytes = Array(der)
+        do {
+            return try Certificate(derEncoded: bytes)
+        } catch {
+            throw CertificateLoadingError(source: source, kind: .malformedCertificate(block: block, detail: String(describing: error)))
+        }
+    }
+
+    /// Parses bytes that are either PEM text or DER: a certificate bundle as found in a file.
+    public static func certificates(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) -> [Certificate] {
+        try strict(entries(bytes: bytes, source: source), source: source)
+    }
+
+    /// Reads a file (PEM or DER) or, for a folder, every certificate file in it.
+    public static func certificates(atPath path: String) throws(CertificateLoadingError) -> [Certificate] {
+        try strict(entries(atPath: path), source: path)
+    }
+
+    /// Reads every `.cer`, `.crt`, `.der` and `.pem` file in a folder (not recursively), in name order.
+    public static func certificates(inDirectory path: String) throws(CertificateLoadingError) -> [Certificate] {
+        try strict(entries(inDirectory: path), source: path)
+    }
+
+    // MARK: lenient reading
+
+    /// Like ``certificates(atPath:)``, but a certificate that is well formed yet uses a form
+    /// swift-certificates cannot process (RSA under 2048 bits, MD5, RSA-PSS…) is returned as
+    /// ``CertificateEntry/unsupported(_:detail:)`` instead of failing the whole file — so a tool can
+    /// still pin it, or refuse it with a reason. Input that is not a certificate at all still throws.
+    public static func entries(atPath path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
+        }
+        if isDirectory.boolValue { return try entries(inDirectory: path) }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
+        }
+        return try entries(bytes: data, source: path)
+    }
+
+    /// Lenient reading of every certificate file in a folder; see ``entries(atPath:)``.
+    public static func entries(inDirectory path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
+        }
+        var result: [CertificateEntry] = []
+        for name in names.sorted() {
+            let ext = (name as NSString).pathExtension.lowercased()
+            guard certificateFileExtensions.contains(ext) else { continue }
+            result += try entries(atPath: (path as NSString).appendingPathComponent(name))
+        }
+        if result.isEmpty { throw CertificateLoadingError(source: path, kind: .noCertificates) }
+        return result
+    }
+
+    /// Lenient reading of PEM or DER bytes; see ``entries(atPath:)``.
+    public static func entries(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
+        let bytes = Array(bytes)
+        if bytes.first == 0x30 {
+            return [try entry(der: bytes, source: source, block: nil)]
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN") else {
+            throw CertificateLoadingError(source: source, kind: .noCertificates)
+        }
+        return try entries(pem: text, source: source)
+    }
+
+    /// Lenient reading of PEM text; see ``entries(atPath:)``.
+    public static func entries(pem: String, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
         let begin = "-----BEGIN CERTIFICATE-----"
         let end = "-----END CERTIFICATE-----"
-        var result: [Certificate] = []
+        var result: [CertificateEntry] = []
         var rest = Substring(pem)
         var block = 0
         while let start = rest.range(of: begin) {
@@ -28,67 +109,61 @@ public enum CertificateSource {
             guard !body.contains("-"), let der = Data(base64Encoded: String(body)) else {
                 throw CertificateLoadingError(source: source, kind: .invalidBase64(block: block))
             }
-            result.append(try certificate(der: Array(der), source: source, block: block))
+            result.append(try entry(der: Array(der), source: source, block: block))
             rest = afterBegin[stop.upperBound...]
         }
         if result.isEmpty { throw CertificateLoadingError(source: source, kind: .noCertificates) }
         return result
     }
 
-    /// Parses one DER-encoded certificate.
-    public static func certificate(der: some Collection<UInt8>, source: String = "<memory>", block: Int? = nil) throws(CertificateLoadingError) -> Certificate {
+    static func entry(der: [UInt8], source: String, block: Int?) throws(CertificateLoadingError) -> CertificateEntry {
         do {
-            return try Certificate(derEncoded: Array(der))
+            return .parsed(try Certificate(derEncoded: der))
         } catch {
-            throw CertificateLoadingError(source: source, kind: .malformedCertificate(block: block, detail: String(describing: error)))
+            guard let raw = RawCertificate(der: der) else {
+                throw CertificateLoadingError(source: source, kind: .malformedCertificate(block: block, detail: String(describing: error)))
+            }
+            return .unsupported(raw, detail: String(describing: error))
         }
     }
 
-    /// Parses bytes that are either PEM text or DER: a certificate bundle as found in a file.
-    public static func certificates(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) -> [Certificate] {
-        let bytes = Array(bytes)
-        if bytes.first == 0x30 {
-            return [try certificate(der: bytes, source: source)]
-        }
-        guard let text = String(validating: bytes, as: UTF8.self) ?? String(validating: bytes, as: Unicode.ASCII.self),
-            text.contains("-----BEGIN")
-        else {
-            throw CertificateLoadingError(source: source, kind: .noCertificates)
-        }
-        return try certificates(pem: text, source: source)
-    }
-
-    /// Reads a file (PEM or DER) or, for a folder, every certificate file in it.
-    public static func certificates(atPath path: String) throws(CertificateLoadingError) -> [Certificate] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
-        }
-        if isDirectory.boolValue { return try certificates(inDirectory: path) }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
-        }
-        return try certificates(bytes: data, source: path)
-    }
-
-    /// Reads every `.cer`, `.crt`, `.der` and `.pem` file in a folder (not recursively), in name order.
-    public static func certificates(inDirectory path: String) throws(CertificateLoadingError) -> [Certificate] {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
-        } catch {
-            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
-        }
+    static func strict(_ entries: [CertificateEntry], source: String) throws(CertificateLoadingError) -> [Certificate] {
         var result: [Certificate] = []
-        for name in names.sorted() {
-            let ext = (name as NSString).pathExtension.lowercased()
-            guard certificateFileExtensions.contains(ext) else { continue }
-            result += try certificates(atPath: (path as NSString).appendingPathComponent(name))
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .parsed(let certificate):
+                result.append(certificate)
+            case .unsupported(_, let detail):
+                throw CertificateLoadingError(source: source, kind: .malformedCertificate(block: entries.count > 1 ? index + 1 : nil, detail: detail))
+            }
         }
-        if result.isEmpty { throw CertificateLoadingError(source: path, kind: .noCertificates) }
         return result
+    }
+}
+
+/// One certificate read leniently: parsed, or recognised but in a form that cannot be processed.
+public enum CertificateEntry: Sendable, Hashable {
+    case parsed(Certificate)
+    case unsupported(RawCertificate, detail: String)
+
+    /// The SPKI pin, available either way.
+    public var spkiPin: SPKIPin {
+        switch self {
+        case .parsed(let certificate): return certificate.spkiPin
+        case .unsupported(let raw, _): return raw.spkiPin
+        }
+    }
+
+    /// The subject as text.
+    public var subject: String {
+        switch self {
+        case .parsed(let certificate): return certificate.subject.description
+        case .unsupported(let raw, _): return raw.subject ?? ""
+        }
+    }
+
+    public var certificate: Certificate? {
+        if case .parsed(let certificate) = self { return certificate }
+        return nil
     }
 }

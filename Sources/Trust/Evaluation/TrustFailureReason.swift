@@ -128,7 +128,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .extendedKeyUsageExcludedByIssuer(let s, let required):
             return "the CA \(s) restricts extended key usage and does not allow \(required)"
         case .weakKey(let s, let key, let minimum):
-            return "\(s) has a \(key) key; the minimum is \(minimum)"
+            return "\(s) has a key that is too weak (\(key)); the minimum is \(minimum)"
         case .weakSignatureAlgorithm(let s, let alg):
             return "\(s) is signed with \(alg), which is not accepted (SHA-256 or stronger is required)"
         case .pinMismatch(let seen, let expected):

@@ -40,4 +40,20 @@ enum DERWalker {
         guard index < outer.end, tbs[index] == 0x30, let spki = element(in: tbs, at: index), spki.end <= outer.end else { return nil }
         return tbs[index..<spki.end]
     }
+
+    /// The subject Name element (header included) of a DER TBSCertificate.
+    static func subjectName(inTBSCertificate tbs: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let spki = subjectPublicKeyInfo(inTBSCertificate: tbs),
+            tbs.first == 0x30, let outer = element(in: tbs, at: tbs.startIndex)
+        else { return nil }
+        var index = outer.contentStart
+        var previous: Int?
+        while index < spki.startIndex {
+            guard let next = element(in: tbs, at: index) else { return nil }
+            previous = index
+            index = next.end
+        }
+        guard let start = previous, let subject = element(in: tbs, at: start) else { return nil }
+        return tbs[start..<subject.end]
+    }
 }
