@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "Trust", targets: ["Trust"]),
+        .library(name: "TrustNIO", targets: ["TrustNIO"]),
+        .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .executable(name: "trust", targets: ["trust"]),
         .executable(name: "trust-conformance", targets: ["TrustConformance"]),
@@ -15,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         .target(
@@ -27,9 +32,42 @@ let package = Package(
             ]
         ),
         .target(
+            name: "TrustNIO",
+            dependencies: [
+                "Trust",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "TrustHTTP",
+            dependencies: [
+                "Trust",
+                "TrustNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "TrustLab",
             dependencies: [
                 "Trust",
+                "TrustNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -40,6 +78,7 @@ let package = Package(
             name: "trust",
             dependencies: [
                 "Trust",
+                "TrustHTTP",
                 "TrustLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -54,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrustTests",
-            dependencies: ["Trust", "TrustLab"]
+            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab"]
         ),
     ]
 )

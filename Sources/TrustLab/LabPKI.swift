@@ -112,3 +112,13 @@ public struct LabPKI: Sendable {
         return written
     }
 }
+
+extension LabPKI {
+    /// Every lab host name mapped to 127.0.0.1 (for `SessionConfiguration.resolve`, like curl's `--resolve`).
+    public static var loopbackResolve: [String: String] {
+        var map: [String: String] = [:]
+        for name in serverNames { map[hostName(for: name)] = "127.0.0.1" }
+        map["other.lab.test"] = "127.0.0.1"
+        return map
+    }
+}

@@ -31,6 +31,10 @@ struct PinningTests {
         #expect(try SPKIPin(parsing: pin.headerForm) == pin)
         #expect(try SPKIPin(parsing: pin.base64) == pin)
         #expect(pin.headerForm == "pin-sha256=\"\(pin.base64)\"")
+        // A bare base64 pin may contain "/" (it is in the base64 alphabet).
+        let slashy = try SPKIPin(digest: [UInt8](repeating: 0xFF, count: 32))
+        #expect(slashy.base64.contains("/"))
+        #expect(try SPKIPin(parsing: slashy.base64) == slashy)
         #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "sha256/AAAA") }
         #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "sha1/" + pin.base64) }
         #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "not a pin") }

@@ -52,6 +52,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     case emptyChain
     /// The policy needs a peer name and none was given.
     case peerNameRequired
+    /// The application refused the server (a challenge handler cancelled or rejected it, or answered wrongly).
+    case refusedByApplication(String)
 
     /// Why no path to an anchor could be built.
     public enum NoPathDetail: Hashable, Sendable {
@@ -95,6 +97,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .pathTooCostly: return "path-too-costly"
         case .emptyChain: return "empty-chain"
         case .peerNameRequired: return "peer-name-required"
+        case .refusedByApplication: return "refused-by-application"
         }
     }
 
@@ -161,6 +164,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "the server presented no certificate"
         case .peerNameRequired:
             return "no host name or IP address was given to check the certificate against"
+        case .refusedByApplication(let why):
+            return why
         }
     }
 

@@ -40,9 +40,10 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
             body = body.dropFirst().dropLast()
         } else if body.lowercased().hasPrefix("sha256/") {
             body = body.dropFirst("sha256/".count)
-        } else if let slash = body.firstIndex(of: "/"), body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }),
-            body[..<slash].count < 8
+        } else if Data(base64Encoded: String(body)) == nil, let slash = body.firstIndex(of: "/"),
+            body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }), !body[..<slash].isEmpty, body[..<slash].count < 8
         {
+            // Not base64 as a whole, but shaped like `sha1/…`: name the unsupported hash.
             throw .unsupportedAlgorithm(String(body[..<slash]))
         }
         guard let data = Data(base64Encoded: String(body)) else { throw .malformed(text) }

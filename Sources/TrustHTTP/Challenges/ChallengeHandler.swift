@@ -1,0 +1,61 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Answers authentication challenges. Set one on a ``SessionConfiguration`` (session level) and/or
+/// on a ``Request`` (task level). The task-level handler is asked first; when it answers
+/// ``ChallengeDisposition/performDefaultHandling`` the session-level handler is asked; when that
+/// also defers (or there is none), the session performs default handling.
+public protocol ChallengeHandler: Sendable {
+    func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition
+}
+
+/// A handler from a closure.
+public struct ClosureChallengeHandler: ChallengeHandler {
+    let body: @Sendable (AuthenticationChallenge) async -> ChallengeDisposition
+
+    public init(_ body: @escaping @Sendable (AuthenticationChallenge) async -> ChallengeDisposition) {
+        self.body = body
+    }
+
+    public func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        await body(challenge)
+    }
+}
+
+/// The completion-handler shape of `URLSessionDelegate`, so existing delegate code ports with few changes:
+///
+/// ```swift
+/// final class Pinning: SessionDelegate {
+///     func session(_ session: Session, didReceive challenge: AuthenticationChallenge,
+///                  completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
+///         guard challenge.protectionSpace.authenticationMethod == .serverTrust, let trust = challenge.serverTrust
+///         else { return completionHandler(.performDefaultHandling) }
+///         completionHandler(isPinned(trust) ? .useCredential(Credential(trust: trust)) : .cancelAuthenticationChallenge)
+///     }
+/// }
+/// ```
+/// Calling the completion handler more than once is harmless (the first answer counts); never
+/// calling it fails the request at its timeout.
+public protocol SessionDelegate: AnyObject, Sendable {
+    func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void)
+}
+
+/// Adapts a ``SessionDelegate`` to ``ChallengeHandler``; holds the delegate weakly, like URLSession does not.
+struct DelegateChallengeHandler: ChallengeHandler {
+    let delegate: any SessionDelegate
+    let session: @Sendable () -> Session?
+
+    func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+        guard let session = session() else { return .performDefaultHandling }
+        return await withCheckedContinuation { continuation in
+            let answered = NIOLockedValueBox(false)
+            delegate.session(session, didReceive: challenge) { disposition in
+                let first = answered.withLockedValue { done -> Bool in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: disposition) }
+            }
+        }
+    }
+}

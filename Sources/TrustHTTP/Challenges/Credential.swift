@@ -1,0 +1,38 @@
+import Trust
+
+/// How long a credential is remembered.
+public enum CredentialPersistence: String, Sendable, Hashable, Codable {
+    case none, forSession, permanent
+}
+
+/// An answer to a challenge: a user and password, or an explicit decision to trust a server.
+public struct Credential: Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// A user name and password (HTTP authentication).
+        case user(String, password: String)
+        /// "Trust this server": the `ServerTrust` of the challenge being answered.
+        case serverTrust(ServerTrust)
+    }
+
+    public var kind: Kind
+    public var persistence: CredentialPersistence
+
+    public init(user: String, password: String, persistence: CredentialPersistence = .forSession) {
+        self.kind = .user(user, password: password)
+        self.persistence = persistence
+    }
+
+    /// URLSession's `URLCredential(trust:)`: accept the server whose trust is given.
+    public init(trust: ServerTrust) {
+        self.kind = .serverTrust(trust)
+        self.persistence = .none
+    }
+
+    /// Never prints a password.
+    public var description: String {
+        switch kind {
+        case .user(let user, _): return "Credential(user: \(user), password: <redacted>, \(persistence.rawValue))"
+        case .serverTrust(let trust): return "Credential(trust: \(trust.peerName?.description ?? "?"))"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import Trust
+import TrustNIO
+
+/// An open HTTP/1.1 connection or HTTP/2 connection to one origin.
+final class Connection: Sendable {
+    let channel: any Channel
+    /// `HTTP/1.1` or `HTTP/2`.
+    let httpVersion: String
+    /// The server-trust evaluation of this connection (nil for plain HTTP).
+    let trustRecord: TrustRecord?
+    /// Whether the connection may serve other requests (false when a task-level handler decided trust).
+    let shareable: Bool
+    /// The TLS version negotiated, as text.
+    let tlsVersion: String?
+    private let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
+
+    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?) {
+        self.channel = channel
+        self.multiplexer = multiplexer
+        self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"
+        self.trustRecord = trustRecord
+        self.shareable = shareable
+        self.tlsVersion = tlsVersion
+    }
+
+    var isHTTP2: Bool { multiplexer != nil }
+    var isActive: Bool { channel.isActive }
+
+    /// Sends one request and returns once the response head arrives.
+    func exchange(head: HTTPRequestHead, body: ByteBuffer?) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange, streamChannel: any Channel) {
+        let target: any Channel
+        if let multiplexer {
+            let promise = channel.eventLoop.makePromise(of: Channel.self)
+            channel.eventLoop.execute {
+                multiplexer.value.createStreamChannel(promise: promise) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+                    }
+                }
+            }
+            target = try await promise.futureResult.get()
+        } else {
+            target = channel
+        }
+        let exchange = HTTPExchange(head: head, body: body, channel: target)
+        let responseHead = try await withTaskCancellationHandler {
+            target.writeAndFlush(exchange, promise: nil)
+            return try await exchange.responseHead.futureResult.get()
+        } onCancel: {
+            target.close(promise: nil)
+        }
+        return (responseHead, exchange, target)
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}

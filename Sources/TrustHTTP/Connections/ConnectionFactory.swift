@@ -1,0 +1,128 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Trust
+import TrustNIO
+
+/// Opens connections: TCP, then TLS with the server-trust verifier in the handshake, then
+/// HTTP/1.1 or HTTP/2 according to ALPN.
+struct ConnectionFactory: Sendable {
+    let group: any EventLoopGroup
+    let sslContext: NIOSSLContext
+    let resolve: [String: String]
+
+    init(configuration: SessionConfiguration, group: any EventLoopGroup) throws {
+        var tls = TLSConfiguration.trustClient(
+            minimumTLSVersion: configuration.minimumTLSVersion == .tls13 ? .tlsv13 : .tlsv12,
+            applicationProtocols: configuration.httpVersion == .http1Only ? ["http/1.1"] : ["h2", "http/1.1"])
+        tls.maximumTLSVersion = nil
+        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.group = group
+        self.resolve = configuration.resolve
+    }
+
+    /// The address to connect to for `origin` (a `resolve` override, or the host itself).
+    func address(for origin: Origin) -> String {
+        resolve["\(origin.host):\(origin.port)"] ?? resolve[origin.host] ?? origin.host
+    }
+
+    func connect(
+        origin: Origin, verifier: ServerTrustVerifier?, shareable: Bool, timeout: Duration, url: URL,
+        trustError: @escaping @Sendable (TrustDecision) -> SessionError
+    ) async throws -> Connection {
+        let eventLoop = group.next()
+        let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
+        let record = TrustRecord()
+        let sslContext = self.sslContext
+        let timeAmount = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(timeAmount)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let verifier {
+                        let tls = try verifier.makeClientHandler(context: sslContext, host: origin.host, record: record)
+                        try channel.pipeline.syncOperations.addHandler(tls)
+                        try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: handshake))
+                    } else {
+                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false))
+                    }
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: address(for: origin), port: origin.port).get()
+        } catch {
+            handshake.fail(error)
+            throw Self.connectError(error, origin: origin, url: url)
+        }
+
+        let negotiated: NegotiatedProtocol
+        let timer = eventLoop.scheduleTask(in: timeAmount) {
+            handshake.fail(HandshakeTimeout())
+            channel.close(promise: nil)
+        }
+        do {
+            negotiated = try await withTaskCancellationHandler {
+                try await handshake.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
+            timer.cancel()
+        } catch {
+            timer.cancel()
+            channel.close(promise: nil)
+            throw Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
+        }
+
+        let tlsVersion: String? = verifier == nil ? nil : try? await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion.map(Self.describe)
+        }.get() ?? nil
+
+        switch negotiated {
+        case .http2(let multiplexer):
+            return Connection(channel: channel, multiplexer: multiplexer, trustRecord: record, shareable: shareable, tlsVersion: tlsVersion)
+        case .http1:
+            return Connection(channel: channel, multiplexer: nil, trustRecord: verifier == nil ? nil : record, shareable: shareable, tlsVersion: tlsVersion)
+        }
+    }
+
+    struct HandshakeTimeout: Error {}
+
+    static func describe(_ version: TLSVersion) -> String {
+        switch version {
+        case .tlsv1: return "TLSv1.0"
+        case .tlsv11: return "TLSv1.1"
+        case .tlsv12: return "TLSv1.2"
+        case .tlsv13: return "TLSv1.3"
+        }
+    }
+
+    static func connectError(_ error: any Error, origin: Origin, url: URL) -> SessionError {
+        if let channelError = error as? ChannelError, case .connectTimeout = channelError {
+            return SessionError(.timedOut, "connecting to \(origin) timed out", url: url, underlying: "\(error)")
+        }
+        if let connection = error as? NIOConnectionError, connection.connectionErrors.isEmpty,
+            connection.dnsAError != nil || connection.dnsAAAAError != nil
+        {
+            return SessionError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlying: "\(error)")
+        }
+        if let trustError = error as? PeerNameError {
+            return SessionError(.badURL, "the host name is not valid: \(trustError)", url: url)
+        }
+        return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlying: "\(error)")
+    }
+
+    static func handshakeError(_ error: any Error, record: TrustRecord, origin: Origin, url: URL, trustError: (TrustDecision) -> SessionError) -> SessionError {
+        if let decision = record.decision, !decision.isTrusted {
+            return trustError(decision)
+        }
+        if error is HandshakeTimeout {
+            return SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
+        }
+        return SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlying: "\(error)")
+    }
+}

@@ -1,0 +1,112 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// One request and its response, handed to an ``HTTPExchangeHandler``.
+final class HTTPExchange: Sendable {
+    let head: HTTPRequestHead
+    let body: ByteBuffer?
+    let responseHead: EventLoopPromise<HTTPResponseHead>
+    let bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    let bodyStream: AsyncThrowingStream<[UInt8], any Error>
+    /// Succeeds with whether the connection may be reused once the response has ended.
+    let completion: EventLoopPromise<Bool>
+
+    private let ended = NIOLockedValueBox(false)
+
+    /// - Parameter channel: closed if the reader abandons the body before its end (the rest of the
+    ///   response would otherwise block the connection).
+    init(head: HTTPRequestHead, body: ByteBuffer?, channel: any Channel) {
+        self.head = head
+        self.body = body
+        self.responseHead = channel.eventLoop.makePromise()
+        self.completion = channel.eventLoop.makePromise()
+        (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        let ended = self.ended
+        self.bodyContinuation.onTermination = { termination in
+            if case .cancelled = termination, !ended.withLockedValue({ $0 }) {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// The response ended normally.
+    func finish(keepAlive: Bool) {
+        ended.withLockedValue { $0 = true }
+        bodyContinuation.finish()
+        completion.succeed(keepAlive)
+    }
+
+    func fail(_ error: any Error, headDelivered: Bool) {
+        ended.withLockedValue { $0 = true }
+        if !headDelivered { responseHead.fail(error) }
+        bodyContinuation.finish(throwing: error)
+        completion.fail(error)
+    }
+}
+
+/// The connection closed before the response was complete.
+struct ConnectionClosedError: Error, CustomStringConvertible {
+    var description: String { "the connection closed before the response was complete" }
+}
+
+/// Writes one ``HTTPExchange`` at a time and feeds the response back to it. Sits at the end of an
+/// HTTP/1.1 client pipeline or of an HTTP/2 stream channel (behind NIOHTTP2's HTTP/1 codec).
+final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPExchange
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var current: HTTPExchange?
+    private var responseHead: HTTPResponseHead?
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let exchange = unwrapOutboundIn(data)
+        guard current == nil else {
+            exchange.fail(ConnectionClosedError(), headDelivered: false)
+            promise?.fail(ConnectionClosedError())
+            return
+        }
+        current = exchange
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        if let body = exchange.body, body.readableBytes > 0 {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let exchange = current else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            // Interim responses (100 Continue, 103 Early Hints) are not the response.
+            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols { return }
+            responseHead = head
+            exchange.responseHead.succeed(head)
+        case .body(let buffer):
+            exchange.bodyContinuation.yield(Array(buffer.readableBytesView))
+        case .end:
+            let keepAlive = responseHead?.isKeepAlive ?? false
+            current = nil
+            responseHead = nil
+            exchange.finish(keepAlive: keepAlive)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failCurrent(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failCurrent(ConnectionClosedError())
+        context.fireChannelInactive()
+    }
+
+    private func failCurrent(_ error: any Error) {
+        guard let exchange = current else { return }
+        current = nil
+        exchange.fail(error, headDelivered: responseHead != nil)
+        responseHead = nil
+    }
+}

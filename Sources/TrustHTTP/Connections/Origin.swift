@@ -1,0 +1,35 @@
+import Foundation
+
+/// scheme + host + port: what connections are pooled by (with the trust key).
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    var scheme: String
+    var host: String
+    var port: Int
+
+    init?(_ url: URL) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            var host = url.host, !host.isEmpty
+        else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+
+    var isSecure: Bool { scheme == "https" }
+    var isDefaultPort: Bool { port == (isSecure ? 443 : 80) }
+
+    /// The Host header value.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return isDefaultPort ? name : "\(name):\(port)"
+    }
+
+    var description: String { "\(scheme)://\(hostHeader)" }
+}
+
+/// What a pooled connection is keyed by: never shared across origins or trust configurations.
+struct PoolKey: Hashable, Sendable {
+    var origin: Origin
+    var trustKey: String
+}

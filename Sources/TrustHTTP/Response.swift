@@ -1,0 +1,81 @@
+import Foundation
+
+/// An HTTP response with its whole body.
+public struct Response: Sendable {
+    /// The URL that produced this response (after redirects).
+    public var url: URL
+    public var statusCode: Int
+    public var headers: [(name: String, value: String)]
+    public var body: Data
+    /// `HTTP/1.1` or `HTTP/2`.
+    public var httpVersion: String
+    /// The requests followed to get here (empty when there was no redirect).
+    public var redirects: [URL]
+
+    public init(url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = []) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.redirects = redirects
+    }
+
+    public func value(forHeader name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The body as UTF-8 text.
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A response whose body arrives as it is read.
+public struct StreamingResponse: Sendable {
+    public var url: URL
+    public var statusCode: Int
+    public var headers: [(name: String, value: String)]
+    public var httpVersion: String
+    public var redirects: [URL]
+    /// The body, chunk by chunk. Iterate it to the end (or cancel) to release the connection.
+    public var body: ResponseBody
+
+    public func value(forHeader name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Reads the rest of the body into a ``Response``.
+    public func collect(limit: Int = .max) async throws -> Response {
+        var data = Data()
+        for try await chunk in body {
+            data.append(contentsOf: chunk)
+            if data.count > limit { throw SessionError(.badServerResponse, "the response body is larger than \(limit) bytes", url: url) }
+        }
+        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects)
+    }
+}
+
+/// The body of a ``StreamingResponse``: chunks of bytes.
+public struct ResponseBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let stream: AsyncThrowingStream<[UInt8], any Error>
+    /// Runs once when the body has been read to its end (returns the connection to the pool
+    /// before the reader sees the end, so the next request can reuse it).
+    let onEnd: @Sendable () async -> Void
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        let onEnd: @Sendable () async -> Void
+        var ended = false
+
+        public mutating func next() async throws -> [UInt8]? {
+            if let chunk = try await base.next() { return chunk }
+            if !ended {
+                ended = true
+                await onEnd()
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), onEnd: onEnd) }
+}

@@ -1,0 +1,201 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Trust
+import TrustNIO
+
+/// An HTTPS client with URLSession's authentication-challenge model, where server trust is
+/// decided inside the TLS handshake by the `Trust` engine.
+///
+/// ```swift
+/// var configuration = SessionConfiguration()
+/// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
+/// let session = try Session(configuration: configuration)
+/// let response = try await session.data(for: Request(url: URL(string: "https://api.example.com/")!))
+/// ```
+///
+/// - Every new connection is evaluated (there is no TLS session resumption and no trust cache);
+///   pooled connections are keyed by origin *and* trust configuration.
+/// - A request with its own challenge handler never reuses a pooled connection and its
+///   connection is never pooled: the handler is asked for that request's connection.
+/// - Call ``shutdown()`` when done.
+public final class Session: Sendable {
+    public let configuration: SessionConfiguration
+    private let factory: ConnectionFactory
+    private let pool: ConnectionPool
+    private let delegateHandler: NIOLockedValueBox<(any ChallengeHandler)?> = NIOLockedValueBox(nil)
+
+    /// - Parameters:
+    ///   - configuration: Trust, timeouts, redirects…
+    ///   - delegate: A `URLSessionDelegate`-shaped challenge answerer; used as the session-level
+    ///     handler when the configuration has none.
+    public init(configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        self.configuration = configuration
+        self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
+        self.pool = ConnectionPool(idleTimeout: configuration.idleTimeout, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin)
+        if let delegate {
+            delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
+        }
+    }
+
+    var sessionHandler: (any ChallengeHandler)? {
+        configuration.challengeHandler ?? delegateHandler.withLockedValue { $0 }
+    }
+
+    /// Sends `request` and returns the response with its whole body. Redirects are followed
+    /// (bounded); the whole exchange is bounded by the request timeout; cancelling the Task
+    /// cancels the request.
+    public func data(for request: Request) async throws -> Response {
+        let timeout = request.timeout ?? configuration.requestTimeout
+        return try await withDeadline(timeout, url: request.url) {
+            try await self.send(request).collect()
+        }
+    }
+
+    /// Sends `request` and returns as soon as the response head arrives; the body streams.
+    /// The request timeout bounds the time to the response head.
+    public func bytes(for request: Request) async throws -> StreamingResponse {
+        let timeout = request.timeout ?? configuration.requestTimeout
+        return try await withDeadline(timeout, url: request.url) {
+            try await self.send(request)
+        }
+    }
+
+    /// Closes every connection. Requests in flight fail.
+    public func shutdown() async {
+        await pool.shutdown()
+    }
+
+    /// Connections currently open (for diagnostics and tests).
+    public var openConnectionCount: Int {
+        get async { await pool.openConnectionCount }
+    }
+
+    // MARK: - Request flow
+
+    private func send(_ original: Request) async throws -> StreamingResponse {
+        var request = original
+        var redirects: [URL] = []
+        while true {
+            let response = try await perform(request, redirects: redirects)
+            guard configuration.followsRedirects, let next = Redirects.next(after: response, for: request) else {
+                return response
+            }
+            // Drain (bounded) so the connection can be reused, then follow.
+            _ = try? await response.collect(limit: 1 << 20)
+            redirects.append(request.url)
+            if redirects.count > configuration.maximumRedirects {
+                throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: original.url)
+            }
+            request = next
+        }
+    }
+
+    private func perform(_ request: Request, redirects: [URL]) async throws -> StreamingResponse {
+        guard let origin = Origin(request.url) else {
+            let scheme = request.url.scheme?.lowercased()
+            throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.absoluteString)", url: request.url)
+        }
+        let taskScoped = request.challengeHandler != nil && origin.isSecure
+        let route = configuration.serverTrust.evaluator(for: origin.host)
+        let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key)
+        let challenge = ServerTrustChallenge(
+            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
+            handlerTimeout: request.timeout ?? configuration.requestTimeout)
+
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: Self.target(of: request.url))
+        head.headers.add(name: "host", value: origin.hostHeader)
+        for (name, value) in request.headers where name.lowercased() != "host" {
+            head.headers.add(name: name, value: value)
+        }
+        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
+        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
+        var body: ByteBuffer?
+        if let data = request.body {
+            body = ByteBuffer(bytes: data)
+            head.headers.replaceOrAdd(name: "content-length", value: String(data.count))
+        } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
+            head.headers.replaceOrAdd(name: "content-length", value: "0")
+        }
+
+        // A pooled HTTP/1.1 connection may have been closed by the server while idle: one retry on a new one.
+        for attempt in 0..<2 {
+            var reused = false
+            let connection: Connection
+            if !taskScoped, let pooled = await pool.take(key) {
+                connection = pooled
+                reused = true
+            } else {
+                let verifier = origin.isSecure ? ServerTrustVerifier(decide: { await challenge.decide($0) }) : nil
+                connection = try await factory.connect(
+                    origin: origin, verifier: verifier, shareable: !taskScoped, timeout: configuration.connectTimeout, url: request.url,
+                    trustError: { challenge.error(for: $0, url: request.url) })
+                await pool.register(connection, key: key)
+            }
+            do {
+                let (responseHead, exchange, _) = try await connection.exchange(head: head, body: body)
+                let pool = self.pool
+                let released = NIOLockedValueBox(false)
+                @Sendable func release(_ reusable: Bool) async {
+                    let first = released.withLockedValue { done -> Bool in
+                        defer { done = true }
+                        return !done
+                    }
+                    if first { await pool.release(connection, key: key, reusable: reusable) }
+                }
+                // Normally the reader reaches the end and releases; if it never does, the connection is
+                // released (or closed) when the exchange ends anyway.
+                exchange.completion.futureResult.whenComplete { result in
+                    let reusable = (try? result.get()) ?? false
+                    Task { await release(reusable) }
+                }
+                let onEnd: @Sendable () async -> Void = {
+                    let reusable = (try? await exchange.completion.futureResult.get()) ?? false
+                    await release(reusable)
+                }
+                return StreamingResponse(
+                    url: request.url, statusCode: Int(responseHead.status.code),
+                    headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
+                    body: ResponseBody(stream: exchange.bodyStream, onEnd: onEnd))
+            } catch {
+                if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
+                if reused && attempt == 0 && error is ConnectionClosedError { continue }
+                throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
+            }
+        }
+        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
+    }
+
+    /// The request target: path and query, percent-encoded as in the URL.
+    static func target(of url: URL) -> String {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "/" }
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        return target
+    }
+
+    /// Runs `operation`, failing with `timedOut` after `timeout` and with `cancelled` when the Task is cancelled.
+    private func withDeadline<T: Sendable>(_ timeout: Duration, url: URL, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        do {
+            return try await withThrowingTaskGroup(of: T.self) { group in
+                group.addTask { try await operation() }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw CancellationError() }
+                return first
+            }
+        } catch let error as SessionError {
+            throw error
+        } catch {
+            if Task.isCancelled || error is CancellationError {
+                throw SessionError(.cancelled, "the request was cancelled", url: url)
+            }
+            throw SessionError(.networkConnectionLost, "the request failed", url: url, underlying: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Trust
+
+/// How a ``Session`` decides whether to trust servers.
+public enum ServerTrustConfiguration: Sendable {
+    /// System roots, Web-PKI rules, host name checked.
+    case systemDefault
+    /// One evaluator for every host.
+    case evaluator(any TrustEvaluator)
+    /// AFNetworking `AFSecurityPolicy` semantics for every host.
+    case securityPolicy(SecurityPolicy)
+    /// An evaluator per exact host name (canonicalised); other hosts use `otherHosts`.
+    case perHost([String: any TrustEvaluator], otherHosts: any TrustEvaluator)
+
+    /// The evaluator for `host` and a key naming it (connections are pooled per key).
+    func evaluator(for host: String) -> (key: String, evaluate: @Sendable (ServerTrust) async -> TrustDecision) {
+        switch self {
+        case .systemDefault:
+            let evaluator = DefaultTrustEvaluator()
+            return ("system", { await evaluator.evaluate($0) })
+        case .evaluator(let evaluator):
+            return ("evaluator", { await evaluator.evaluate($0) })
+        case .securityPolicy(let policy):
+            return ("security-policy", { trust in await policy.evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime) })
+        case .perHost(let evaluators, let otherHosts):
+            let canonical = (try? PeerName(host: host))?.description ?? host.lowercased()
+            for (pattern, evaluator) in evaluators where ((try? PeerName(host: pattern))?.description ?? pattern.lowercased()) == canonical {
+                return ("host:" + canonical, { await evaluator.evaluate($0) })
+            }
+            return ("other-hosts", { await otherHosts.evaluate($0) })
+        }
+    }
+}
+
+/// The TLS versions a session accepts.
+public enum TLSMinimum: Sendable, Hashable {
+    /// TLS 1.2 and 1.3 (the default).
+    case tls12
+    /// TLS 1.3 only.
+    case tls13
+}
+
+/// Which HTTP versions a session offers over ALPN.
+public enum HTTPVersionPreference: Sendable, Hashable {
+    /// HTTP/2 when the server offers it, else HTTP/1.1.
+    case automatic
+    case http1Only
+}
+
+/// Everything a ``Session`` is configured with. Values; secure defaults.
+public struct SessionConfiguration: Sendable {
+    public var serverTrust: ServerTrustConfiguration = .systemDefault
+    public var minimumTLSVersion: TLSMinimum = .tls12
+    public var httpVersion: HTTPVersionPreference = .automatic
+    /// Time to establish a connection (TCP and TLS).
+    public var connectTimeout: Duration = .seconds(10)
+    /// Time for a whole request, redirects and challenges included.
+    public var requestTimeout: Duration = .seconds(60)
+    /// How long an idle pooled connection is kept.
+    public var idleTimeout: Duration = .seconds(60)
+    /// Redirects followed before failing with `httpTooManyRedirects` (0: none followed).
+    public var maximumRedirects: Int = 10
+    /// Whether redirects are followed at all.
+    public var followsRedirects: Bool = true
+    /// Idle HTTP/1.1 connections kept per origin.
+    public var maximumIdleConnectionsPerOrigin: Int = 6
+    /// Connect to another address for a host, like curl's `--resolve host:port:address`:
+    /// keys are `host:port` (or `host` for every port), values IP addresses. TLS still checks `host`.
+    public var resolve: [String: String] = [:]
+    /// The session-level challenge handler.
+    public var challengeHandler: (any ChallengeHandler)?
+    /// Sent as `User-Agent` unless the request has one.
+    public var userAgent: String = "swift-trust"
+
+    public init() {}
+}

@@ -1,0 +1,124 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The lab servers' HTTP application, the same over HTTP/1.1 and HTTP/2 (behind NIOHTTP2's
+/// HTTP/1 codec):
+///
+/// | route | response |
+/// |---|---|
+/// | `GET /` | `hello from NAME` |
+/// | `GET /bytes/N` | N bytes, streamed in 16 KiB parts (each `a`–`z` repeating from `a`) |
+/// | `GET /status/N` | status N |
+/// | `GET /redirect?to=URL&status=302` | a redirect |
+/// | `GET /headers` | the request headers, one `name: value` per line |
+/// | `GET /slow?ms=N` | `slow` after N milliseconds |
+/// | `* /echo` | the method on the first line, then the request body |
+final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// 16 KiB of `a`–`z` repeating (26 × 630 + 4): the unit `/bytes/N` is served in.
+    static let chunk: ByteBuffer = {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        return ByteBuffer(bytes: (0..<16_384).map { alphabet[$0 % alphabet.count] })
+    }()
+
+    let name: String
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+
+    init(name: String) {
+        self.name = name
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.clear()
+        case .body(var part):
+            body.writeBuffer(&part)
+        case .end:
+            guard let head else { return }
+            respond(context: context, to: head)
+            self.head = nil
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead) {
+        let components = URLComponents(string: "http://lab" + request.uri)
+        let path = components?.path ?? "/"
+        let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
+        let keepAlive = request.isKeepAlive
+
+        if path.hasPrefix("/bytes/"), let count = Int(path.dropFirst("/bytes/".count)), count >= 0 {
+            var headers = HTTPHeaders([("content-type", "application/octet-stream"), ("content-length", String(count))])
+            if !keepAlive { headers.add(name: "connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
+            var remaining = count
+            while remaining > 0 {
+                let size = min(remaining, Self.chunk.readableBytes)
+                context.write(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
+                remaining -= size
+            }
+            finish(context: context, keepAlive: keepAlive)
+            return
+        }
+        if path.hasPrefix("/status/"), let code = Int(path.dropFirst("/status/".count)) {
+            send(context: context, request: request, status: HTTPResponseStatus(statusCode: code), body: "status \(code)\n")
+            return
+        }
+        switch path {
+        case "/":
+            send(context: context, request: request, status: .ok, body: "hello from \(name)\n")
+        case "/redirect":
+            let status = Int(query["status"] ?? "") ?? 302
+            send(context: context, request: request, status: HTTPResponseStatus(statusCode: status), body: "", extra: [("location", query["to"] ?? "/")])
+        case "/headers":
+            let text = request.headers.map { "\($0.name.lowercased()): \($0.value)" }.joined(separator: "\n") + "\n"
+            send(context: context, request: request, status: .ok, body: text)
+        case "/echo":
+            var text = request.method.rawValue + "\n"
+            text += body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
+            send(context: context, request: request, status: .ok, body: text)
+        case "/slow":
+            let delay = Int64(query["ms"] ?? "") ?? 1000
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
+                let (handler, context) = loopBound.value
+                handler.send(context: context, request: request, status: .ok, body: "slow\n")
+            }
+        default:
+            send(context: context, request: request, status: .notFound, body: "not found\n")
+        }
+    }
+
+    private func send(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponseStatus, body text: String, extra: [(String, String)] = []) {
+        var headers = HTTPHeaders([("content-type", "text/plain; charset=utf-8"), ("content-length", String(text.utf8.count))])
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        if !request.isKeepAlive { headers.add(name: "connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        if !text.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
+        }
+        finish(context: context, keepAlive: request.isKeepAlive)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.fireErrorCaught(error)
+    }
+
+    private func finish(context: ChannelHandlerContext, keepAlive: Bool) {
+        let promise: EventLoopPromise<Void>? = keepAlive ? nil : context.eventLoop.makePromise()
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        if let promise {
+            let channel = context.channel
+            promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Trust
+import X509
+
+/// An HTTPS server on 127.0.0.1 (a random port) presenting a chosen certificate chain —
+/// a badssl.com for tests and demos, with no network beyond loopback.
+public final class LabServer: Sendable {
+    /// HTTP versions a server offers over ALPN.
+    public enum Protocols: Sendable {
+        case http1Only
+        case http2AndHTTP1
+        case http2Only
+    }
+
+    public let name: String
+    public let port: Int
+    /// The host name a client should use (the certificate's name; connect to 127.0.0.1).
+    public let host: String
+    private let channel: any Channel
+
+    /// `https://HOST:PORT`; resolve HOST to 127.0.0.1 (clients in this package do so via
+    /// their connect-address override).
+    public var baseURL: String { "https://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    private init(name: String, port: Int, host: String, channel: any Channel) {
+        self.name = name
+        self.port = port
+        self.host = host
+        self.channel = channel
+    }
+
+    /// Starts a server presenting `chain` (leaf first) with `privateKey`.
+    public static func start(
+        name: String, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
+        protocols: Protocols = .http2AndHTTP1, maximumTLSVersion: TLSVersion? = nil, minimumTLSVersionOverride: TLSVersion? = nil,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabServer {
+        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: $0.derBytes, format: .der)) }
+        let keyPEM = try privateKey.serializeAsPEM().pemString
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
+        configuration.minimumTLSVersion = minimumTLSVersionOverride ?? .tlsv12
+        configuration.maximumTLSVersion = maximumTLSVersion
+        switch protocols {
+        case .http1Only: configuration.applicationProtocols = ["http/1.1"]
+        case .http2AndHTTP1: configuration.applicationProtocols = ["h2", "http/1.1"]
+        case .http2Only: configuration.applicationProtocols = ["h2"]
+        }
+        let context = try NIOSSLContext(configuration: configuration)
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                }.flatMap {
+                    switch protocols {
+                    case .http1Only:
+                        return Self.configureHTTP1(channel, name: name)
+                    case .http2Only:
+                        return Self.configureHTTP2(channel, name: name)
+                    case .http2AndHTTP1:
+                        return channel.configureHTTP2SecureUpgrade(
+                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name) },
+                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name) })
+                    }
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
+        return LabServer(name: name, port: port, host: host, channel: channel)
+    }
+
+    /// Starts the lab's server `name` (see ``LabPKI/serverNames``).
+    public static func start(_ name: String, pki: LabPKI, protocols: Protocols = .http2AndHTTP1, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+        guard let identity = pki.servers[name], let chain = pki.presentedChains[name] else {
+            throw LabError.cannotWrite(name, "no such lab server")
+        }
+        return try await start(name: name, host: LabPKI.hostName(for: name), chain: chain, privateKey: identity.privateKey, protocols: protocols, group: group)
+    }
+
+    @Sendable static func configureHTTP1(_ channel: any Channel, name: String) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name))
+        }
+    }
+
+    @Sendable static func configureHTTP2(_ channel: any Channel, name: String) -> EventLoopFuture<Void> {
+        channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name)])
+            }
+        }).map { _ in }
+    }
+
+    /// Stops accepting connections and closes the listener.
+    public func shutdown() async throws {
+        try await channel.close()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import Trust
+import X509
+
+/// Runs a `Trust` evaluation inside the TLS handshake, through NIOSSL's custom verification
+/// callback, and turns the ``TrustDecision`` into NIOSSL's verdict.
+///
+/// ```swift
+/// let verifier = ServerTrustVerifier(evaluator: try PublicKeysTrustEvaluator(pins: pins))
+/// let context = try NIOSSLContext(configuration: .trustClient())  // TLS 1.2+, .noHostnameVerification
+/// let record = TrustRecord()
+/// let tls = try verifier.makeClientHandler(context: context, host: "api.example.com", record: record)
+/// // add `tls` first in the pipeline; on failure `record.decision` says why.
+/// ```
+///
+/// - Important: The context must use `certificateVerification = .noHostnameVerification`
+///   (``NIOSSL/TLSConfiguration/trustClient(minimumTLSVersion:applicationProtocols:)`` does):
+///   with `.none`, NIOSSL runs the callback but ignores a `.failed` verdict. The name is checked by
+///   the evaluation itself, against the canonical peer name.
+public struct ServerTrustVerifier: Sendable {
+    /// Decides about one presented chain. Called once per handshake, off the event loop.
+    public typealias Decide = @Sendable (ServerTrust) async -> TrustDecision
+
+    let decide: Decide
+
+    /// Verifies with `decide` (a challenge handler, a per-host evaluator…).
+    public init(decide: @escaping Decide) {
+        self.decide = decide
+    }
+
+    /// Verifies with `evaluator`.
+    public init(evaluator: any TrustEvaluator) {
+        self.decide = { await evaluator.evaluate($0) }
+    }
+
+    /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or
+    /// pooled connection is never trusted without it), records the decision in `record`, and
+    /// completes NIOSSL's promise.
+    public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> NIOSSLCustomVerificationCallbackWithMetadata {
+        let decide = self.decide
+        return { presented, promise in
+            let trust = Self.serverTrust(presented, peerName: peerName, at: clock())
+            Task {
+                let decision: TrustDecision
+                switch trust {
+                case .success(let trust): decision = await decide(trust)
+                case .failure(let refusal): decision = refusal.decision
+                }
+                record.record(decision)
+                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+            }
+        }
+    }
+
+    /// A client TLS handler for `host` (SNI is sent for DNS names only, never for IP literals).
+    public func makeClientHandler(context: NIOSSLContext, host: String, record: TrustRecord) throws -> NIOSSLClientHandler {
+        let peerName = try PeerName(host: host)
+        let sni: String?
+        if case .dnsName(let name) = peerName { sni = name } else { sni = nil }
+        return try NIOSSLClientHandler(context: context, serverHostname: sni, customVerificationCallbackWithMetadata: callback(peerName: peerName, record: record))
+    }
+
+    struct Refusal: Error {
+        var decision: TrustDecision
+    }
+
+    /// Converts NIOSSL's certificates; an unusable leaf becomes a refusal with its reasons,
+    /// an unusable extra certificate is dropped (it can only be a distractor).
+    static func serverTrust(_ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date) -> Result<ServerTrust, Refusal> {
+        var chain: [Certificate] = []
+        for (index, nioCertificate) in presented.enumerated() {
+            guard let der = try? nioCertificate.toDERBytes() else { continue }
+            if let certificate = try? Certificate(derEncoded: der) {
+                chain.append(certificate)
+            } else if index == 0 {
+                let reasons = RawCertificate(der: der)?.refusalReasons ?? [.malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")]
+                return .failure(Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: "certificate parsing")))
+            }
+        }
+        return .success(ServerTrust(presentedChain: chain, peerName: peerName, evaluationTime: time))
+    }
+}
+
+extension TLSConfiguration {
+    /// A client configuration for use with ``ServerTrustVerifier``: TLS 1.2 or later (NIOSSL's own
+    /// default minimum is TLS 1.0), `.noHostnameVerification` so the verifier's verdict is binding,
+    /// ALPN as given, and Ed25519 among the accepted signature algorithms.
+    public static func trustClient(minimumTLSVersion: TLSVersion = .tlsv12, applicationProtocols: [String] = ["h2", "http/1.1"]) -> TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.minimumTLSVersion = minimumTLSVersion
+        configuration.certificateVerification = .noHostnameVerification
+        configuration.applicationProtocols = applicationProtocols
+        configuration.verifySignatureAlgorithms = [
+            .ecdsaSecp256R1Sha256, .ecdsaSecp384R1Sha384, .ecdsaSecp521R1Sha512,
+            .rsaPssRsaeSha256, .rsaPssRsaeSha384, .rsaPssRsaeSha512,
+            .rsaPkcs1Sha256, .rsaPkcs1Sha384, .rsaPkcs1Sha512, .ed25519,
+        ]
+        return configuration
+    }
+}
