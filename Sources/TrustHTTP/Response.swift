@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// An HTTP response with its whole body.
 public struct Response: Sendable {
@@ -11,14 +12,21 @@ public struct Response: Sendable {
     public var httpVersion: String
     /// The requests followed to get here (empty when there was no redirect).
     public var redirects: [URL]
+    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
+    public var tlsVersion: String?
+    /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
+    public var serverTrust: TrustDecision?
 
-    public init(url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = []) {
+    public init(url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
+                tlsVersion: String? = nil, serverTrust: TrustDecision? = nil) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
         self.redirects = redirects
+        self.tlsVersion = tlsVersion
+        self.serverTrust = serverTrust
     }
 
     public func value(forHeader name: String) -> String? {
@@ -36,6 +44,8 @@ public struct StreamingResponse: Sendable {
     public var headers: [(name: String, value: String)]
     public var httpVersion: String
     public var redirects: [URL]
+    public var tlsVersion: String?
+    public var serverTrust: TrustDecision?
     /// The body, chunk by chunk. Iterate it to the end (or cancel) to release the connection.
     public var body: ResponseBody
 
@@ -50,7 +60,8 @@ public struct StreamingResponse: Sendable {
             data.append(contentsOf: chunk)
             if data.count > limit { throw SessionError(.badServerResponse, "the response body is larger than \(limit) bytes", url: url) }
         }
-        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects)
+        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+                        tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }
 

@@ -158,6 +158,7 @@ public final class Session: Sendable {
                 return StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
+                    tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
                     body: ResponseBody(stream: exchange.bodyStream, onEnd: onEnd))
             } catch {
                 if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }

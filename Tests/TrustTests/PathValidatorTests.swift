@@ -139,3 +139,13 @@ struct PathValidatorTests {
         #expect(decision.reasons == [.emptyChain])
     }
 }
+
+@Suite("PathValidator: explaining a missing path")
+struct NoPathExplanationTests {
+    @Test func chainEndingAtAnUntrustedCAIsNotBlamedOnAMissingIntermediate() async throws {
+        // The good chain (leaf + intermediate) with only an unrelated root trusted.
+        let decision = await PathValidator(anchors: .only([Lab.pki.untrustedRoot.certificate])).evaluate(Lab.trust("good"))
+        #expect(decision.reasons.first == .noPathToTrustedAnchor(.issuerNotTrusted(issuer: Lab.pki.root.certificate.subject.description, of: Lab.pki.intermediate.certificate.subject.description)))
+        #expect(decision.closestPath.count == 2)
+    }
+}

@@ -108,7 +108,10 @@ public struct PathValidator: Sendable {
                 candidate.subject == tip.issuer && !path.contains(where: { $0.subject == candidate.subject && $0.publicKey == candidate.publicKey })
             }
             guard !candidates.isEmpty || !anchorIssuers.isEmpty else {
-                return (path, .missingIssuer(issuer: tip.issuer.description, of: tip.displayName), problems)
+                let detail: TrustFailureReason.NoPathDetail = path.count > 1 && tip.isCertificateAuthority
+                    ? .issuerNotTrusted(issuer: tip.issuer.description, of: tip.displayName)
+                    : .missingIssuer(issuer: tip.issuer.description, of: tip.displayName)
+                return (path, detail, problems)
             }
             guard let next = candidates.prefix(8).first(where: signs) else {
                 return (path, .badSignature(subject: tip.displayName), problems)

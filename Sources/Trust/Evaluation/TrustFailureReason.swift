@@ -64,6 +64,9 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         /// The issuer of the last certificate that could be chained was neither presented nor an anchor
         /// (typically an incomplete chain: the server does not send its intermediate).
         case missingIssuer(issuer: String, of: String)
+        /// The presented chain ends at a CA certificate whose issuer (usually a root) is not a
+        /// trusted anchor.
+        case issuerNotTrusted(issuer: String, of: String)
         /// A certificate's issuer was found by name, but its signature does not verify.
         case badSignature(subject: String)
         /// Candidate paths existed but each failed another check (listed beside this one).
@@ -110,7 +113,9 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             case .untrustedRoot(let s):
                 return "the chain ends at the root \(s), which is not a trusted anchor; add that CA to the anchors if you trust it"
             case .missingIssuer(let issuer, let of):
-                return "no issuer \(issuer) for \(of) among the presented certificates or the anchors; the server probably does not send its intermediate certificate"
+                return "no issuer \(issuer) for \(of) among the presented certificates or the anchors: either the server does not send its intermediate certificate, or \(issuer) is a CA you do not trust"
+            case .issuerNotTrusted(let issuer, let of):
+                return "the chain ends at \(of), issued by \(issuer), which is not a trusted anchor; add that CA's certificate to the anchors if you trust it"
             case .badSignature(let s):
                 return "the signature on \(s) does not verify with its issuer's key"
             case .everyCandidateFailed:

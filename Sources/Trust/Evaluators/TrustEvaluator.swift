@@ -19,3 +19,6 @@ public enum TrustConfigurationError: Error, Hashable, Sendable, CustomStringConv
         }
     }
 }
+
+/// The engine itself is an evaluator: its anchors and policy, nothing more.
+extension PathValidator: TrustEvaluator {}

@@ -1,0 +1,246 @@
+import ArgumentParser
+import Foundation
+import Trust
+import TrustHTTP
+import X509
+
+/// `trust get URL`: an HTTPS request with full trust diagnostics; curl's flags and exit codes.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Send an HTTP(S) request with server trust evaluated in the handshake; curl-compatible exit codes.",
+        discussion: """
+            Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with --anchors-only
+            they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics.
+            Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
+            7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust,
+            47 too many redirects, 56 connection lost, 60 server trust failure (reasons on stderr).
+            """)
+
+    @Argument(help: "The URL (http or https).")
+    var url: String
+
+    @Option(name: .shortAndLong, help: "Write the body to FILE instead of standard output.")
+    var output: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value'; repeatable.")
+    var header: [String] = []
+
+    @Option(name: [.customShort("X"), .customLong("request")], help: "The request method.")
+    var method: String?
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "Request body (sends POST unless -X says otherwise); @FILE reads a file.")
+    var data: String?
+
+    @Option(name: .long, help: "Anchor certificates (PEM/DER file or folder) added to the system roots; repeatable.")
+    var cacert: [String] = []
+
+    @Flag(name: .long, help: "Use only the --cacert anchors, not the system roots.")
+    var anchorsOnly = false
+
+    @Option(name: .long, help: "An SPKI pin (sha256/BASE64) that must be on the validated path; repeatable.")
+    var pin: [String] = []
+
+    @Option(name: .long, help: "AFSecurityPolicy pinning mode: none, public-key or certificate.")
+    var mode: String?
+
+    @Option(name: .long, help: "A certificate to pin (with --mode); repeatable.")
+    var pinnedCert: [String] = []
+
+    @Flag(name: .long, help: "AFSecurityPolicy allowInvalidCertificates (with --mode).")
+    var allowInvalid = false
+
+    @Flag(name: .long, help: "Do not check the host name (AFSecurityPolicy validatesDomainName = NO).")
+    var noValidateDomain = false
+
+    @Option(name: .long, help: "The most redirects to follow (0: none).")
+    var maxRedirs: Int = 10
+
+    @Flag(name: [.customShort("L"), .customLong("location")], help: "Accepted for curl compatibility; redirects are followed by default.")
+    var location = false
+
+    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the HTTP status is 400 or more.")
+    var fail = false
+
+    @Option(name: .long, help: "Connect HOST:PORT to ADDRESS instead (curl syntax HOST:PORT:ADDRESS); repeatable.")
+    var resolve: [String] = []
+
+    @Option(name: .long, help: "Seconds allowed to connect (TCP + TLS).")
+    var connectTimeout: Double = 10
+
+    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds allowed for the whole request.")
+    var maxTime: Double = 60
+
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show TLS version, ALPN, the presented chain with pins, every challenge and its disposition (on stderr).")
+    var verbose = false
+
+    func validate() throws {
+        if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }
+        if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
+            throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
+        }
+        if connectTimeout <= 0 || maxTime <= 0 { throw ValidationError("timeouts must be positive") }
+    }
+
+    func run() async throws {
+        guard let requestURL = URL(string: url), let scheme = requestURL.scheme?.lowercased() else {
+            printError("malformed URL \(url)")
+            throw ExitCode(3)
+        }
+        guard scheme == "https" || scheme == "http" else {
+            printError("unsupported protocol \(scheme)")
+            throw ExitCode(1)
+        }
+        var configuration = SessionConfiguration()
+        configuration.serverTrust = try trustConfiguration()
+        configuration.maximumRedirects = maxRedirs
+        configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        configuration.requestTimeout = .milliseconds(Int64(maxTime * 1000))
+        for entry in resolve {
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
+            configuration.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        }
+        let verbose = self.verbose
+        if verbose {
+            configuration.challengeHandler = ClosureChallengeHandler { challenge in
+                printError("* challenge: \(challenge.protectionSpace)")
+                if let trust = challenge.serverTrust {
+                    printError("* presented chain:")
+                    for (index, certificate) in trust.presentedChain.enumerated() {
+                        printError("*   \(index): \(certificate.subject) \(certificate.spkiPin)")
+                    }
+                    if let decision = await challenge.defaultEvaluation() {
+                        printError("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")")
+                        for reason in decision.reasons { printError("*   [\(reason.code)] \(reason)") }
+                        if !decision.validatedPath.isEmpty {
+                            printError("* validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
+                        }
+                    }
+                }
+                printError("* disposition: performDefaultHandling")
+                return .performDefaultHandling
+            }
+        }
+
+        var request = Request(url: requestURL)
+        for line in header {
+            guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
+            request.headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+        }
+        if let data {
+            if data.hasPrefix("@") {
+                guard let contents = FileManager.default.contents(atPath: String(data.dropFirst())) else { throw UsageError("cannot read \(data.dropFirst())") }
+                request.body = contents
+            } else {
+                request.body = Data(data.utf8)
+            }
+            request.method = "POST"
+            if request.value(forHeader: "content-type") == nil {
+                request.headers.append(("content-type", "application/x-www-form-urlencoded"))
+            }
+        }
+        if let method { request.method = method.uppercased() }
+
+        let session = try Session(configuration: configuration)
+        defer { Task { await session.shutdown() } }
+        let response: Response
+        do {
+            response = try await session.data(for: request)
+        } catch let error as SessionError {
+            await session.shutdown()
+            throw report(error)
+        }
+        await session.shutdown()
+        if verbose {
+            printError("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
+            for redirect in response.redirects { printError("* redirected from \(redirect.absoluteString)") }
+            printError("< \(response.httpVersion) \(response.statusCode)")
+            for (name, value) in response.headers { printError("< \(name): \(value)") }
+        }
+        if fail && response.statusCode >= 400 {
+            printError("the requested URL returned error: \(response.statusCode)")
+            throw ExitCode(22)
+        }
+        if let output {
+            do {
+                try response.body.write(to: URL(fileURLWithPath: output))
+            } catch {
+                printError("cannot write \(output): \(error.localizedDescription)")
+                throw ExitCode(23)
+            }
+        } else {
+            FileHandle.standardOutput.write(response.body)
+        }
+    }
+
+    func trustConfiguration() throws -> ServerTrustConfiguration {
+        var anchors: [Certificate] = []
+        for path in cacert {
+            do { anchors += try CertificateSource.certificates(atPath: path) } catch { throw UsageError("--cacert: \(error.description)") }
+        }
+        var pins: Set<SPKIPin> = []
+        for text in pin {
+            do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
+        }
+        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors)
+        var policy = ValidationPolicy.webPKI
+        policy.pins = pins
+        if let mode {
+            let pinningMode: PinningMode
+            switch mode {
+            case "none": pinningMode = .none
+            case "public-key", "publickey", "publicKey": pinningMode = .publicKey
+            case "certificate": pinningMode = .certificate
+            default: throw UsageError("--mode must be none, public-key or certificate")
+            }
+            var pinned: [Certificate] = []
+            for path in pinnedCert {
+                do { pinned += try CertificateSource.certificates(atPath: path) } catch { throw UsageError("--pinned-cert: \(error.description)") }
+            }
+            return .securityPolicy(SecurityPolicy(
+                pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
+                validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: policy))
+        }
+        policy.checksPeerName = !noValidateDomain
+        return .evaluator(PathValidator(anchors: trustAnchors, policy: policy, name: pins.isEmpty ? "default" : "default + \(pins.count) pins"))
+    }
+
+    /// Prints the error (with every trust reason) and returns curl's exit code for it.
+    func report(_ error: SessionError) -> ExitCode {
+        printError("\(error.code) (\(error.code.rawValue)): \(error.message)")
+        if let underlying = error.underlying, verbose { printError("  \(underlying)") }
+        if let decision = error.trustDecision {
+            for reason in decision.reasons { printError("  [\(reason.code)] \(reason)") }
+            if !decision.expectedPins.isEmpty {
+                printError("  pins seen: " + decision.pinsSeen.map(\.description).joined(separator: ", "))
+                printError("  pins expected: " + decision.expectedPins.map(\.description).joined(separator: ", "))
+            }
+            if verbose {
+                printError("  presented chain:")
+                for (index, certificate) in decision.presentedChain.enumerated() {
+                    printError("    \(index): \(certificate.subject) \(certificate.spkiPin)")
+                }
+            }
+        }
+        switch error.code {
+        case .cannotFindHost: return ExitCode(6)
+        case .cannotConnectToHost: return ExitCode(7)
+        case .timedOut: return ExitCode(28)
+        case .httpTooManyRedirects: return ExitCode(47)
+        case .badURL: return ExitCode(3)
+        case .unsupportedURL: return ExitCode(1)
+        case .serverCertificateHasBadDate, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
+            return ExitCode(60)
+        case .cancelled where error.trustDecision != nil:
+            return ExitCode(60)
+        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return ExitCode(35)
+        case .networkConnectionLost, .badServerResponse:
+            return ExitCode(56)
+        default:
+            return ExitCode(1)
+        }
+    }
+}
+
