@@ -45,21 +45,21 @@ public final class Session: Sendable {
     }
 
     /// Sends `request` and returns the response with its whole body. Redirects are followed
-    /// (bounded); the whole exchange is bounded by the request timeout; cancelling the Task
-    /// cancels the request.
+    /// (bounded); the whole exchange, body included, is bounded by the request timeout;
+    /// cancelling the Task cancels the request.
     public func data(for request: Request) async throws -> Response {
-        let timeout = request.timeout ?? configuration.requestTimeout
-        return try await withDeadline(timeout, url: request.url) {
-            try await self.send(request).collect()
+        let context = RequestContext(timeout: request.timeout ?? configuration.requestTimeout, coversBody: true)
+        return try await context.mapErrors(url: request.url) {
+            try await self.send(request, context: context).collect()
         }
     }
 
     /// Sends `request` and returns as soon as the response head arrives; the body streams.
     /// The request timeout bounds the time to the response head.
     public func bytes(for request: Request) async throws -> StreamingResponse {
-        let timeout = request.timeout ?? configuration.requestTimeout
-        return try await withDeadline(timeout, url: request.url) {
-            try await self.send(request)
+        let context = RequestContext(timeout: request.timeout ?? configuration.requestTimeout, coversBody: false)
+        return try await context.mapErrors(url: request.url) {
+            try await self.send(request, context: context)
         }
     }
 
@@ -69,17 +69,15 @@ public final class Session: Sendable {
     }
 
     /// Connections currently open (for diagnostics and tests).
-    public var openConnectionCount: Int {
-        get async { await pool.openConnectionCount }
-    }
+    public var openConnectionCount: Int { pool.openConnectionCount }
 
     // MARK: - Request flow
 
-    private func send(_ original: Request) async throws -> StreamingResponse {
+    private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var request = original
         var redirects: [URL] = []
         while true {
-            let response = try await perform(request, redirects: redirects)
+            let response = try await perform(request, redirects: redirects, context: context)
             guard configuration.followsRedirects, let next = Redirects.next(after: response, for: request) else {
                 return response
             }
@@ -93,7 +91,7 @@ public final class Session: Sendable {
         }
     }
 
-    private func perform(_ request: Request, redirects: [URL]) async throws -> StreamingResponse {
+    private func perform(_ request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
             throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.absoluteString)", url: request.url)
@@ -101,66 +99,53 @@ public final class Session: Sendable {
         let taskScoped = request.challengeHandler != nil && origin.isSecure
         let route = configuration.serverTrust.evaluator(for: origin.host)
         let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key)
-        let challenge = ServerTrustChallenge(
-            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
-            handlerTimeout: request.timeout ?? configuration.requestTimeout)
-
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: Self.target(of: request.url))
-        head.headers.add(name: "host", value: origin.hostHeader)
-        for (name, value) in request.headers where name.lowercased() != "host" {
-            head.headers.add(name: name, value: value)
-        }
-        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
-        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
-        var body: ByteBuffer?
-        if let data = request.body {
-            body = ByteBuffer(bytes: data)
-            head.headers.replaceOrAdd(name: "content-length", value: String(data.count))
-        } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
-            head.headers.replaceOrAdd(name: "content-length", value: "0")
-        }
+        let head = makeHead(for: request, origin: origin)
+        let body = request.body.map { ByteBuffer(bytes: $0) }
 
         // A pooled HTTP/1.1 connection may have been closed by the server while idle: one retry on a new one.
         for attempt in 0..<2 {
             var reused = false
             let connection: Connection
-            if !taskScoped, let pooled = await pool.take(key) {
+            if !taskScoped, let pooled = pool.take(key) {
                 connection = pooled
                 reused = true
             } else {
+                let remaining = try context.remaining(url: request.url)
+                let challenge = ServerTrustChallenge(
+                    origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
+                    handlerTimeout: remaining)
                 let verifier = origin.isSecure ? ServerTrustVerifier(decide: { await challenge.decide($0) }) : nil
                 connection = try await factory.connect(
-                    origin: origin, verifier: verifier, shareable: !taskScoped, timeout: configuration.connectTimeout, url: request.url,
+                    origin: origin, verifier: verifier, shareable: !taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
                     trustError: { challenge.error(for: $0, url: request.url) })
-                await pool.register(connection, key: key)
+                pool.register(connection, key: key)
             }
             do {
-                let (responseHead, exchange, _) = try await connection.exchange(head: head, body: body)
+                let remaining = try context.remaining(url: request.url)
+                let (responseHead, exchange, _) = try await connection.exchange(head: head, body: body, timeout: remaining, onTimeout: context.markTimedOut, coversBody: context.coversBody)
                 let pool = self.pool
                 let released = NIOLockedValueBox(false)
-                @Sendable func release(_ reusable: Bool) async {
+                @Sendable func release(_ reusable: Bool) {
                     let first = released.withLockedValue { done -> Bool in
                         defer { done = true }
                         return !done
                     }
-                    if first { await pool.release(connection, key: key, reusable: reusable) }
+                    if first { pool.release(connection, key: key, reusable: reusable) }
                 }
-                // Normally the reader reaches the end and releases; if it never does, the connection is
-                // released (or closed) when the exchange ends anyway.
-                exchange.completion.futureResult.whenComplete { result in
-                    let reusable = (try? result.get()) ?? false
-                    Task { await release(reusable) }
-                }
+                // Released when the response ends (on the event loop), before the reader sees the end.
+                exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
                 let onEnd: @Sendable () async -> Void = {
-                    let reusable = (try? await exchange.completion.futureResult.get()) ?? false
-                    await release(reusable)
+                    release((try? await exchange.completion.futureResult.get()) ?? false)
                 }
                 return StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
                     tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
                     body: ResponseBody(stream: exchange.bodyStream, onEnd: onEnd))
+            } catch let error as SessionError {
+                throw error
             } catch {
+                if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
                 if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
                 if reused && attempt == 0 && error is ConnectionClosedError { continue }
                 throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
@@ -169,34 +154,27 @@ public final class Session: Sendable {
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
     }
 
+    private func makeHead(for request: Request, origin: Origin) -> HTTPRequestHead {
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: Self.target(of: request.url))
+        head.headers.add(name: "host", value: origin.hostHeader)
+        for (name, value) in request.headers where name.lowercased() != "host" {
+            head.headers.add(name: name, value: value)
+        }
+        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
+        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
+        if let data = request.body {
+            head.headers.replaceOrAdd(name: "content-length", value: String(data.count))
+        } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
+            head.headers.replaceOrAdd(name: "content-length", value: "0")
+        }
+        return head
+    }
+
     /// The request target: path and query, percent-encoded as in the URL.
     static func target(of url: URL) -> String {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "/" }
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
         return target
-    }
-
-    /// Runs `operation`, failing with `timedOut` after `timeout` and with `cancelled` when the Task is cancelled.
-    private func withDeadline<T: Sendable>(_ timeout: Duration, url: URL, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        do {
-            return try await withThrowingTaskGroup(of: T.self) { group in
-                group.addTask { try await operation() }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw CancellationError() }
-                return first
-            }
-        } catch let error as SessionError {
-            throw error
-        } catch {
-            if Task.isCancelled || error is CancellationError {
-                throw SessionError(.cancelled, "the request was cancelled", url: url)
-            }
-            throw SessionError(.networkConnectionLost, "the request failed", url: url, underlying: "\(error)")
-        }
     }
 }

@@ -8,13 +8,23 @@ struct BudgetedCertificateStore: CustomCertificateStore {
     let limit: Int
 
     init(_ certificates: [Certificate], budget: WorkBudget, limit: Int) {
+        self.init(index: Self.index(certificates), budget: budget, limit: limit)
+    }
+
+    /// A store over a prebuilt index (built once per validator for its anchors).
+    init(index: [DistinguishedName: [Certificate]], budget: WorkBudget, limit: Int) {
+        self.bySubject = index
+        self.budget = budget
+        self.limit = limit
+    }
+
+    /// Certificates grouped by subject, without duplicates.
+    static func index(_ certificates: [Certificate]) -> [DistinguishedName: [Certificate]] {
         var bySubject: [DistinguishedName: [Certificate]] = [:]
         for certificate in certificates where !(bySubject[certificate.subject]?.contains(certificate) ?? false) {
             bySubject[certificate.subject, default: []].append(certificate)
         }
-        self.bySubject = bySubject
-        self.budget = budget
-        self.limit = limit
+        return bySubject
     }
 
     subscript(subject: DistinguishedName) -> [Certificate]? {

@@ -12,18 +12,29 @@ import X509
 /// fast. When no path validates, the decision carries the reasons of the closest candidate,
 /// or — when no anchor was reachable — why the presented chain does not link to one.
 public struct PathValidator: Sendable {
-    public var anchors: TrustAnchors
-    public var policy: ValidationPolicy
+    public var anchors: TrustAnchors {
+        didSet { anchorIndex = BudgetedCertificateStore.index(anchors.allCertificates) }
+    }
+    public var policy: ValidationPolicy {
+        didSet { rules = policy.rules() + additionalRules }
+    }
     /// Extra rules, run after the policy's own.
-    public var additionalRules: [any PathRule]
+    public var additionalRules: [any PathRule] {
+        didSet { rules = policy.rules() + additionalRules }
+    }
     /// Named in decisions.
     public var name: String
+    /// Built once (not per evaluation): the anchors by subject, and the rules.
+    private var anchorIndex: [DistinguishedName: [Certificate]]
+    private var rules: [any PathRule]
 
     public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String = "default") {
         self.anchors = anchors
         self.policy = policy
         self.additionalRules = additionalRules
         self.name = name
+        self.anchorIndex = BudgetedCertificateStore.index(anchors.allCertificates)
+        self.rules = policy.rules() + additionalRules
     }
 
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
@@ -32,13 +43,11 @@ public struct PathValidator: Sendable {
             return .refused([.emptyChain], trust: trust, policy: name, expectedPins: expectedPins)
         }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
-        let rules = policy.rules() + additionalRules
         let budget = WorkBudget(maximumSignatureChecks: policy.maximumSignatureChecks)
         let limit = policy.maximumSignatureChecks
         let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
         let handled = rulesPolicy.verifyingCriticalExtensions
-        let anchorCertificates = anchors.allCertificates
-        let anchorStore = BudgetedCertificateStore(anchorCertificates, budget: budget, limit: limit)
+        let anchorStore = BudgetedCertificateStore(index: anchorIndex, budget: budget, limit: limit)
         let intermediates = BudgetedCertificateStore(Array(trust.presentedChain.dropFirst()), budget: budget, limit: limit)
 
         var verifier = Verifier(rootCertificates: CertificateStore(custom: anchorStore)) { rulesPolicy }
@@ -58,7 +67,7 @@ public struct PathValidator: Sendable {
             reasons += best.reasons
             closest = best.path.certificates
         } else {
-            let walk = Self.linkPresentedChain(leaf: leaf, presented: trust.presentedChain, anchors: anchorCertificates, handled: handled)
+            let walk = Self.linkPresentedChain(leaf: leaf, presented: trust.presentedChain, anchors: anchorIndex, handled: handled)
             closest = walk.path
             reasons += walk.problems
             if !budget.isExhausted || walk.problems.isEmpty {
@@ -80,7 +89,7 @@ public struct PathValidator: Sendable {
     /// Follows the presented chain from the leaf by name and signature (bounded), to explain
     /// why it does not reach an anchor.
     static func linkPresentedChain(
-        leaf: Certificate, presented: [Certificate], anchors: [Certificate], handled: [ASN1ObjectIdentifier]
+        leaf: Certificate, presented: [Certificate], anchors: [DistinguishedName: [Certificate]], handled: [ASN1ObjectIdentifier]
     ) -> (path: [Certificate], detail: TrustFailureReason.NoPathDetail, problems: [TrustFailureReason]) {
         var path = [leaf]
         var problems: [TrustFailureReason] = []
@@ -97,7 +106,7 @@ public struct PathValidator: Sendable {
                 signatureChecks += 1
                 return signatureChecks <= 64 && candidate.publicKey.isValidSignature(tip.signature, for: tip)
             }
-            let anchorIssuers = anchors.filter { $0.subject == tip.issuer }
+            let anchorIssuers = anchors[tip.issuer] ?? []
             if anchorIssuers.contains(where: signs) {
                 return (path, .everyCandidateFailed, problems)
             }

@@ -30,8 +30,11 @@ final class Connection: Sendable {
     var isHTTP2: Bool { multiplexer != nil }
     var isActive: Bool { channel.isActive }
 
-    /// Sends one request and returns once the response head arrives.
-    func exchange(head: HTTPRequestHead, body: ByteBuffer?) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange, streamChannel: any Channel) {
+    /// Sends one request and returns once the response head arrives. If `timeout` passes first (or,
+    /// with `coversBody`, before the response ends), `onTimeout` runs and the stream is closed.
+    func exchange(
+        head: HTTPRequestHead, body: ByteBuffer?, timeout: Duration, onTimeout: @escaping @Sendable () -> Void, coversBody: Bool
+    ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange, streamChannel: any Channel) {
         let target: any Channel
         if let multiplexer {
             let promise = channel.eventLoop.makePromise(of: Channel.self)
@@ -47,6 +50,12 @@ final class Connection: Sendable {
             target = channel
         }
         let exchange = HTTPExchange(head: head, body: body, channel: target)
+        let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+            onTimeout()
+            target.close(promise: nil)
+        }
+        (coversBody ? exchange.completion.futureResult.map { _ in } : exchange.responseHead.futureResult.map { _ in })
+            .whenComplete { _ in timer.cancel() }
         let responseHead = try await withTaskCancellationHandler {
             target.writeAndFlush(exchange, promise: nil)
             return try await exchange.responseHead.futureResult.get()

@@ -37,7 +37,7 @@ struct ConnectionFactory: Sendable {
         let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
         let record = TrustRecord()
         let sslContext = self.sslContext
-        let timeAmount = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
+        let timeAmount = TimeAmount.nanoseconds(timeout.nanoseconds)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -78,28 +78,12 @@ struct ConnectionFactory: Sendable {
             throw Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
         }
 
-        let tlsVersion: String? = verifier == nil ? nil : try? await channel.eventLoop.submit {
-            try channel.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion.map(Self.describe)
-        }.get() ?? nil
-
-        switch negotiated {
-        case .http2(let multiplexer):
-            return Connection(channel: channel, multiplexer: multiplexer, trustRecord: record, shareable: shareable, tlsVersion: tlsVersion)
-        case .http1:
-            return Connection(channel: channel, multiplexer: nil, trustRecord: verifier == nil ? nil : record, shareable: shareable, tlsVersion: tlsVersion)
-        }
+        return Connection(
+            channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
+            tlsVersion: negotiated.tlsVersion)
     }
 
     struct HandshakeTimeout: Error {}
-
-    static func describe(_ version: TLSVersion) -> String {
-        switch version {
-        case .tlsv1: return "TLSv1.0"
-        case .tlsv11: return "TLSv1.1"
-        case .tlsv12: return "TLSv1.2"
-        case .tlsv13: return "TLSv1.3"
-        }
-    }
 
     static func connectError(_ error: any Error, origin: Origin, url: URL) -> SessionError {
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {

@@ -1,93 +1,126 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// Keeps idle HTTP/1.1 connections and shared HTTP/2 connections per ``PoolKey`` (origin + trust
 /// configuration), so a connection is never reused across origins or trust configurations.
-actor ConnectionPool {
-    private var idle: [PoolKey: [(connection: Connection, since: ContinuousClock.Instant)]] = [:]
-    private var http2: [PoolKey: Connection] = [:]
-    private var open: [ObjectIdentifier: Connection] = [:]
-    private let idleTimeout: Duration
+///
+/// Lock-based rather than an actor: taking and returning a connection happen on every request,
+/// and releasing happens on the connection's event loop the moment a response ends.
+final class ConnectionPool: Sendable {
+    private struct State {
+        var idle: [PoolKey: [(connection: Connection, since: NIODeadline)]] = [:]
+        var http2: [PoolKey: Connection] = [:]
+        var open: [ObjectIdentifier: Connection] = [:]
+        var isShutDown = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let idleTimeout: TimeAmount
     private let maximumIdlePerKey: Int
-    private var isShutDown = false
 
     init(idleTimeout: Duration, maximumIdlePerKey: Int) {
-        self.idleTimeout = idleTimeout
+        self.idleTimeout = .nanoseconds(idleTimeout.nanoseconds)
         self.maximumIdlePerKey = maximumIdlePerKey
     }
 
     /// A live pooled connection for `key`, if there is one.
     func take(_ key: PoolKey) -> Connection? {
-        if let shared = http2[key] {
-            if shared.isActive { return shared }
-            http2[key] = nil
+        var stale: [Connection] = []
+        defer { stale.forEach { $0.close() } }
+        return state.withLockedValue { state in
+            if let shared = state.http2[key] {
+                if shared.isActive { return shared }
+                state.http2[key] = nil
+            }
+            while var list = state.idle[key], let (connection, since) = list.popLast() {
+                state.idle[key] = list.isEmpty ? nil : list
+                if connection.isActive && NIODeadline.now() - since < idleTimeout { return connection }
+                state.open[ObjectIdentifier(connection)] = nil
+                stale.append(connection)
+            }
+            return nil
         }
-        while var list = idle[key], let (connection, since) = list.popLast() {
-            idle[key] = list.isEmpty ? nil : list
-            if connection.isActive && since.duration(to: .now) < idleTimeout { return connection }
-            close(connection)
-        }
-        return nil
     }
 
     /// Tracks a new connection (and shares it, for HTTP/2).
     func register(_ connection: Connection, key: PoolKey) {
-        if isShutDown {
+        let accepted = state.withLockedValue { state -> Bool in
+            guard !state.isShutDown else { return false }
+            state.open[ObjectIdentifier(connection)] = connection
+            if connection.isHTTP2 && connection.shareable { state.http2[key] = connection }
+            return true
+        }
+        guard accepted else {
             connection.close()
             return
         }
-        open[ObjectIdentifier(connection)] = connection
-        if connection.isHTTP2 && connection.shareable { http2[key] = connection }
-        connection.channel.closeFuture.whenComplete { _ in
-            Task { await self.forget(connection, key: key) }
-        }
+        connection.channel.closeFuture.whenComplete { _ in self.forget(connection, key: key) }
     }
 
-    /// Returns an HTTP/1.1 connection after a complete response.
+    /// Returns an HTTP/1.1 connection after a complete response; closes it when it cannot be reused.
     func release(_ connection: Connection, key: PoolKey, reusable: Bool) {
         guard !connection.isHTTP2 else { return }
-        var list = idle[key] ?? []
-        guard reusable, connection.shareable, connection.isActive, !isShutDown, list.count < maximumIdlePerKey else {
-            close(connection)
+        let since = NIODeadline.now()
+        let kept = state.withLockedValue { state -> Bool in
+            var list = state.idle[key] ?? []
+            guard reusable, connection.shareable, connection.isActive, !state.isShutDown, list.count < maximumIdlePerKey else {
+                state.open[ObjectIdentifier(connection)] = nil
+                return false
+            }
+            list.append((connection, since))
+            state.idle[key] = list
+            return true
+        }
+        guard kept else {
+            connection.close()
             return
         }
-        let since = ContinuousClock.now
-        list.append((connection, since))
-        idle[key] = list
-        let timeout = idleTimeout
-        connection.channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)) {
-            Task { await self.expire(connection, key: key, since: since) }
-        }
+        connection.channel.eventLoop.scheduleTask(in: idleTimeout) { self.expire(connection, key: key, since: since) }
     }
 
-    private func expire(_ connection: Connection, key: PoolKey, since: ContinuousClock.Instant) {
-        guard let list = idle[key], list.contains(where: { $0.connection === connection && $0.since == since }) else { return }
-        idle[key] = list.filter { $0.connection !== connection }
-        close(connection)
+    private func expire(_ connection: Connection, key: PoolKey, since: NIODeadline) {
+        let expired = state.withLockedValue { state -> Bool in
+            guard let list = state.idle[key], list.contains(where: { $0.connection === connection && $0.since == since }) else { return false }
+            state.idle[key] = list.filter { $0.connection !== connection }
+            state.open[ObjectIdentifier(connection)] = nil
+            return true
+        }
+        if expired { connection.close() }
     }
 
     private func forget(_ connection: Connection, key: PoolKey) {
-        open[ObjectIdentifier(connection)] = nil
-        if http2[key] === connection { http2[key] = nil }
-        if let list = idle[key] { idle[key] = list.filter { $0.connection !== connection } }
+        state.withLockedValue { state in
+            state.open[ObjectIdentifier(connection)] = nil
+            if state.http2[key] === connection { state.http2[key] = nil }
+            if let list = state.idle[key] { state.idle[key] = list.filter { $0.connection !== connection } }
+        }
     }
 
-    private func close(_ connection: Connection) {
-        open[ObjectIdentifier(connection)] = nil
-        connection.close()
-    }
-
-    /// Counts, for tests and diagnostics.
-    var openConnectionCount: Int { open.count }
+    /// Connections open now (for tests and diagnostics).
+    var openConnectionCount: Int { state.withLockedValue { $0.open.count } }
 
     func shutdown() async {
-        isShutDown = true
-        let all = Array(open.values)
-        open = [:]
-        idle = [:]
-        http2 = [:]
+        let all = state.withLockedValue { state -> [Connection] in
+            state.isShutDown = true
+            defer {
+                state.open = [:]
+                state.idle = [:]
+                state.http2 = [:]
+            }
+            return Array(state.open.values)
+        }
         for connection in all {
             try? await connection.channel.close()
         }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (saturating), for NIO's `TimeAmount`.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? Int64.max : scaled &+ attoseconds / 1_000_000_000
     }
 }

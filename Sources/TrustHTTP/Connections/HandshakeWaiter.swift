@@ -4,10 +4,10 @@ import NIOHTTP2
 import NIOSSL
 import NIOTLS
 
-/// The HTTP protocol set up on a connection.
-enum NegotiatedProtocol: Sendable {
-    case http1
-    case http2(NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>)
+/// The HTTP protocol set up on a connection, and the TLS version it runs over.
+struct NegotiatedProtocol: Sendable {
+    var multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
+    var tlsVersion: String?
 }
 
 /// Waits for the TLS handshake and, in the same event-loop turn, sets up HTTP/1.1 or HTTP/2 as
@@ -25,8 +25,11 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             do {
                 let pipeline = context.pipeline.syncOperations
+                let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion.map(Self.describe)
                 pipeline.removeHandler(self, promise: nil)
-                promise.succeed(try Self.configure(context.channel, http2: negotiated == "h2"))
+                var result = try Self.configure(context.channel, http2: negotiated == "h2")
+                result.tlsVersion = tlsVersion ?? nil
+                promise.succeed(result)
             } catch {
                 promise.fail(error)
                 context.close(promise: nil)
@@ -42,11 +45,20 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
             let multiplexer = try pipeline.configureHTTP2Pipeline(
                 mode: .client, connectionConfiguration: .init(), streamConfiguration: .init(),
                 inboundStreamInitializer: { $0.close() })
-            return .http2(NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
+            return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
         }
         try pipeline.addHTTPClientHandlers()
         try pipeline.addHandler(HTTPExchangeHandler())
-        return .http1
+        return NegotiatedProtocol(multiplexer: nil)
+    }
+
+    static func describe(_ version: TLSVersion) -> String {
+        switch version {
+        case .tlsv1: return "TLSv1.0"
+        case .tlsv11: return "TLSv1.1"
+        case .tlsv12: return "TLSv1.2"
+        case .tlsv13: return "TLSv1.3"
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
