@@ -26,6 +26,8 @@ public final class Session: Sendable {
     private let factory: ConnectionFactory
     private let pool: ConnectionPool
     private let delegateHandler: NIOLockedValueBox<(any ChallengeHandler)?> = NIOLockedValueBox(nil)
+    /// Trusted decisions for default handling (nil when switched off).
+    public let evaluationCache: TrustEvaluationCache?
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -35,6 +37,7 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
         self.pool = ConnectionPool(idleTimeout: configuration.idleTimeout, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin)
+        self.evaluationCache = configuration.evaluationCache.map { TrustEvaluationCache(capacity: $0.capacity, timeToLive: $0.timeToLive) }
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -97,7 +100,13 @@ public final class Session: Sendable {
             throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.absoluteString)", url: request.url)
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
-        let route = configuration.serverTrust.evaluator(for: origin.host)
+        var route = configuration.serverTrust.evaluator(for: origin.host)
+        if let cache = evaluationCache {
+            // The route key names the evaluator uniquely within this session's configuration.
+            let base = route.evaluate
+            let identity = route.key
+            route.evaluate = { await cache.evaluate($0, policy: identity, using: base) }
+        }
         let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key)
         let head = makeHead(for: request, origin: origin)
         let body = request.body.map { ByteBuffer(bytes: $0) }

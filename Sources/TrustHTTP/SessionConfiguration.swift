@@ -67,10 +67,26 @@ public struct SessionConfiguration: Sendable {
     /// Connect to another address for a host, like curl's `--resolve host:port:address`:
     /// keys are `host:port` (or `host` for every port), values IP addresses. TLS still checks `host`.
     public var resolve: [String: String] = [:]
+    /// Reuse of trusted decisions for new connections presenting the identical chain for the same
+    /// host under the same trust configuration (see `TrustEvaluationCache` for its safety rules);
+    /// `nil` evaluates every chain from scratch. Challenge handlers are asked for every new
+    /// connection either way: the cache only speeds up default handling.
+    public var evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
     /// The session-level challenge handler.
     public var challengeHandler: (any ChallengeHandler)?
     /// Sent as `User-Agent` unless the request has one.
     public var userAgent: String = "swift-trust"
 
     public init() {}
+}
+
+/// Size and lifetime of a session's ``TrustEvaluationCache``.
+public struct EvaluationCacheSettings: Sendable, Hashable {
+    public var capacity: Int
+    public var timeToLive: Duration
+
+    public init(capacity: Int = 1024, timeToLive: Duration = .seconds(300)) {
+        self.capacity = capacity
+        self.timeToLive = timeToLive
+    }
 }

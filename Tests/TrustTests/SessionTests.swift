@@ -118,7 +118,8 @@ struct SessionTests {
     func pinsAreEnforcedOnFirstPooledAndNewConnections(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
             let counting = CountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
-            let session = try labSession(.evaluator(counting))
+            // Without the evaluation cache, so that every new connection is evaluated from scratch.
+            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
             defer { Task { await session.shutdown() } }
             for _ in 0..<3 {
                 let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
