@@ -24,10 +24,22 @@ public struct Request: Sendable {
 
     /// The first value of a header field.
     public func value(forHeader name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.equal($0.name, name) }?.value
     }
 
     mutating func removeHeaders(named names: Set<String>) {
         headers.removeAll { names.contains($0.name.lowercased()) }
+    }
+}
+
+/// ASCII case-insensitive header-name comparison (Foundation's `caseInsensitiveCompare` is slow on Linux
+/// and knows nothing of HTTP's token rules).
+enum HeaderName {
+    static func equal(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+    }
+
+    @inline(__always) static func lower(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
     }
 }

@@ -30,7 +30,7 @@ public struct Response: Sendable {
     }
 
     public func value(forHeader name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.equal($0.name, name) }?.value
     }
 
     /// The body as UTF-8 text.
@@ -50,7 +50,7 @@ public struct StreamingResponse: Sendable {
     public var body: ResponseBody
 
     public func value(forHeader name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { HeaderName.equal($0.name, name) }?.value
     }
 
     /// Reads the rest of the body into a ``Response``.

@@ -166,7 +166,7 @@ public final class Session: Sendable {
     private func makeHead(for request: Request, origin: Origin) -> HTTPRequestHead {
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: Self.target(of: request.url))
         head.headers.add(name: "host", value: origin.hostHeader)
-        for (name, value) in request.headers where name.lowercased() != "host" {
+        for (name, value) in request.headers where !HeaderName.equal(name, "host") {
             head.headers.add(name: name, value: value)
         }
         if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
@@ -181,9 +181,9 @@ public final class Session: Sendable {
 
     /// The request target: path and query, percent-encoded as in the URL.
     static func target(of url: URL) -> String {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "/" }
-        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { target += "?" + query }
+        let path = url.path(percentEncoded: true)
+        var target = path.isEmpty ? "/" : path
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
         return target
     }
 }
