@@ -69,17 +69,25 @@ public struct StreamingResponse: Sendable {
 public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
     let stream: AsyncThrowingStream<[UInt8], any Error>
+    /// Told how many bytes the reader took (backpressure).
+    let consumed: @Sendable (Int) -> Void
+    /// Bytes received and not yet read (for tests and diagnostics).
+    var bufferedBytes: @Sendable () -> Int = { 0 }
     /// Runs once when the body has been read to its end (returns the connection to the pool
     /// before the reader sees the end, so the next request can reuse it).
     let onEnd: @Sendable () async -> Void
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        let consumed: @Sendable (Int) -> Void
         let onEnd: @Sendable () async -> Void
         var ended = false
 
         public mutating func next() async throws -> [UInt8]? {
-            if let chunk = try await base.next() { return chunk }
+            if let chunk = try await base.next() {
+                consumed(chunk.count)
+                return chunk
+            }
             if !ended {
                 ended = true
                 await onEnd()
@@ -88,5 +96,5 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), onEnd: onEnd) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd) }
 }

@@ -101,11 +101,16 @@ public final class Session: Sendable {
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
         var route = configuration.serverTrust.evaluator(for: origin.host)
+        var known: ServerTrustVerifier.Known?
         if let cache = evaluationCache {
             // The route key names the evaluator uniquely within this session's configuration.
             let base = route.evaluate
             let identity = route.key
             route.evaluate = { await cache.evaluate($0, policy: identity, using: base) }
+            // With no handler to ask, a cached decision is the whole answer: decided in the handshake itself.
+            if request.challengeHandler == nil && sessionHandler == nil {
+                known = { cache.decision(for: $0, policy: identity) }
+            }
         }
         let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key)
         let head = makeHead(for: request, origin: origin)
@@ -123,7 +128,7 @@ public final class Session: Sendable {
                 let challenge = ServerTrustChallenge(
                     origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
                     handlerTimeout: remaining)
-                let verifier = origin.isSecure ? ServerTrustVerifier(decide: { await challenge.decide($0) }) : nil
+                let verifier = origin.isSecure ? ServerTrustVerifier(known: known, decide: { await challenge.decide($0) }) : nil
                 connection = try await factory.connect(
                     origin: origin, verifier: verifier, shareable: !taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
                     trustError: { challenge.error(for: $0, url: request.url) })
@@ -143,14 +148,16 @@ public final class Session: Sendable {
                 }
                 // Released when the response ends (on the event loop), before the reader sees the end.
                 exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
-                let onEnd: @Sendable () async -> Void = {
-                    release((try? await exchange.completion.futureResult.get()) ?? false)
-                }
+                // The event loop has normally released it already; this covers the rest without a hop.
+                let onEnd: @Sendable () async -> Void = { release(exchange.endedReusable) }
+                var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
+                let flow = exchange.flow
+                responseBody.bufferedBytes = { flow.bufferedBytes }
                 return StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
                     tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
-                    body: ResponseBody(stream: exchange.bodyStream, onEnd: onEnd))
+                    body: responseBody)
             } catch let error as SessionError {
                 throw error
             } catch {

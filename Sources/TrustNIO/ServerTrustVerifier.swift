@@ -23,15 +23,22 @@ public struct ServerTrustVerifier: Sendable {
     /// Decides about one presented chain. Called once per handshake, off the event loop.
     public typealias Decide = @Sendable (ServerTrust) async -> TrustDecision
 
-    let decide: Decide
+    /// A decision that is already known (e.g. from a cache), answered synchronously in the
+    /// handshake without a hop to a Swift Task; `nil` falls back to ``decide``.
+    public typealias Known = @Sendable (ServerTrust) -> TrustDecision?
 
-    /// Verifies with `decide` (a challenge handler, a per-host evaluator…).
-    public init(decide: @escaping Decide) {
+    let decide: Decide
+    let known: Known?
+
+    /// Verifies with `decide` (a challenge handler, a per-host evaluator…); `known` may answer first.
+    public init(known: Known? = nil, decide: @escaping Decide) {
+        self.known = known
         self.decide = decide
     }
 
     /// Verifies with `evaluator`.
     public init(evaluator: any TrustEvaluator) {
+        self.known = nil
         self.decide = { await evaluator.evaluate($0) }
     }
 
@@ -40,8 +47,14 @@ public struct ServerTrustVerifier: Sendable {
     /// completes NIOSSL's promise.
     public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> NIOSSLCustomVerificationCallbackWithMetadata {
         let decide = self.decide
+        let known = self.known
         return { presented, promise in
             let trust = Self.serverTrust(presented, peerName: peerName, at: clock())
+            if let known, case .success(let serverTrust) = trust, let decision = known(serverTrust) {
+                record.record(decision)
+                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+                return
+            }
             Task {
                 let decision: TrustDecision
                 switch trust {

@@ -44,6 +44,10 @@ struct BenchCommand: AsyncParsableCommand {
         let pin = await Self.median(iterations) { for _ in 0..<batch { _ = certificate.spkiPin } }
         let hash = await Self.median(iterations) { for _ in 0..<batch { _ = SPKIPin(subjectPublicKeyInfoDER: spki) } }
         Self.report("SPKI pin of a certificate (P-256)", pin / batch, "SHA-256 of the SPKI bytes", hash / batch)
+        let der = certificate.derBytes
+        let parse = await Self.median(iterations) { for _ in 0..<100 { _ = try? Certificate(derEncoded: der) } }
+        let hashDER = await Self.median(iterations) { for _ in 0..<100 { var h = Hasher(); h.combine(der); _ = h.finalize() } }
+        Self.report("parse a DER certificate (P-256)", parse / 100, "hash its DER bytes", hashDER / 100)
     }
 
     static func median(_ iterations: Int, _ body: () async -> Void) async -> Duration {

@@ -130,7 +130,7 @@ struct SessionTests {
             // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
             for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
             #expect(counting.count.withLockedValue { $0 } == 4)
-            #expect(await session.openConnectionCount == 1)
+            #expect(session.openConnectionCount == 1)
             if protocols == .http1Only {
                 // The server closes after each of these: every following request needs, and evaluates, a new connection.
                 for _ in 0..<2 {
@@ -140,6 +140,23 @@ struct SessionTests {
                 #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
                 #expect(counting.count.withLockedValue { $0 } == 6)
             }
+        }
+    }
+
+    @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        try await withLabServers(["good"], protocols: .http1Only) { servers in
+            let session = try labSession { $0.idleTimeout = .milliseconds(200) }
+            defer { Task { await session.shutdown() } }
+            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+            #expect(session.openConnectionCount == 1)
+            var open = 1
+            for _ in 0..<40 where open > 0 {  // bounded wait for the sweep
+                try await Task.sleep(for: .milliseconds(50))
+                open = session.openConnectionCount
+            }
+            #expect(open == 0)
+            // And the session still works afterwards.
+            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
         }
     }
 

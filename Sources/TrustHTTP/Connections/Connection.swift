@@ -50,14 +50,17 @@ final class Connection: Sendable {
             target = channel
         }
         let exchange = HTTPExchange(head: head, body: body, channel: target)
-        let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            onTimeout()
-            target.close(promise: nil)
-        }
-        (coversBody ? exchange.completion.futureResult.map { _ in } : exchange.responseHead.futureResult.map { _ in })
-            .whenComplete { _ in timer.cancel() }
+        let ended = coversBody ? exchange.completion.futureResult.map { _ in } : exchange.responseHead.futureResult.map { _ in }
         let responseHead = try await withTaskCancellationHandler {
-            target.writeAndFlush(exchange, promise: nil)
+            // One hop to the event loop: arm the timeout and write the request.
+            target.eventLoop.execute {
+                let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                    onTimeout()
+                    target.close(promise: nil)
+                }
+                ended.whenComplete { _ in timer.cancel() }
+                target.writeAndFlush(exchange, promise: nil)
+            }
             return try await exchange.responseHead.futureResult.get()
         } onCancel: {
             target.close(promise: nil)

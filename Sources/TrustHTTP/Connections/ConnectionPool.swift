@@ -13,6 +13,9 @@ final class ConnectionPool: Sendable {
         var http2: [PoolKey: Connection] = [:]
         var open: [ObjectIdentifier: Connection] = [:]
         var isShutDown = false
+        /// One repeating sweep closes connections idle past the timeout (not one timer per release,
+        /// which would grow the event loop's timer heap with every request).
+        var sweeper: RepeatedTask?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -76,17 +79,39 @@ final class ConnectionPool: Sendable {
             connection.close()
             return
         }
-        connection.channel.eventLoop.scheduleTask(in: idleTimeout) { self.expire(connection, key: key, since: since) }
+        startSweeperIfNeeded(on: connection.channel.eventLoop)
     }
 
-    private func expire(_ connection: Connection, key: PoolKey, since: NIODeadline) {
-        let expired = state.withLockedValue { state -> Bool in
-            guard let list = state.idle[key], list.contains(where: { $0.connection === connection && $0.since == since }) else { return false }
-            state.idle[key] = list.filter { $0.connection !== connection }
-            state.open[ObjectIdentifier(connection)] = nil
-            return true
+    private func startSweeperIfNeeded(on eventLoop: any EventLoop) {
+        let needed = state.withLockedValue { $0.sweeper == nil && !$0.isShutDown }
+        guard needed else { return }
+        let interval = TimeAmount.nanoseconds(max(idleTimeout.nanoseconds / 2, 1_000_000))
+        let task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in self.sweep() }
+        let duplicate = state.withLockedValue { state -> Bool in
+            if state.sweeper != nil || state.isShutDown { return true }
+            state.sweeper = task
+            return false
         }
-        if expired { connection.close() }
+        if duplicate { task.cancel() }
+    }
+
+    /// Closes idle connections older than the idle timeout.
+    private func sweep() {
+        let now = NIODeadline.now()
+        let expired = state.withLockedValue { state -> [Connection] in
+            var expired: [Connection] = []
+            for (key, list) in state.idle {
+                let (old, fresh) = (list.filter { now - $0.since >= idleTimeout }, list.filter { now - $0.since < idleTimeout })
+                guard !old.isEmpty else { continue }
+                state.idle[key] = fresh.isEmpty ? nil : fresh
+                for entry in old {
+                    state.open[ObjectIdentifier(entry.connection)] = nil
+                    expired.append(entry.connection)
+                }
+            }
+            return expired
+        }
+        expired.forEach { $0.close() }
     }
 
     private func forget(_ connection: Connection, key: PoolKey) {
@@ -103,6 +128,8 @@ final class ConnectionPool: Sendable {
     func shutdown() async {
         let all = state.withLockedValue { state -> [Connection] in
             state.isShutDown = true
+            state.sweeper?.cancel()
+            state.sweeper = nil
             defer {
                 state.open = [:]
                 state.idle = [:]

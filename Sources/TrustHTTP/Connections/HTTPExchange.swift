@@ -11,8 +11,13 @@ final class HTTPExchange: Sendable {
     let bodyStream: AsyncThrowingStream<[UInt8], any Error>
     /// Succeeds with whether the connection may be reused once the response has ended.
     let completion: EventLoopPromise<Bool>
+    let flow: BodyFlowControl
 
     private let ended = NIOLockedValueBox(false)
+    private let reusable = NIOLockedValueBox(false)
+
+    /// Whether the response ended normally on a connection that may be reused (known once the body has ended).
+    var endedReusable: Bool { reusable.withLockedValue { $0 } }
 
     /// - Parameter channel: closed if the reader abandons the body before its end (the rest of the
     ///   response would otherwise block the connection).
@@ -21,6 +26,7 @@ final class HTTPExchange: Sendable {
         self.body = body
         self.responseHead = channel.eventLoop.makePromise()
         self.completion = channel.eventLoop.makePromise()
+        self.flow = BodyFlowControl(channel: channel)
         (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
         let ended = self.ended
         self.bodyContinuation.onTermination = { termination in
@@ -33,6 +39,7 @@ final class HTTPExchange: Sendable {
     /// The response ended normally.
     func finish(keepAlive: Bool) {
         ended.withLockedValue { $0 = true }
+        reusable.withLockedValue { $0 = keepAlive }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
     }
@@ -84,6 +91,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             responseHead = head
             exchange.responseHead.succeed(head)
         case .body(let buffer):
+            exchange.flow.produced(buffer.readableBytes)
             exchange.bodyContinuation.yield(Array(buffer.readableBytesView))
         case .end:
             let keepAlive = responseHead?.isKeepAlive ?? false
@@ -91,6 +99,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             responseHead = nil
             exchange.finish(keepAlive: keepAlive)
         }
+    }
+
+    /// Holds the socket read while the reader is behind (see ``BodyFlowControl``).
+    func read(context: ChannelHandlerContext) {
+        if let exchange = current, !exchange.flow.shouldRead() { return }
+        context.read()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
