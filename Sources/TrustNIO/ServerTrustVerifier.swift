@@ -85,7 +85,7 @@ public struct ServerTrustVerifier: Sendable {
         var chain: [Certificate] = []
         for (index, nioCertificate) in presented.enumerated() {
             guard let der = try? nioCertificate.toDERBytes() else { continue }
-            if let certificate = try? Certificate(derEncoded: der) {
+            if let certificate = ParsedCertificateCache.shared.certificate(der: der) {
                 chain.append(certificate)
             } else if index == 0 {
                 let reasons = RawCertificate(der: der)?.refusalReasons ?? [.malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")]

@@ -66,6 +66,9 @@ configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pki.i
 configuration.httpVersion = .http1Only
 configuration.maximumIdleConnectionsPerOrigin = 8
 let session = try Session(configuration: configuration)
+var uncachedConfiguration = configuration
+uncachedConfiguration.evaluationCache = nil
+let uncached = try Session(configuration: uncachedConfiguration)
 
 // The baseline: AsyncHTTPClient with the lab roots as trustRoots (BoringSSL's verification, no pinning).
 var tls = TLSConfiguration.makeClientConfiguration()
@@ -75,9 +78,9 @@ var ahcConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
 ahcConfiguration.httpVersion = .http1Only
 let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: ahcConfiguration)
 
-@Sendable func sessionGet(close: Bool) async throws {
+@Sendable func sessionGet(close: Bool, cached: Bool = true) async throws {
     let request = Request(url: URL(string: url)!, headers: close ? [("connection", "close")] : [])
-    let response = try await session.data(for: request)
+    let response = try await (cached ? session : uncached).data(for: request)
     precondition(response.statusCode == 200)
 }
 
@@ -100,6 +103,12 @@ for clients in [1, 2] {
     row("new connection + GET, \(clients) client\(clients > 1 ? "s" : "")", ours, theirs)
 }
 
+for clients in [1, 2] {
+    let (ours, theirs) = try await compare(clients: clients, { try await sessionGet(close: true, cached: false) }, { try await baselineGet(close: true) })
+    row("… evaluation cache off, \(clients) client\(clients > 1 ? "s" : "")", ours, theirs)
+}
+
 try await client.shutdown()
+await uncached.shutdown()
 await session.shutdown()
 try await server.shutdown()
