@@ -1,6 +1,16 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// What every NIO-based target uses.
+let nio: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+    .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+]
+
 let package = Package(
     name: "swift-trust",
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
@@ -33,46 +43,22 @@ let package = Package(
         ),
         .target(
             name: "TrustNIO",
-            dependencies: [
-                "Trust",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            dependencies: ["Trust"] + nio
         ),
         .target(
             name: "TrustHTTP",
-            dependencies: [
-                "Trust",
-                "TrustNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            dependencies: ["Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio")] + nio
         ),
         .target(
             name: "TrustLab",
             dependencies: [
                 "Trust",
                 "TrustNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ] + nio
         ),
         .executableTarget(
             name: "trust",

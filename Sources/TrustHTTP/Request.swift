@@ -24,7 +24,7 @@ public struct Request: Sendable {
 
     /// The first value of a header field.
     public func value(forHeader name: String) -> String? {
-        headers.first { HeaderName.equal($0.name, name) }?.value
+        HeaderName.first(name, in: headers)
     }
 
     mutating func removeHeaders(named names: Set<String>) {
@@ -37,6 +37,11 @@ public struct Request: Sendable {
 enum HeaderName {
     static func equal(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
+    }
+
+    /// The first value of the header `name` in `headers`.
+    static func first(_ name: String, in headers: [(name: String, value: String)]) -> String? {
+        headers.first { equal($0.name, name) }?.value
     }
 
     @inline(__always) static func lower(_ byte: UInt8) -> UInt8 {

@@ -30,7 +30,7 @@ public struct Response: Sendable {
     }
 
     public func value(forHeader name: String) -> String? {
-        headers.first { HeaderName.equal($0.name, name) }?.value
+        HeaderName.first(name, in: headers)
     }
 
     /// The body as UTF-8 text.
@@ -50,7 +50,7 @@ public struct StreamingResponse: Sendable {
     public var body: ResponseBody
 
     public func value(forHeader name: String) -> String? {
-        headers.first { HeaderName.equal($0.name, name) }?.value
+        HeaderName.first(name, in: headers)
     }
 
     /// Reads the rest of the body into a ``Response``.

@@ -23,40 +23,24 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The IP address the client connects to.")
     var ip: String?
 
-    @Flag(name: .long, help: "Do not check the name (AFSecurityPolicy validatesDomainName = NO).")
-    var noValidateDomain = false
 
     @Option(name: .long, help: "Anchor certificates (file or folder); repeatable.")
     var anchors: [String] = []
 
-    @Flag(name: .long, help: "Use only the --anchors certificates, not the system roots.")
-    var anchorsOnly = false
-
-    @Option(name: .long, help: "An SPKI pin (sha256/BASE64 or pin-sha256=\"BASE64\") that must be on the validated path; repeatable.")
-    var pin: [String] = []
 
     @Option(name: .long, help: "Evaluation time, RFC 3339 with offset (fractional seconds allowed). Default: now.")
     var at: String?
 
-    @Option(name: .long, help: "AFSecurityPolicy pinning mode: none, public-key or certificate.")
-    var mode: String?
-
-    @Option(name: .long, help: "A certificate to pin (with --mode); repeatable.")
-    var pinnedCert: [String] = []
-
-    @Flag(name: .long, help: "AFSecurityPolicy allowInvalidCertificates (with --mode).")
-    var allowInvalid = false
 
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
+    @OptionGroup var trustOptions: TrustOptions
+
     func validate() throws {
-        let nameOptions = [host != nil, ip != nil, noValidateDomain].filter { $0 }.count
+        let nameOptions = [host != nil, ip != nil, trustOptions.noValidateDomain].filter { $0 }.count
         if nameOptions == 0 { throw ValidationError("give --host NAME, --ip ADDRESS or --no-validate-domain") }
         if host != nil && ip != nil { throw ValidationError("--host and --ip cannot be combined") }
-        if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
-            throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
-        }
     }
 
     func run() async throws {
@@ -93,41 +77,18 @@ struct EvaluateCommand: AsyncParsableCommand {
                 }
             }
         }
-        var pins: Set<SPKIPin> = []
-        for text in pin {
-            do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
-        }
         var time = Date()
         if let at {
             guard let parsed = RFC3339.parse(at) else { throw UsageError("--at \"\(at)\" is not an RFC 3339 time with an offset, e.g. 2025-01-01T00:00:00Z") }
             time = parsed
         }
-        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchorCertificates)
-
         let decision: TrustDecision
-        if let mode {
-            let pinningMode: PinningMode
-            switch mode {
-            case "none": pinningMode = .none
-            case "public-key", "publickey", "publicKey": pinningMode = .publicKey
-            case "certificate": pinningMode = .certificate
-            default: throw UsageError("--mode must be none, public-key or certificate")
-            }
-            var pinned: [Certificate] = []
-            for path in pinnedCert { pinned += try load(path, what: "--pinned-cert") }
-            var validation = ValidationPolicy.webPKI
-            validation.pins = pins
-            let policy = SecurityPolicy(
-                pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
-                validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation)
+        switch try trustOptions.policy(anchors: anchorCertificates) {
+        case .securityPolicy(let policy):
             decision = await policy.evaluate(presented, forDomain: host ?? ip, at: time)
-        } else {
-            var policy = ValidationPolicy.webPKI
-            policy.checksPeerName = !noValidateDomain
-            policy.pins = pins
-            let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
-            let validator = PathValidator(anchors: trustAnchors, policy: policy, name: name)
-            decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: noValidateDomain ? nil : peerName, evaluationTime: time))
+        case .validator(let validator):
+            let checked = trustOptions.noValidateDomain ? nil : peerName
+            decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
         }
 
         try finish(decision, notes: notes)
@@ -152,11 +113,4 @@ struct EvaluateCommand: AsyncParsableCommand {
         }
     }
 
-    func load(_ path: String, what: String) throws -> [Certificate] {
-        do {
-            return try CertificateSource.certificates(atPath: path)
-        } catch {
-            throw UsageError("\(what): \(error.description)")
-        }
-    }
 }

@@ -35,23 +35,8 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Anchor certificates (PEM/DER file or folder) added to the system roots; repeatable.")
     var cacert: [String] = []
 
-    @Flag(name: .long, help: "Use only the --cacert anchors, not the system roots.")
-    var anchorsOnly = false
 
-    @Option(name: .long, help: "An SPKI pin (sha256/BASE64) that must be on the validated path; repeatable.")
-    var pin: [String] = []
-
-    @Option(name: .long, help: "AFSecurityPolicy pinning mode: none, public-key or certificate.")
-    var mode: String?
-
-    @Option(name: .long, help: "A certificate to pin (with --mode); repeatable.")
-    var pinnedCert: [String] = []
-
-    @Flag(name: .long, help: "AFSecurityPolicy allowInvalidCertificates (with --mode).")
-    var allowInvalid = false
-
-    @Flag(name: .long, help: "Do not check the host name (AFSecurityPolicy validatesDomainName = NO).")
-    var noValidateDomain = false
+    @OptionGroup var trustOptions: TrustOptions
 
     @Option(name: .long, help: "The most redirects to follow (0: none).")
     var maxRedirs: Int = 10
@@ -76,9 +61,6 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }
-        if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
-            throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
-        }
         if connectTimeout <= 0 || maxTime <= 0 { throw ValidationError("timeouts must be positive") }
     }
 
@@ -176,34 +158,11 @@ struct GetCommand: AsyncParsableCommand {
 
     func trustConfiguration() throws -> ServerTrustConfiguration {
         var anchors: [Certificate] = []
-        for path in cacert {
-            do { anchors += try CertificateSource.certificates(atPath: path) } catch { throw UsageError("--cacert: \(error.description)") }
+        for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
+        switch try trustOptions.policy(anchors: anchors) {
+        case .securityPolicy(let policy): return .securityPolicy(policy)
+        case .validator(let validator): return .evaluator(validator)
         }
-        var pins: Set<SPKIPin> = []
-        for text in pin {
-            do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
-        }
-        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors)
-        var policy = ValidationPolicy.webPKI
-        policy.pins = pins
-        if let mode {
-            let pinningMode: PinningMode
-            switch mode {
-            case "none": pinningMode = .none
-            case "public-key", "publickey", "publicKey": pinningMode = .publicKey
-            case "certificate": pinningMode = .certificate
-            default: throw UsageError("--mode must be none, public-key or certificate")
-            }
-            var pinned: [Certificate] = []
-            for path in pinnedCert {
-                do { pinned += try CertificateSource.certificates(atPath: path) } catch { throw UsageError("--pinned-cert: \(error.description)") }
-            }
-            return .securityPolicy(SecurityPolicy(
-                pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
-                validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: policy))
-        }
-        policy.checksPeerName = !noValidateDomain
-        return .evaluator(PathValidator(anchors: trustAnchors, policy: policy, name: pins.isEmpty ? "default" : "default + \(pins.count) pins"))
     }
 
     /// Prints the error (with every trust reason) and returns curl's exit code for it.

@@ -1,0 +1,73 @@
+import ArgumentParser
+import Foundation
+import Trust
+import X509
+
+/// Trust options shared by `evaluate` and `get` (each command names its own anchor-file option:
+/// `--anchors` for `evaluate`, curl's `--cacert` for `get`).
+struct TrustOptions: ParsableArguments {
+    @Flag(name: .long, help: "Use only the given anchors, not the system roots.")
+    var anchorsOnly = false
+
+    @Option(name: .long, help: "An SPKI pin (sha256/BASE64 or pin-sha256=\"BASE64\") that must be on the validated path; repeatable.")
+    var pin: [String] = []
+
+    @Option(name: .long, help: "AFSecurityPolicy pinning mode: none, public-key or certificate.")
+    var mode: String?
+
+    @Option(name: .long, help: "A certificate to pin (with --mode); repeatable.")
+    var pinnedCert: [String] = []
+
+    @Flag(name: .long, help: "AFSecurityPolicy allowInvalidCertificates (with --mode).")
+    var allowInvalid = false
+
+    @Flag(name: .long, help: "Do not check the name (AFSecurityPolicy validatesDomainName = NO).")
+    var noValidateDomain = false
+
+    func validate() throws {
+        if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
+            throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
+        }
+    }
+
+    /// What the options ask for: AFNetworking semantics, or the engine with anchors, pins and name check.
+    enum Policy {
+        case securityPolicy(SecurityPolicy)
+        case validator(PathValidator)
+    }
+
+    func policy(anchors: [Certificate]) throws -> Policy {
+        var pins: Set<SPKIPin> = []
+        for text in pin {
+            do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
+        }
+        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors)
+        var validation = ValidationPolicy.webPKI
+        validation.pins = pins
+        guard let mode else {
+            validation.checksPeerName = !noValidateDomain
+            return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: pins.isEmpty ? "default" : "default + \(pins.count) pins"))
+        }
+        let pinningMode: PinningMode
+        switch mode {
+        case "none": pinningMode = .none
+        case "public-key", "publickey", "publicKey": pinningMode = .publicKey
+        case "certificate": pinningMode = .certificate
+        default: throw UsageError("--mode must be none, public-key or certificate")
+        }
+        var pinned: [Certificate] = []
+        for path in pinnedCert { pinned += try Self.load(path, what: "--pinned-cert") }
+        return .securityPolicy(SecurityPolicy(
+            pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
+            validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation))
+    }
+
+    /// Certificates from a file or folder; unreadable input is a usage error (exit 2).
+    static func load(_ path: String, what: String) throws -> [Certificate] {
+        do {
+            return try CertificateSource.certificates(atPath: path)
+        } catch {
+            throw UsageError("\(what): \(error.description)")
+        }
+    }
+}
