@@ -136,7 +136,7 @@ public final class Session: Sendable {
             }
             do {
                 let remaining = try context.remaining(url: request.url)
-                let (responseHead, exchange, _) = try await connection.exchange(head: head, body: body, timeout: remaining, onTimeout: context.markTimedOut, coversBody: context.coversBody)
+                let (responseHead, exchange) = try await connection.exchange(head: head, body: body, timeout: remaining, onTimeout: context.markTimedOut, coversBody: context.coversBody)
                 let pool = self.pool
                 let released = NIOLockedValueBox(false)
                 @Sendable func release(_ reusable: Bool) {

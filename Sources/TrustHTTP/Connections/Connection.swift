@@ -34,7 +34,7 @@ final class Connection: Sendable {
     /// with `coversBody`, before the response ends), `onTimeout` runs and the stream is closed.
     func exchange(
         head: HTTPRequestHead, body: ByteBuffer?, timeout: Duration, onTimeout: @escaping @Sendable () -> Void, coversBody: Bool
-    ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange, streamChannel: any Channel) {
+    ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
         let target: any Channel
         if let multiplexer {
             let promise = channel.eventLoop.makePromise(of: Channel.self)
@@ -65,7 +65,7 @@ final class Connection: Sendable {
         } onCancel: {
             target.close(promise: nil)
         }
-        return (responseHead, exchange, target)
+        return (responseHead, exchange)
     }
 
     func close() {
