@@ -43,7 +43,7 @@ let package = Package(
         ),
         .target(
             name: "TrustNIO",
-            dependencies: ["Trust"] + nio
+            dependencies: ["Trust", .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")] + nio
         ),
         .target(
             name: "TrustHTTP",

@@ -1,0 +1,173 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import Trust
+import X509
+
+/// A client certificate (with its intermediates) and its private key, ready to answer a server's
+/// certificate request.
+///
+/// Made from a PKCS#12 file and its passphrase (OpenSSL 3 default, `-legacy` and empty-password
+/// files), or from PEM: a certificate chain plus a PKCS#8, SEC1 or PKCS#1 key. Every problem is a
+/// ``ClientIdentityError``; nothing in the input can crash the process (NIOSSL's own PKCS#12 loader
+/// traps on a file without a key — this type checks first).
+public struct ClientIdentity: Sendable {
+    /// Leaf first, then the intermediates to send.
+    public let certificateChain: [NIOSSLCertificate]
+    public let privateKey: NIOSSLPrivateKey
+    /// The leaf, parsed.
+    public let certificate: Certificate
+    /// Things worth knowing that do not stop the identity from being used (expired, expiring soon).
+    public let warnings: [String]
+
+    /// From PKCS#12 bytes and a passphrase (`""` or `nil` for none).
+    public init(pkcs12 bytes: [UInt8], passphrase: String?, source: String = "<memory>", now: Date = Date()) throws(ClientIdentityError) {
+        let structure: PKCS12Structure
+        do {
+            structure = try PKCS12Structure(der: bytes)
+        } catch {
+            throw ClientIdentityError(source: source, kind: .corrupt("\(error)"))
+        }
+        guard structure.keyBags > 0 else {
+            throw ClientIdentityError(source: source, kind: .noPrivateKey(structure.encryptedContents > 0
+                ? "no private key outside the encrypted contents (re-export it with `openssl pkcs12 -export`)" : "the file holds no private key"))
+        }
+        guard structure.certificateBags > 0 || structure.encryptedContents > 0 else {
+            throw ClientIdentityError(source: source, kind: .noCertificate)
+        }
+        let bundle: NIOSSLPKCS12Bundle
+        do {
+            bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array((passphrase ?? "").utf8))
+        } catch {
+            let text = "\(error)"
+            if text.contains("INCORRECT_PASSWORD") || text.contains("PKCS12_R_INCORRECT_PASSWORD") || text.localizedCaseInsensitiveContains("mac verify") {
+                throw ClientIdentityError(source: source, kind: .wrongPassphrase)
+            }
+            throw ClientIdentityError(source: source, kind: .corrupt(text))
+        }
+        try self.init(chain: bundle.certificateChain, key: bundle.privateKey, source: source, now: now)
+    }
+
+    /// From a PKCS#12 file.
+    public init(pkcs12File path: String, passphrase: String?, now: Date = Date()) throws(ClientIdentityError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ClientIdentityError(source: path, kind: .unreadable)
+        }
+        try self.init(pkcs12: Array(data), passphrase: passphrase, source: path, now: now)
+    }
+
+    /// From PEM: the certificate chain (leaf first) and the private key (PKCS#8, SEC1 or PKCS#1;
+    /// an encrypted key needs `passphrase`).
+    public init(certificateChainPEM: String, privateKeyPEM: String, passphrase: String? = nil, source: String = "<memory>", now: Date = Date()) throws(ClientIdentityError) {
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
+        } catch {
+            throw ClientIdentityError(source: source, kind: .corrupt("certificate: \(error)"))
+        }
+        guard !chain.isEmpty else { throw ClientIdentityError(source: source, kind: .noCertificate) }
+        guard privateKeyPEM.contains("PRIVATE KEY-----") else {
+            throw ClientIdentityError(source: source, kind: .noPrivateKey("no PEM private key block"))
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            if let passphrase {
+                key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem) { setter in setter(Array(passphrase.utf8)) }
+            } else {
+                key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+            }
+        } catch {
+            // NIOSSL says only "failedToLoadPrivateKey"; for an encrypted key that means the passphrase.
+            if privateKeyPEM.contains("ENCRYPTED") {
+                throw ClientIdentityError(source: source, kind: passphrase == nil ? .noPrivateKey("the private key is encrypted: give its passphrase") : .wrongPassphrase)
+            }
+            throw ClientIdentityError(source: source, kind: .unsupportedKey("\(error)"))
+        }
+        try self.init(chain: chain, key: key, source: source, now: now)
+    }
+
+    /// From PEM files (the key may be in the certificate file).
+    public init(certificateFile: String, keyFile: String?, passphrase: String? = nil, now: Date = Date()) throws(ClientIdentityError) {
+        guard let certificates = FileManager.default.contents(atPath: certificateFile) else {
+            throw ClientIdentityError(source: certificateFile, kind: .unreadable)
+        }
+        let keyPath = keyFile ?? certificateFile
+        guard let key = FileManager.default.contents(atPath: keyPath) else {
+            throw ClientIdentityError(source: keyPath, kind: .unreadable)
+        }
+        try self.init(certificateChainPEM: String(decoding: certificates, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self),
+                      passphrase: passphrase, source: certificateFile, now: now)
+    }
+
+    private init(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey, source: String, now: Date) throws(ClientIdentityError) {
+        guard let leafNIO = chain.first else { throw ClientIdentityError(source: source, kind: .noCertificate) }
+        let leaf: Certificate
+        do {
+            leaf = try Certificate(derEncoded: try leafNIO.toDERBytes())
+        } catch {
+            throw ClientIdentityError(source: source, kind: .unsupportedKey("the certificate cannot be processed: \(error)"))
+        }
+        // BoringSSL checks that the key belongs to the leaf when both go into a context.
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.certificateChain = chain.map { .certificate($0) }
+        configuration.privateKey = .privateKey(key)
+        do {
+            _ = try NIOSSLContext(configuration: configuration)
+        } catch NIOSSLError.failedToLoadPrivateKey {
+            // The key itself loaded above; BoringSSL refuses to pair it with this certificate.
+            throw ClientIdentityError(source: source, kind: .keyDoesNotMatchCertificate)
+        } catch {
+            throw ClientIdentityError(source: source, kind: .unsupportedKey("\(error)"))
+        }
+        self.certificateChain = chain
+        self.privateKey = key
+        self.certificate = leaf
+        var warnings: [String] = []
+        if leaf.notValidAfter < now {
+            warnings.append("the client certificate \(leaf.subject) expired at \(RFC3339.string(leaf.notValidAfter))")
+        } else if leaf.notValidAfter.timeIntervalSince(now) < 30 * 86_400 {
+            warnings.append("the client certificate \(leaf.subject) expires in \(Int(leaf.notValidAfter.timeIntervalSince(now) / 86_400)) days")
+        }
+        if leaf.notValidBefore > now {
+            warnings.append("the client certificate \(leaf.subject) is not valid before \(RFC3339.string(leaf.notValidBefore))")
+        }
+        self.warnings = warnings
+    }
+
+    /// What NIOSSL needs to send this identity.
+    public var configurationOverride: NIOSSLContextConfigurationOverride {
+        var override = NIOSSLContextConfigurationOverride()
+        override.certificateChain = certificateChain.map { .certificate($0) }
+        override.privateKey = .privateKey(privateKey)
+        return override
+    }
+}
+
+/// Why a client identity could not be loaded; always names the source.
+public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: Hashable, Sendable {
+        case unreadable
+        case wrongPassphrase
+        /// Not PKCS#12 / PEM, truncated, or otherwise unusable.
+        case corrupt(String)
+        case noPrivateKey(String)
+        case noCertificate
+        case keyDoesNotMatchCertificate
+        case unsupportedKey(String)
+    }
+
+    public var source: String
+    public var kind: Kind
+
+    public var description: String {
+        switch kind {
+        case .unreadable: return "\(source): cannot read the file"
+        case .wrongPassphrase: return "\(source): wrong passphrase"
+        case .corrupt(let detail): return "\(source): not a usable PKCS#12/PEM identity (\(detail))"
+        case .noPrivateKey(let detail): return "\(source): \(detail)"
+        case .noCertificate: return "\(source): the file holds no certificate"
+        case .keyDoesNotMatchCertificate: return "\(source): the private key does not belong to the certificate"
+        case .unsupportedKey(let detail): return "\(source): unsupported key or certificate (\(detail))"
+        }
+    }
+}
