@@ -129,8 +129,13 @@ public final class Session: Sendable {
                     origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
                     handlerTimeout: remaining)
                 let verifier = origin.isSecure ? ServerTrustVerifier(known: known, decide: { await challenge.decide($0) }) : nil
+                let identity = configuration.clientIdentities[origin.host] ?? configuration.defaultClientIdentity
+                let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
+                    ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
+                    : nil
                 connection = try await factory.connect(
-                    origin: origin, verifier: verifier, shareable: !taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
+                    origin: origin, verifier: verifier, clientCertificate: clientCertificate, shareable: !taskScoped,
+                    timeout: min(configuration.connectTimeout, remaining), url: request.url,
                     trustError: { challenge.error(for: $0, url: request.url) })
                 pool.register(connection, key: key)
             }
@@ -163,6 +168,12 @@ public final class Session: Sendable {
             } catch {
                 if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
                 if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
+                // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
+                if !reused, let clientError = ClientCertificateChallenge.error(
+                    connection.clientCertificate, "\(error) \(connection.tlsErrors.text)", origin: origin, url: request.url)
+                {
+                    throw clientError
+                }
                 if reused && attempt == 0 && error is ConnectionClosedError { continue }
                 throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Trust
+import TrustNIO
 
 /// How a ``Session`` decides whether to trust servers.
 public enum ServerTrustConfiguration: Sendable {
@@ -72,6 +73,11 @@ public struct SessionConfiguration: Sendable {
     /// `nil` evaluates every chain from scratch. Challenge handlers are asked for every new
     /// connection either way: the cache only speeds up default handling.
     public var evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
+    /// Client identities by host (canonical name or IP literal), sent when a server asks for a
+    /// certificate and the client-certificate challenge gets default handling.
+    public var clientIdentities: [String: ClientIdentity] = [:]
+    /// The identity for hosts not in ``clientIdentities``; `nil` sends none.
+    public var defaultClientIdentity: ClientIdentity?
     /// The session-level challenge handler.
     public var challengeHandler: (any ChallengeHandler)?
     /// Sent as `User-Agent` unless the request has one.

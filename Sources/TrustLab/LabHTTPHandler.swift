@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import TrustNIO
 
 /// The lab servers' HTTP application, the same over HTTP/1.1 and HTTP/2 (behind NIOHTTP2's
 /// HTTP/1 codec):
@@ -14,6 +15,7 @@ import NIOHTTP1
 /// | `GET /headers` | the request headers, one `name: value` per line |
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
 /// | `* /echo` | the method on the first line, then the request body |
+/// | `GET /whoami` | the verified client certificate's subject and pin, or `anonymous` |
 final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -25,11 +27,14 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }()
 
     let name: String
+    /// What client authentication decided on this connection (for `/whoami`).
+    let client: ClientAuthenticationRecord?
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
-    init(name: String) {
+    init(name: String, client: ClientAuthenticationRecord? = nil) {
         self.name = name
+        self.client = client
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -75,6 +80,9 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "/redirect":
             let status = Int(query["status"] ?? "") ?? 302
             send(context: context, request: request, status: HTTPResponseStatus(statusCode: status), body: "", extra: [("location", query["to"] ?? "/")])
+        case "/whoami":
+            let who = client?.verifiedClient.map { "client: \($0.subject) \($0.pin)" } ?? "anonymous"
+            send(context: context, request: request, status: .ok, body: who + "\n")
         case "/headers":
             let text = request.headers.map { "\($0.name.lowercased()): \($0.value)" }.joined(separator: "\n") + "\n"
             send(context: context, request: request, status: .ok, body: text)

@@ -5,6 +5,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Trust
+import TrustNIO
 import X509
 
 /// An HTTPS server on 127.0.0.1 (a random port) presenting a chosen certificate chain —
@@ -38,6 +39,7 @@ public final class LabServer: Sendable {
     public static func start(
         name: String, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
         protocols: Protocols = .http2AndHTTP1, maximumTLSVersion: TLSVersion? = nil, minimumTLSVersionOverride: TLSVersion? = nil,
+        clientAuthentication: ClientAuthentication? = nil,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> LabServer {
         let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: $0.derBytes, format: .der)) }
@@ -51,23 +53,26 @@ public final class LabServer: Sendable {
         case .http2AndHTTP1: configuration.applicationProtocols = ["h2", "http/1.1"]
         case .http2Only: configuration.applicationProtocols = ["h2"]
         }
+        clientAuthentication?.apply(to: &configuration)
         let context = try NIOSSLContext(configuration: configuration)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
+                let record = ClientAuthenticationRecord()
+                return channel.eventLoop.makeCompletedFuture {
+                    let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
+                    try channel.pipeline.syncOperations.addHandler(tls)
                 }.flatMap {
                     switch protocols {
                     case .http1Only:
-                        return Self.configureHTTP1(channel, name: name)
+                        return Self.configureHTTP1(channel, name: name, client: record)
                     case .http2Only:
-                        return Self.configureHTTP2(channel, name: name)
+                        return Self.configureHTTP2(channel, name: name, client: record)
                     case .http2AndHTTP1:
                         return channel.configureHTTP2SecureUpgrade(
-                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name) },
-                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name) })
+                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record) },
+                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record) })
                     }
                 }
             }
@@ -85,17 +90,17 @@ public final class LabServer: Sendable {
         return try await start(name: name, host: LabPKI.hostName(for: name), chain: chain, privateKey: identity.privateKey, protocols: protocols, group: group)
     }
 
-    @Sendable static func configureHTTP1(_ channel: any Channel, name: String) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name))
+            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client))
         }
     }
 
-    @Sendable static func configureHTTP2(_ channel: any Channel, name: String) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name)])
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client)])
             }
         }).map { _ in }
     }

@@ -1,4 +1,5 @@
 import Trust
+import TrustNIO
 
 /// How long a credential is remembered.
 public enum CredentialPersistence: String, Sendable, Hashable, Codable {
@@ -12,6 +13,8 @@ public struct Credential: Sendable, CustomStringConvertible {
         case user(String, password: String)
         /// "Trust this server": the `ServerTrust` of the challenge being answered.
         case serverTrust(ServerTrust)
+        /// A client certificate and key, for a client-certificate challenge.
+        case clientIdentity(ClientIdentity)
     }
 
     public var kind: Kind
@@ -28,11 +31,18 @@ public struct Credential: Sendable, CustomStringConvertible {
         self.persistence = .none
     }
 
+    /// URLSession's `URLCredential(identity:certificates:persistence:)`.
+    public init(identity: ClientIdentity, persistence: CredentialPersistence = .forSession) {
+        self.kind = .clientIdentity(identity)
+        self.persistence = persistence
+    }
+
     /// Never prints a password.
     public var description: String {
         switch kind {
         case .user(let user, _): return "Credential(user: \(user), password: <redacted>, \(persistence.rawValue))"
         case .serverTrust(let trust): return "Credential(trust: \(trust.peerName?.description ?? "?"))"
+        case .clientIdentity(let identity): return "Credential(identity: \(identity.certificate.subject))"
         }
     }
 }

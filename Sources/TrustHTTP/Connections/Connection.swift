@@ -16,9 +16,17 @@ final class Connection: Sendable {
     let shareable: Bool
     /// The TLS version negotiated, as text.
     let tlsVersion: String?
+    /// The client-certificate challenge of this connection, if one could be raised (explains a later
+    /// TLS 1.3 "certificate required" alert).
+    let clientCertificate: ClientCertificateChallenge?
+    /// TLS errors seen on the connection (alerts that arrive after the handshake).
+    let tlsErrors: TLSErrorLog
     private let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
 
-    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?) {
+    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?,
+         clientCertificate: ClientCertificateChallenge? = nil, tlsErrors: TLSErrorLog = TLSErrorLog()) {
+        self.clientCertificate = clientCertificate
+        self.tlsErrors = tlsErrors
         self.channel = channel
         self.multiplexer = multiplexer
         self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"

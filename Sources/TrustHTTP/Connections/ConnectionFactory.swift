@@ -12,6 +12,8 @@ import TrustNIO
 struct ConnectionFactory: Sendable {
     let group: any EventLoopGroup
     let sslContext: NIOSSLContext
+    /// For connections that can answer a client-certificate request (a per-connection context with NIOSSL's context callback).
+    let tlsConfiguration: TLSConfiguration
     let resolve: [String: String]
 
     init(configuration: SessionConfiguration, group: any EventLoopGroup) throws {
@@ -19,6 +21,7 @@ struct ConnectionFactory: Sendable {
             minimumTLSVersion: configuration.minimumTLSVersion == .tls13 ? .tlsv13 : .tlsv12,
             applicationProtocols: configuration.httpVersion == .http1Only ? ["http/1.1"] : ["h2", "http/1.1"])
         tls.maximumTLSVersion = nil
+        self.tlsConfiguration = tls
         self.sslContext = try NIOSSLContext(configuration: tls)
         self.group = group
         self.resolve = configuration.resolve
@@ -30,13 +33,24 @@ struct ConnectionFactory: Sendable {
     }
 
     func connect(
-        origin: Origin, verifier: ServerTrustVerifier?, shareable: Bool, timeout: Duration, url: URL,
+        origin: Origin, verifier: ServerTrustVerifier?, clientCertificate: ClientCertificateChallenge? = nil, shareable: Bool, timeout: Duration, url: URL,
         trustError: @escaping @Sendable (TrustDecision) -> SessionError
     ) async throws -> Connection {
         let eventLoop = group.next()
         let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
         let record = TrustRecord()
-        let sslContext = self.sslContext
+        let errorLog = TLSErrorLog()
+        var sslContext = self.sslContext
+        if let clientCertificate, verifier != nil {
+            var configuration = tlsConfiguration
+            configuration.sslContextCallback = clientCertificate.callback
+            do {
+                sslContext = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw SessionError(.secureConnectionFailed, "could not set up TLS for \(origin)", url: url, underlying: "\(error)")
+            }
+        }
+        let context = sslContext
         let timeAmount = TimeAmount.nanoseconds(timeout.nanoseconds)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeAmount)
@@ -44,8 +58,9 @@ struct ConnectionFactory: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let verifier {
-                        let tls = try verifier.makeClientHandler(context: sslContext, host: origin.host, record: record)
+                        let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
                         try channel.pipeline.syncOperations.addHandler(tls)
+                        try channel.pipeline.syncOperations.addHandler(TLSErrorRecorder(log: errorLog))
                         try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: handshake))
                     } else {
                         handshake.succeed(try HandshakeWaiter.configure(channel, http2: false))
@@ -75,12 +90,15 @@ struct ConnectionFactory: Sendable {
         } catch {
             timer.cancel()
             channel.close(promise: nil)
+            if record.decision?.isTrusted != false, let clientError = ClientCertificateChallenge.error(clientCertificate, "\(error)", origin: origin, url: url) {
+                throw clientError
+            }
             throw Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
         }
 
         return Connection(
             channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
-            tlsVersion: negotiated.tlsVersion)
+            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, tlsErrors: errorLog)
     }
 
     struct HandshakeTimeout: Error {}

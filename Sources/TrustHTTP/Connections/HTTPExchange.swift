@@ -74,6 +74,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ConnectionClosedError())
             return
         }
+        guard context.channel.isActive else {
+            exchange.fail(ConnectionClosedError(), headDelivered: false)
+            promise?.fail(ConnectionClosedError())
+            return
+        }
         current = exchange
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if let body = exchange.body, body.readableBytes > 0 {

@@ -1,0 +1,129 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOSSL
+import Trust
+import X509
+
+/// How a TLS server asks for and verifies client certificates (mutual TLS).
+///
+/// ```swift
+/// let auth = ClientAuthentication(requirement: .required, anchors: [clientCA])
+/// var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: key)
+/// auth.apply(to: &tls)                                  // request (and require) a certificate, send CA names
+/// let context = try NIOSSLContext(configuration: tls)
+/// // per connection:
+/// let record = ClientAuthenticationRecord()
+/// try channel.pipeline.syncOperations.addHandler(auth.makeServerHandler(context: context, record: record))
+/// // later, in the application: record.verifiedClient?.subject, .subjectAlternativeNames, .pin
+/// ```
+public struct ClientAuthentication: Sendable {
+    public enum Requirement: Sendable, Hashable {
+        /// The handshake fails without a valid client certificate.
+        case required
+        /// A client certificate is asked for; without one the connection is anonymous, but one that
+        /// is presented must verify.
+        case optional
+    }
+
+    public var requirement: Requirement
+    /// The CAs (or certificates) client certificates must chain to.
+    public var anchors: [Certificate]
+    /// Rules for the client chain: purpose `.tlsClient` (EKU clientAuth), no peer name, Web-PKI minimums.
+    public var validationPolicy: ValidationPolicy
+    /// If not empty, one of these keys must be on the client's validated path.
+    public var pins: Set<SPKIPin>
+    /// If not empty, the client leaf must hold one of these names: a SAN entry (DNS, email, URI, IP
+    /// as text) or its whole subject DN as text.
+    public var allowedNames: Set<String>
+
+    public init(requirement: Requirement = .required, anchors: [Certificate], pins: Set<SPKIPin> = [], allowedNames: Set<String> = [],
+                validationPolicy: ValidationPolicy = ValidationPolicy(purpose: .tlsClient, checksPeerName: false)) {
+        self.requirement = requirement
+        self.anchors = anchors
+        self.pins = pins
+        self.allowedNames = allowedNames
+        self.validationPolicy = validationPolicy
+    }
+
+    /// Requests client certificates (required or optional) and sends the anchors' names as acceptable CAs.
+    public func apply(to configuration: inout TLSConfiguration) {
+        configuration.certificateVerification = requirement == .required ? .noHostnameVerification : .optionalVerification
+        configuration.sendCANameList = true
+        configuration.trustRoots = .certificates(anchors.compactMap { try? NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
+    }
+
+    /// The evaluator for client chains.
+    public var validator: PathValidator {
+        var policy = validationPolicy
+        policy.pins = pins
+        let rules: [any PathRule] = allowedNames.isEmpty ? [] : [AllowedClientNamesRule(names: allowedNames)]
+        return PathValidator(anchors: .only(anchors), policy: policy, additionalRules: rules, name: "client authentication")
+    }
+
+    /// A server TLS handler that verifies a presented client chain with ``validator`` and records the result.
+    public func makeServerHandler(context: NIOSSLContext, record: ClientAuthenticationRecord) -> NIOSSLServerHandler {
+        let validator = self.validator
+        return NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: { presented, promise in
+            let trust = ServerTrustVerifier.serverTrust(presented, peerName: nil, at: Date())
+            Task {
+                let decision: TrustDecision
+                switch trust {
+                case .success(let trust): decision = await validator.evaluate(trust)
+                case .failure(let refusal): decision = refusal.decision
+                }
+                record.record(decision)
+                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+            }
+        })
+    }
+}
+
+/// The client identity a server verified, for the application.
+public struct VerifiedClient: Sendable {
+    public var subject: String
+    public var subjectAlternativeNames: [String]
+    /// The SPKI pin of the client's key.
+    public var pin: SPKIPin
+    /// The validated path, client leaf first.
+    public var chain: [Certificate]
+}
+
+/// What client authentication decided on one connection.
+public final class ClientAuthenticationRecord: Sendable {
+    private let state = NIOLockedValueBox<TrustDecision?>(nil)
+
+    public init() {}
+
+    /// The decision, if the client presented a certificate.
+    public var decision: TrustDecision? { state.withLockedValue { $0 } }
+
+    /// The verified client, if it presented a certificate that verified.
+    public var verifiedClient: VerifiedClient? {
+        guard let decision, decision.isTrusted, let leaf = decision.validatedPath.first else { return nil }
+        return VerifiedClient(
+            subject: leaf.subject.description, subjectAlternativeNames: leaf.subjectAlternativeNameStrings ?? [], pin: leaf.spkiPin,
+            chain: decision.validatedPath)
+    }
+
+    func record(_ decision: TrustDecision) {
+        state.withLockedValue { $0 = decision }
+    }
+}
+
+/// The client leaf must hold one of the allowed names (SAN entry or subject DN).
+public struct AllowedClientNamesRule: PathRule {
+    public var names: Set<String>
+
+    public init(names: Set<String>) {
+        self.names = names
+    }
+
+    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        let leaf = path.leaf
+        let held = (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacingOccurrences(of: "email:", with: "").replacingOccurrences(of: "URI:", with: "") }
+            + [leaf.subject.description]
+        if held.contains(where: names.contains) { return [] }
+        return [.nameMismatch(expected: names.sorted().joined(separator: " | "), presented: held)]
+    }
+}
