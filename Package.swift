@@ -64,6 +64,7 @@ let package = Package(
             name: "trust",
             dependencies: [
                 "Trust",
+                "TrustNIO",
                 "TrustHTTP",
                 "TrustLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

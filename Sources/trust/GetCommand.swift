@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Trust
 import TrustHTTP
+import TrustNIO
 import X509
 
 /// `trust get URL`: an HTTPS request with full trust diagnostics; curl's flags and exit codes.
@@ -13,8 +14,9 @@ struct GetCommand: AsyncParsableCommand {
             Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with --anchors-only
             they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics.
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
-            7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust,
-            47 too many redirects, 56 connection lost, 60 server trust failure (reasons on stderr).
+            7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust
+            (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost,
+            58 local client-certificate problem, 60 server trust failure (reasons on stderr).
             """)
 
     @Argument(help: "The URL (http or https).")
@@ -37,6 +39,15 @@ struct GetCommand: AsyncParsableCommand {
 
 
     @OptionGroup var trustOptions: TrustOptions
+
+    @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file).")
+    var cert: String?
+
+    @Option(name: .long, help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key.")
+    var certPassword: String?
+
+    @Option(name: .long, help: "The private key (PEM: PKCS#8, SEC1 or PKCS#1) for a PEM --cert.")
+    var key: String?
 
     @Option(name: .long, help: "The most redirects to follow (0: none).")
     var maxRedirs: Int = 10
@@ -75,6 +86,11 @@ struct GetCommand: AsyncParsableCommand {
         }
         var configuration = SessionConfiguration()
         configuration.serverTrust = try trustConfiguration()
+        if let cert {
+            let identity = try loadIdentity(cert)
+            for warning in identity.warnings { printError("warning: \(warning)") }
+            configuration.defaultClientIdentity = identity
+        }
         configuration.maximumRedirects = maxRedirs
         configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         configuration.requestTimeout = .milliseconds(Int64(maxTime * 1000))
@@ -87,6 +103,13 @@ struct GetCommand: AsyncParsableCommand {
         if verbose {
             configuration.challengeHandler = ClosureChallengeHandler { challenge in
                 printError("* challenge: \(challenge.protectionSpace)")
+                if challenge.protectionSpace.authenticationMethod == .clientCertificate {
+                    if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
+                        printError("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)")
+                    } else {
+                        printError("* no client certificate configured (--cert): none sent")
+                    }
+                }
                 if let trust = challenge.serverTrust {
                     printError("* presented chain:")
                     for (index, certificate) in trust.presentedChain.enumerated() {
@@ -153,6 +176,22 @@ struct GetCommand: AsyncParsableCommand {
             }
         } else {
             FileHandle.standardOutput.write(response.body)
+        }
+    }
+
+    /// A PKCS#12 or PEM identity; a local certificate problem exits 58 (curl's "problem with the local certificate").
+    func loadIdentity(_ path: String) throws -> ClientIdentity {
+        do {
+            let lower = path.lowercased()
+            let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
+            let isPKCS12 = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") || (bytes.first == 0x30 && key == nil)
+            if isPKCS12 {
+                return try ClientIdentity(pkcs12File: path, passphrase: certPassword)
+            }
+            return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: certPassword)
+        } catch {
+            printError("client certificate: \(error)")
+            throw ExitCode(58)
         }
     }
 
