@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOSSL
 import Testing
 import Trust
@@ -87,6 +88,62 @@ struct MutualTLSTests {
             let result = await get(server, { $0.defaultClientIdentity = identity })
             guard case .failure(let error) = result else { Issue.record("\(identity.certificate.subject) accepted"); continue }
             #expect(error.code == .clientCertificateRejected, "\(identity.certificate.subject): \(error)")
+        }
+    }
+}
+
+@Suite("Mutual TLS: details", .serialized)
+struct MutualTLSDetailTests {
+    @Test func pkcs12IdentityAgainstOurServer() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { Issue.record("openssl needed"); return }
+        let f = ClientIdentityTests.files
+        for options in [[String](), ["-legacy"]] {
+            let out = f.dir + "/\(UUID().uuidString).p12"
+            let (status, _, err) = try run("/usr/bin/openssl", ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:pw"] + options)
+            #expect(status == 0, "\(err)")
+            let identity = try ClientIdentity(pkcs12File: out, passphrase: "pw")
+            let good = Lab.pki.servers["good"]!
+            let server = try await LabServer.start(
+                name: "mtls", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
+                clientAuthentication: ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate]))
+            let session = try labSession { $0.defaultClientIdentity = identity }
+            #expect(try await session.data(for: Request(url: url(server, "/whoami"))).text.contains("lab client"))
+            await session.shutdown()
+            try await server.shutdown()
+        }
+    }
+
+    /// The server side says exactly why it refused a client certificate.
+    @Test func serverSideReasonsAreExplicit() async throws {
+        let authentication = ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate], allowedNames: ["CN=lab client,O=swift-trust lab"])
+        func reasons(_ identity: LabIdentity) async -> [String] {
+            await authentication.validator.evaluate(ServerTrust(presentedChain: identity.chain, peerName: nil)).reasons.map(\.code)
+        }
+        let good = try Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
+        #expect(await reasons(good) == [])
+        let expired = try Lab.pki.intermediate.leaf(commonName: "lab client", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth])
+        #expect(await reasons(expired) == ["expired"])
+        let serverOnly = try Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.serverAuth])
+        #expect(await reasons(serverOnly) == ["missing-extended-key-usage"])
+        let otherName = try Lab.pki.intermediate.leaf(commonName: "someone else", extendedKeyUsage: [.clientAuth])
+        #expect(await reasons(otherName) == ["name-mismatch"])
+        let stranger = try Lab.pki.untrustedRoot.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
+        #expect(await reasons(stranger).first == "no-path-to-trusted-anchor")
+    }
+
+    /// The client-certificate challenge is raised only when the server sends a CertificateRequest.
+    @Test func challengeOnlyWhenAsked() async throws {
+        try await withLabServers(["good"]) { servers in
+            let asked = NIOLockedValueBox<[AuthenticationMethod]>([])
+            let session = try labSession { configuration in
+                configuration.challengeHandler = ClosureChallengeHandler { challenge in
+                    asked.withLockedValue { $0.append(challenge.protectionSpace.authenticationMethod) }
+                    return .performDefaultHandling
+                }
+            }
+            defer { Task { await session.shutdown() } }
+            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+            #expect(asked.withLockedValue { $0 } == [.serverTrust])
         }
     }
 }
