@@ -3,7 +3,7 @@ import Testing
 @testable import TrustHTTP
 import TrustLab
 
-@Suite("Streaming bodies: a slow reader bounds what is buffered", .serialized)
+@Suite("Streaming bodies: a slow reader bounds what is buffered", .serialized, .timeLimit(.minutes(3)))
 struct BackpressureTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func slowReaderKeepsTheBufferBounded(_ protocols: LabServer.Protocols) async throws {

@@ -21,37 +21,37 @@ struct CLITests {
         return dir
     }()
 
-    @Test func pinPrintsOneLinePerCertificateAndJSON() throws {
-        let (status, out, _) = try run(Self.binary, ["pin", Self.lab + "/good/chain.pem"])
+    @Test func pinPrintsOneLinePerCertificateAndJSON() async throws {
+        let (status, out, _) = try await run(Self.binary, ["pin", Self.lab + "/good/chain.pem"])
         #expect(status == 0)
         let lines = out.split(separator: "\n")
         #expect(lines.count == 2)
         #expect(lines.first?.hasPrefix(Lab.chain("good")[0].spkiPin.description + "  ") == true)
-        let (jsonStatus, json, _) = try run(Self.binary, ["pin", "--json", Self.lab + "/root.pem"])
+        let (jsonStatus, json, _) = try await run(Self.binary, ["pin", "--json", Self.lab + "/root.pem"])
         #expect(jsonStatus == 0)
         let parsed = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: String]]
         #expect(parsed?.first?["pin"] == Lab.pki.root.certificate.spkiPin.description)
         #expect(parsed?.first?["subject"] != nil)
     }
 
-    @Test func evaluateExitCodes() throws {
+    @Test func evaluateExitCodes() async throws {
         let base = ["evaluate", "--anchors", Self.lab + "/roots.pem", "--anchors-only"]
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test"]).0 == 0)
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--ip", "127.0.0.1"]).0 == 0)
-        let (status, out, _) = try run(Self.binary, base + ["--chain", Self.lab + "/expired/chain.pem", "--host", "expired.lab.test"])
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test"]).0 == 0)
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--ip", "127.0.0.1"]).0 == 0)
+        let (status, out, _) = try await run(Self.binary, base + ["--chain", Self.lab + "/expired/chain.pem", "--host", "expired.lab.test"])
         #expect(status == 1)
         #expect(out.contains("[expired]"))
         // Bad usage and unreadable input: 2.
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem"]).0 == 2)
-        #expect(try run(Self.binary, base + ["--chain", "/nonexistent.pem", "--host", "x.test"]).0 == 2)
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--pin", "sha256/short"]).0 == 2)
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--at", "yesterday"]).0 == 2)
-        #expect(try run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--no-such-flag"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--chain", "/nonexistent.pem", "--host", "x.test"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--pin", "sha256/short"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--at", "yesterday"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--chain", Self.lab + "/good/chain.pem", "--host", "good.lab.test", "--no-such-flag"]).0 == 2)
     }
 
-    @Test func evaluateJSONCarriesReasonsPathsAndPins() throws {
+    @Test func evaluateJSONCarriesReasonsPathsAndPins() async throws {
         let pin = Lab.pki.intermediate.certificate.spkiPin.description
-        let (status, out, _) = try run(Self.binary, [
+        let (status, out, _) = try await run(Self.binary, [
             "evaluate", "--chain", Self.lab + "/mitm/chain.pem", "--anchors", Self.lab + "/roots.pem", "--anchors-only",
             "--host", "good.lab.test", "--pin", pin, "--json",
         ])
@@ -64,17 +64,17 @@ struct CLITests {
         #expect((object?["presentedChain"] as? [Any])?.count == 2)
     }
 
-    @Test func evaluateAtAFixedTimeAndInAFNetworkingModes() throws {
+    @Test func evaluateAtAFixedTimeAndInAFNetworkingModes() async throws {
         let good = Lab.chain("good")[0]
         let after = RFC3339.string(good.notValidAfter.addingTimeInterval(1))
         let base = ["evaluate", "--chain", Self.lab + "/good/chain.pem", "--anchors", Self.lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test"]
-        #expect(try run(Self.binary, base + ["--at", after]).0 == 1)
-        #expect(try run(Self.binary, base + ["--mode", "certificate", "--pinned-cert", Self.lab + "/intermediate.pem"]).0 == 0)
-        #expect(try run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+        #expect(try await run(Self.binary, base + ["--at", after]).0 == 1)
+        #expect(try await run(Self.binary, base + ["--mode", "certificate", "--pinned-cert", Self.lab + "/intermediate.pem"]).0 == 0)
+        #expect(try await run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
                                       "--mode", "public-key", "--pinned-cert", Self.lab + "/self-signed/cert.pem", "--allow-invalid"]).0 == 0)
-        #expect(try run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+        #expect(try await run(Self.binary, ["evaluate", "--chain", Self.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
                                       "--mode", "none", "--allow-invalid"]).0 == 1)
-        #expect(try run(Self.binary, base + ["--allow-invalid"]).0 == 2)
+        #expect(try await run(Self.binary, base + ["--allow-invalid"]).0 == 2)
     }
 }
 
@@ -84,17 +84,17 @@ struct CLITests {
 struct OpenSSLInteropTests {
     static let openssl = "/usr/bin/openssl"
 
-    func make(_ name: String, _ arguments: [String]) throws -> String {
+    func make(_ name: String, _ arguments: [String]) async throws -> String {
         let dir = try temporaryDirectory()
         let path = dir + "/\(name).pem"
-        let (status, _, err) = try run(Self.openssl, ["req", "-x509", "-nodes", "-keyout", dir + "/key.pem", "-out", path, "-days", "30",
+        let (status, _, err) = try await run(Self.openssl, ["req", "-x509", "-nodes", "-keyout", dir + "/key.pem", "-out", path, "-days", "30",
                                                       "-subj", "/CN=\(name).test", "-addext", "subjectAltName=DNS:\(name).test"] + arguments)
         #expect(status == 0, "\(err)")
         return path
     }
 
-    func opensslPin(_ path: String) throws -> String {
-        let (_, out, _) = try run("/bin/sh", ["-c", "\(Self.openssl) x509 -in \(path) -pubkey -noout | \(Self.openssl) pkey -pubin -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
+    func opensslPin(_ path: String) async throws -> String {
+        let (_, out, _) = try await run("/bin/sh", ["-c", "\(Self.openssl) x509 -in \(path) -pubkey -noout | \(Self.openssl) pkey -pubin -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
         return "sha256/" + out.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -105,15 +105,15 @@ struct OpenSSLInteropTests {
         ("p256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"], ""),
         ("ed25519", ["-newkey", "ed25519"], ""),
     ])
-    func pinAndEvaluate(_ name: String, _ arguments: [String], _ expectedReason: String) throws {
+    func pinAndEvaluate(_ name: String, _ arguments: [String], _ expectedReason: String) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.openssl) else {
             Issue.record("openssl is needed for this interoperability test"); return
         }
-        let path = try make(name, arguments)
-        let (pinStatus, pinOut, _) = try run(CLITests.binary, ["pin", path])
+        let path = try await make(name, arguments)
+        let (pinStatus, pinOut, _) = try await run(CLITests.binary, ["pin", path])
         #expect(pinStatus == 0)
-        #expect(pinOut.split(separator: " ").first.map(String.init) == (try opensslPin(path)))
-        let (status, out, _) = try run(CLITests.binary, ["evaluate", "--chain", path, "--anchors", path, "--anchors-only", "--host", "\(name).test", "--json"])
+        #expect(pinOut.split(separator: " ").first.map(String.init) == (try await opensslPin(path)))
+        let (status, out, _) = try await run(CLITests.binary, ["evaluate", "--chain", path, "--anchors", path, "--anchors-only", "--host", "\(name).test", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
         let codes = (object?["reasons"] as? [[String: String]])?.compactMap { $0["code"] } ?? []
         if expectedReason.isEmpty {

@@ -21,8 +21,8 @@ struct ClientIdentityTests {
         return (dir, dir + "/cert.pem", dir + "/key.pem", dir + "/intermediate.pem")
     }()
 
-    func openssl(_ arguments: [String]) throws {
-        let (status, _, err) = try run(Self.openssl, arguments)
+    func openssl(_ arguments: [String]) async throws {
+        let (status, _, err) = try await run(Self.openssl, arguments)
         #expect(status == 0, "openssl \(arguments.joined(separator: " ")): \(err)")
     }
 
@@ -39,11 +39,11 @@ struct ClientIdentityTests {
     }
 
     @Test(arguments: [["-passout", "pass:secret"], ["-legacy", "-passout", "pass:secret"], ["-passout", "pass:"]])
-    func opensslPKCS12Loads(_ options: [String]) throws {
+    func opensslPKCS12Loads(_ options: [String]) async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
         let f = Self.files
         let out = f.dir + "/\(UUID().uuidString).p12"
-        try openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out] + options)
+        try await openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out] + options)
         let passphrase = options.last == "pass:" ? "" : "secret"
         let identity = try ClientIdentity(pkcs12File: out, passphrase: passphrase)
         #expect(identity.certificate.subject.description.contains("lab client"))
@@ -52,17 +52,17 @@ struct ClientIdentityTests {
         #expect(kind { try ClientIdentity(pkcs12File: out, passphrase: passphrase + "wrong") } == .wrongPassphrase)
     }
 
-    @Test func malformedPKCS12GivesTypedErrorsNeverACrash() throws {
+    @Test func malformedPKCS12GivesTypedErrorsNeverACrash() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
         let f = Self.files
         let noKey = f.dir + "/nokey.p12"
-        try openssl(["pkcs12", "-export", "-in", f.cert, "-nokeys", "-out", noKey, "-passout", "pass:secret"])
+        try await openssl(["pkcs12", "-export", "-in", f.cert, "-nokeys", "-out", noKey, "-passout", "pass:secret"])
         if case .noPrivateKey? = kind({ try ClientIdentity(pkcs12File: noKey, passphrase: "secret") }) {} else { Issue.record("a key-less p12 was not refused as such") }
         let noCert = f.dir + "/nocert.p12"
-        try openssl(["pkcs12", "-export", "-inkey", f.key, "-nocerts", "-out", noCert, "-passout", "pass:secret"])
+        try await openssl(["pkcs12", "-export", "-inkey", f.key, "-nocerts", "-out", noCert, "-passout", "pass:secret"])
         #expect(kind { try ClientIdentity(pkcs12File: noCert, passphrase: "secret") } == .noCertificate)
         let good = f.dir + "/good.p12"
-        try openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-out", good, "-passout", "pass:secret"])
+        try await openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-out", good, "-passout", "pass:secret"])
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         for length in [0, 1, 10, bytes.count / 2, bytes.count - 1] {
             if case .corrupt? = kind({ try ClientIdentity(pkcs12: Array(bytes.prefix(length)), passphrase: "secret") }) {} else {
@@ -79,13 +79,13 @@ struct ClientIdentityTests {
         if case .corrupt? = kind({ try ClientIdentity(pkcs12: Array("not a p12".utf8), passphrase: nil) }) {} else { Issue.record("text accepted as p12") }
     }
 
-    @Test func pemIdentitiesInEveryKeyFormat() throws {
+    @Test func pemIdentitiesInEveryKeyFormat() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
         let f = Self.files
         // PKCS#8 (as the lab writes it) and SEC1 for EC.
         #expect(try ClientIdentity(certificateFile: f.cert, keyFile: f.key).certificate.subject.description.contains("lab client"))
         let sec1 = f.dir + "/sec1.pem"
-        try openssl(["ec", "-in", f.key, "-out", sec1])
+        try await openssl(["ec", "-in", f.key, "-out", sec1])
         #expect(try ClientIdentity(certificateFile: f.cert, keyFile: sec1).certificateChain.count == 1)
         // PKCS#1 for RSA, and a PKCS#8 key encrypted with a passphrase.
         let rsa = try Lab.pki.intermediate.leaf(commonName: "rsa client", keyType: .rsa2048, extendedKeyUsage: [.clientAuth])
@@ -94,11 +94,11 @@ struct ClientIdentityTests {
         try rsa.certificatePEM.write(toFile: rsaCert, atomically: true, encoding: .utf8)
         try rsa.privateKeyPEM.write(toFile: rsaKey, atomically: true, encoding: .utf8)
         let pkcs1 = f.dir + "/pkcs1.pem"
-        try openssl(["rsa", "-in", rsaKey, "-traditional", "-out", pkcs1])
+        try await openssl(["rsa", "-in", rsaKey, "-traditional", "-out", pkcs1])
         #expect(try String(contentsOfFile: pkcs1, encoding: .utf8).contains("BEGIN RSA PRIVATE KEY"))
         #expect(try ClientIdentity(certificateFile: rsaCert, keyFile: pkcs1).certificate.subject.description.contains("rsa client"))
         let encrypted = f.dir + "/encrypted.pem"
-        try openssl(["pkcs8", "-topk8", "-in", f.key, "-out", encrypted, "-passout", "pass:secret"])
+        try await openssl(["pkcs8", "-topk8", "-in", f.key, "-out", encrypted, "-passout", "pass:secret"])
         #expect(try ClientIdentity(certificateFile: f.cert, keyFile: encrypted, passphrase: "secret").warnings.isEmpty)
         #expect(kind { try ClientIdentity(certificateFile: f.cert, keyFile: encrypted, passphrase: "nope") } == .wrongPassphrase)
         // The key of another certificate.
@@ -107,7 +107,7 @@ struct ClientIdentityTests {
         if case .noPrivateKey? = kind({ try ClientIdentity(certificateFile: f.cert, keyFile: f.cert) }) {} else { Issue.record("a certificate accepted as a key") }
     }
 
-    @Test func expiredIdentityLoadsWithAWarning() throws {
+    @Test func expiredIdentityLoadsWithAWarning() async throws {
         let expired = try Lab.pki.intermediate.leaf(commonName: "old client", notBefore: Date(timeIntervalSinceNow: -40 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth])
         let identity = try ClientIdentity(certificateChainPEM: expired.certificatePEM, privateKeyPEM: expired.privateKeyPEM)
         #expect(identity.warnings.first?.contains("expired") == true)

@@ -6,7 +6,7 @@ import TrustHTTP
 import TrustLab
 import X509
 
-@Suite("Evaluation cache: faster, never a way around verification")
+@Suite("Evaluation cache: faster, never a way around verification", .timeLimit(.minutes(3)))
 struct EvaluationCacheTests {
     @Test func onlyIdenticalChainNameAndPolicyHit() async throws {
         let cache = TrustEvaluationCache()

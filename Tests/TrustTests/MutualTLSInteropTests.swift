@@ -5,14 +5,14 @@ import TrustLab
 import TrustNIO
 
 /// Mutual TLS with implementations we did not write: openssl's server and client.
-@Suite("Mutual TLS interoperability with openssl", .serialized)
+@Suite("Mutual TLS interoperability with openssl", .serialized, .timeLimit(.minutes(3)))
 struct MutualTLSInteropTests {
     static let openssl = "/usr/bin/openssl"
 
-    func p12(_ options: [String], password: String) throws -> String {
+    func p12(_ options: [String], password: String) async throws -> String {
         let f = ClientIdentityTests.files
         let out = f.dir + "/\(UUID().uuidString).p12"
-        let (status, _, err) = try run(Self.openssl, ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:\(password)"] + options)
+        let (status, _, err) = try await run(Self.openssl, ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:\(password)"] + options)
         #expect(status == 0, "\(err)")
         return out
     }
@@ -28,35 +28,35 @@ struct MutualTLSInteropTests {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate() }
+        defer { stop(server) }
         let base = ["get", "https://good.lab.test:\(port)/", "--resolve", "good.lab.test:\(port):127.0.0.1", "--cacert", lab + "/roots.pem", "-o", "/dev/null"]
         var withoutCert: Int32 = 7
         for _ in 0..<50 where withoutCert == 7 {  // bounded wait for openssl to listen
-            withoutCert = try run(CLITests.binary, base).0
+            withoutCert = try await run(CLITests.binary, base).0
             if withoutCert == 7 { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(withoutCert == 35)  // the server requires a certificate
         for options in [[], ["-legacy"]] {
-            let file = try p12(options, password: "secret")
-            let (status, _, err) = try run(CLITests.binary, base + ["--cert", file, "--cert-password", "secret"])
+            let file = try await p12(options, password: "secret")
+            let (status, _, err) = try await run(CLITests.binary, base + ["--cert", file, "--cert-password", "secret"])
             #expect(status == 0, "\(options): \(err)")
-            #expect(try run(CLITests.binary, base + ["--cert", file, "--cert-password", "wrong"]).0 == 58)
+            #expect(try await run(CLITests.binary, base + ["--cert", file, "--cert-password", "wrong"]).0 == 58)
         }
         let f = ClientIdentityTests.files
         // PEM: the chain file (leaf + intermediate) and the key; the leaf alone cannot reach the server's CA.
         let fullChain = f.dir + "/fullchain.pem"
         try (String(contentsOfFile: f.cert, encoding: .utf8) + String(contentsOfFile: f.chain, encoding: .utf8)).write(toFile: fullChain, atomically: true, encoding: .utf8)
-        #expect(try run(CLITests.binary, base + ["--cert", fullChain, "--key", f.key]).0 == 0)
-        #expect(try run(CLITests.binary, base + ["--cert", f.cert, "--key", f.key]).0 == 35)
+        #expect(try await run(CLITests.binary, base + ["--cert", fullChain, "--key", f.key]).0 == 0)
+        #expect(try await run(CLITests.binary, base + ["--cert", f.cert, "--key", f.key]).0 == 35)
         // A certificate from a CA the server does not trust is refused by the server: 35.
         let stranger = try Lab.pki.untrustedRoot.leaf(commonName: "stranger", extendedKeyUsage: [.clientAuth])
         let strangerCert = f.dir + "/stranger.pem"
         let strangerKey = f.dir + "/stranger-key.pem"
         try stranger.certificatePEM.write(toFile: strangerCert, atomically: true, encoding: .utf8)
         try stranger.privateKeyPEM.write(toFile: strangerKey, atomically: true, encoding: .utf8)
-        #expect(try run(CLITests.binary, base + ["--cert", strangerCert, "--key", strangerKey]).0 == 35)
+        #expect(try await run(CLITests.binary, base + ["--cert", strangerCert, "--key", strangerKey]).0 == 35)
         // A local problem (no key in the file) is 58.
-        #expect(try run(CLITests.binary, base + ["--cert", f.cert]).0 == 58)
+        #expect(try await run(CLITests.binary, base + ["--cert", f.cert]).0 == 58)
     }
 
     @Test func openSSLClientAgainstOurServer() async throws {
@@ -67,15 +67,15 @@ struct MutualTLSInteropTests {
             clientAuthentication: ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate]))
         defer { Task { try? await server.shutdown() } }
         let f = ClientIdentityTests.files
-        func sClient(_ extra: [String]) throws -> String {
+        func sClient(_ extra: [String]) async throws -> String {
             let request = "GET /whoami HTTP/1.1\r\nHost: good.lab.test\r\nConnection: close\r\n\r\n"
-            let (_, out, err) = try run(Self.openssl, ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
+            let (_, out, err) = try await run(Self.openssl, ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
                                                       "-CAfile", CLITests.lab + "/roots.pem", "-quiet", "-ign_eof"] + extra, stdin: request)
             return out + err
         }
-        let accepted = try sClient(["-cert", f.cert, "-key", f.key, "-cert_chain", f.chain])
+        let accepted = try await sClient(["-cert", f.cert, "-key", f.key, "-cert_chain", f.chain])
         #expect(accepted.contains("client: ") && accepted.contains("lab client"), "\(accepted)")
-        let refused = try sClient([])
+        let refused = try await sClient([])
         #expect(!refused.contains("client: "))
         #expect(refused.lowercased().contains("alert"), "\(refused)")
     }

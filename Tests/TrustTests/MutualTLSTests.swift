@@ -8,7 +8,7 @@ import TrustLab
 import TrustNIO
 import X509
 
-@Suite("Mutual TLS: client-certificate challenge and server-side verification", .serialized)
+@Suite("Mutual TLS: client-certificate challenge and server-side verification", .serialized, .timeLimit(.minutes(3)))
 struct MutualTLSTests {
     static let clientIdentity: ClientIdentity = {
         let leaf = try! Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
@@ -92,14 +92,14 @@ struct MutualTLSTests {
     }
 }
 
-@Suite("Mutual TLS: details", .serialized)
+@Suite("Mutual TLS: details", .serialized, .timeLimit(.minutes(3)))
 struct MutualTLSDetailTests {
     @Test func pkcs12IdentityAgainstOurServer() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { Issue.record("openssl needed"); return }
         let f = ClientIdentityTests.files
         for options in [[String](), ["-legacy"]] {
             let out = f.dir + "/\(UUID().uuidString).p12"
-            let (status, _, err) = try run("/usr/bin/openssl", ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:pw"] + options)
+            let (status, _, err) = try await run("/usr/bin/openssl", ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:pw"] + options)
             #expect(status == 0, "\(err)")
             let identity = try ClientIdentity(pkcs12File: out, passphrase: "pw")
             let good = Lab.pki.servers["good"]!

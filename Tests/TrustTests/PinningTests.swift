@@ -8,24 +8,24 @@ import X509
 struct PinningTests {
     /// Pitfall 13: every key type pins from the certificate's own SPKI bytes, equal to openssl's pin.
     @Test(arguments: LabKeyType.allCases)
-    func pinEqualsOpenSSLForEveryKeyType(_ keyType: LabKeyType) throws {
+    func pinEqualsOpenSSLForEveryKeyType(_ keyType: LabKeyType) async throws {
         let identity = try LabAuthority.selfSignedLeaf(dnsNames: ["pin.lab.test"], keyType: keyType)
         let openssl = "/usr/bin/openssl"
         guard FileManager.default.isExecutableFile(atPath: openssl) else {
             Issue.record("openssl is needed to cross-check pins"); return
         }
-        let (_, spkiPEM, _) = try run(openssl, ["x509", "-pubkey", "-noout"], stdin: identity.certificatePEM)
-        let (_, derHex, _) = try run(openssl, ["pkey", "-pubin", "-outform", "der"], stdin: spkiPEM).self
+        let (_, spkiPEM, _) = try await run(openssl, ["x509", "-pubkey", "-noout"], stdin: identity.certificatePEM)
+        let (_, derHex, _) = try await run(openssl, ["pkey", "-pubin", "-outform", "der"], stdin: spkiPEM).self
         _ = derHex
         let dir = try temporaryDirectory()
         let pemPath = dir + "/pub.pem"
         try spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
-        let (status, digest, stderr) = try run("/bin/sh", ["-c", "\(openssl) pkey -pubin -in \(pemPath) -outform der | \(openssl) dgst -sha256 -binary | base64"])
+        let (status, digest, stderr) = try await run("/bin/sh", ["-c", "\(openssl) pkey -pubin -in \(pemPath) -outform der | \(openssl) dgst -sha256 -binary | base64"])
         #expect(status == 0, "\(stderr)")
         #expect(identity.certificate.spkiPin.base64 == digest.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    @Test func pinTextFormsParseAndRender() throws {
+    @Test func pinTextFormsParseAndRender() async throws {
         let pin = Lab.pki.root.certificate.spkiPin
         #expect(try SPKIPin(parsing: pin.description) == pin)
         #expect(try SPKIPin(parsing: pin.headerForm) == pin)

@@ -58,7 +58,7 @@ final class CountingEvaluator: TrustEvaluator {
     }
 }
 
-@Suite("Session: HTTPS with trust evaluated in the handshake", .serialized)
+@Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(3)))
 struct SessionTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func goodServerOverHTTP1AndHTTP2(_ protocols: LabServer.Protocols) async throws {

@@ -31,23 +31,49 @@ extension TrustDecision {
     var codes: [String] { reasons.map(\.code) }
 }
 
-/// Runs a command and returns (exit status, stdout, stderr).
-func run(_ executable: String, _ arguments: [String], stdin: String? = nil) throws -> (Int32, String, String) {
+/// Runs a command and returns (exit status, stdout, stderr). The waiting happens on a dedicated
+/// thread, never on Swift's cooperative pool (on a 2-core machine two blocked waits would starve
+/// every Task — including the TLS verification of an in-process server the command talks to).
+func run(_ executable: String, _ arguments: [String], stdin: String? = nil) async throws -> (Int32, String, String) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            do {
+                continuation.resume(returning: try runBlocking(executable, arguments, stdin: stdin))
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}
+
+private func runBlocking(_ executable: String, _ arguments: [String], stdin: String?) throws -> (Int32, String, String) {
+    // Files, not pipes: a pipe inherited by another child spawned meanwhile (a long-running openssl
+    // s_server, say) would never report end-of-file. Here we only ever wait for our own child to exit.
+    let dir = NSTemporaryDirectory() + "swift-trust-run-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let inPath = dir + "/in", outPath = dir + "/out", errPath = dir + "/err"
+    FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
+    FileManager.default.createFile(atPath: outPath, contents: nil)
+    FileManager.default.createFile(atPath: errPath, contents: nil)
+    let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
+    let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    let error = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+    defer {
+        try? input.close()
+        try? output.close()
+        try? error.close()
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let out = Pipe()
-    let err = Pipe()
-    let input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
     process.standardInput = input
+    process.standardOutput = output
+    process.standardError = error
     try process.run()
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
+    let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+    let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
     return (process.terminationStatus, stdout, stderr)
 }
 
@@ -55,4 +81,11 @@ func temporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "swift-trust-tests-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
+}
+
+/// Stops a helper server process for good (SIGKILL, then reaped), so none outlives its test.
+func stop(_ process: Process) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
 }

@@ -59,3 +59,20 @@ struct DelegateChallengeHandler: ChallengeHandler {
         }
     }
 }
+
+/// The order in which handlers are asked, shared by every kind of challenge.
+enum ChallengeChain {
+    /// Asks the task-level handler, then (if it deferred) the session-level one. Returns the first
+    /// answer other than `.performDefaultHandling` (or that), or `nil` if a handler did not answer
+    /// within `timeout`.
+    static func ask(task: (any ChallengeHandler)?, session: (any ChallengeHandler)?, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
+        var disposition = ChallengeDisposition.performDefaultHandling
+        for handler in [task, session].compactMap({ $0 }) {
+            guard let answer = await ServerTrustChallenge.ask(handler, challenge, timeout: timeout) else { return nil }
+            disposition = answer
+            if case .performDefaultHandling = answer { continue }
+            break
+        }
+        return disposition
+    }
+}

@@ -34,16 +34,10 @@ struct ClientCertificateChallenge: Sendable {
         let challenge = AuthenticationChallenge(
             protectionSpace: ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, authenticationMethod: .clientCertificate),
             proposedCredential: defaultIdentity.map { Credential(identity: $0) })
-        var disposition = ChallengeDisposition.performDefaultHandling
-        for handler in [taskHandler, sessionHandler].compactMap({ $0 }) {
-            guard let answer = await ServerTrustChallenge.ask(handler, challenge, timeout: handlerTimeout) else {
-                outcome.withLockedValue { $0 = .handlerTimedOut }
-                promise.fail(Refused(description: "the challenge handler did not answer the client-certificate challenge"))
-                return
-            }
-            disposition = answer
-            if case .performDefaultHandling = answer { continue }
-            break
+        guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: handlerTimeout) else {
+            outcome.withLockedValue { $0 = .handlerTimedOut }
+            promise.fail(Refused(description: "the challenge handler did not answer the client-certificate challenge"))
+            return
         }
         switch disposition {
         case .performDefaultHandling:

@@ -26,15 +26,9 @@ struct ServerTrustChallenge: Sendable {
         let challenge = AuthenticationChallenge(
             protectionSpace: ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, authenticationMethod: .serverTrust),
             serverTrust: trust, defaultEvaluation: { await evaluate(trust) })
-        var disposition = ChallengeDisposition.performDefaultHandling
-        for handler in [taskHandler, sessionHandler].compactMap({ $0 }) {
-            guard let answer = await Self.ask(handler, challenge, timeout: handlerTimeout) else {
-                outcome.withLockedValue { $0 = .handlerTimedOut }
-                return .refused([.refusedByApplication("the challenge handler did not answer within \(handlerTimeout)")], trust: trust, policy: "challenge handler")
-            }
-            disposition = answer
-            if case .performDefaultHandling = answer { continue }
-            break
+        guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: handlerTimeout) else {
+            outcome.withLockedValue { $0 = .handlerTimedOut }
+            return .refused([.refusedByApplication("the challenge handler did not answer within \(handlerTimeout)")], trust: trust, policy: "challenge handler")
         }
         switch disposition {
         case .performDefaultHandling:

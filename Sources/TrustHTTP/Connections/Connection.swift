@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -45,15 +46,7 @@ final class Connection: Sendable {
     ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
         let target: any Channel
         if let multiplexer {
-            let promise = channel.eventLoop.makePromise(of: Channel.self)
-            channel.eventLoop.execute {
-                multiplexer.value.createStreamChannel(promise: promise) { stream in
-                    stream.eventLoop.makeCompletedFuture {
-                        try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
-                    }
-                }
-            }
-            target = try await promise.futureResult.get()
+            target = try await openStream(multiplexer, timeout: timeout, onTimeout: onTimeout)
         } else {
             target = channel
         }
@@ -78,5 +71,47 @@ final class Connection: Sendable {
 
     func close() {
         channel.close(promise: nil)
+    }
+
+    struct StreamTimeout: Error {}
+
+    /// Opens an HTTP/2 stream, failing (never hanging) if the connection closes first or the
+    /// deadline passes: a server that refuses a client certificate under TLS 1.3 closes the
+    /// connection right after a handshake the client already considered complete.
+    private func openStream(_ multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, timeout: Duration, onTimeout: @escaping @Sendable () -> Void) async throws -> any Channel {
+        let channel = self.channel
+        let created = channel.eventLoop.makePromise(of: Channel.self)
+        let done = NIOLockedValueBox(false)
+        @Sendable func complete(_ result: Result<Channel, any Error>) {
+            let first = done.withLockedValue { flag -> Bool in
+                defer { flag = true }
+                return !flag
+            }
+            if first {
+                created.completeWith(result)
+            } else if case .success(let late) = result {
+                late.close(promise: nil)
+            }
+        }
+        channel.closeFuture.whenComplete { _ in complete(.failure(ConnectionClosedError())) }
+        channel.eventLoop.execute {
+            let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                onTimeout()
+                complete(.failure(StreamTimeout()))
+            }
+            multiplexer.value.createStreamChannel { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+                }
+            }.whenComplete { result in
+                timer.cancel()
+                complete(result)
+            }
+        }
+        return try await withTaskCancellationHandler {
+            try await created.futureResult.get()
+        } onCancel: {
+            complete(.failure(CancellationError()))
+        }
     }
 }
