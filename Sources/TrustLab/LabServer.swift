@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import Trust
 import TrustNIO
 import X509
@@ -40,6 +41,7 @@ public final class LabServer: Sendable {
         name: String, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
         protocols: Protocols = .http2AndHTTP1, maximumTLSVersion: TLSVersion? = nil, minimumTLSVersionOverride: TLSVersion? = nil,
         clientAuthentication: ClientAuthentication? = nil,
+        closesAfterHandshake: Bool = false,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> LabServer {
         let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: $0.derBytes, format: .der)) }
@@ -63,7 +65,9 @@ public final class LabServer: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
                     try channel.pipeline.syncOperations.addHandler(tls)
+                    if closesAfterHandshake { try channel.pipeline.syncOperations.addHandler(CloseAfterHandshakeHandler()) }
                 }.flatMap {
+                    if closesAfterHandshake { return channel.eventLoop.makeSucceededVoidFuture() }
                     switch protocols {
                     case .http1Only:
                         return Self.configureHTTP1(channel, name: name, client: record)
@@ -103,6 +107,19 @@ public final class LabServer: Sendable {
                 try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client)])
             }
         }).map { _ in }
+    }
+
+    /// A faulty server: completes the TLS handshake, then closes the connection before any request.
+    private final class CloseAfterHandshakeHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let tlsEvent = event as? TLSUserEvent, case .handshakeCompleted = tlsEvent {
+                context.close(promise: nil)
+                return
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     /// Stops accepting connections and closes the listener.

@@ -339,4 +339,21 @@ struct SessionTests {
         #expect(unsupported?.code == .unsupportedURL)
         await closed.shutdown()
     }
+
+    /// A server that closes the connection right after the handshake (what a TLS 1.3 server refusing a
+    /// client certificate does) fails the request at once — it must never wait for the request timeout.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2Only])
+    func serverClosingAfterTheHandshakeFailsTheRequest(_ protocols: LabServer.Protocols) async throws {
+        let good = Lab.pki.servers["good"]!
+        let server = try await LabServer.start(name: "closer", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
+                                               protocols: protocols, closesAfterHandshake: true)
+        let session = try labSession { $0.requestTimeout = .seconds(5) }
+        for _ in 0..<20 {
+            let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+            #expect(error != nil)
+            #expect(error?.code != .timedOut, "\(String(describing: error))")
+        }
+        await session.shutdown()
+        try await server.shutdown()
+    }
 }

@@ -46,6 +46,9 @@ func run(_ executable: String, _ arguments: [String], stdin: String? = nil) asyn
     }
 }
 
+/// How long a command run by a test may take before it is killed (and the test fails).
+let commandTimeLimitSeconds = 90
+
 private func runBlocking(_ executable: String, _ arguments: [String], stdin: String?) throws -> (Int32, String, String) {
     // Files, not pipes: a pipe inherited by another child spawned meanwhile (a long-running openssl
     // s_server, say) would never report end-of-file. Here we only ever wait for our own child to exit.
@@ -71,9 +74,17 @@ private func runBlocking(_ executable: String, _ arguments: [String], stdin: Str
     process.standardOutput = output
     process.standardError = error
     try process.run()
+    // A child that hangs is a bug to report, not a reason for the whole test run to stall.
+    let pid = process.processIdentifier
+    let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(commandTimeLimitSeconds), execute: watchdog)
     process.waitUntilExit()
+    watchdog.cancel()
     let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-    let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    var stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL {
+        stderr += "\n[killed after \(commandTimeLimitSeconds) s: \(executable) \(arguments.joined(separator: " "))]"
+    }
     return (process.terminationStatus, stdout, stderr)
 }
 

@@ -60,7 +60,16 @@ final class Connection: Sendable {
                     target.close(promise: nil)
                 }
                 ended.whenComplete { _ in timer.cancel() }
-                target.writeAndFlush(exchange, promise: nil)
+                // A channel that closed before this write (a TLS 1.3 server refusing the client
+                // certificate right after the handshake, say) has already dropped its handlers: the
+                // write then fails at the head of the pipeline and only this promise hears of it.
+                let written = target.eventLoop.makePromise(of: Void.self)
+                written.futureResult.whenFailure { error in
+                    if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
+                        exchange.fail(ConnectionClosedError(), headDelivered: false)
+                    }
+                }
+                target.writeAndFlush(exchange, promise: written)
             }
             return try await exchange.responseHead.futureResult.get()
         } onCancel: {

@@ -36,16 +36,25 @@ final class HTTPExchange: Sendable {
         }
     }
 
+    /// Marks the exchange ended; false if it already was.
+    private func markEnded() -> Bool {
+        ended.withLockedValue { flag in
+            defer { flag = true }
+            return !flag
+        }
+    }
+
     /// The response ended normally.
     func finish(keepAlive: Bool) {
-        ended.withLockedValue { $0 = true }
+        guard markEnded() else { return }
         reusable.withLockedValue { $0 = keepAlive }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
     }
 
+    /// The response failed; only the first end (normal or failed) counts.
     func fail(_ error: any Error, headDelivered: Bool) {
-        ended.withLockedValue { $0 = true }
+        guard markEnded() else { return }
         if !headDelivered { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
         completion.fail(error)
