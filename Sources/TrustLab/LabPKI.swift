@@ -17,6 +17,16 @@ import X509
 /// | `no-san` | the host name in the subject CN only |
 /// | `client-auth-only` | EKU clientAuth only |
 /// | `mitm` | issued for `good.lab.test` by a *second trusted* CA, with `good`'s intermediate appended (the pinned-certificate append attack) |
+///
+/// Client identities for mutual TLS (``clients``):
+///
+/// | name | what it is |
+/// |---|---|
+/// | `client` | `lab client`, EKU clientAuth, issued via the intermediate (under the lab root) |
+/// | `partner` | `lab partner`, EKU clientAuth, issued by the separate client CA (``clientCA``) |
+/// | `client-expired` | like `client`, expired |
+/// | `client-server-eku` | like `client`, but EKU serverAuth only |
+/// | `client-foreign` | issued by the untrusted root |
 public struct LabPKI: Sendable {
     public static let domain = "lab.test"
 
@@ -29,6 +39,12 @@ public struct LabPKI: Sendable {
     public let servers: [String: LabIdentity]
     /// The certificates each named server presents (may differ from its identity's chain).
     public let presentedChains: [String: [Certificate]]
+    /// A root that issues only client certificates (the "specific CA" of a mutual-TLS server).
+    public let clientCA: LabAuthority
+    /// Client identities for mutual TLS, by name (see the table above).
+    public let clients: [String: LabIdentity]
+
+    public static let clientNames = ["client", "partner", "client-expired", "client-server-eku", "client-foreign"]
 
     /// The anchors the lab's clients trust: the root and the other root.
     public var trustedRoots: [Certificate] { [root.certificate, otherRoot.certificate] }
@@ -70,13 +86,22 @@ public struct LabPKI: Sendable {
         servers["incomplete-chain"] = good
         // The attack: a leaf from another trusted CA, followed by the victim's (public) intermediate.
         presented["mitm"] = [mitm.certificate, intermediate.certificate]
-        return LabPKI(root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented)
+        let clientCA = try LabAuthority.root(commonName: "swift-trust Lab Client CA", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        var clients: [String: LabIdentity] = [:]
+        clients["client"] = try intermediate.leaf(commonName: "lab client", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        clients["partner"] = try clientCA.leaf(commonName: "lab partner", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        clients["client-expired"] = try intermediate.leaf(commonName: "lab client (expired)", keyType: keyType, notBefore: now - 30 * day, notAfter: now - day, extendedKeyUsage: [.clientAuth])
+        clients["client-server-eku"] = try intermediate.leaf(commonName: "lab client (serverAuth only)", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.serverAuth])
+        clients["client-foreign"] = try untrustedRoot.leaf(commonName: "lab stranger", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        return LabPKI(root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented,
+                      clientCA: clientCA, clients: clients)
     }
 
     /// Writes the PKI as PEM files under `directory`:
     /// `roots.pem` (the trusted anchors), `root.pem`, `intermediate.pem`, `other-root.pem`,
-    /// `untrusted-root.pem`, and for each server `NAME/chain.pem` (as presented), `NAME/cert.pem`,
-    /// `NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin.
+    /// `untrusted-root.pem`, `client-ca.pem`, for each server `NAME/chain.pem` (as presented), `NAME/cert.pem`,
+    /// `NAME/key.pem`, for each client identity `clients/NAME/chain.pem` (leaf and intermediates),
+    /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin.
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
@@ -97,8 +122,9 @@ public struct LabPKI: Sendable {
         try put("intermediate.pem", intermediate.identity.certificatePEM)
         try put("other-root.pem", otherRoot.identity.certificatePEM)
         try put("untrusted-root.pem", untrustedRoot.identity.certificatePEM)
+        try put("client-ca.pem", clientCA.identity.certificatePEM)
         var pins = ["# SPKI SHA-256 pins (sha256/BASE64  subject)"]
-        for certificate in [root.certificate, intermediate.certificate, otherRoot.certificate, untrustedRoot.certificate] {
+        for certificate in [root.certificate, intermediate.certificate, otherRoot.certificate, untrustedRoot.certificate, clientCA.certificate] {
             pins.append("\(certificate.spkiPin)  \(certificate.subject)")
         }
         for name in Self.serverNames {
@@ -107,6 +133,13 @@ public struct LabPKI: Sendable {
             try put("\(name)/cert.pem", identity.certificatePEM)
             try put("\(name)/key.pem", identity.privateKeyPEM, mode: 0o600)
             pins.append("\(identity.certificate.spkiPin)  \(name): \(identity.certificate.subject)")
+        }
+        for name in Self.clientNames {
+            guard let identity = clients[name] else { continue }
+            try put("clients/\(name)/chain.pem", identity.chainPEM)
+            try put("clients/\(name)/cert.pem", identity.certificatePEM)
+            try put("clients/\(name)/key.pem", identity.privateKeyPEM, mode: 0o600)
+            pins.append("\(identity.certificate.spkiPin)  clients/\(name): \(identity.certificate.subject)")
         }
         try put("pins.txt", pins.joined(separator: "\n") + "\n")
         return written
@@ -119,6 +152,7 @@ extension LabPKI {
         var map: [String: String] = [:]
         for name in serverNames { map[hostName(for: name)] = "127.0.0.1" }
         map["other.lab.test"] = "127.0.0.1"
+        for mode in LabServer.MutualTLSMode.allCases { map[mode.host] = "127.0.0.1" }
         return map
     }
 }

@@ -94,6 +94,36 @@ public final class LabServer: Sendable {
         return try await start(name: name, host: LabPKI.hostName(for: name), chain: chain, privateKey: identity.privateKey, protocols: protocols, group: group)
     }
 
+    /// The lab's mutual-TLS servers; each presents `good`'s certificate under its own host name
+    /// (covered by `*.good.lab.test`).
+    public enum MutualTLSMode: String, Sendable, CaseIterable {
+        /// A client certificate under the lab root is required.
+        case required
+        /// A client certificate is requested; without one the connection goes on, anonymously.
+        case optional
+        /// Only certificates from the lab's client CA (``LabPKI/clientCA``) are accepted.
+        case clientCAOnly = "client-ca-only"
+
+        public var host: String { "mtls-\(rawValue).good.\(LabPKI.domain)" }
+
+        public func clientAuthentication(pki: LabPKI) -> ClientAuthentication {
+            switch self {
+            case .required: ClientAuthentication(requirement: .required, anchors: [pki.root.certificate])
+            case .optional: ClientAuthentication(requirement: .optional, anchors: [pki.root.certificate])
+            case .clientCAOnly: ClientAuthentication(requirement: .required, anchors: [pki.clientCA.certificate])
+            }
+        }
+    }
+
+    /// Starts one of the lab's mutual-TLS servers (`GET /whoami` answers with the verified client).
+    public static func start(mutualTLS mode: MutualTLSMode, pki: LabPKI, protocols: Protocols = .http2AndHTTP1,
+                             maximumTLSVersion: TLSVersion? = nil,
+                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+        guard let good = pki.servers["good"] else { throw LabError.cannotWrite("good", "no such lab server") }
+        return try await start(name: "mtls-\(mode.rawValue)", host: mode.host, chain: good.chain, privateKey: good.privateKey, protocols: protocols,
+                               maximumTLSVersion: maximumTLSVersion, clientAuthentication: mode.clientAuthentication(pki: pki), group: group)
+    }
+
     @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)

@@ -40,11 +40,14 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var trustOptions: TrustOptions
 
-    @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file).")
+    @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file); curl's FILE:PASSWORD form is accepted.")
     var cert: String?
 
-    @Option(name: .long, help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key.")
+    @Option(name: [.customLong("cert-password"), .customLong("pass")], help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key (--pass as in curl).")
     var certPassword: String?
+
+    @Option(name: .long, help: "The --cert file's type: P12 or PEM (default: from the name and content, as curl).")
+    var certType: String?
 
     @Option(name: .long, help: "The private key (PEM: PKCS#8, SEC1 or PKCS#1) for a PEM --cert.")
     var key: String?
@@ -179,16 +182,43 @@ struct GetCommand: AsyncParsableCommand {
         }
     }
 
+    /// curl's `--cert FILE:PASSWORD`: split at the first colon whose left side is an existing file
+    /// (a path that exists as given is never split).
+    static func splitCertArgument(_ argument: String) -> (path: String, password: String?) {
+        if FileManager.default.fileExists(atPath: argument) { return (argument, nil) }
+        var index = argument.startIndex
+        while let colon = argument[index...].firstIndex(of: ":") {
+            let path = String(argument[..<colon])
+            if FileManager.default.fileExists(atPath: path) {
+                return (path, String(argument[argument.index(after: colon)...]))
+            }
+            index = argument.index(after: colon)
+        }
+        return (argument, nil)
+    }
+
     /// A PKCS#12 or PEM identity; a local certificate problem exits 58 (curl's "problem with the local certificate").
-    func loadIdentity(_ path: String) throws -> ClientIdentity {
+    func loadIdentity(_ argument: String) throws -> ClientIdentity {
         do {
+            let (path, inlinePassword) = Self.splitCertArgument(argument)
+            let passphrase = certPassword ?? inlinePassword
             let lower = path.lowercased()
             let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
-            let isPKCS12 = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") || (bytes.first == 0x30 && key == nil)
-            if isPKCS12 {
-                return try ClientIdentity(pkcs12File: path, passphrase: certPassword)
+            let isPKCS12: Bool
+            switch certType?.uppercased() {
+            case "P12", "PKCS12", "PFX": isPKCS12 = true
+            case "PEM": isPKCS12 = false
+            case nil: isPKCS12 = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") || (bytes.first == 0x30 && key == nil)
+            case let other?:
+                printError("--cert-type \(other): use P12 or PEM")
+                throw ExitCode(2)
             }
-            return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: certPassword)
+            if isPKCS12 {
+                return try ClientIdentity(pkcs12File: path, passphrase: passphrase)
+            }
+            return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: passphrase)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             printError("client certificate: \(error)")
             throw ExitCode(58)

@@ -16,7 +16,7 @@ struct CertificateSourceTests {
         #expect(try CertificateSource.certificates(atPath: dir + "/root.der") == [Lab.pki.root.certificate])
         // A folder: .pem/.der/.cer/.crt files only, in name order (pins.txt is ignored).
         let folder = try CertificateSource.certificates(inDirectory: dir)
-        #expect(folder.count == 7)  // roots.pem (2) + root, intermediate, other-root, untrusted-root + root.der
+        #expect(folder.count == 8)  // roots.pem (2) + client-ca, root, intermediate, other-root, untrusted-root + root.der
     }
 
     @Test func malformedInputGivesTypedErrorsNamingTheSource() throws {

@@ -42,6 +42,14 @@ struct MutualTLSInteropTests {
             #expect(status == 0, "\(options): \(err)")
             #expect(try await run(CLITests.binary, base + ["--cert", file, "--cert-password", "wrong"]).0 == 58)
         }
+        // curl's spellings: FILE:PASSWORD, --pass, and --cert-type for a file whose name says nothing.
+        let p12 = try await p12([], password: "secret")
+        #expect(try await run(CLITests.binary, base + ["--cert", p12 + ":secret"]).0 == 0)
+        #expect(try await run(CLITests.binary, base + ["--cert", p12 + ":wrong"]).0 == 58)
+        let unnamed = ClientIdentityTests.files.dir + "/identity.bin"
+        try FileManager.default.copyItem(atPath: p12, toPath: unnamed)
+        #expect(try await run(CLITests.binary, base + ["--cert", unnamed, "--cert-type", "P12", "--pass", "secret"]).0 == 0)
+        #expect(try await run(CLITests.binary, base + ["--cert", unnamed, "--cert-type", "JKS", "--pass", "secret"]).0 == 2)
         let f = ClientIdentityTests.files
         // PEM: the chain file (leaf + intermediate) and the key; the leaf alone cannot reach the server's CA.
         let fullChain = f.dir + "/fullchain.pem"
@@ -57,6 +65,13 @@ struct MutualTLSInteropTests {
         #expect(try await run(CLITests.binary, base + ["--cert", strangerCert, "--key", strangerKey]).0 == 35)
         // A local problem (no key in the file) is 58.
         #expect(try await run(CLITests.binary, base + ["--cert", f.cert]).0 == 58)
+        // The lab's bad client identities (expired, serverAuth-only EKU, foreign CA): openssl refuses each: 35.
+        for name in ["client-expired", "client-server-eku", "client-foreign"] {
+            let files = lab + "/clients/" + name
+            let (status, _, err) = try await run(CLITests.binary, base + ["--cert", files + "/chain.pem", "--key", files + "/key.pem"])
+            #expect(status == 35, "\(name): \(err)")
+        }
+        #expect(try await run(CLITests.binary, base + ["--cert", lab + "/clients/client/chain.pem", "--key", lab + "/clients/client/key.pem"]).0 == 0)
     }
 
     @Test func openSSLClientAgainstOurServer() async throws {
@@ -78,5 +93,11 @@ struct MutualTLSInteropTests {
         let refused = try await sClient([])
         #expect(!refused.contains("client: "))
         #expect(refused.lowercased().contains("alert"), "\(refused)")
+        // Expired, serverAuth-only and foreign-CA client certificates: each refused with an alert.
+        for name in ["client-expired", "client-server-eku", "client-foreign"] {
+            let files = CLITests.lab + "/clients/" + name
+            let output = try await sClient(["-cert", files + "/cert.pem", "-key", files + "/key.pem", "-cert_chain", files + "/chain.pem"])
+            #expect(!output.contains("client: ") && output.lowercased().contains("alert"), "\(name): \(output)")
+        }
     }
 }

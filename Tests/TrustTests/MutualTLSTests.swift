@@ -113,6 +113,43 @@ struct MutualTLSDetailTests {
         }
     }
 
+    /// The lab's three mutual-TLS servers against each lab client identity, under TLS 1.2 and 1.3.
+    @Test(arguments: [false, true])
+    func labMutualTLSServersAndClients(_ tls12: Bool) async throws {
+        let accepted: [LabServer.MutualTLSMode: Set<String>] = [.required: ["client"], .optional: ["client"], .clientCAOnly: ["partner"]]
+        for mode in LabServer.MutualTLSMode.allCases {
+            let server = try await LabServer.start(mutualTLS: mode, pki: Lab.pki, maximumTLSVersion: tls12 ? .tlsv12 : nil)
+            for name in LabPKI.clientNames {
+                let identity = try ClientIdentity(certificateChainPEM: Lab.pki.clients[name]!.chainPEM, privateKeyPEM: Lab.pki.clients[name]!.privateKeyPEM)
+                let session = try labSession { $0.clientIdentities[mode.host] = identity }
+                let result: Result<String, SessionError>
+                do {
+                    result = .success(try await session.data(for: Request(url: url(server, "/whoami"))).text)
+                } catch let error as SessionError {
+                    result = .failure(error)
+                }
+                await session.shutdown()
+                if accepted[mode]!.contains(name) {
+                    #expect((try? result.get())?.contains(Lab.pki.clients[name]!.certificate.subject.description) == true, "\(mode) \(name): \(result)")
+                } else if case .failure(let error) = result {
+                    #expect(error.code == .clientCertificateRejected, "\(mode) \(name): \(error)")
+                } else {
+                    Issue.record("\(mode) accepted \(name): \(result)")
+                }
+            }
+            // Without a certificate: refused where one is required, anonymous where it is optional.
+            let session = try labSession()
+            if mode == .optional {
+                #expect(try await session.data(for: Request(url: url(server, "/whoami"))).text == "anonymous\n")
+            } else {
+                let refused = await sessionError { try await session.data(for: Request(url: url(server, "/whoami"))) }
+                #expect(refused?.code == .clientCertificateRequired, "\(mode): \(String(describing: refused))")
+            }
+            await session.shutdown()
+            try await server.shutdown()
+        }
+    }
+
     /// The server side says exactly why it refused a client certificate.
     @Test func serverSideReasonsAreExplicit() async throws {
         let authentication = ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate], allowedNames: ["CN=lab client,O=swift-trust lab"])
@@ -147,3 +184,4 @@ struct MutualTLSDetailTests {
         }
     }
 }
+
