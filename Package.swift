@@ -47,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "TrustHTTP",
-            dependencies: ["Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio")] + nio
+            dependencies: ["Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")] + nio
         ),
         .target(
             name: "TrustLab",
@@ -81,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrustTests",
-            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab"]
+            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

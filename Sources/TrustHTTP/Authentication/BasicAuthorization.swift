@@ -1,0 +1,27 @@
+import Foundation
+
+/// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
+public struct BasicAuthorization: Sendable {
+    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// RFC 7617 §2: a user-id containing a colon cannot be sent.
+        case colonInUser
+        /// Control characters cannot be sent.
+        case controlCharacter
+
+        public var description: String {
+            switch self {
+            case .colonInUser: return "a Basic user name cannot contain ':'"
+            case .controlCharacter: return "the user name or password contains a control character"
+            }
+        }
+    }
+
+    /// The field value, `Basic …`.
+    public let fieldValue: String
+
+    public init(user: String, password: String) throws(Problem) {
+        guard !user.contains(":") else { throw .colonInUser }
+        guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { throw .controlCharacter }
+        fieldValue = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+}

@@ -1,0 +1,107 @@
+/// The client's answer to a Digest challenge (RFC 7616 §3.4): the `Authorization` (or
+/// `Proxy-Authorization`) field value, and what is needed to check the server's `rspauth`.
+public struct DigestAuthorization: Sendable {
+    public let challenge: DigestChallenge
+    /// The field value, `Digest username=…, response=…`.
+    public let fieldValue: String
+    public let qualityOfProtection: DigestChallenge.QualityOfProtection?
+    public let nonceCount: UInt32
+    public let clientNonce: String
+    let hashedA1: String
+    let uri: String
+
+    /// - Parameters:
+    ///   - uri: the request target as sent (`/path?query`, or `host:port` for CONNECT).
+    ///   - body: the request body, hashed for `auth-int`.
+    ///   - nonceCount: how many requests (this one included) used this nonce.
+    ///   - clientNonce: a fresh random value (tests pass fixed ones).
+    public init(challenge: DigestChallenge, user: String, password: String, method: String, uri: String, body: [UInt8] = [],
+                nonceCount: UInt32, clientNonce: String = DigestAuthorization.makeClientNonce()) {
+        self.challenge = challenge
+        self.nonceCount = nonceCount
+        self.clientNonce = clientNonce
+        self.uri = uri
+        let algorithm = challenge.algorithm
+        let qop = challenge.chosenQualityOfProtection
+        self.qualityOfProtection = qop
+        var a1 = algorithm.hexDigest("\(user):\(challenge.realm):\(password)")
+        if algorithm.isSession {
+            a1 = algorithm.hexDigest("\(a1):\(challenge.nonce):\(clientNonce)")
+        }
+        self.hashedA1 = a1
+        var a2 = "\(method):\(uri)"
+        if qop == .authInt { a2 += ":" + algorithm.hexDigest(body) }
+        let hashedA2 = algorithm.hexDigest(a2)
+        let nc = Self.formatNonceCount(nonceCount)
+        let response: String
+        if let qop {
+            response = algorithm.hexDigest("\(a1):\(challenge.nonce):\(nc):\(clientNonce):\(qop.rawValue):\(hashedA2)")
+        } else {
+            response = algorithm.hexDigest("\(a1):\(challenge.nonce):\(hashedA2)")  // RFC 2069
+        }
+        var fields: [String] = []
+        if challenge.userhash {
+            fields.append("username=\"\(algorithm.hexDigest("\(user):\(challenge.realm)"))\"")
+        } else if Self.needsExtendedNotation(user) {
+            fields.append("username*=UTF-8''\(Self.percentEncoded(user))")
+        } else {
+            fields.append("username=\(AuthenticationHeaderParser.quoted(user))")
+        }
+        fields.append("realm=\(AuthenticationHeaderParser.quoted(challenge.realm))")
+        fields.append("uri=\(AuthenticationHeaderParser.quoted(uri))")
+        fields.append("algorithm=\(algorithm)")
+        fields.append("nonce=\(AuthenticationHeaderParser.quoted(challenge.nonce))")
+        if let qop {
+            fields.append("nc=\(nc)")
+            fields.append("cnonce=\(AuthenticationHeaderParser.quoted(clientNonce))")
+            fields.append("qop=\(qop.rawValue)")
+        }
+        fields.append("response=\"\(response)\"")
+        if let opaque = challenge.opaque { fields.append("opaque=\(AuthenticationHeaderParser.quoted(opaque))") }
+        if challenge.userhash { fields.append("userhash=true") }
+        self.fieldValue = "Digest " + fields.joined(separator: ", ")
+    }
+
+    /// Whether the server's `rspauth` (in `Authentication-Info`) proves it knows the password:
+    /// the response computed with an empty method (RFC 7616 §3.5).
+    public func verifiesServerResponse(_ rspauth: String) -> Bool {
+        guard let qop = qualityOfProtection else { return false }
+        let algorithm = challenge.algorithm
+        let a2 = qop == .authInt ? ":\(uri):" + algorithm.hexDigest([UInt8]()) : ":\(uri)"
+        let expected = algorithm.hexDigest("\(hashedA1):\(challenge.nonce):\(Self.formatNonceCount(nonceCount)):\(clientNonce):\(qop.rawValue):\(algorithm.hexDigest(a2))")
+        return expected.utf8.count == rspauth.utf8.count && zip(expected.utf8, rspauth.lowercased().utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// 16 random bytes, hexadecimal.
+    public static func makeClientNonce() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return DigestAlgorithm.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    /// Eight hexadecimal digits.
+    static func formatNonceCount(_ count: UInt32) -> String {
+        let hex = String(count, radix: 16)
+        return String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+    }
+
+    /// A user name that a quoted-string cannot carry as ASCII (RFC 7616 §3.4.4).
+    static func needsExtendedNotation(_ user: String) -> Bool {
+        user.utf8.contains { $0 >= 0x80 }
+    }
+
+    /// RFC 8187 `value-chars`: attr-char kept, everything else percent-encoded.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "+"), UInt8(ascii: "-"),
+                UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + DigestAlgorithm.hex([byte]).uppercased()
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,79 @@
+/// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
+public struct DigestChallenge: Sendable, Hashable {
+    public enum QualityOfProtection: String, Sendable, Hashable {
+        case auth
+        case authInt = "auth-int"
+    }
+
+    public var realm: String
+    public var nonce: String
+    public var opaque: String?
+    public var algorithm: DigestAlgorithm
+    /// The qop values offered; empty for an RFC 2069 (legacy) challenge without `qop`.
+    public var qualityOfProtection: [QualityOfProtection]
+    /// `stale=true`: the previous answer was right but its nonce expired.
+    public var isStale: Bool
+    /// The server supports (`userhash=true`) a hashed user name.
+    public var userhash: Bool
+    /// `charset=UTF-8` was given (user name and password are UTF-8 either way).
+    public var charsetUTF8: Bool
+
+    /// Why a Digest challenge cannot be answered.
+    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        case missingParameter(String)
+        case unsupportedAlgorithm(String)
+        case unsupportedQualityOfProtection(String)
+
+        public var description: String {
+            switch self {
+            case .missingParameter(let name): return "Digest challenge without \(name)"
+            case .unsupportedAlgorithm(let name): return "Digest algorithm \(name) is not supported"
+            case .unsupportedQualityOfProtection(let value): return "Digest qop \"\(value)\" offers neither auth nor auth-int"
+            }
+        }
+    }
+
+    public init(_ challenge: HTTPChallenge) throws(Problem) {
+        guard let realm = challenge.realm else { throw .missingParameter("realm") }
+        guard let nonce = challenge["nonce"], !nonce.isEmpty else { throw .missingParameter("nonce") }
+        let algorithmParameter = challenge["algorithm"]
+        guard let algorithm = DigestAlgorithm(parameter: algorithmParameter) else { throw .unsupportedAlgorithm(algorithmParameter ?? "") }
+        self.realm = realm
+        self.nonce = nonce
+        self.opaque = challenge["opaque"]
+        self.algorithm = algorithm
+        if let qop = challenge["qop"] {
+            let offered = qop.split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }
+            self.qualityOfProtection = offered.compactMap { QualityOfProtection(rawValue: $0) }
+            if qualityOfProtection.isEmpty { throw .unsupportedQualityOfProtection(qop) }
+        } else {
+            self.qualityOfProtection = []
+        }
+        self.isStale = challenge["stale"]?.lowercased() == "true"
+        self.userhash = challenge["userhash"]?.lowercased() == "true"
+        self.charsetUTF8 = challenge["charset"]?.lowercased() == "utf-8"
+    }
+
+    /// The qop the client uses: `auth` when offered (what curl, browsers and Python's requests
+    /// implement, so servers get it right), `auth-int` when it is the only one offered, none for
+    /// an RFC 2069 challenge.
+    public var chosenQualityOfProtection: QualityOfProtection? {
+        qualityOfProtection.contains(.auth) ? .auth : qualityOfProtection.first
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        var slice = Substring(self)
+        while let first = slice.first, characters.contains(first) { slice.removeFirst() }
+        while let last = slice.last, characters.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        String(self).trimmingCharacters(in: set)
+    }
+}
