@@ -11,9 +11,19 @@ public struct Request: Sendable {
     public var timeout: Duration?
     /// The task-level challenge handler, asked before the session's.
     public var challengeHandler: (any ChallengeHandler)?
+    /// The credential for this request's HTTP authentication challenges (the `proposedCredential`
+    /// and the default answer), for the request's own origin only — never sent to another origin
+    /// after a redirect. A user and password in the URL (`https://user:pass@host/`) act the same.
+    public var credential: Credential?
+    /// Send ``credential`` as Basic before any challenge (over `https`, or `http` when the session
+    /// allows clear-text credentials). Off by default: credentials go only where asked for.
+    public var authenticatesPreemptively: Bool = false
 
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
-                timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil) {
+                timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil, credential: Credential? = nil,
+                authenticatesPreemptively: Bool = false) {
+        self.credential = credential
+        self.authenticatesPreemptively = authenticatesPreemptively
         self.url = url
         self.method = method
         self.headers = headers
@@ -29,6 +39,18 @@ public struct Request: Sendable {
 
     mutating func removeHeaders(named names: Set<String>) {
         headers.removeAll { names.contains($0.name.lowercased()) }
+    }
+
+    /// Replaces every field `name` with one `value`.
+    mutating func setHeader(_ name: String, _ value: String) {
+        headers.removeAll { HeaderName.equal($0.name, name) }
+        headers.append((name, value))
+    }
+
+    /// The user and password in the URL, percent-decoded.
+    var urlCredential: Credential? {
+        guard let user = url.user(percentEncoded: false), let password = url.password(percentEncoded: false) else { return nil }
+        return Credential(user: user, password: password, persistence: .none)
     }
 }
 

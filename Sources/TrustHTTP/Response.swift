@@ -53,6 +53,24 @@ public struct StreamingResponse: Sendable {
         HeaderName.first(name, in: headers)
     }
 
+    init(url: URL, statusCode: Int, headers: [(name: String, value: String)], httpVersion: String, redirects: [URL], tlsVersion: String?,
+         serverTrust: TrustDecision?, body: ResponseBody) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.httpVersion = httpVersion
+        self.redirects = redirects
+        self.tlsVersion = tlsVersion
+        self.serverTrust = serverTrust
+        self.body = body
+    }
+
+    /// A response already read, streamed again.
+    init(_ response: Response) {
+        self.init(url: response.url, statusCode: response.statusCode, headers: response.headers, httpVersion: response.httpVersion,
+                  redirects: response.redirects, tlsVersion: response.tlsVersion, serverTrust: response.serverTrust, body: .buffered(response.body))
+    }
+
     /// Reads the rest of the body into a ``Response``.
     public func collect(limit: Int = .max) async throws -> Response {
         var data = Data()
@@ -97,4 +115,12 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd) }
+
+    /// A body already read.
+    static func buffered(_ data: Data) -> ResponseBody {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        if !data.isEmpty { continuation.yield(Array(data)) }
+        continuation.finish()
+        return ResponseBody(stream: stream, consumed: { _ in }, onEnd: {})
+    }
 }

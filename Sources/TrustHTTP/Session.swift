@@ -28,6 +28,8 @@ public final class Session: Sendable {
     private let delegateHandler: NIOLockedValueBox<(any ChallengeHandler)?> = NIOLockedValueBox(nil)
     /// Trusted decisions for default handling (nil when switched off).
     public let evaluationCache: TrustEvaluationCache?
+    /// Digest nonces in use per origin.
+    let digestSessions = DigestSessionCache()
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -79,11 +81,27 @@ public final class Session: Sendable {
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var request = original
         var redirects: [URL] = []
+        var authenticator = HTTPAuthenticator(request: original, configuration: configuration, sessionHandler: sessionHandler, digestSessions: digestSessions)
         while true {
-            let response = try await perform(request, redirects: redirects, context: context)
-            guard configuration.followsRedirects, let next = Redirects.next(after: response, for: request) else {
+            let prepared = authenticator.prepare(request)
+            let response = try await perform(prepared, redirects: redirects, context: context)
+            if response.statusCode == 401 || response.statusCode == 407 {
+                switch try await authenticator.respond(to: response, request: prepared, remaining: try context.remaining(url: request.url)) {
+                case .retry(let next):
+                    request = next
+                    continue
+                case .final(let final):
+                    return final
+                }
+            }
+            try authenticator.succeeded(response, request: prepared)
+            guard configuration.followsRedirects, var next = Redirects.next(after: response, for: request) else {
                 return response
             }
+            // Answers the session computed belong to the URL they were computed for (a Digest
+            // answer names it); the next one is computed afresh. A caller's own header stays
+            // (same origin only: Redirects drops it elsewhere).
+            if original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
             // Drain (bounded) so the connection can be reused, then follow.
             _ = try? await response.collect(limit: 1 << 20)
             redirects.append(request.url)

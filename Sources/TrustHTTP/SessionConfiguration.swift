@@ -82,6 +82,19 @@ public struct SessionConfiguration: Sendable {
     public var challengeHandler: (any ChallengeHandler)?
     /// Sent as `User-Agent` unless the request has one.
     public var userAgent: String = "swift-trust"
+    /// Where HTTP-authentication credentials are looked up (default handling, `proposedCredential`)
+    /// and where credentials that worked are kept (per their persistence). In memory by default;
+    /// `try CredentialStore.persistent()` keeps permanent ones in a file. `nil`: no store.
+    public var credentialStore: CredentialStore? = CredentialStore()
+    /// The HTTP authentication schemes answered (the strongest offered is chosen).
+    public var authenticationSchemes: HTTPAuthenticationSchemes = .any
+    /// Whether Basic credentials may be sent over plain `http` (clear text). Off by default:
+    /// a Basic challenge from an `http` origin then fails with `userAuthenticationRequired`.
+    /// Digest never sends the password and is answered over `http`.
+    public var allowsCredentialsOverHTTP: Bool = false
+    /// How many times a protection space may refuse a credential before the 401/407 is returned
+    /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
+    public var maximumAuthenticationFailures: Int = 1
 
     public init() {}
 }

@@ -16,6 +16,7 @@ import TrustNIO
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
 /// | `* /echo` | the method on the first line, then the request body |
 /// | `GET /whoami` | the verified client certificate's subject and pin, or `anonymous` |
+/// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
 final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -29,12 +30,15 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     let name: String
     /// What client authentication decided on this connection (for `/whoami`).
     let client: ClientAuthenticationRecord?
+    /// The server's HTTP authentication (shared by its connections).
+    let authentication: LabHTTPAuthentication
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
-    init(name: String, client: ClientAuthenticationRecord? = nil) {
+    init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication()) {
         self.name = name
         self.client = client
+        self.authentication = authentication
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -56,6 +60,12 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let path = components?.path ?? "/"
         let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
         let keepAlive = request.isKeepAlive
+
+        if let verdict = authentication.handle(path: path, query: query, method: request.method.rawValue, uri: request.uri,
+                                               headers: request.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView)) {
+            send(context: context, request: request, status: HTTPResponseStatus(statusCode: verdict.status), body: verdict.body, extra: verdict.headers)
+            return
+        }
 
         if path.hasPrefix("/bytes/"), let count = Int(path.dropFirst("/bytes/".count)), count >= 0 {
             var headers = HTTPHeaders([("content-type", "application/octet-stream"), ("content-length", String(count))])

@@ -152,6 +152,7 @@ extension LabPKI {
         var map: [String: String] = [:]
         for name in serverNames { map[hostName(for: name)] = "127.0.0.1" }
         map["other.lab.test"] = "127.0.0.1"
+        map["plain.lab.test"] = "127.0.0.1"
         for mode in LabServer.MutualTLSMode.allCases { map[mode.host] = "127.0.0.1" }
         return map
     }

@@ -23,17 +23,38 @@ public final class LabServer: Sendable {
     public let port: Int
     /// The host name a client should use (the certificate's name; connect to 127.0.0.1).
     public let host: String
+    /// `https`, or `http` for a plain server.
+    public let scheme: String
     private let channel: any Channel
 
     /// `https://HOST:PORT`; resolve HOST to 127.0.0.1 (clients in this package do so via
     /// their connect-address override).
-    public var baseURL: String { "https://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    public var baseURL: String { "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
-    private init(name: String, port: Int, host: String, channel: any Channel) {
+    private init(name: String, port: Int, host: String, scheme: String = "https", channel: any Channel) {
         self.name = name
         self.port = port
         self.host = host
+        self.scheme = scheme
         self.channel = channel
+    }
+
+    /// A plain-HTTP/1.1 server (no TLS) with the same routes, for clear-text scenarios.
+    public static func startPlain(name: String, host: String = "plain.lab.test", group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+        let authentication = LabHTTPAuthentication()
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, authentication: authentication))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
+        return LabServer(name: name, port: port, host: host, scheme: "http", channel: channel)
     }
 
     /// Starts a server presenting `chain` (leaf first) with `privateKey`.
@@ -57,6 +78,7 @@ public final class LabServer: Sendable {
         }
         clientAuthentication?.apply(to: &configuration)
         let context = try NIOSSLContext(configuration: configuration)
+        let authentication = LabHTTPAuthentication()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -70,13 +92,13 @@ public final class LabServer: Sendable {
                     if closesAfterHandshake { return channel.eventLoop.makeSucceededVoidFuture() }
                     switch protocols {
                     case .http1Only:
-                        return Self.configureHTTP1(channel, name: name, client: record)
+                        return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication)
                     case .http2Only:
-                        return Self.configureHTTP2(channel, name: name, client: record)
+                        return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication)
                     case .http2AndHTTP1:
                         return channel.configureHTTP2SecureUpgrade(
-                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record) },
-                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record) })
+                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication) },
+                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication) })
                     }
                 }
             }
@@ -124,17 +146,17 @@ public final class LabServer: Sendable {
                                maximumTLSVersion: maximumTLSVersion, clientAuthentication: mode.clientAuthentication(pki: pki), group: group)
     }
 
-    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client))
+            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client, authentication: authentication))
         }
     }
 
-    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client)])
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication)])
             }
         }).map { _ in }
     }

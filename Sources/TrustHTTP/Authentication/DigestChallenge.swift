@@ -23,12 +23,15 @@ public struct DigestChallenge: Sendable, Hashable {
         case missingParameter(String)
         case unsupportedAlgorithm(String)
         case unsupportedQualityOfProtection(String)
+        /// A `-sess` algorithm needs the client nonce, which is only sent with a qop.
+        case sessionAlgorithmWithoutQualityOfProtection(String)
 
         public var description: String {
             switch self {
             case .missingParameter(let name): return "Digest challenge without \(name)"
             case .unsupportedAlgorithm(let name): return "Digest algorithm \(name) is not supported"
             case .unsupportedQualityOfProtection(let value): return "Digest qop \"\(value)\" offers neither auth nor auth-int"
+            case .sessionAlgorithmWithoutQualityOfProtection(let name): return "Digest \(name) without qop cannot be answered (no client nonce)"
             }
         }
     }
@@ -48,6 +51,7 @@ public struct DigestChallenge: Sendable, Hashable {
             if qualityOfProtection.isEmpty { throw .unsupportedQualityOfProtection(qop) }
         } else {
             self.qualityOfProtection = []
+            if algorithm.isSession { throw .sessionAlgorithmWithoutQualityOfProtection(algorithm.description) }
         }
         self.isStale = challenge["stale"]?.lowercased() == "true"
         self.userhash = challenge["userhash"]?.lowercased() == "true"

@@ -13,13 +13,17 @@ public struct AuthenticationChallenge: Sendable {
     public var failureResponse: Response?
     /// The error that made a retry necessary, if any.
     public var error: SessionError?
+    /// For HTTP authentication: the challenge being answered, as the server sent it (scheme,
+    /// realm, algorithm…); when a response offers several, the strongest is raised first and
+    /// `.rejectProtectionSpace` moves on to the next.
+    public var httpChallenge: HTTPChallenge?
     /// What default handling would decide for this server trust (the configured evaluator).
     /// A handler can call it to decide "default, plus my own rule".
     public let defaultEvaluation: @Sendable () async -> TrustDecision?
 
     public init(
         protectionSpace: ProtectionSpace, serverTrust: ServerTrust? = nil, previousFailureCount: Int = 0,
-        proposedCredential: Credential? = nil, failureResponse: Response? = nil, error: SessionError? = nil,
+        proposedCredential: Credential? = nil, failureResponse: Response? = nil, error: SessionError? = nil, httpChallenge: HTTPChallenge? = nil,
         defaultEvaluation: @escaping @Sendable () async -> TrustDecision? = { nil }
     ) {
         self.protectionSpace = protectionSpace
@@ -28,6 +32,7 @@ public struct AuthenticationChallenge: Sendable {
         self.proposedCredential = proposedCredential
         self.failureResponse = failureResponse
         self.error = error
+        self.httpChallenge = httpChallenge
         self.defaultEvaluation = defaultEvaluation
     }
 }

@@ -1,0 +1,304 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// User-and-password credentials by protection space (host, port, scheme, realm, method, proxy or
+/// not): URLSession's `URLCredentialStorage`.
+///
+/// - `.none` credentials are never stored; `.forSession` ones live as long as the store;
+///   `.permanent` ones are also written to ``fileURL``.
+/// - The file (default `$XDG_CONFIG_HOME/swift-trust/credentials.json`, else
+///   `~/.config/swift-trust/credentials.json`) is created with mode 0600 in a 0700 folder and
+///   replaced atomically (write to a temporary file, then rename). A file readable by others is
+///   refused on load. Passwords are stored as given (like `.netrc`): protect the account.
+///   Format: `{"version": 1, "credentials": [{"host": "api.example.com", "port": 443,
+///   "scheme": "https", "realm": "api", "method": "httpDigest", "proxy": false, "user": "alice",
+///   "password": "…", "default": true}]}`.
+/// - Descriptions and errors never contain a password.
+public final class CredentialStore: Sendable, CustomStringConvertible {
+    /// Where permanent credentials go; nil keeps them in memory only.
+    public let fileURL: URL?
+    private let state = NIOLockedValueBox(State())
+
+    struct Key: Hashable, Codable {
+        var host: String
+        var port: Int
+        var scheme: String
+        var realm: String?
+        var method: String
+        var proxy: Bool
+
+        init(host: String, port: Int, scheme: String, realm: String?, method: String, proxy: Bool) {
+            self.host = host
+            self.port = port
+            self.scheme = scheme
+            self.realm = realm
+            self.method = method
+            self.proxy = proxy
+        }
+
+        init(_ space: ProtectionSpace) {
+            host = space.host.lowercased()
+            port = space.port
+            scheme = space.scheme.lowercased()
+            realm = space.realm
+            method = space.authenticationMethod.rawValue
+            proxy = space.isProxy
+        }
+
+        var space: ProtectionSpace? {
+            guard let method = AuthenticationMethod(rawValue: method) else { return nil }
+            return ProtectionSpace(host: host, port: port, scheme: scheme, realm: realm, authenticationMethod: method, isProxy: proxy)
+        }
+    }
+
+    struct Stored {
+        var user: String
+        var password: String
+        var persistence: CredentialPersistence
+    }
+
+    struct State {
+        var credentials: [Key: [Stored]] = [:]
+        var defaults: [Key: String] = [:]
+    }
+
+    /// A store in memory only (permanent credentials are kept as long as the store).
+    public init() {
+        self.fileURL = nil
+    }
+
+    /// A store whose permanent credentials are written to `fileURL` (and those already there loaded).
+    public init(fileURL: URL) throws(CredentialStoreError) {
+        self.fileURL = fileURL
+        try load(fileURL)
+    }
+
+    /// A store backed by the default file under the user's configuration folder.
+    public static func persistent() throws(CredentialStoreError) -> CredentialStore {
+        guard let url = defaultFileURL else { throw .cannotWrite("~/.config/swift-trust/credentials.json", "no home folder") }
+        return try CredentialStore(fileURL: url)
+    }
+
+    /// `$XDG_CONFIG_HOME/swift-trust/credentials.json`, else `~/.config/swift-trust/credentials.json`.
+    public static var defaultFileURL: URL? {
+        let environment = ProcessInfo.processInfo.environment
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return URL(fileURLWithPath: config).appendingPathComponent("swift-trust/credentials.json")
+        }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return URL(fileURLWithPath: home).appendingPathComponent(".config/swift-trust/credentials.json")
+    }
+
+    // MARK: - Reading
+
+    /// Every credential stored for `space`, by user.
+    public func credentials(for space: ProtectionSpace) -> [String: Credential] {
+        let key = Key(space)
+        return state.withLockedValue { state in
+            var result: [String: Credential] = [:]
+            for stored in state.credentials[key] ?? [] {
+                result[stored.user] = Credential(user: stored.user, password: stored.password, persistence: stored.persistence)
+            }
+            return result
+        }
+    }
+
+    /// The default credential for `space`: the one marked default, else the only one.
+    public func defaultCredential(for space: ProtectionSpace) -> Credential? {
+        let key = Key(space)
+        return state.withLockedValue { state in
+            let stored = state.credentials[key] ?? []
+            let chosen = state.defaults[key].flatMap { user in stored.first { $0.user == user } } ?? (stored.count == 1 ? stored.first : nil)
+            return chosen.map { Credential(user: $0.user, password: $0.password, persistence: $0.persistence) }
+        }
+    }
+
+    /// The protection spaces that have credentials.
+    public var protectionSpaces: [ProtectionSpace] {
+        state.withLockedValue { Array($0.credentials.keys) }.compactMap(\.space)
+    }
+
+    // MARK: - Changing
+
+    /// Stores a user credential for `space` (a `.none` credential is not stored).
+    public func set(_ credential: Credential, for space: ProtectionSpace, asDefault: Bool = true) throws(CredentialStoreError) {
+        guard case .user(let user, let password) = credential.kind else { throw .notAUserCredential }
+        guard credential.persistence != .none else { return }
+        let key = Key(space)
+        let permanent = state.withLockedValue { state -> Bool in
+            var list = state.credentials[key] ?? []
+            list.removeAll { $0.user == user }
+            list.append(Stored(user: user, password: password, persistence: credential.persistence))
+            state.credentials[key] = list
+            if asDefault { state.defaults[key] = user }
+            return credential.persistence == .permanent
+        }
+        if permanent { try save() }
+    }
+
+    /// Removes `user`'s credential for `space`.
+    public func remove(user: String, for space: ProtectionSpace) throws(CredentialStoreError) {
+        let key = Key(space)
+        let wasPermanent = state.withLockedValue { state -> Bool in
+            let removed = state.credentials[key]?.contains { $0.user == user && $0.persistence == .permanent } ?? false
+            state.credentials[key]?.removeAll { $0.user == user }
+            if state.credentials[key]?.isEmpty == true { state.credentials[key] = nil }
+            if state.defaults[key] == user { state.defaults[key] = nil }
+            return removed
+        }
+        if wasPermanent { try save() }
+    }
+
+    /// Removes every credential (and empties the file).
+    public func removeAll() throws(CredentialStoreError) {
+        state.withLockedValue { $0 = State() }
+        if fileURL != nil { try save() }
+    }
+
+    /// Spaces and users only — never a password.
+    public var description: String {
+        let entries = state.withLockedValue { state in
+            state.credentials.flatMap { key, list in list.map { "\($0.user)@\(key.scheme)://\(key.host):\(key.port) \(key.method)" + (key.realm.map { " \"\($0)\"" } ?? "") } }
+        }
+        return "CredentialStore(\(entries.sorted().joined(separator: ", ")))"
+    }
+
+    // MARK: - The file
+
+    struct FileEntry: Codable {
+        var host: String
+        var port: Int
+        var scheme: String
+        var realm: String?
+        var method: String
+        var proxy: Bool
+        var user: String
+        var password: String
+        var `default`: Bool
+    }
+
+    struct FileContents: Codable {
+        var version: Int
+        var credentials: [FileEntry]
+    }
+
+    private func load(_ url: URL) throws(CredentialStoreError) {
+        let path = url.path
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0
+        {
+            throw .insecurePermissions(path, mode)
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
+        let contents: FileContents
+        do {
+            contents = try JSONDecoder().decode(FileContents.self, from: data)
+        } catch {
+            throw .malformed(path, Self.describe(error))
+        }
+        guard contents.version == 1 else { throw .malformed(path, "unsupported version \(contents.version)") }
+        state.withLockedValue { state in
+            for entry in contents.credentials {
+                guard AuthenticationMethod(rawValue: entry.method) != nil else { continue }
+                let key = Key(host: entry.host.lowercased(), port: entry.port, scheme: entry.scheme.lowercased(), realm: entry.realm, method: entry.method, proxy: entry.proxy)
+                state.credentials[key, default: []].removeAll { $0.user == entry.user }
+                state.credentials[key, default: []].append(Stored(user: entry.user, password: entry.password, persistence: .permanent))
+                if entry.default { state.defaults[key] = entry.user }
+            }
+        }
+    }
+
+    /// A decoding error without the offending values (which may be secrets).
+    private static func describe(_ error: any Error) -> String {
+        switch error as? DecodingError {
+        case .dataCorrupted?: return "not valid JSON"
+        case .keyNotFound(let key, _)?: return "missing \"\(key.stringValue)\""
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+            return "wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))"
+        default: return "not a credentials file"
+        }
+    }
+
+    private func save() throws(CredentialStoreError) {
+        guard let fileURL else { return }
+        let entries = state.withLockedValue { state in
+            state.credentials.flatMap { key, list in
+                list.filter { $0.persistence == .permanent }.map {
+                    FileEntry(host: key.host, port: key.port, scheme: key.scheme, realm: key.realm, method: key.method, proxy: key.proxy,
+                              user: $0.user, password: $0.password, default: state.defaults[key] == $0.user)
+                }
+            }
+        }.sorted { ($0.host, $0.port, $0.user) < ($1.host, $1.port, $1.user) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data: Data
+        do {
+            data = try encoder.encode(FileContents(version: 1, credentials: entries))
+        } catch {
+            throw .cannotWrite(fileURL.path, "cannot encode")
+        }
+        try Self.writeAtomically(data, to: fileURL)
+    }
+
+    /// Writes `data` to a new 0600 file beside `url`, flushes it, and renames it over `url`.
+    static func writeAtomically(_ data: Data, to url: URL) throws(CredentialStoreError) {
+        let path = url.path
+        let folder = url.deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .cannotWrite(path, "cannot create \(folder)")
+        }
+        let temporary = folder + "/.credentials-\(UUID().uuidString).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .cannotWrite(path, String(cString: strerror(errno))) }
+        var written = 0
+        let ok = data.withUnsafeBytes { buffer -> Bool in
+            while written < buffer.count {
+                let result = write(fd, buffer.baseAddress! + written, buffer.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                written += result
+            }
+            return fsync(fd) == 0
+        }
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .cannotWrite(path, reason)
+        }
+    }
+}
+
+/// Why the credential store could not do what was asked. Never carries a password.
+public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unreadable(String)
+    case malformed(String, String)
+    /// The file is readable or writable by others (mode shown in octal).
+    case insecurePermissions(String, Int)
+    case cannotWrite(String, String)
+    /// Only user-and-password credentials can be stored.
+    case notAUserCredential
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path): return "cannot read the credentials file \(path)"
+        case .malformed(let path, let reason): return "the credentials file \(path) is malformed: \(reason)"
+        case .insecurePermissions(let path, let mode): return "the credentials file \(path) has mode \(String(mode, radix: 8)); it must not be accessible to others (chmod 600)"
+        case .cannotWrite(let path, let reason): return "cannot write the credentials file \(path): \(reason)"
+        case .notAUserCredential: return "only user-and-password credentials can be stored"
+        }
+    }
+}

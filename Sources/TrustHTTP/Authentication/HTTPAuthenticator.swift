@@ -1,0 +1,216 @@
+import Foundation
+
+/// One request's HTTP authentication (401 with `WWW-Authenticate`, 407 with `Proxy-Authenticate`):
+/// raises each answerable challenge, strongest first, through the challenge chain, sends the
+/// answer, counts failures per protection space, and stops — returning the 401/407 — once a space
+/// has refused ``SessionConfiguration/maximumAuthenticationFailures`` + 1 credentials.
+struct HTTPAuthenticator {
+    enum Outcome {
+        /// Send this request (the answer added).
+        case retry(Request)
+        /// The 401/407 is the final response.
+        case final(StreamingResponse)
+    }
+
+    /// The credential sent with the last request, and how.
+    struct Attempt {
+        var space: ProtectionSpace
+        var user: String
+        var password: String
+        var persistence: CredentialPersistence
+        var digest: DigestAuthorization?
+        /// Counted towards failures when refused (false for a nonce reused from an earlier request).
+        var counts: Bool
+    }
+
+    let configuration: SessionConfiguration
+    let taskHandler: (any ChallengeHandler)?
+    let sessionHandler: (any ChallengeHandler)?
+    let digestSessions: DigestSessionCache
+    /// The request's own origin and credential (request or URL): never used for another origin.
+    let originalOrigin: Origin?
+    let requestCredential: Credential?
+    let preemptive: Bool
+
+    private var failures: [ProtectionSpace: Int] = [:]
+    private var staleRetries = 0
+    private var rounds = 0
+    private var origin: Attempt?
+    private var proxy: Attempt?
+
+    static let maximumStaleRetries = 2
+    /// Challenges answered per request, all spaces together (a server inventing a new realm on
+    /// every 401 must not keep the request going).
+    static let maximumRounds = 8
+    static let maximumFailureResponseBytes = 1 << 20
+
+    init(request: Request, configuration: SessionConfiguration, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
+        self.configuration = configuration
+        self.taskHandler = request.challengeHandler
+        self.sessionHandler = sessionHandler
+        self.digestSessions = digestSessions
+        self.originalOrigin = Origin(request.url)
+        self.requestCredential = request.credential ?? request.urlCredential
+        self.preemptive = request.authenticatesPreemptively
+    }
+
+    // MARK: - Before sending
+
+    /// Adds what can be sent before any challenge: the Digest session of this origin, or Basic
+    /// when the request asked for preemptive authentication.
+    mutating func prepare(_ request: Request) -> Request {
+        guard let origin = Origin(request.url), request.value(forHeader: "authorization") == nil else { return request }
+        var request = request
+        let uri = Session.target(of: request.url)
+        if let (answer, entry) = digestSessions.nextAuthorization(for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(),
+                                                                 uri: uri, body: request.body.map(Array.init) ?? []) {
+            request.setHeader("Authorization", answer.fieldValue)
+            self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: .none, digest: answer, counts: false)
+        } else if preemptive, origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind,
+            origin.isSecure || configuration.allowsCredentialsOverHTTP, let basic = try? BasicAuthorization(user: user, password: password)
+        {
+            request.setHeader("Authorization", basic.fieldValue)
+            let space = ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, realm: nil, authenticationMethod: .httpBasic)
+            self.origin = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
+        }
+        return request
+    }
+
+    // MARK: - After a response
+
+    /// A response that is not a challenge: remember what worked.
+    mutating func succeeded(_ response: StreamingResponse, request: Request) throws {
+        guard let attempt = origin, let requestOrigin = Origin(request.url) else { return }
+        origin = nil
+        if let digest = attempt.digest {
+            let info = response.value(forHeader: "authentication-info").map { AuthenticationHeaderParser.parameters($0).parameters } ?? []
+            func parameter(_ name: String) -> String? { info.first { $0.name == name }?.value }
+            if let rspauth = parameter("rspauth"), !digest.verifiesServerResponse(rspauth) {
+                throw SessionError(.badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
+            }
+            digestSessions.succeeded(DigestSessionCache.key(requestOrigin, proxy: false), authorization: digest, user: attempt.user, password: attempt.password,
+                                     space: attempt.space, nextNonce: parameter("nextnonce"))
+        }
+        if attempt.persistence != .none, attempt.space.realm != nil {
+            try? configuration.credentialStore?.set(Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
+        }
+    }
+
+    /// A 401 (or 407): the request to send next, or the final response.
+    mutating func respond(to response: StreamingResponse, request: Request, remaining: Duration) async throws -> Outcome {
+        let isProxy = response.statusCode == 407
+        guard let requestOrigin = Origin(request.url) else { return .final(response) }
+        let challengeOrigin = requestOrigin  // a proxy's origin once proxies are configured
+        let fieldName = isProxy ? "proxy-authenticate" : "www-authenticate"
+        let values = response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value)
+        let parsed = AuthenticationHeaderParser.challenges(values)
+        var offers = OfferedAuthentication.rank(parsed.challenges, allowed: configuration.authenticationSchemes).offers
+        guard !offers.isEmpty else {
+            if !isProxy { origin = nil }
+            return .final(response)
+        }
+        let failure = try await response.collect(limit: Self.maximumFailureResponseBytes)
+        let final = StreamingResponse(failure)
+        rounds += 1
+        guard rounds <= Self.maximumRounds else { return .final(final) }
+
+        // The previous answer was refused — unless the nonce had only gone stale.
+        if let attempt = isProxy ? proxy : origin {
+            if attempt.digest != nil, let fresh = offers.first(where: { $0.digest?.isStale == true && $0.realm == attempt.space.realm }),
+                staleRetries < Self.maximumStaleRetries, let freshDigest = fresh.digest
+            {
+                staleRetries += 1
+                return .retry(answer(request, offer: fresh, digestChallenge: freshDigest, attempt: attempt, isProxy: isProxy, counts: attempt.counts))
+            }
+            if attempt.counts {
+                failures[attempt.space, default: 0] += 1
+            }
+            digestSessions.remove(DigestSessionCache.key(challengeOrigin, proxy: isProxy))
+        }
+        if isProxy { proxy = nil } else { origin = nil }
+
+        // Basic over plain http sends the password in clear text: not unless allowed.
+        var refusedClearText = false
+        if !challengeOrigin.isSecure && !configuration.allowsCredentialsOverHTTP {
+            refusedClearText = offers.contains { $0.scheme == .basic }
+            offers.removeAll { $0.scheme == .basic }
+        }
+
+        for offer in offers {
+            let space = ProtectionSpace(host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: offer.realm,
+                                        authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
+            let failureCount = failures[space] ?? 0
+            guard failureCount <= configuration.maximumAuthenticationFailures else { return .final(final) }
+            let proposed = proposedCredential(for: space, origin: challengeOrigin, isProxy: isProxy)
+            let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
+                                                    failureResponse: failure, httpChallenge: offer.challenge)
+            guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: remaining) else {
+                throw SessionError(.timedOut, "the \(space) challenge was not answered", url: request.url)
+            }
+            let credential: Credential?
+            switch disposition {
+            case .useCredential(let given):
+                credential = given
+            case .performDefaultHandling:
+                credential = failureCount == 0 ? proposed : nil
+            case .cancelAuthenticationChallenge:
+                throw SessionError(.userCancelledAuthentication, "the \(space) challenge was cancelled", url: request.url)
+            case .rejectProtectionSpace:
+                continue
+            }
+            guard let credential else { return .final(final) }
+            guard case .user(let user, let password) = credential.kind else {
+                throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: request.url)
+            }
+            let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
+            if let digest = offer.digest {
+                return .retry(answer(request, offer: offer, digestChallenge: digest, attempt: attempt, isProxy: isProxy, counts: true))
+            }
+            do {
+                let basic = try BasicAuthorization(user: user, password: password)
+                var next = request
+                next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", basic.fieldValue)
+                if isProxy { proxy = attempt } else { origin = attempt }
+                return .retry(next)
+            } catch {
+                throw SessionError(.userAuthenticationRequired, "cannot answer the \(space) challenge: \(error)", url: request.url)
+            }
+        }
+        // Say why rather than return a bare 401 — when a credential could have been sent.
+        let couldAnswer = taskHandler != nil || sessionHandler != nil || (!isProxy && challengeOrigin == originalOrigin && requestCredential != nil)
+            || parsed.challenges.contains { challenge in
+                challenge.schemeName == "basic" && proposedCredential(for: ProtectionSpace(
+                    host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: challenge.realm,
+                    authenticationMethod: .httpBasic, isProxy: isProxy), origin: challengeOrigin, isProxy: isProxy) != nil
+            }
+        if refusedClearText && couldAnswer {
+            throw SessionError(.userAuthenticationRequired,
+                               "\(challengeOrigin) asks for Basic authentication over plain http: the password would travel in clear text (allow it with allowsCredentialsOverHTTP)",
+                               url: request.url)
+        }
+        return .final(final)
+    }
+
+    private mutating func answer(_ request: Request, offer: OfferedAuthentication, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool, counts: Bool) -> Request {
+        let digest = DigestAuthorization(challenge: digestChallenge, user: attempt.user, password: attempt.password, method: request.method.uppercased(),
+                                         uri: Session.target(of: request.url), body: request.body.map(Array.init) ?? [], nonceCount: 1)
+        var next = request
+        next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", digest.fieldValue)
+        var updated = attempt
+        updated.digest = digest
+        updated.counts = counts
+        if isProxy { proxy = updated } else { origin = updated }
+        return next
+    }
+
+    /// The request's own credential for its own origin; else the store's default for the space
+    /// (or for the same realm under the other HTTP scheme).
+    private func proposedCredential(for space: ProtectionSpace, origin: Origin, isProxy: Bool) -> Credential? {
+        if !isProxy, origin == originalOrigin, let requestCredential { return requestCredential }
+        guard let store = configuration.credentialStore else { return nil }
+        if let stored = store.defaultCredential(for: space) { return stored }
+        var other = space
+        other.authenticationMethod = space.authenticationMethod == .httpBasic ? .httpDigest : .httpBasic
+        return store.defaultCredential(for: other)
+    }
+}
