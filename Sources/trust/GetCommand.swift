@@ -16,7 +16,11 @@ struct GetCommand: AsyncParsableCommand {
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
             7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust
             (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost,
-            58 local client-certificate problem, 60 server trust failure (reasons on stderr).
+            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 67 authentication failed
+            (--user given and the final response is still 401/407).
+            HTTP authentication: --user answers Basic and Digest challenges, the strongest offered first (--any-auth,
+            the default); --digest answers Digest only; --basic answers Basic only and sends it before any challenge,
+            as curl does. Basic is never sent over plain http unless --allow-cleartext-auth.
             """)
 
     @Argument(help: "The URL (http or https).")
@@ -52,6 +56,21 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The private key (PEM: PKCS#8, SEC1 or PKCS#1) for a PEM --cert.")
     var key: String?
 
+    @Option(name: [.customShort("u"), .customLong("user")], help: "USER:PASSWORD for HTTP authentication (Basic or Digest).")
+    var user: String?
+
+    @Flag(name: .long, help: "Basic only, sent before any challenge (curl's --basic).")
+    var basic = false
+
+    @Flag(name: .long, help: "Digest only.")
+    var digest = false
+
+    @Flag(name: .long, help: "The strongest scheme the server offers (the default).")
+    var anyAuth = false
+
+    @Flag(name: .long, help: "Allow Basic credentials over plain http (clear text).")
+    var allowCleartextAuth = false
+
     @Option(name: .long, help: "The most redirects to follow (0: none).")
     var maxRedirs: Int = 10
 
@@ -75,6 +94,8 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }
+        if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
+        if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
         if connectTimeout <= 0 || maxTime <= 0 { throw ValidationError("timeouts must be positive") }
     }
 
@@ -102,10 +123,20 @@ struct GetCommand: AsyncParsableCommand {
             guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
             configuration.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         }
+        configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
+        configuration.allowsCredentialsOverHTTP = allowCleartextAuth
         let verbose = self.verbose
         if verbose {
             configuration.challengeHandler = ClosureChallengeHandler { challenge in
-                printError("* challenge: \(challenge.protectionSpace)")
+                printError("* challenge: \(challenge.protectionSpace)" + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
+                if let offered = challenge.httpChallenge {
+                    printError("*   offered: \(offered)")
+                    if let proposed = challenge.proposedCredential, case .user(let name, _) = proposed.kind, challenge.previousFailureCount == 0 {
+                        printError("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name)")
+                    } else {
+                        printError("*   no credential to answer with")
+                    }
+                }
                 if challenge.protectionSpace.authenticationMethod == .clientCertificate {
                     if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
                         printError("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)")
@@ -132,6 +163,10 @@ struct GetCommand: AsyncParsableCommand {
         }
 
         var request = Request(url: requestURL)
+        if let user, let colon = user.firstIndex(of: ":") {
+            request.credential = Credential(user: String(user[..<colon]), password: String(user[user.index(after: colon)...]), persistence: .none)
+            request.authenticatesPreemptively = basic
+        }
         for line in header {
             guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
             request.headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
@@ -165,6 +200,10 @@ struct GetCommand: AsyncParsableCommand {
             for redirect in response.redirects { printError("* redirected from \(redirect.absoluteString)") }
             printError("< \(response.httpVersion) \(response.statusCode)")
             for (name, value) in response.headers { printError("< \(name): \(value)") }
+        }
+        if user != nil && (response.statusCode == 401 || response.statusCode == 407) {
+            printError("authentication failed: \(response.statusCode) from \(response.url.absoluteString)")
+            throw ExitCode(67)
         }
         if fail && response.statusCode >= 400 {
             printError("the requested URL returned error: \(response.statusCode)")
@@ -266,6 +305,8 @@ struct GetCommand: AsyncParsableCommand {
             return ExitCode(35)
         case .networkConnectionLost, .badServerResponse:
             return ExitCode(56)
+        case .userAuthenticationRequired, .userCancelledAuthentication:
+            return ExitCode(67)
         default:
             return ExitCode(1)
         }

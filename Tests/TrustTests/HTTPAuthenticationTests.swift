@@ -128,4 +128,14 @@ struct HTTPAuthenticationTests {
         #expect(info.parameters.count == 5)
         #expect(AuthenticationHeaderParser.parameters(#"nextnonce="abc"#).parameters.isEmpty)
     }
+
+    /// The parsers under random and mutated input (the CLI's fuzzer: bounds, print/parse round
+    /// trip, clean Digest answers); the million-input run is `trust fuzz auth-headers --count 1000000`.
+    @Test func fuzzedHeadersKeepEveryProperty() async throws {
+        for seed in ["11", "12"] {
+            let (status, out, err) = try await run(CLITests.binary, ["fuzz", "auth-headers", "--count", "10000", "--seed", seed])
+            #expect(status == 0, "\(out) \(err)")
+            #expect(out.contains("0 property violations"), "\(out)")
+        }
+    }
 }
