@@ -130,8 +130,9 @@ public final class Session: Sendable {
                 known = { cache.decision(for: $0, policy: identity) }
             }
         }
-        let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key)
-        let head = makeHead(for: request, origin: origin)
+        let proxy = configuration.proxy(for: origin)
+        let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description)
+        let head = makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure)
         let body = request.body.map { ByteBuffer(bytes: $0) }
 
         // A pooled HTTP/1.1 connection may have been closed by the server while idle: one retry on a new one.
@@ -151,10 +152,23 @@ public final class Session: Sendable {
                 let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
                     ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
                     : nil
-                connection = try await factory.connect(
-                    origin: origin, verifier: verifier, clientCertificate: clientCertificate, shareable: !taskScoped,
-                    timeout: min(configuration.connectTimeout, remaining), url: request.url,
-                    trustError: { challenge.error(for: $0, url: request.url) })
+                do {
+                    connection = try await factory.connect(
+                        origin: origin, verifier: verifier, clientCertificate: clientCertificate, shareable: !taskScoped,
+                        timeout: min(configuration.connectTimeout, remaining), url: request.url,
+                        proxy: proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
+                        trustError: { challenge.error(for: $0, url: request.url) })
+                } catch let refusal as ProxyRefusal {
+                    guard let proxy else { throw refusal }
+                    if refusal.statusCode == 407 {
+                        // The proxy wants credentials for the tunnel: HTTP authentication takes it from here.
+                        return StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                                                          redirects: redirects))
+                    }
+                    throw SessionError(.badServerResponse, refusal.statusCode == 0
+                        ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
+                        : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+                }
                 pool.register(connection, key: key)
             }
             do {
@@ -199,10 +213,13 @@ public final class Session: Sendable {
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
     }
 
-    private func makeHead(for request: Request, origin: Origin) -> HTTPRequestHead {
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: Self.target(of: request.url))
+    /// The request head. Proxy credentials go only to a proxy that receives the request itself
+    /// (absolute form): never to an origin, and never through a tunnel.
+    private func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
+        let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
         head.headers.add(name: "host", value: origin.hostHeader)
-        for (name, value) in request.headers where !HeaderName.equal(name, "host") {
+        for (name, value) in request.headers where !HeaderName.equal(name, "host") && (absoluteForm || !HeaderName.equal(name, "proxy-authorization")) {
             head.headers.add(name: name, value: value)
         }
         if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }

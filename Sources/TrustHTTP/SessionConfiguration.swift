@@ -92,11 +92,27 @@ public struct SessionConfiguration: Sendable {
     /// a Basic challenge from an `http` origin then fails with `userAuthenticationRequired`.
     /// Digest never sends the password and is answered over `http`.
     public var allowsCredentialsOverHTTP: Bool = false
+    /// The HTTP proxy for every request (`http` in absolute form, `https` through `CONNECT`).
+    public var proxy: ProxyConfiguration?
+    /// When ``proxy`` is nil: use `http_proxy` / `https_proxy` / `no_proxy` (or their uppercase
+    /// forms) from the environment. Off by default.
+    public var usesEnvironmentProxies: Bool = false
     /// How many times a protection space may refuse a credential before the 401/407 is returned
     /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
     public var maximumAuthenticationFailures: Int = 1
 
     public init() {}
+
+    /// The proxy for a request to `origin`, if any.
+    func proxy(for origin: Origin) -> ProxyConfiguration? {
+        var chosen = proxy
+        if chosen == nil && usesEnvironmentProxies {
+            let environment = ProxyConfiguration.environment()
+            chosen = origin.isSecure ? environment.https : environment.http
+        }
+        guard let chosen, chosen.applies(toHost: origin.host, port: origin.port) else { return nil }
+        return chosen
+    }
 }
 
 /// Size and lifetime of a session's ``TrustEvaluationCache``.

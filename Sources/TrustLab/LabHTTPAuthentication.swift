@@ -86,7 +86,7 @@ public final class LabHTTPAuthentication: Sendable {
 
     // MARK: - Basic
 
-    private func verifyBasic(_ authorization: String) -> String? {
+    func verifyBasic(_ authorization: String) -> String? {
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "basic", let data = Data(base64Encoded: String(parts[1])),
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
@@ -149,8 +149,8 @@ public final class LabHTTPAuthentication: Sendable {
         return nonce
     }
 
-    private func digestChallenge(_ options: DigestOptions, stale: Bool) -> String {
-        var fields = ["Digest realm=\"\(Self.realm)\""]
+    func digestChallenge(_ options: DigestOptions, stale: Bool, realm: String = LabHTTPAuthentication.realm) -> String {
+        var fields = ["Digest realm=\"\(realm)\""]
         if let qop = options.qop { fields.append("qop=\"\(qop)\"") }
         fields.append("algorithm=\(options.algorithm.name)")
         fields.append("nonce=\"\(newNonce())\"")
@@ -173,10 +173,10 @@ public final class LabHTTPAuthentication: Sendable {
     }
 
     /// Checks an `Authorization: Digest …` field against `options` and the nonces issued.
-    func verifyDigest(_ authorization: String, options: DigestOptions, method: String, uri: String, body: [UInt8]) -> DigestCheck {
+    func verifyDigest(_ authorization: String, options: DigestOptions, method: String, uri: String, body: [UInt8], realm expectedRealm: String = LabHTTPAuthentication.realm) -> DigestCheck {
         guard authorization.lowercased().hasPrefix("digest "), let fields = Self.parameters(String(authorization.dropFirst(7))) else { return .failure }
         let algorithm = options.algorithm
-        guard let realm = fields["realm"], realm == Self.realm, let nonce = fields["nonce"], let response = fields["response"],
+        guard let realm = fields["realm"], realm == expectedRealm, let nonce = fields["nonce"], let response = fields["response"],
             fields["uri"] == uri, Algorithm(fields["algorithm"] ?? "MD5")?.name == algorithm.name, fields["opaque"] == "lab-opaque"
         else { return .failure }
         // The user: plain, RFC 8187 extended, or hashed.

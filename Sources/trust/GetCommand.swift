@@ -17,7 +17,9 @@ struct GetCommand: AsyncParsableCommand {
             7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust
             (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost,
             58 local client-certificate problem, 60 server trust failure (reasons on stderr), 67 authentication failed
-            (--user given and the final response is still 401/407).
+            (--user given and the final response is still 401, or --proxy-user and 407).
+            Proxies: -x/--proxy URL (http proxy; https through CONNECT, TLS and trust end to end), -U/--proxy-user,
+            --noproxy; without -x the environment's http_proxy/https_proxy/no_proxy apply, as in curl.
             HTTP authentication: --user answers Basic and Digest challenges, the strongest offered first (--any-auth,
             the default); --digest answers Digest only; --basic answers Basic only and sends it before any challenge,
             as curl does. Basic is never sent over plain http unless --allow-cleartext-auth.
@@ -71,6 +73,15 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Allow Basic credentials over plain http (clear text).")
     var allowCleartextAuth = false
 
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT). Without it, http_proxy / https_proxy / no_proxy from the environment apply, as in curl.")
+    var proxy: String?
+
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks).")
+    var proxyUser: String?
+
+    @Option(name: .long, help: "Hosts reached without the proxy, comma-separated ('*': all), as curl's --noproxy.")
+    var noproxy: String?
+
     @Option(name: .long, help: "The most redirects to follow (0: none).")
     var maxRedirs: Int = 10
 
@@ -96,6 +107,7 @@ struct GetCommand: AsyncParsableCommand {
         if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }
         if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
         if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
+        if let proxyUser, !proxyUser.contains(":") { throw ValidationError("--proxy-user takes USER:PASSWORD") }
         if connectTimeout <= 0 || maxTime <= 0 { throw ValidationError("timeouts must be positive") }
     }
 
@@ -124,6 +136,25 @@ struct GetCommand: AsyncParsableCommand {
             configuration.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         }
         configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
+        let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        let proxyCredential = proxyUser.flatMap { value -> Credential? in
+            guard let colon = value.firstIndex(of: ":") else { return nil }
+            return Credential(user: String(value[..<colon]), password: String(value[value.index(after: colon)...]), persistence: .none)
+        }
+        if let proxy {
+            do {
+                configuration.proxy = try ProxyConfiguration(url: proxy, credential: proxyCredential, noProxy: noProxy)
+            } catch {
+                throw UsageError("--proxy: \(error)")
+            }
+        } else {
+            let environment = ProxyConfiguration.environment()
+            if var chosen = scheme == "https" ? environment.https : environment.http {
+                if let proxyCredential { chosen.credential = proxyCredential }
+                if noproxy != nil { chosen.noProxy = noProxy }
+                configuration.proxy = chosen
+            }
+        }
         configuration.allowsCredentialsOverHTTP = allowCleartextAuth
         let verbose = self.verbose
         if verbose {
@@ -201,9 +232,13 @@ struct GetCommand: AsyncParsableCommand {
             printError("< \(response.httpVersion) \(response.statusCode)")
             for (name, value) in response.headers { printError("< \(name): \(value)") }
         }
-        if user != nil && (response.statusCode == 401 || response.statusCode == 407) {
-            printError("authentication failed: \(response.statusCode) from \(response.url.absoluteString)")
+        if (user != nil && response.statusCode == 401) || (configuration.proxy?.credential != nil && response.statusCode == 407) {
+            printError("authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : response.url.absoluteString)")
             throw ExitCode(67)
+        }
+        if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
+            printError("CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user")
+            throw ExitCode(56)
         }
         if fail && response.statusCode >= 400 {
             printError("the requested URL returned error: \(response.statusCode)")

@@ -80,6 +80,12 @@ struct HTTPAuthenticator {
 
     /// A response that is not a challenge: remember what worked.
     mutating func succeeded(_ response: StreamingResponse, request: Request) throws {
+        if let attempt = proxy, response.statusCode != 407 {
+            proxy = nil
+            if attempt.persistence != .none, attempt.space.realm != nil {
+                try? configuration.credentialStore?.set(Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
+            }
+        }
         guard let attempt = origin, let requestOrigin = Origin(request.url) else { return }
         origin = nil
         if let digest = attempt.digest {
@@ -100,7 +106,9 @@ struct HTTPAuthenticator {
     mutating func respond(to response: StreamingResponse, request: Request, remaining: Duration) async throws -> Outcome {
         let isProxy = response.statusCode == 407
         guard let requestOrigin = Origin(request.url) else { return .final(response) }
-        let challengeOrigin = requestOrigin  // a proxy's origin once proxies are configured
+        let proxyConfiguration = isProxy ? configuration.proxy(for: requestOrigin) : nil
+        guard !isProxy || proxyConfiguration != nil else { return .final(response) }  // a 407 from an origin is not a proxy's
+        let challengeOrigin = proxyConfiguration?.origin ?? requestOrigin
         let fieldName = isProxy ? "proxy-authenticate" : "www-authenticate"
         let values = response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value)
         let parsed = AuthenticationHeaderParser.challenges(values)
@@ -131,7 +139,9 @@ struct HTTPAuthenticator {
 
         // Basic over plain http sends the password in clear text: not unless allowed.
         var refusedClearText = false
-        if !challengeOrigin.isSecure && !configuration.allowsCredentialsOverHTTP {
+        // A credential configured for the proxy itself was given to be sent to it.
+        let proxyCredentialGiven = proxyConfiguration?.credential != nil
+        if !challengeOrigin.isSecure && !configuration.allowsCredentialsOverHTTP && !proxyCredentialGiven {
             refusedClearText = offers.contains { $0.scheme == .basic }
             offers.removeAll { $0.scheme == .basic }
         }
@@ -192,8 +202,20 @@ struct HTTPAuthenticator {
     }
 
     private mutating func answer(_ request: Request, offer: OfferedAuthentication, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool, counts: Bool) -> Request {
-        let digest = DigestAuthorization(challenge: digestChallenge, user: attempt.user, password: attempt.password, method: request.method.uppercased(),
-                                         uri: Session.target(of: request.url), body: request.body.map(Array.init) ?? [], nonceCount: 1)
+        // What the answered request line says: CONNECT host:port for a tunnel, the absolute URI for
+        // a request a proxy receives itself, the path otherwise.
+        var method = request.method.uppercased()
+        var uri = Session.target(of: request.url)
+        if isProxy, let origin = Origin(request.url) {
+            if origin.isSecure {
+                method = "CONNECT"
+                uri = origin.authority
+            } else {
+                uri = origin.description + uri
+            }
+        }
+        let digest = DigestAuthorization(challenge: digestChallenge, user: attempt.user, password: attempt.password, method: method,
+                                         uri: uri, body: isProxy && method == "CONNECT" ? [] : request.body.map(Array.init) ?? [], nonceCount: 1)
         var next = request
         next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", digest.fieldValue)
         var updated = attempt
@@ -207,6 +229,7 @@ struct HTTPAuthenticator {
     /// (or for the same realm under the other HTTP scheme).
     private func proposedCredential(for space: ProtectionSpace, origin: Origin, isProxy: Bool) -> Credential? {
         if !isProxy, origin == originalOrigin, let requestCredential { return requestCredential }
+        if isProxy, let given = originalOrigin.flatMap({ configuration.proxy(for: $0) })?.credential, given.isUser { return given }
         guard let store = configuration.credentialStore else { return nil }
         if let stored = store.defaultCredential(for: space) { return stored }
         var other = space

@@ -37,6 +37,12 @@ public struct Credential: Sendable, CustomStringConvertible {
         self.persistence = persistence
     }
 
+    /// Whether this is a user-and-password credential.
+    public var isUser: Bool {
+        if case .user = kind { return true }
+        return false
+    }
+
     /// Never prints a password.
     public var description: String {
         switch kind {

@@ -22,10 +22,13 @@ final class Connection: Sendable {
     let clientCertificate: ClientCertificateChallenge?
     /// TLS errors seen on the connection (alerts that arrive after the handshake).
     let tlsErrors: TLSErrorLog
+    /// A plain connection to an HTTP proxy: requests carry the absolute URI.
+    let usesAbsoluteForm: Bool
     private let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
 
     init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?,
-         clientCertificate: ClientCertificateChallenge? = nil, tlsErrors: TLSErrorLog = TLSErrorLog()) {
+         clientCertificate: ClientCertificateChallenge? = nil, tlsErrors: TLSErrorLog = TLSErrorLog(), usesAbsoluteForm: Bool = false) {
+        self.usesAbsoluteForm = usesAbsoluteForm
         self.clientCertificate = clientCertificate
         self.tlsErrors = tlsErrors
         self.channel = channel

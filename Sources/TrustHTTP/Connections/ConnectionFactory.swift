@@ -32,8 +32,11 @@ struct ConnectionFactory: Sendable {
         resolve["\(origin.host):\(origin.port)"] ?? resolve[origin.host] ?? origin.host
     }
 
+    /// Connects to `origin` — through `proxy` when given: a CONNECT tunnel for https (with
+    /// `proxyAuthorization`; a refusal throws ``ProxyRefusal``), a plain connection to the proxy for http.
     func connect(
         origin: Origin, verifier: ServerTrustVerifier?, clientCertificate: ClientCertificateChallenge? = nil, shareable: Bool, timeout: Duration, url: URL,
+        proxy: ProxyConfiguration? = nil, proxyAuthorization: String? = nil,
         trustError: @escaping @Sendable (TrustDecision) -> SessionError
     ) async throws -> Connection {
         let eventLoop = group.next()
@@ -58,20 +61,34 @@ struct ConnectionFactory: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let verifier {
-                        let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
-                        try channel.pipeline.syncOperations.addHandler(tls)
-                        try channel.pipeline.syncOperations.addHandler(TLSErrorRecorder(log: errorLog))
-                        try channel.pipeline.syncOperations.addHandler(HandshakeWaiter(promise: handshake))
+                        @Sendable func addTLS(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
+                            let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
+                            try pipeline.addHandler(tls)
+                            try pipeline.addHandler(TLSErrorRecorder(log: errorLog))
+                            try pipeline.addHandler(HandshakeWaiter(promise: handshake))
+                        }
+                        if proxy != nil {
+                            try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
+                                authority: origin.authority, proxyAuthorization: proxyAuthorization,
+                                established: { try addTLS($0.pipeline.syncOperations) }, failed: { handshake.fail($0) }))
+                        } else {
+                            try addTLS(channel.pipeline.syncOperations)
+                        }
                     } else {
                         handshake.succeed(try HandshakeWaiter.configure(channel, http2: false))
                     }
                 }
             }
         let channel: any Channel
+        let target = proxy.map { (address(for: $0.origin), $0.port) } ?? (address(for: origin), origin.port)
         do {
-            channel = try await bootstrap.connect(host: address(for: origin), port: origin.port).get()
+            channel = try await bootstrap.connect(host: target.0, port: target.1).get()
         } catch {
             handshake.fail(error)
+            if let proxy {
+                let failure = Self.connectError(error, origin: proxy.origin, url: url)
+                throw SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: url, underlying: failure.underlying)
+            }
             throw Self.connectError(error, origin: origin, url: url)
         }
 
@@ -90,6 +107,7 @@ struct ConnectionFactory: Sendable {
         } catch {
             timer.cancel()
             channel.close(promise: nil)
+            if error is ProxyRefusal { throw error }
             if record.decision?.isTrusted != false, let clientError = ClientCertificateChallenge.error(clientCertificate, "\(error)", origin: origin, url: url) {
                 throw clientError
             }
@@ -98,7 +116,8 @@ struct ConnectionFactory: Sendable {
 
         return Connection(
             channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
-            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, tlsErrors: errorLog)
+            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, tlsErrors: errorLog,
+            usesAbsoluteForm: proxy != nil && !origin.isSecure)
     }
 
     struct HandshakeTimeout: Error {}

@@ -16,7 +16,16 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 
+    init(scheme: String, host: String, port: Int) {
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+    }
+
     var isSecure: Bool { scheme == "https" }
+
+    /// `host:port` (brackets around IPv6), the target of a CONNECT.
+    var authority: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
     var isDefaultPort: Bool { port == (isSecure ? 443 : 80) }
 
     /// The Host header value.
@@ -32,4 +41,6 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
 struct PoolKey: Hashable, Sendable {
     var origin: Origin
     var trustKey: String
+    /// The proxy the connection goes through (`http://host:port`), if any.
+    var proxy: String? = nil
 }

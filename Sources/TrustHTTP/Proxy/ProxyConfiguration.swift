@@ -1,0 +1,83 @@
+import Foundation
+
+/// An HTTP proxy: `http` requests go to it in absolute form; `https` requests go through a
+/// `CONNECT` tunnel, with TLS — and the session's trust evaluation — end to end with the origin.
+public struct ProxyConfiguration: Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    /// Sent when the proxy asks (407); being configured for this proxy, it may go as Basic over the
+    /// proxy's plain-http connection.
+    public var credential: Credential?
+    /// Hosts reached directly (curl's `NO_PROXY`): `*` for all, `example.com` or `.example.com` for
+    /// the domain and its subdomains, IP literals exactly; an entry may end in `:PORT`.
+    public var noProxy: [String]
+
+    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        case malformed(String)
+        case unsupportedScheme(String)
+
+        public var description: String {
+            switch self {
+            case .malformed(let text): return "not a proxy URL: \(text)"
+            case .unsupportedScheme(let scheme): return "proxy scheme \(scheme) is not supported (http only)"
+            }
+        }
+    }
+
+    public init(host: String, port: Int = 1080, credential: Credential? = nil, noProxy: [String] = []) {
+        self.host = host.lowercased()
+        self.port = port
+        self.credential = credential
+        self.noProxy = noProxy
+    }
+
+    /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
+    public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
+        let withScheme = text.contains("://") ? text : "http://" + text
+        guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty else { throw .malformed(text) }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        guard scheme == "http" else { throw .unsupportedScheme(scheme) }
+        var fromURL: Credential?
+        if let user = url.user(percentEncoded: false) {
+            fromURL = Credential(user: user, password: url.password(percentEncoded: false) ?? "", persistence: .none)
+        }
+        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: url.port ?? 1080,
+                  credential: credential ?? fromURL, noProxy: noProxy)
+    }
+
+    /// The proxies the environment names: `http_proxy`/`HTTP_PROXY` for http, `https_proxy`/`HTTPS_PROXY`
+    /// for https, `no_proxy`/`NO_PROXY` for the exceptions (lowercase first, as curl). Malformed values are ignored.
+    public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> (http: ProxyConfiguration?, https: ProxyConfiguration?) {
+        func value(_ name: String) -> String? {
+            (variables[name.lowercased()] ?? variables[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let noProxy = value("NO_PROXY").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.filter { !$0.isEmpty } } ?? []
+        let http = value("HTTP_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
+        let https = value("HTTPS_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
+        return (http, https)
+    }
+
+    /// Whether `host:port` is reached through this proxy (not excluded by ``noProxy``).
+    public func applies(toHost host: String, port: Int) -> Bool {
+        let host = host.lowercased()
+        for raw in noProxy {
+            var entry = raw.lowercased()
+            if entry == "*" { return false }
+            var entryPort: Int?
+            if let colon = entry.lastIndex(of: ":"), !entry.hasSuffix("]"), entry.filter({ $0 == ":" }).count == 1, let parsed = Int(entry[entry.index(after: colon)...]) {
+                entryPort = parsed
+                entry = String(entry[..<colon])
+            }
+            if entry.hasPrefix("[") && entry.hasSuffix("]") { entry = String(entry.dropFirst().dropLast()) }
+            if entry.hasPrefix(".") { entry.removeFirst() }
+            if entry.hasPrefix("*.") { entry.removeFirst(2) }
+            guard !entry.isEmpty, entryPort == nil || entryPort == port else { continue }
+            if host == entry || host.hasSuffix("." + entry) { return false }
+        }
+        return true
+    }
+
+    var origin: Origin { Origin(scheme: "http", host: host, port: port) }
+
+    public var description: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+}

@@ -1,0 +1,119 @@
+import NIOCore
+
+/// The proxy's answer to CONNECT when it is not 2xx (a 407 goes to HTTP authentication).
+struct ProxyRefusal: Error, CustomStringConvertible {
+    var statusCode: Int
+    var headers: [(name: String, value: String)]
+
+    var description: String { "the proxy answered CONNECT with \(statusCode)" }
+}
+
+/// Opens a `CONNECT` tunnel on a fresh connection to a proxy: writes the request, reads the
+/// response head (bounded), and on a 2xx removes itself and calls `established` — which sets up
+/// TLS to the origin in the same event-loop turn, before any byte of the tunnel is read.
+final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    static let maximumHeadBytes = 64 * 1024
+
+    private let authority: String
+    private let proxyAuthorization: String?
+    private let established: (ChannelHandlerContext) throws -> Void
+    private let failed: (any Error) -> Void
+    private var buffer = ByteBuffer()
+    private var done = false
+
+    init(authority: String, proxyAuthorization: String?, established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void) {
+        self.authority = authority
+        self.proxyAuthorization = proxyAuthorization
+        self.established = established
+        self.failed = failed
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { sendConnect(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendConnect(context: context)
+        context.fireChannelActive()
+    }
+
+    private var sent = false
+
+    private func sendConnect(context: ChannelHandlerContext) {
+        guard !sent else { return }
+        sent = true
+        var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
+        if let proxyAuthorization { head += "Proxy-Authorization: \(proxyAuthorization)\r\n" }
+        head += "\r\n"
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: head)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !done else {
+            context.fireChannelRead(data)
+            return
+        }
+        var part = unwrapInboundIn(data)
+        buffer.writeBuffer(&part)
+        let bytes = buffer.readableBytesView
+        guard let end = Self.headEnd(bytes) else {
+            if buffer.readableBytes > Self.maximumHeadBytes { fail(context: context, ProxyRefusal(statusCode: 0, headers: [])) }
+            return
+        }
+        done = true
+        let headText = String(decoding: bytes.prefix(end), as: UTF8.self)
+        let lines = headText.components(separatedBy: "\r\n")
+        let statusParts = (lines.first ?? "").split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+            fail(context: context, ProxyRefusal(statusCode: 0, headers: []))
+            return
+        }
+        guard (200..<300).contains(status) else {
+            var headers: [(name: String, value: String)] = []
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " \t")))
+            }
+            fail(context: context, ProxyRefusal(statusCode: status, headers: headers))
+            return
+        }
+        buffer.moveReaderIndex(forwardBy: end + 4)
+        let rest = buffer
+        do {
+            try established(context)
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+            if rest.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(rest)) }
+        } catch {
+            fail(context: context, error)
+        }
+    }
+
+    private func fail(context: ChannelHandlerContext, _ error: any Error) {
+        done = true
+        failed(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !done {
+            done = true
+            failed(ProxyRefusal(statusCode: 0, headers: []))
+        }
+        context.fireChannelInactive()
+    }
+
+    /// The offset of `\r\n\r\n` in `bytes`, if present.
+    static func headEnd(_ bytes: ByteBufferView) -> Int? {
+        let array = Array(bytes)
+        guard array.count >= 4 else { return nil }
+        for i in 0...(array.count - 4) where array[i] == 13 && array[i + 1] == 10 && array[i + 2] == 13 && array[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}
