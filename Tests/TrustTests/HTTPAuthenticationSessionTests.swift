@@ -119,6 +119,9 @@ struct HTTPAuthenticationSessionTests {
         let server = try await server()
         let session = try labSession()
         #expect(try await session.data(for: Request(url: url(server, "/multi"), credential: Self.alice)).text == "authenticated alice via Digest SHA-256\n")
+        // A user and password in the URL act as the request's credential (percent-decoded).
+        let inURL = URL(string: "https://alice:wonder%6Cand@good.lab.test:\(server.port)/digest?algorithm=SHA-256")!
+        #expect(try await session.data(for: Request(url: inURL)).text == "authenticated alice via Digest SHA-256\n")
         await session.shutdown()
         // Reject Digest (both) → Basic.
         let handler = RecordingHandler { challenge in
