@@ -1,7 +1,7 @@
 import Foundation
 
 /// An HTTP request.
-public struct Request: Sendable {
+public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     public var url: URL
     public var method: String
     /// Header fields in order; names are case-insensitive.
@@ -31,6 +31,14 @@ public struct Request: Sendable {
         self.timeout = timeout
         self.challengeHandler = challengeHandler
     }
+
+    /// Method, URL (password hidden) and header names — never header values or credentials.
+    public var description: String {
+        "\(method) \(url.redactingPassword)" + (headers.isEmpty ? "" : " [" + headers.map(\.name).joined(separator: ", ") + "]")
+            + (credential.map { " credential: \($0)" } ?? "")
+    }
+
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// The first value of a header field.
     public func value(forHeader name: String) -> String? {

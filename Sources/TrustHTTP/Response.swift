@@ -48,6 +48,8 @@ public struct StreamingResponse: Sendable {
     public var serverTrust: TrustDecision?
     /// The body, chunk by chunk. Iterate it to the end (or cancel) to release the connection.
     public var body: ResponseBody
+    /// A proxy's own answer to CONNECT (a 407 that may ask for proxy credentials).
+    var isProxyAnswer = false
 
     public func value(forHeader name: String) -> String? {
         HeaderName.first(name, in: headers)
@@ -69,6 +71,17 @@ public struct StreamingResponse: Sendable {
     init(_ response: Response) {
         self.init(url: response.url, statusCode: response.statusCode, headers: response.headers, httpVersion: response.httpVersion,
                   redirects: response.redirects, tlsVersion: response.tlsVersion, serverTrust: response.serverTrust, body: .buffered(response.body))
+    }
+
+    /// Reads at most `limit` bytes of the body (the rest is abandoned, closing the connection).
+    func collectPrefix(limit: Int) async throws -> Response {
+        var data = Data()
+        for try await chunk in body {
+            data.append(contentsOf: chunk.prefix(limit - data.count))
+            if data.count >= limit { break }
+        }
+        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+                        tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 
     /// Reads the rest of the body into a ``Response``.

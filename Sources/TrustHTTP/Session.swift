@@ -115,7 +115,10 @@ public final class Session: Sendable {
     private func perform(_ request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
-            throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.absoluteString)", url: request.url)
+            throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
+        }
+        guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
+            throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
         var route = configuration.serverTrust.evaluator(for: origin.host)
@@ -162,8 +165,10 @@ public final class Session: Sendable {
                     guard let proxy else { throw refusal }
                     if refusal.statusCode == 407 {
                         // The proxy wants credentials for the tunnel: HTTP authentication takes it from here.
-                        return StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
-                                                          redirects: redirects))
+                        var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                                                                redirects: redirects))
+                        answer.isProxyAnswer = true
+                        return answer
                     }
                     throw SessionError(.badServerResponse, refusal.statusCode == 0
                         ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"

@@ -72,7 +72,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "\(code) (\(code.rawValue)): \(message)"
-        if let url { text += " [\(url.absoluteString)]" }
+        if let url { text += " [\(url.redactingPassword)]" }
         if let decision = trustDecision, !decision.reasons.isEmpty {
             text += "; " + decision.reasons.map(\.description).joined(separator: "; ")
         }
@@ -93,5 +93,14 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
             if case .noPathToTrustedAnchor = reason { return .serverCertificateHasUnknownRoot }
         }
         return .serverCertificateUntrusted
+    }
+}
+
+extension URL {
+    /// The URL as text with any password replaced by `***` (for messages and logs).
+    var redactingPassword: String {
+        guard password(percentEncoded: true) != nil, var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return absoluteString }
+        components.percentEncodedPassword = "***"
+        return components.string ?? absoluteString
     }
 }

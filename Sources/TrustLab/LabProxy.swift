@@ -166,10 +166,10 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 case .failure:
                     handler.fail(context: context, status: .badGateway)
                 case .success(let upstream):
-                    context.write(handler.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok))), promise: nil)
-                    context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    // Written as bytes: a 2xx to CONNECT has no body (the encoder would frame one).
                     let pipeline = context.pipeline.syncOperations
                     pipeline.removeHandler(handler.encoder, promise: nil)
+                    context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
                     try? pipeline.addHandler(LabRelay(partner: upstream))
                     pipeline.removeHandler(handler.decoder, promise: nil)
                     pipeline.removeHandler(handler, promise: nil)

@@ -144,8 +144,9 @@ struct HTTPAuthenticationSessionTests {
 
     @Test func staleNoncesAndNextNonceAreNotFailures() async throws {
         let server = try await server()
-        for path in ["/digest?algorithm=SHA-256&stale=1", "/digest?algorithm=SHA-256-sess&qop=auth-int&nextnonce=1"] {
-            let handler = RecordingHandler { _ in .useCredential(Self.alice) }
+        for path in ["/digest?algorithm=SHA-256&stale=1", "/digest?algorithm=SHA-256-sess&qop=auth-int&nextnonce=1", "/digest?algorithm=MD5&nextnonce=1"] {
+            // Remembered for the session: later requests (without a credential of their own) reuse the Digest session.
+            let handler = RecordingHandler { _ in .useCredential(Credential(user: "alice", password: "wonderland", persistence: .forSession)) }
             let session = try labSession { $0.challengeHandler = handler }
             for _ in 0..<4 {
                 let response = try await session.data(for: Request(url: url(server, path), method: "PUT", body: Data("x".utf8)))
@@ -217,6 +218,57 @@ struct HTTPAuthenticationSessionTests {
         #expect(other.protectionSpaces.isEmpty)
         await forgetful.shutdown()
         await session.shutdown()
+        try await server.shutdown()
+    }
+}
+
+extension HTTPAuthenticationSessionTests {
+    /// What an attacker (or a careless caller) would try.
+    @Test func attackerScenarios() async throws {
+        let server = try await server()
+        // A preemptive wrong password counts as the realm's first failure: it is not sent a second time.
+        let handler = RecordingHandler { _ in .performDefaultHandling }
+        let session = try labSession()
+        let wrong = Credential(user: "alice", password: "wrong", persistence: .none)
+        #expect(try await session.data(for: Request(url: url(server, "/basic"), challengeHandler: handler, credential: wrong, authenticatesPreemptively: true)).statusCode == 401)
+        #expect(handler.challenges.map(\.previousFailureCount) == [1])
+        // A Digest session answers only for its own user: a later request without credentials is not sent as alice.
+        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
+        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"))).statusCode == 401)
+        let bob = Credential(user: "bob", password: "x", persistence: .none)
+        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"), credential: bob)).statusCode == 401)
+        // Header injection through the method, the host, or a user name: refused before anything is sent.
+        let method = await sessionError { try await session.data(for: Request(url: url(server, "/"), method: "GET / HTTP/1.1\r\nX-Injected: 1")) }
+        #expect(method?.code == .badURL)
+        if let evil = URL(string: "https://evil%0D%0AX-Injected:%201.lab.test/") {
+            #expect(await sessionError { try await session.data(for: Request(url: evil)) }?.code == .badURL)
+        }
+        let injected = Credential(user: "alice\r\nX-Injected: 1", password: "p", persistence: .none)
+        #expect(await sessionError { try await session.data(for: Request(url: url(server, "/digest"), credential: injected)) }?.code == .userAuthenticationRequired)
+        // Passwords never appear in errors or descriptions.
+        let withPassword = URL(string: "https://alice:s3cret@good.lab.test:1/")!
+        let refused = await sessionError { try await session.data(for: Request(url: withPassword)) }
+        #expect(refused.map { !"\($0)".contains("s3cret") } == true)
+        #expect(!"\(Request(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")], credential: Self.alice))".contains("s3cret"))
+        #expect(!"\(Request(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")]))".contains("c2VjcmV0"))
+        do {
+            _ = try ProxyConfiguration(url: "http://user:hunter2@proxy:badport")
+            Issue.record("a malformed proxy URL was accepted")
+        } catch {
+            #expect(!"\(error)".contains("hunter2"))
+        }
+        await session.shutdown()
+        // An origin sending 407 through a tunnel cannot ask for (or receive) proxy credentials.
+        let proxy = try await LabProxy.start()
+        let asked = RecordingHandler { _ in .useCredential(Self.alice) }
+        let tunnelled = try labSession {
+            $0.proxy = try? ProxyConfiguration(url: proxy.url, credential: Self.alice)
+            $0.challengeHandler = asked
+        }
+        #expect(try await tunnelled.data(for: Request(url: url(server, "/status/407"))).statusCode == 407)
+        #expect(asked.challenges.isEmpty)
+        await tunnelled.shutdown()
+        try await proxy.shutdown()
         try await server.shutdown()
     }
 }

@@ -26,6 +26,8 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
     /// Where permanent credentials go; nil keeps them in memory only.
     public let fileURL: URL?
     private let state = NIOLockedValueBox(State())
+    /// Held from the snapshot to the rename, so concurrent saves land in order.
+    private let saving = NIOLock()
 
     struct Key: Hashable, Codable {
         var host: String
@@ -193,11 +195,10 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
     private func load(_ url: URL) throws(CredentialStoreError) {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { return }
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue, mode & 0o077 != 0
-        {
-            throw .insecurePermissions(path, mode)
-        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+        else { throw .unreadable(path) }
+        if mode & 0o077 != 0 { throw .insecurePermissions(path, mode) }
         guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
         let contents: FileContents
         do {
@@ -230,6 +231,8 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
 
     private func save() throws(CredentialStoreError) {
         guard let fileURL else { return }
+        saving.lock()
+        defer { saving.unlock() }
         let entries = state.withLockedValue { state in
             state.credentials.flatMap { key, list in
                 list.filter { $0.persistence == .permanent }.map {

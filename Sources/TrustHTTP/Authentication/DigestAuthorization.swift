@@ -1,14 +1,14 @@
 /// The client's answer to a Digest challenge (RFC 7616 §3.4): the `Authorization` (or
 /// `Proxy-Authorization`) field value, and what is needed to check the server's `rspauth`.
-public struct DigestAuthorization: Sendable {
+public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomReflectable {
     public let challenge: DigestChallenge
     /// The field value, `Digest username=…, response=…`.
     public let fieldValue: String
     public let qualityOfProtection: DigestChallenge.QualityOfProtection?
     public let nonceCount: UInt32
     public let clientNonce: String
-    let hashedA1: String
-    let uri: String
+    private let hashedA1: String
+    private let uri: String
 
     /// - Parameters:
     ///   - uri: the request target as sent (`/path?query`, or `host:port` for CONNECT).
@@ -64,13 +64,18 @@ public struct DigestAuthorization: Sendable {
 
     /// Whether the server's `rspauth` (in `Authentication-Info`) proves it knows the password:
     /// the response computed with an empty method (RFC 7616 §3.5).
-    public func verifiesServerResponse(_ rspauth: String) -> Bool {
-        guard let qop = qualityOfProtection else { return false }
+    /// With `auth-int` the proof covers the response body, which is not read yet: nil (not checked).
+    public func verifiesServerResponse(_ rspauth: String) -> Bool? {
+        guard let qop = qualityOfProtection, qop == .auth else { return nil }
         let algorithm = challenge.algorithm
-        let a2 = qop == .authInt ? ":\(uri):" + algorithm.hexDigest([UInt8]()) : ":\(uri)"
-        let expected = algorithm.hexDigest("\(hashedA1):\(challenge.nonce):\(Self.formatNonceCount(nonceCount)):\(clientNonce):\(qop.rawValue):\(algorithm.hexDigest(a2))")
-        return expected.utf8.count == rspauth.utf8.count && zip(expected.utf8, rspauth.lowercased().utf8).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        let expected = algorithm.hexDigest("\(hashedA1):\(challenge.nonce):\(Self.formatNonceCount(nonceCount)):\(clientNonce):\(qop.rawValue):\(algorithm.hexDigest(":\(uri)"))")
+        let given = Array(rspauth.utf8).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        return expected.utf8.count == given.count && zip(expected.utf8, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
+
+    /// The algorithm and qop only: the hashed secret and the answer stay out of logs.
+    public var description: String { "DigestAuthorization(\(challenge.algorithm), qop: \(qualityOfProtection?.rawValue ?? "none"), nc: \(nonceCount))" }
+    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// 16 random bytes, hexadecimal.
     public static func makeClientNonce() -> String {

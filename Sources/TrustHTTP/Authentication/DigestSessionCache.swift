@@ -10,6 +10,7 @@ final class DigestSessionCache: Sendable {
         var user: String
         var password: String
         var space: ProtectionSpace
+        var persistence: CredentialPersistence
         /// Requests already sent with ``challenge``'s nonce.
         var nonceCount: UInt32
     }
@@ -22,9 +23,9 @@ final class DigestSessionCache: Sendable {
     }
 
     /// The answer for the next request to `key`, counting it; nil without a Digest session there.
-    func nextAuthorization(for key: String, method: String, uri: String, body: [UInt8]) -> (DigestAuthorization, Entry)? {
+    func nextAuthorization(for key: String, method: String, uri: String, body: [UInt8], accept: (Entry) -> Bool) -> (DigestAuthorization, Entry)? {
         entries.withLockedValue { entries -> (DigestAuthorization, Entry)? in
-            guard var entry = entries[key], entry.nonceCount < UInt32.max else { return nil }
+            guard var entry = entries[key], entry.nonceCount < UInt32.max, accept(entry) else { return nil }
             entry.nonceCount += 1
             entries[key] = entry
             let answer = DigestAuthorization(challenge: entry.challenge, user: entry.user, password: entry.password, method: method, uri: uri,
@@ -34,7 +35,8 @@ final class DigestSessionCache: Sendable {
     }
 
     /// Records a Digest exchange that succeeded (with `nextNonce` from `Authentication-Info`, if any).
-    func succeeded(_ key: String, authorization: DigestAuthorization, user: String, password: String, space: ProtectionSpace, nextNonce: String?) {
+    func succeeded(_ key: String, authorization: DigestAuthorization, user: String, password: String, space: ProtectionSpace,
+                   persistence: CredentialPersistence, nextNonce: String?) {
         var challenge = authorization.challenge
         var count = authorization.nonceCount
         if let nextNonce, !nextNonce.isEmpty, nextNonce != challenge.nonce {
@@ -42,7 +44,7 @@ final class DigestSessionCache: Sendable {
             count = 0
         }
         challenge.isStale = false
-        let entry = Entry(challenge: challenge, user: user, password: password, space: space, nonceCount: count)
+        let entry = Entry(challenge: challenge, user: user, password: password, space: space, persistence: persistence, nonceCount: count)
         entries.withLockedValue { entries in
             if entries[key] == nil && entries.count >= Self.capacity, let victim = entries.keys.first { entries[victim] = nil }
             // Requests in flight may have counted past this one: never go back.

@@ -62,10 +62,15 @@ struct HTTPAuthenticator {
         guard let origin = Origin(request.url), request.value(forHeader: "authorization") == nil else { return request }
         var request = request
         let uri = Session.target(of: request.url)
-        if let (answer, entry) = digestSessions.nextAuthorization(for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(),
-                                                                 uri: uri, body: request.body.map(Array.init) ?? []) {
+        // The Digest session of this origin answers only for the same user: this request's own
+        // credential, or — when it has none — a credential the application let the session remember.
+        var ownUser: (String, String)?
+        if origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind { ownUser = (user, password) }
+        if let (answer, entry) = digestSessions.nextAuthorization(
+            for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(), uri: uri, body: request.body.map(Array.init) ?? [],
+            accept: { entry in ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none) }) {
             request.setHeader("Authorization", answer.fieldValue)
-            self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: .none, digest: answer, counts: false)
+            self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
         } else if preemptive, origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind,
             origin.isSecure || configuration.allowsCredentialsOverHTTP, let basic = try? BasicAuthorization(user: user, password: password)
         {
@@ -91,11 +96,11 @@ struct HTTPAuthenticator {
         if let digest = attempt.digest {
             let info = response.value(forHeader: "authentication-info").map { AuthenticationHeaderParser.parameters($0).parameters } ?? []
             func parameter(_ name: String) -> String? { info.first { $0.name == name }?.value }
-            if let rspauth = parameter("rspauth"), !digest.verifiesServerResponse(rspauth) {
+            if let rspauth = parameter("rspauth"), digest.verifiesServerResponse(rspauth) == false {
                 throw SessionError(.badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
             }
             digestSessions.succeeded(DigestSessionCache.key(requestOrigin, proxy: false), authorization: digest, user: attempt.user, password: attempt.password,
-                                     space: attempt.space, nextNonce: parameter("nextnonce"))
+                                     space: attempt.space, persistence: attempt.persistence, nextNonce: parameter("nextnonce"))
         }
         if attempt.persistence != .none, attempt.space.realm != nil {
             try? configuration.credentialStore?.set(Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
@@ -107,7 +112,9 @@ struct HTTPAuthenticator {
         let isProxy = response.statusCode == 407
         guard let requestOrigin = Origin(request.url) else { return .final(response) }
         let proxyConfiguration = isProxy ? configuration.proxy(for: requestOrigin) : nil
-        guard !isProxy || proxyConfiguration != nil else { return .final(response) }  // a 407 from an origin is not a proxy's
+        // A 407 is a proxy's only from the proxy: for https, its answer to CONNECT (an origin
+        // cannot obtain proxy credentials by sending 407 through the tunnel).
+        guard !isProxy || (proxyConfiguration != nil && (!requestOrigin.isSecure || response.isProxyAnswer)) else { return .final(response) }
         let challengeOrigin = proxyConfiguration?.origin ?? requestOrigin
         let fieldName = isProxy ? "proxy-authenticate" : "www-authenticate"
         let values = response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value)
@@ -117,7 +124,7 @@ struct HTTPAuthenticator {
             if !isProxy { origin = nil }
             return .final(response)
         }
-        let failure = try await response.collect(limit: Self.maximumFailureResponseBytes)
+        let failure = try await response.collectPrefix(limit: Self.maximumFailureResponseBytes)
         let final = StreamingResponse(failure)
         rounds += 1
         guard rounds <= Self.maximumRounds else { return .final(final) }
@@ -131,7 +138,11 @@ struct HTTPAuthenticator {
                 return .retry(answer(request, offer: fresh, digestChallenge: freshDigest, attempt: attempt, isProxy: isProxy, counts: attempt.counts))
             }
             if attempt.counts {
-                failures[attempt.space, default: 0] += 1
+                var space = attempt.space
+                if space.realm == nil, let basic = offers.first(where: { $0.scheme == .basic }) {
+                    space.realm = basic.realm  // a preemptive answer: refused for the realm the server names
+                }
+                failures[space, default: 0] += 1
             }
             digestSessions.remove(DigestSessionCache.key(challengeOrigin, proxy: isProxy))
         }
@@ -139,9 +150,13 @@ struct HTTPAuthenticator {
 
         // Basic over plain http sends the password in clear text: not unless allowed.
         var refusedClearText = false
-        // A credential configured for the proxy itself was given to be sent to it.
-        let proxyCredentialGiven = proxyConfiguration?.credential != nil
-        if !challengeOrigin.isSecure && !configuration.allowsCredentialsOverHTTP && !proxyCredentialGiven {
+        // A credential configured for the proxy itself was given to be sent to it — that one only.
+        let configuredProxyCredential: (String, String)? = proxyConfiguration?.credential.flatMap {
+            if case .user(let user, let password) = $0.kind { return (user, password) }
+            return nil
+        }
+        let clearTextAllowed = challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP
+        if !clearTextAllowed && configuredProxyCredential == nil {
             refusedClearText = offers.contains { $0.scheme == .basic }
             offers.removeAll { $0.scheme == .basic }
         }
@@ -171,6 +186,14 @@ struct HTTPAuthenticator {
             guard let credential else { return .final(final) }
             guard case .user(let user, let password) = credential.kind else {
                 throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: request.url)
+            }
+            guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: request.url)
+            }
+            if offer.scheme == .basic && !clearTextAllowed && !(configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
+                throw SessionError(.userAuthenticationRequired,
+                                   "\(challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
+                                   url: request.url)
             }
             let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
             if let digest = offer.digest {

@@ -11,6 +11,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
             var host = url.host, !host.isEmpty
         else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard Self.isAcceptableHost(host) else { return nil }
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
@@ -23,6 +24,11 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     var isSecure: Bool { scheme == "https" }
+
+    /// No control characters, spaces or delimiters (a decoded `%0D%0A` must never reach a request line).
+    static func isAcceptableHost(_ host: String) -> Bool {
+        !host.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F || "/?#@\\\"<>{}|^`".unicodeScalars.contains($0) }
+    }
 
     /// `host:port` (brackets around IPv6), the target of a CONNECT.
     var authority: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }

@@ -34,7 +34,10 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
     public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
         let withScheme = text.contains("://") ? text : "http://" + text
-        guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty else { throw .malformed(text) }
+        guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty, Origin.isAcceptableHost(host) else {
+            // Never repeat a password: keep only what follows the last '@'.
+            throw .malformed(text.split(separator: "@").last.map(String.init) ?? "")
+        }
         let scheme = url.scheme?.lowercased() ?? "http"
         guard scheme == "http" else { throw .unsupportedScheme(scheme) }
         var fromURL: Credential?

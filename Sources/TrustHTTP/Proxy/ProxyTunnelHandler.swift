@@ -24,6 +24,8 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let established: (ChannelHandlerContext) throws -> Void
     private let failed: (any Error) -> Void
     private var buffer = ByteBuffer()
+    /// Where the search for the end of the head resumes.
+    private var scanned = 0
     private var done = false
 
     init(authority: String, proxyAuthorization: String?, established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void) {
@@ -47,6 +49,12 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func sendConnect(context: ChannelHandlerContext) {
         guard !sent else { return }
         sent = true
+        // Written as text, so checked here: no control character may split the request.
+        let unsafe = (authority + (proxyAuthorization ?? "")).unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+        guard !unsafe else {
+            fail(context: context, ProxyRefusal(statusCode: 0, headers: []))
+            return
+        }
         var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
         if let proxyAuthorization { head += "Proxy-Authorization: \(proxyAuthorization)\r\n" }
         head += "\r\n"
@@ -61,7 +69,8 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var part = unwrapInboundIn(data)
         buffer.writeBuffer(&part)
         let bytes = buffer.readableBytesView
-        guard let end = Self.headEnd(bytes) else {
+        guard let end = Self.headEnd(bytes, from: scanned) else {
+            scanned = max(0, bytes.count - 3)
             if buffer.readableBytes > Self.maximumHeadBytes { fail(context: context, ProxyRefusal(statusCode: 0, headers: [])) }
             return
         }
@@ -86,8 +95,9 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let rest = buffer
         do {
             try established(context)
-            context.pipeline.syncOperations.removeHandler(self, promise: nil)
+            // Bytes past the head belong to the tunnel: passed on before this handler leaves.
             if rest.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(rest)) }
+            context.pipeline.syncOperations.removeHandler(self, promise: nil)
         } catch {
             fail(context: context, error)
         }
@@ -107,12 +117,14 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// The offset of `\r\n\r\n` in `bytes`, if present.
-    static func headEnd(_ bytes: ByteBufferView) -> Int? {
-        let array = Array(bytes)
-        guard array.count >= 4 else { return nil }
-        for i in 0...(array.count - 4) where array[i] == 13 && array[i + 1] == 10 && array[i + 2] == 13 && array[i + 3] == 10 {
-            return i
+    /// The offset of `\r\n\r\n` in `bytes` at or after `start`, if present.
+    static func headEnd(_ bytes: ByteBufferView, from start: Int) -> Int? {
+        guard bytes.count >= 4, start <= bytes.count - 4 else { return nil }
+        var i = bytes.index(bytes.startIndex, offsetBy: start)
+        let last = bytes.index(bytes.endIndex, offsetBy: -4)
+        while i <= last {
+            if bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 { return i - bytes.startIndex }
+            i += 1
         }
         return nil
     }
