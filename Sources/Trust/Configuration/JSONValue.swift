@@ -13,6 +13,11 @@ public indirect enum JSONValue: Sendable, Hashable {
     public struct Member: Sendable, Hashable {
         public var key: String
         public var value: JSONValue
+
+        public init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,0 +1,326 @@
+import Foundation
+
+/// One problem in a configuration file: where (a JSON path such as `$.hosts[1].pins.sha256[0]`) and what.
+public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// A configuration that cannot be used, with every problem found (not only the first).
+public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var problems: [TrustConfigurationProblem]
+
+    public var description: String {
+        "the trust configuration has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n" + problems.map { "  " + $0.description }.joined(separator: "\n")
+    }
+}
+
+extension TrustConfiguration {
+    /// Parses and validates a configuration file's text. Every problem is reported at once.
+    /// - Parameter publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
+    ///   list by default — its absence is itself a problem when a pattern needs it.
+    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) -> TrustConfiguration {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(text)
+        } catch {
+            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "not valid JSON: \(error)")])
+        }
+        var checker = Checker(publicSuffixes: publicSuffixes)
+        let configuration = checker.configuration(document)
+        guard checker.problems.isEmpty, let configuration else { throw TrustConfigurationFileError(problems: checker.problems) }
+        return configuration
+    }
+
+    /// Reads and validates a configuration file.
+    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) -> TrustConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path)")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "\(path) is not UTF-8 text")])
+        }
+        return try parse(text, publicSuffixes: publicSuffixes)
+    }
+
+    /// Validates field by field, collecting problems with their JSON paths.
+    struct Checker {
+        let publicSuffixes: PublicSuffixList?
+        var problems: [TrustConfigurationProblem] = []
+        var warnedMissingList = false
+
+        init(publicSuffixes: PublicSuffixList?) {
+            self.publicSuffixes = publicSuffixes
+        }
+
+        mutating func problem(_ path: String, _ message: String) {
+            problems.append(TrustConfigurationProblem(path: path, message: message))
+        }
+
+        /// The members of an object, reporting unknown ones; nil (with a problem) if not an object.
+        mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>) -> [String: JSONValue]? {
+            guard case .object(let list) = value else {
+                problem(path, "must be an object, not \(value.kindName)")
+                return nil
+            }
+            var result: [String: JSONValue] = [:]
+            for member in list {
+                if allowed.contains(member.key) {
+                    result[member.key] = member.value
+                } else {
+                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", ")))")
+                }
+            }
+            return result
+        }
+
+        mutating func string(_ value: JSONValue, _ path: String) -> String? {
+            guard case .string(let text) = value else {
+                problem(path, "must be a string, not \(value.kindName)")
+                return nil
+            }
+            return text
+        }
+
+        mutating func bool(_ value: JSONValue, _ path: String) -> Bool? {
+            guard case .bool(let flag) = value else {
+                problem(path, "must be true or false, not \(value.kindName)")
+                return nil
+            }
+            return flag
+        }
+
+        mutating func integer(_ value: JSONValue, _ path: String) -> Int? {
+            guard case .number(let text) = value, let number = Int(text) else {
+                problem(path, "must be a whole number, not \(value.kindName)")
+                return nil
+            }
+            return number
+        }
+
+        mutating func strings(_ value: JSONValue, _ path: String) -> [String]? {
+            guard case .array(let list) = value else {
+                problem(path, "must be an array of strings, not \(value.kindName)")
+                return nil
+            }
+            var result: [String] = []
+            for (index, element) in list.enumerated() {
+                if let text = string(element, "\(path)[\(index)]") { result.append(text) }
+            }
+            return result
+        }
+
+        mutating func configuration(_ document: JSONValue) -> TrustConfiguration? {
+            guard let top = members(document, "$", allowed: ["version", "base", "hosts"]) else { return nil }
+            guard let versionValue = top["version"] else {
+                problem("$.version", "is required (\(TrustConfiguration.currentVersion))")
+                return nil
+            }
+            guard let version = integer(versionValue, "$.version") else { return nil }
+            guard version == TrustConfiguration.currentVersion else {
+                problem("$.version", "version \(version) is not supported (this library reads version \(TrustConfiguration.currentVersion))")
+                return nil
+            }
+            var configuration = TrustConfiguration()
+            if let base = top["base"] {
+                configuration.base = entry(base, "$.base", isBase: true) ?? Entry()
+            }
+            if let hostsValue = top["hosts"] {
+                guard case .array(let list) = hostsValue else {
+                    problem("$.hosts", "must be an array of host entries, not \(hostsValue.kindName)")
+                    return configuration
+                }
+                var seen: [String: Int] = [:]
+                for (index, element) in list.enumerated() {
+                    let path = "$.hosts[\(index)]"
+                    guard let parsed = entry(element, path, isBase: false) else { continue }
+                    if let pattern = parsed.host {
+                        if let first = seen[pattern.description] {
+                            problem(path + ".host", "\"\(pattern)\" is already configured at $.hosts[\(first)]")
+                            continue
+                        }
+                        seen[pattern.description] = index
+                    }
+                    configuration.hosts.append(parsed)
+                }
+            }
+            return configuration
+        }
+
+        static let entryMembers: Set<String> = [
+            "host", "exclude", "anchors", "pins", "mode", "minimumTLSVersion", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs",
+            "clientIdentity", "debugOverrides",
+        ]
+
+        mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
+            guard let text = string(value, path) else { return nil }
+            let pattern: HostPattern
+            do {
+                pattern = try HostPattern(text)
+            } catch {
+                problem(path, error.description)
+                return nil
+            }
+            if pattern.kind != .exact {
+                if let publicSuffixes {
+                    if publicSuffixes.isPublicSuffix(pattern.base) {
+                        problem(path, "\"\(text)\" would cover every domain under the public suffix \"\(pattern.base)\"")
+                        return nil
+                    }
+                } else if !warnedMissingList {
+                    warnedMissingList = true
+                    problem(path, "cannot check \"\(text)\" against the Public Suffix List: none found at \(PublicSuffixList.systemPaths.joined(separator: " or ")) (Debian: apt-get install publicsuffix)")
+                    return nil
+                }
+            }
+            return pattern
+        }
+
+        mutating func entry(_ value: JSONValue, _ path: String, isBase: Bool) -> Entry? {
+            var allowed = Self.entryMembers
+            if isBase { allowed.subtract(["host", "exclude"]) }
+            guard let fields = members(value, path, allowed: allowed) else { return nil }
+            var entry = Entry()
+            if !isBase {
+                guard let hostValue = fields["host"] else {
+                    problem(path + ".host", "is required")
+                    return nil
+                }
+                guard let host = pattern(hostValue, path + ".host") else { return nil }
+                entry.host = host
+                if let excludeValue = fields["exclude"], let texts = strings(excludeValue, path + ".exclude") {
+                    for (index, text) in texts.enumerated() {
+                        let itemPath = "\(path).exclude[\(index)]"
+                        guard let excluded = self.pattern(.string(text), itemPath) else { continue }
+                        if !host.covers(excluded) {
+                            problem(itemPath, "\"\(excluded)\" is not covered by \"\(host)\": excluding it changes nothing")
+                        } else {
+                            entry.exclude.append(excluded)
+                        }
+                    }
+                }
+            }
+            if let anchorsValue = fields["anchors"] { entry.anchors = anchors(anchorsValue, path + ".anchors") }
+            if let modeValue = fields["mode"], let text = string(modeValue, path + ".mode") {
+                if let mode = Mode(rawValue: text) { entry.mode = mode } else { problem(path + ".mode", "must be \"enforce\" or \"report-only\", not \"\(text)\"") }
+            }
+            if let pinsValue = fields["pins"] { entry.pins = pins(pinsValue, path + ".pins", mode: entry.mode) }
+            if let tlsValue = fields["minimumTLSVersion"], let text = string(tlsValue, path + ".minimumTLSVersion") {
+                if ["1.2", "1.3"].contains(text) { entry.minimumTLSVersion = text } else { problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"") }
+            }
+            if let value = fields["minimumRSABits"], let bits = integer(value, path + ".minimumRSABits") {
+                if bits >= 2048 && bits <= 16384 { entry.minimumRSABits = bits } else { problem(path + ".minimumRSABits", "must be between 2048 and 16384, not \(bits)") }
+            }
+            if let value = fields["minimumECBits"], let bits = integer(value, path + ".minimumECBits") {
+                if [256, 384, 521].contains(bits) { entry.minimumECBits = bits } else { problem(path + ".minimumECBits", "must be 256, 384 or 521, not \(bits)") }
+            }
+            if let value = fields["allowSHA1"], let flag = bool(value, path + ".allowSHA1") {
+                if flag { problem(path + ".allowSHA1", "SHA-1 signatures cannot be allowed (broken since 2017)") }
+                entry.allowSHA1 = false
+            }
+            if let value = fields["reportURIs"], let texts = strings(value, path + ".reportURIs") {
+                for (index, text) in texts.enumerated() {
+                    if let url = URL(string: text), url.scheme?.lowercased() == "https", url.host?.isEmpty == false {
+                        entry.reportURIs.append(url)
+                    } else {
+                        problem("\(path).reportURIs[\(index)]", "must be an https URL, not \"\(text)\"")
+                    }
+                }
+            }
+            if let value = fields["clientIdentity"] { entry.clientIdentity = clientIdentity(value, path + ".clientIdentity") }
+            if let value = fields["debugOverrides"], let overrideFields = members(value, path + ".debugOverrides", allowed: ["anchors", "overridesPins"]) {
+                if let anchorsValue = overrideFields["anchors"], let anchors = anchors(anchorsValue, path + ".debugOverrides.anchors") {
+                    let overridesPins = overrideFields["overridesPins"].flatMap { bool($0, path + ".debugOverrides.overridesPins") } ?? false
+                    entry.debugOverrides = DebugOverrides(anchors: anchors, overridesPins: overridesPins)
+                } else if overrideFields["anchors"] == nil {
+                    problem(path + ".debugOverrides.anchors", "is required")
+                }
+            }
+            return entry
+        }
+
+        mutating func anchors(_ value: JSONValue, _ path: String) -> Anchors? {
+            guard let fields = members(value, path, allowed: ["certificates", "pem", "replaceSystem"]) else { return nil }
+            var anchors = Anchors()
+            if let value = fields["certificates"], let list = strings(value, path + ".certificates") { anchors.certificates = list }
+            if let value = fields["pem"], let list = strings(value, path + ".pem") {
+                for (index, text) in list.enumerated() {
+                    do {
+                        let certificates = try CertificateSource.certificates(pem: text, source: "\(path).pem[\(index)]")
+                        if certificates.isEmpty { problem("\(path).pem[\(index)]", "holds no certificate") }
+                    } catch {
+                        problem("\(path).pem[\(index)]", "\(error)")
+                    }
+                }
+                anchors.pem = list
+            }
+            if let value = fields["replaceSystem"], let flag = bool(value, path + ".replaceSystem") { anchors.replaceSystem = flag }
+            if anchors.replaceSystem && anchors.certificates.isEmpty && anchors.pem.isEmpty {
+                problem(path + ".replaceSystem", "replaces the system roots with nothing: no connection could be trusted")
+            }
+            return anchors
+        }
+
+        mutating func pins(_ value: JSONValue, _ path: String, mode: Mode) -> Pins? {
+            guard let fields = members(value, path, allowed: ["sha256", "expires", "allowSinglePin"]) else { return nil }
+            var pins: [SPKIPin] = []
+            var allowSingle = false
+            if let value = fields["allowSinglePin"], let flag = bool(value, path + ".allowSinglePin") { allowSingle = flag }
+            var expires: Date?
+            if let value = fields["expires"], let text = string(value, path + ".expires") {
+                if let date = RFC3339.parse(text) { expires = date } else { problem(path + ".expires", "must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, not \"\(text)\"") }
+            }
+            guard let list = fields["sha256"] else {
+                problem(path + ".sha256", "is required: pinning asked for with no pins would accept anything")
+                return nil
+            }
+            guard let texts = strings(list, path + ".sha256") else { return nil }
+            var seen = Set<SPKIPin>()
+            var unusable = 0
+            for (index, text) in texts.enumerated() {
+                do {
+                    let pin = try SPKIPin(parsing: text)
+                    if seen.insert(pin).inserted { pins.append(pin) } else { problem("\(path).sha256[\(index)]", "repeats an earlier pin") }
+                } catch {
+                    unusable += 1
+                    problem("\(path).sha256[\(index)]", "\(error)")
+                }
+            }
+            if pins.isEmpty && unusable == 0 {
+                problem(path + ".sha256", "is empty: pinning asked for with no pins would accept anything")
+            } else if pins.count == 1 && !allowSingle && mode == .enforce {
+                problem(path + ".sha256", "an enforced pin set needs a backup pin (at least two), or \"allowSinglePin\": true")
+            }
+            return Pins(sha256: pins, expires: expires, allowSinglePin: allowSingle)
+        }
+
+        mutating func clientIdentity(_ value: JSONValue, _ path: String) -> ClientIdentityReference? {
+            guard let fields = members(value, path, allowed: ["pkcs12", "passphraseEnvironment", "certificate", "key"]) else { return nil }
+            var reference = ClientIdentityReference()
+            reference.pkcs12 = fields["pkcs12"].flatMap { string($0, path + ".pkcs12") }
+            reference.passphraseEnvironment = fields["passphraseEnvironment"].flatMap { string($0, path + ".passphraseEnvironment") }
+            reference.certificate = fields["certificate"].flatMap { string($0, path + ".certificate") }
+            reference.key = fields["key"].flatMap { string($0, path + ".key") }
+            if (reference.pkcs12 == nil) == (reference.certificate == nil) {
+                problem(path, "needs either \"pkcs12\" or \"certificate\" (with \"key\" unless the file holds it)")
+            }
+            return reference
+        }
+    }
+}
+
+extension HostPattern {
+    /// Whether every host `other` matches is also matched by this pattern.
+    func covers(_ other: HostPattern) -> Bool {
+        switch (kind, other.kind) {
+        case (.exact, .exact): return base == other.base
+        case (.exact, _): return false
+        case (_, .exact): return matches(other.base)
+        case (.oneLabel, .oneLabel): return base == other.base
+        case (.oneLabel, .anyDepth): return false
+        case (.anyDepth, _): return matches(other.base)
+        }
+    }
+}
