@@ -1,0 +1,66 @@
+import Foundation
+import X509
+
+/// A pin-validation failure report in the spirit of RFC 7469 §3 and TrustKit: what was served,
+/// what validated, which pins were known, and what happened.
+public struct PinFailureReport: Sendable, Hashable, Codable {
+    public var dateTime: String
+    public var hostname: String
+    public var port: Int
+    /// The configuration entry's pattern that matched (`**.example.com`), or the hostname for the base entry.
+    public var notedHostname: String
+    public var includeSubdomains: Bool
+    public var enforceMode: Bool
+    public var servedCertificateChain: [String]
+    public var validatedCertificateChain: [String]
+    public var knownPins: [String]
+    /// `pin-validation-failed`, `pin-set-expired`, or the first failure reason's code.
+    public var validationResult: String
+    public var effectiveExpirationDate: String?
+
+    enum CodingKeys: String, CodingKey {
+        case dateTime = "date-time"
+        case hostname
+        case port
+        case notedHostname = "noted-hostname"
+        case includeSubdomains = "include-subdomains"
+        case enforceMode = "enforce-mode"
+        case servedCertificateChain = "served-certificate-chain"
+        case validatedCertificateChain = "validated-certificate-chain"
+        case knownPins = "known-pins"
+        case validationResult = "validation-result"
+        case effectiveExpirationDate = "effective-expiration-date"
+    }
+
+    init(decision: TrustDecision, trust: ServerTrust, port: Int, entry: TrustConfiguration.Entry, pinsExpired: Bool) {
+        dateTime = RFC3339.string(trust.evaluationTime)
+        hostname = trust.peerName?.description ?? ""
+        self.port = port
+        notedHostname = entry.host?.base ?? hostname
+        includeSubdomains = entry.host.map { $0.kind != .exact } ?? false
+        enforceMode = entry.mode == .enforce && !pinsExpired
+        servedCertificateChain = trust.presentedChain.map(\.pemString)
+        validatedCertificateChain = decision.validatedPath.map(\.pemString)
+        knownPins = (entry.pins?.sha256 ?? []).map { "pin-sha256=\"\(Data($0.digest).base64EncodedString())\"" }
+        if pinsExpired {
+            validationResult = "pin-set-expired"
+        } else if decision.reasons.contains(where: { $0.code.contains("pin") }) {
+            validationResult = "pin-validation-failed"
+        } else {
+            validationResult = decision.reasons.first?.code ?? "pin-validation-failed"
+        }
+        effectiveExpirationDate = entry.pins?.expires.map(RFC3339.string)
+    }
+
+    /// What identifies "the same failure" for deduplication: host, port, result, the chains and pins (not the time).
+    public var deduplicationKey: String {
+        ([hostname, String(port), validationResult] + servedCertificateChain + validatedCertificateChain + knownPins).joined(separator: "\u{1F}")
+    }
+
+    /// The report as JSON (keys sorted).
+    public func json() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+}
