@@ -121,7 +121,7 @@ public final class Session: Sendable {
             throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
-        var route = configuration.serverTrust.evaluator(for: origin.host)
+        var route = configuration.serverTrust.evaluator(for: origin.host, port: origin.port)
         var known: ServerTrustVerifier.Known?
         if let cache = evaluationCache {
             // The route key names the evaluator uniquely within this session's configuration.

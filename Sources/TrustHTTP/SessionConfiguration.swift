@@ -12,10 +12,19 @@ public enum ServerTrustConfiguration: Sendable {
     case securityPolicy(SecurityPolicy)
     /// An evaluator per exact host name (canonicalised); other hosts use `otherHosts`.
     case perHost([String: any TrustEvaluator], otherHosts: any TrustEvaluator)
+    /// A per-host ``TrustConfiguration`` (pins, patterns, report-only…); failure reports go out
+    /// through `reporter` (nil: none are sent).
+    case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
 
     /// The evaluator for `host` and a key naming it (connections are pooled per key).
-    func evaluator(for host: String) -> (key: String, evaluate: @Sendable (ServerTrust) async -> TrustDecision) {
+    func evaluator(for host: String, port: Int = 443) -> (key: String, evaluate: @Sendable (ServerTrust) async -> TrustDecision) {
         switch self {
+        case .configuration(let evaluator, let reporter):
+            return ("configuration", { trust in
+                let evaluation = await evaluator.evaluation(for: trust, port: port)
+                if let report = evaluation.report, let reporter { reporter.submit(report, to: evaluation.reportURIs) }
+                return evaluation.decision
+            })
         case .systemDefault:
             let evaluator = DefaultTrustEvaluator()
             return ("system", { await evaluator.evaluate($0) })

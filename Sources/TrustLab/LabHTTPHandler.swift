@@ -17,6 +17,7 @@ import TrustNIO
 /// | `* /echo` | the method on the first line, then the request body |
 /// | `GET /whoami` | the verified client certificate's subject and pin, or `anonymous` |
 /// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
+/// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
 final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -32,13 +33,17 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     let client: ClientAuthenticationRecord?
     /// The server's HTTP authentication (shared by its connections).
     let authentication: LabHTTPAuthentication
+    /// Where `POST /reports` bodies go (shared by the server's connections).
+    let reports: LabReportInbox
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
-    init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication()) {
+    init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
+         reports: LabReportInbox = LabReportInbox()) {
         self.name = name
         self.client = client
         self.authentication = authentication
+        self.reports = reports
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -85,6 +90,9 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         switch path {
+        case "/reports" where request.method == .POST:
+            reports.append(Data(body.readableBytesView))
+            send(context: context, request: request, status: .noContent, body: "")
         case "/":
             send(context: context, request: request, status: .ok, body: "hello from \(name)\n")
         case "/redirect":

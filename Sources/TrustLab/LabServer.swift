@@ -25,13 +25,16 @@ public final class LabServer: Sendable {
     public let host: String
     /// `https`, or `http` for a plain server.
     public let scheme: String
+    /// The bodies of `POST /reports` received by this server.
+    public let reports: LabReportInbox
     private let channel: any Channel
 
     /// `https://HOST:PORT`; resolve HOST to 127.0.0.1 (clients in this package do so via
     /// their connect-address override).
     public var baseURL: String { "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
-    private init(name: String, port: Int, host: String, scheme: String = "https", channel: any Channel) {
+    private init(name: String, port: Int, host: String, scheme: String = "https", channel: any Channel, reports: LabReportInbox) {
+        self.reports = reports
         self.name = name
         self.port = port
         self.host = host
@@ -42,19 +45,20 @@ public final class LabServer: Sendable {
     /// A plain-HTTP/1.1 server (no TLS) with the same routes, for clear-text scenarios.
     public static func startPlain(name: String, host: String = "plain.lab.test", group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
         let authentication = LabHTTPAuthentication()
+        let reports = LabReportInbox()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, authentication: authentication))
+                    try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, authentication: authentication, reports: reports))
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
         guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
-        return LabServer(name: name, port: port, host: host, scheme: "http", channel: channel)
+        return LabServer(name: name, port: port, host: host, scheme: "http", channel: channel, reports: reports)
     }
 
     /// Starts a server presenting `chain` (leaf first) with `privateKey`.
@@ -79,6 +83,7 @@ public final class LabServer: Sendable {
         clientAuthentication?.apply(to: &configuration)
         let context = try NIOSSLContext(configuration: configuration)
         let authentication = LabHTTPAuthentication()
+        let reports = LabReportInbox()
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -92,20 +97,20 @@ public final class LabServer: Sendable {
                     if closesAfterHandshake { return channel.eventLoop.makeSucceededVoidFuture() }
                     switch protocols {
                     case .http1Only:
-                        return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication)
+                        return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication, reports: reports)
                     case .http2Only:
-                        return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication)
+                        return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports)
                     case .http2AndHTTP1:
                         return channel.configureHTTP2SecureUpgrade(
-                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication) },
-                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication) })
+                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports) },
+                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication, reports: reports) })
                     }
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
         guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
-        return LabServer(name: name, port: port, host: host, channel: channel)
+        return LabServer(name: name, port: port, host: host, channel: channel, reports: reports)
     }
 
     /// Starts the lab's server `name` (see ``LabPKI/serverNames``).
@@ -146,17 +151,19 @@ public final class LabServer: Sendable {
                                maximumTLSVersion: maximumTLSVersion, clientAuthentication: mode.clientAuthentication(pki: pki), group: group)
     }
 
-    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
+                                         reports: LabReportInbox) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client, authentication: authentication))
+            try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports))
         }
     }
 
-    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
+                                         reports: LabReportInbox) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication)])
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
             }
         }).map { _ in }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTP
 import TrustLab
 
 @Suite("Trust configuration: evaluation, expiry, report-only, debug overrides")
@@ -83,5 +84,40 @@ struct ConfiguredTrustEvaluatorTests {
         #else
         #expect(!result.decision.isTrusted)
         #endif
+    }
+
+    /// A report-only failure: the connection succeeds; the collector gets the report once for two identical failures.
+    @Test func reportOnlyThroughTheSessionReachesTheCollectorOnce() async throws {
+        let good = try await LabServer.start("good", pki: Lab.pki)
+        let collector = try await LabServer.start("good", pki: Lab.pki)
+        let entry = anchored("good.lab.test", #""mode": "report-only", "pins": {"sha256": ["\#(Self.otherPins[0])"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]"#)
+        let evaluator = try evaluator(entry)
+        var reporting = SessionConfiguration()
+        reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))  // the reporter's own trust policy
+        reporting.resolve = LabPKI.loopbackResolve
+        let reporter = PinFailureReporter(configuration: reporting)
+        var configuration = SessionConfiguration()
+        configuration.serverTrust = .configuration(evaluator, reporter: reporter)
+        configuration.resolve = LabPKI.loopbackResolve
+        configuration.evaluationCache = nil
+        for _ in 0..<2 {
+            let session = try Session(configuration: configuration)  // a new connection each time
+            #expect(try await session.data(for: Request(url: url(good, "/"))).statusCode == 200)
+            await session.shutdown()
+        }
+        await reporter.flush()
+        #expect(collector.reports.reports.count == 1)
+        let report = try #require(collector.reports.reports.first.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] })
+        #expect(report["hostname"] as? String == "good.lab.test")
+        #expect(report["enforce-mode"] as? Bool == false)
+        #expect((report["served-certificate-chain"] as? [String])?.count == 2)
+        // After the window, the same failure is reported again.
+        let later = Date(timeIntervalSinceNow: PinFailureReporter.deduplicationWindow + 1)
+        let evaluation = await evaluator.evaluation(for: Lab.trust("good"), port: good.port)
+        #expect(reporter.submit(try #require(evaluation.report), to: evaluation.reportURIs) == false)
+        #expect(reporter.submit(try #require(evaluation.report), to: evaluation.reportURIs, now: later) == true)
+        await reporter.flush()
+        try await good.shutdown()
+        try await collector.shutdown()
     }
 }

@@ -1,0 +1,17 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// What a lab server received on `POST /reports` (a pin-failure report collector).
+public final class LabReportInbox: Sendable {
+    private let received = NIOLockedValueBox<[Data]>([])
+    static let capacity = 1000
+
+    public init() {}
+
+    func append(_ body: Data) {
+        received.withLockedValue { if $0.count < Self.capacity { $0.append(body) } }
+    }
+
+    /// The report bodies received, in order.
+    public var reports: [Data] { received.withLockedValue { $0 } }
+}
