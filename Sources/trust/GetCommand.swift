@@ -58,6 +58,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The private key (PEM: PKCS#8, SEC1 or PKCS#1) for a PEM --cert.")
     var key: String?
 
+    @Option(name: .long, help: "A trust configuration file (per-host pins, anchors, report-only…); replaces --cacert/--pin/--mode.")
+    var config: String?
+
     @Option(name: [.customShort("u"), .customLong("user")], help: "USER:PASSWORD for HTTP authentication (Basic or Digest).")
     var user: String?
 
@@ -105,6 +108,9 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }
+        if config != nil && (!cacert.isEmpty || !trustOptions.pin.isEmpty || trustOptions.mode != nil || trustOptions.anchorsOnly) {
+            throw ValidationError("--config replaces --cacert, --anchors-only, --pin and --mode; use one or the other")
+        }
         if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
         if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
         if let proxyUser, !proxyUser.contains(":") { throw ValidationError("--proxy-user takes USER:PASSWORD") }
@@ -219,13 +225,20 @@ struct GetCommand: AsyncParsableCommand {
         let session = try Session(configuration: configuration)
         defer { Task { await session.shutdown() } }
         let response: Response
+        // Pin-failure reports (with --config) go out before the command ends.
+        let reporter: PinFailureReporter? = {
+            if case .configuration(_, let reporter) = configuration.serverTrust { return reporter }
+            return nil
+        }()
         do {
             response = try await session.data(for: request)
         } catch let error as SessionError {
             await session.shutdown()
+            await reporter?.flush()
             throw report(error)
         }
         await session.shutdown()
+        await reporter?.flush()
         if verbose {
             printError("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
             for redirect in response.redirects { printError("* redirected from \(redirect.absoluteString)") }
@@ -300,6 +313,22 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     func trustConfiguration() throws -> ServerTrustConfiguration {
+        if let config {
+            do {
+                let configuration = try TrustConfiguration.load(contentsOf: config)
+                let folder = (config as NSString).deletingLastPathComponent
+                let evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: folder.isEmpty ? "." : folder)
+                var reporting = SessionConfiguration()
+                for entry in resolve {
+                    let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+                    if parts.count == 3 { reporting.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2] }
+                }
+                return .configuration(evaluator, reporter: PinFailureReporter(configuration: reporting))
+            } catch {
+                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+                throw UsageError("--config \(config) is not a valid trust configuration")
+            }
+        }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
         switch try trustOptions.policy(anchors: anchors) {
