@@ -1,0 +1,92 @@
+import Foundation
+
+extension TrustConfiguration {
+    /// The configuration in its file format (what ``parse(_:publicSuffixes:)`` reads), members in a
+    /// fixed order, defaults left out.
+    public func jsonText() -> String {
+        var top: [JSONValue.Member] = [.init(key: "version", value: .number(String(version)))]
+        let baseMembers = Self.members(of: base)
+        if !baseMembers.isEmpty { top.append(.init(key: "base", value: .object(baseMembers))) }
+        if !hosts.isEmpty { top.append(.init(key: "hosts", value: .array(hosts.map { .object(Self.members(of: $0)) }))) }
+        return JSONValue.object(top).serialized() + "\n"
+    }
+
+    static func members(of entry: Entry) -> [JSONValue.Member] {
+        var members: [JSONValue.Member] = []
+        func add(_ key: String, _ value: JSONValue) { members.append(.init(key: key, value: value)) }
+        func strings(_ list: [String]) -> JSONValue { .array(list.map { .string($0) }) }
+        func anchors(_ anchors: Anchors) -> JSONValue {
+            var fields: [JSONValue.Member] = []
+            if !anchors.certificates.isEmpty { fields.append(.init(key: "certificates", value: strings(anchors.certificates))) }
+            if !anchors.pem.isEmpty { fields.append(.init(key: "pem", value: strings(anchors.pem))) }
+            if anchors.replaceSystem { fields.append(.init(key: "replaceSystem", value: .bool(true))) }
+            return .object(fields)
+        }
+        if let host = entry.host { add("host", .string(host.description)) }
+        if !entry.exclude.isEmpty { add("exclude", strings(entry.exclude.map(\.description))) }
+        if let value = entry.anchors { add("anchors", anchors(value)) }
+        if let pins = entry.pins {
+            var fields: [JSONValue.Member] = [.init(key: "sha256", value: strings(pins.sha256.map(\.description)))]
+            if let expires = pins.expires { fields.append(.init(key: "expires", value: .string(RFC3339.string(expires)))) }
+            if pins.allowSinglePin { fields.append(.init(key: "allowSinglePin", value: .bool(true))) }
+            add("pins", .object(fields))
+        }
+        if entry.mode != .enforce { add("mode", .string(entry.mode.rawValue)) }
+        if entry.minimumTLSVersion != "1.2" { add("minimumTLSVersion", .string(entry.minimumTLSVersion)) }
+        if entry.minimumRSABits != 2048 { add("minimumRSABits", .number(String(entry.minimumRSABits))) }
+        if entry.minimumECBits != 256 { add("minimumECBits", .number(String(entry.minimumECBits))) }
+        if !entry.reportURIs.isEmpty { add("reportURIs", strings(entry.reportURIs.map(\.absoluteString))) }
+        if let identity = entry.clientIdentity {
+            var fields: [JSONValue.Member] = []
+            if let value = identity.pkcs12 { fields.append(.init(key: "pkcs12", value: .string(value))) }
+            if let value = identity.passphraseEnvironment { fields.append(.init(key: "passphraseEnvironment", value: .string(value))) }
+            if let value = identity.certificate { fields.append(.init(key: "certificate", value: .string(value))) }
+            if let value = identity.key { fields.append(.init(key: "key", value: .string(value))) }
+            add("clientIdentity", .object(fields))
+        }
+        if let overrides = entry.debugOverrides {
+            add("debugOverrides", .object([.init(key: "anchors", value: anchors(overrides.anchors)), .init(key: "overridesPins", value: .bool(overrides.overridesPins))]))
+        }
+        return members
+    }
+}
+
+extension JSONValue {
+    /// Pretty JSON text (two-space indentation; short arrays of scalars on one line).
+    public func serialized(indent: String = "") -> String {
+        let inner = indent + "  "
+        switch self {
+        case .object(let members):
+            if members.isEmpty { return "{}" }
+            return "{\n" + members.map { inner + Self.quote($0.key) + ": " + $0.value.serialized(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "}"
+        case .array(let elements):
+            if elements.isEmpty { return "[]" }
+            return "[\n" + elements.map { inner + $0.serialized(indent: inner) }.joined(separator: ",\n") + "\n" + indent + "]"
+        case .string(let text): return Self.quote(text)
+        case .number(let text): return text
+        case .bool(let flag): return flag ? "true" : "false"
+        case .null: return "null"
+        }
+    }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,324 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Converts other platforms' pinning configurations into a ``TrustConfiguration``, translating
+/// each one's subdomain semantics and flagging what our format cannot say.
+///
+/// | platform | "include subdomains" means | becomes |
+/// |---|---|---|
+/// | TrustKit `TSKIncludeSubdomains` | the domain and every subdomain | `**.domain` |
+/// | Android NSC `includeSubdomains="true"` | the domain and every subdomain | `**.domain` |
+/// | ATS `NSIncludesSubdomains` | the domain and subdomains one label deeper | `domain` + `*.domain` |
+/// | OkHttp `*.domain` / `**.domain` | one label / any depth (apex included for `**.`) | the same pattern |
+public enum TrustConfigurationImporter {
+    public enum Source: String, Sendable, CaseIterable {
+        case trustkit
+        case androidNSC = "android-nsc"
+        case ats
+        case okhttp
+    }
+
+    /// The converted configuration and a sentence for each thing that could not be carried over exactly.
+    public struct Result: Sendable {
+        public var configuration: TrustConfiguration
+        public var notes: [String]
+    }
+
+    public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    public static func convert(_ data: Data, from source: Source) throws(ImportError) -> Result {
+        switch source {
+        case .trustkit: return try trustKit(data)
+        case .androidNSC: return try android(data)
+        case .ats: return try ats(data)
+        case .okhttp: return try okHTTP(data)
+        }
+    }
+
+    // MARK: - Helpers
+
+    static func propertyList(_ data: Data) throws(ImportError) -> [String: Any] {
+        if let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] { return json }
+        do {
+            guard let plist = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+                throw ImportError(message: "the file is not a dictionary (plist or JSON)")
+            }
+            return plist
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError(message: "not a property list or JSON dictionary: \(error.localizedDescription)")
+        }
+    }
+
+    static func flag(_ value: Any?) -> Bool? {
+        if let bool = value as? Bool { return bool }
+        if let number = value as? NSNumber { return number.boolValue }
+        if let text = value as? String { return ["yes", "true", "1"].contains(text.lowercased()) ? true : ["no", "false", "0"].contains(text.lowercased()) ? false : nil }
+        return nil
+    }
+
+    /// `yyyy-MM-dd` as midnight UTC.
+    static func day(_ text: String) -> Date? {
+        RFC3339.parse(text + "T00:00:00Z")
+    }
+
+    static func pins(_ texts: [String], context: String, notes: inout [String]) -> [SPKIPin] {
+        var pins: [SPKIPin] = []
+        for text in texts {
+            if let pin = try? SPKIPin(parsing: text.hasPrefix("sha256/") || text.hasPrefix("pin-sha256") ? text : "sha256/" + text) {
+                if !pins.contains(pin) { pins.append(pin) }
+            } else {
+                notes.append("\(context): pin \"\(text)\" is not a SHA-256 SPKI pin; dropped")
+            }
+        }
+        return pins
+    }
+
+    static func entry(host: String, pins: [SPKIPin], context: String, notes: inout [String]) -> TrustConfiguration.Entry? {
+        guard let pattern = try? HostPattern(host) else {
+            notes.append("\(context): \"\(host)\" is not a host name we accept; skipped")
+            return nil
+        }
+        var entry = TrustConfiguration.Entry(host: pattern)
+        if !pins.isEmpty {
+            entry.pins = TrustConfiguration.Pins(sha256: pins, allowSinglePin: pins.count == 1)
+            if pins.count == 1 { notes.append("\(context): a single pin (no backup); kept with \"allowSinglePin\": true — add a backup pin") }
+        } else {
+            // Never fail open (an empty pin set read as "no pinning"): kept empty, so validation refuses it.
+            entry.pins = TrustConfiguration.Pins(sha256: [])
+            notes.append("\(context): no usable pins — the converted entry will not validate until pins are added")
+        }
+        return entry
+    }
+
+    // MARK: - TrustKit
+
+    static func trustKit(_ data: Data) throws(ImportError) -> Result {
+        var root = try propertyList(data)
+        if let nested = root["TSKConfiguration"] as? [String: Any] { root = nested }
+        let domains = (root["TSKPinnedDomains"] as? [String: Any]) ?? root
+        var notes: [String] = []
+        var configuration = TrustConfiguration()
+        if root["TSKSwizzleNetworkDelegates"] != nil { notes.append("TSKSwizzleNetworkDelegates: not applicable (pass the configuration to a Session)") }
+        for (domain, value) in domains.sorted(by: { $0.key < $1.key }) {
+            guard let settings = value as? [String: Any] else { continue }
+            let context = "TrustKit \(domain)"
+            let includes = flag(settings["TSKIncludeSubdomains"]) ?? false
+            let pinList = pins((settings["TSKPublicKeyHashes"] as? [String]) ?? [], context: context, notes: &notes)
+            guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
+            if flag(settings["TSKEnforcePinning"]) == false { entry.mode = .reportOnly }
+            if let expiry = settings["TSKExpirationDate"] as? String {
+                if let date = day(expiry) { entry.pins?.expires = date } else { notes.append("\(context): TSKExpirationDate \"\(expiry)\" is not yyyy-MM-dd; dropped") }
+            }
+            for uri in (settings["TSKReportUris"] as? [String]) ?? [] {
+                if let url = URL(string: uri), url.scheme?.lowercased() == "https" { entry.reportURIs.append(url) } else { notes.append("\(context): report URI \"\(uri)\" is not https; dropped") }
+            }
+            if settings["TSKDisableDefaultReportUri"] != nil { notes.append("\(context): TSKDisableDefaultReportUri: we never report to a default endpoint") }
+            if settings["TSKPublicKeyAlgorithms"] != nil { notes.append("\(context): TSKPublicKeyAlgorithms is unnecessary: pins are over the certificate's own SPKI bytes") }
+            configuration.hosts.append(entry)
+        }
+        return Result(configuration: configuration, notes: notes)
+    }
+
+    // MARK: - ATS
+
+    static func ats(_ data: Data) throws(ImportError) -> Result {
+        var root = try propertyList(data)
+        if let ats = root["NSAppTransportSecurity"] as? [String: Any] { root = ats }
+        let domains = (root["NSPinnedDomains"] as? [String: Any]) ?? root
+        var notes: [String] = []
+        var configuration = TrustConfiguration()
+        for (domain, value) in domains.sorted(by: { $0.key < $1.key }) {
+            guard let settings = value as? [String: Any] else { continue }
+            let context = "ATS \(domain)"
+            var texts: [String] = []
+            for key in ["NSPinnedCAIdentities", "NSPinnedLeafIdentities"] {
+                for identity in (settings[key] as? [[String: Any]]) ?? [] {
+                    if let pin = identity["SPKI-SHA256-BASE64"] as? String { texts.append(pin) }
+                }
+            }
+            if settings["NSPinnedCAIdentities"] != nil && settings["NSPinnedLeafIdentities"] != nil {
+                notes.append("\(context): CA and leaf identities are merged: our pins match any certificate of the validated path")
+            }
+            let pinList = pins(texts, context: context, notes: &notes)
+            let includes = flag(settings["NSIncludesSubdomains"]) ?? false
+            // ATS: the domain itself, and (with NSIncludesSubdomains) names one label deeper.
+            for host in includes ? [domain, "*." + domain] : [domain] {
+                if let entry = entry(host: host, pins: pinList, context: context, notes: &notes) { configuration.hosts.append(entry) }
+            }
+        }
+        return Result(configuration: configuration, notes: notes)
+    }
+
+    // MARK: - OkHttp
+
+    /// Lines `PATTERN sha256/PIN…`, or Kotlin/Java `.add("PATTERN", "sha256/PIN", …)` calls.
+    static func okHTTP(_ data: Data) throws(ImportError) -> Result {
+        guard let text = String(data: data, encoding: .utf8) else { throw ImportError(message: "the OkHttp pin list is not UTF-8 text") }
+        var notes: [String] = []
+        var order: [String] = []
+        var byPattern: [String: [String]] = [:]
+        func record(_ pattern: String, _ pin: String) {
+            if byPattern[pattern] == nil { order.append(pattern) }
+            byPattern[pattern, default: []].append(pin)
+        }
+        for rawLine in text.split(whereSeparator: \.isNewline) {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
+            if line.contains(".add(") || line.hasPrefix("add(") {
+                let quoted = line.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                guard let pattern = quoted.first else { continue }
+                for pin in quoted.dropFirst() { record(pattern, pin) }
+            } else {
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
+                let pins = fields.dropFirst().filter { $0.hasPrefix("sha256/") || $0.hasPrefix("sha1/") }
+                guard let pattern = fields.first, !pins.isEmpty else { continue }  // not a pin line
+                for pin in pins { record(pattern, pin) }
+            }
+        }
+        var configuration = TrustConfiguration()
+        for pattern in order {
+            let context = "OkHttp \(pattern)"
+            let texts = byPattern[pattern] ?? []
+            let sha1 = texts.filter { $0.hasPrefix("sha1/") }
+            if !sha1.isEmpty { notes.append("\(context): \(sha1.count) SHA-1 pin(s) dropped (SHA-256 only)") }
+            let pinList = pins(texts.filter { !$0.hasPrefix("sha1/") }, context: context, notes: &notes)
+            if let entry = entry(host: pattern, pins: pinList, context: context, notes: &notes) { configuration.hosts.append(entry) }
+        }
+        if order.isEmpty { throw ImportError(message: "no OkHttp pins found (expected lines \"PATTERN sha256/PIN\" or .add(\"PATTERN\", \"sha256/PIN\"))") }
+        return Result(configuration: configuration, notes: notes)
+    }
+
+    // MARK: - Android Network Security Config
+
+    static func android(_ data: Data) throws(ImportError) -> Result {
+        let parser = NSCParser()
+        let xml = XMLParser(data: data)
+        xml.delegate = parser
+        guard xml.parse() else { throw ImportError(message: "not well-formed XML: \(xml.parserError?.localizedDescription ?? "?")") }
+        guard parser.sawRoot else { throw ImportError(message: "no <network-security-config> element") }
+        var notes = parser.notes
+        var configuration = TrustConfiguration()
+        if let base = parser.base {
+            configuration.base.anchors = base.anchors
+            if base.cleartext != nil { notes.append("base-config: cleartextTrafficPermitted has no equivalent (plain http is always allowed to be refused per request)") }
+        }
+        if let debug = parser.debug {
+            configuration.base.debugOverrides = TrustConfiguration.DebugOverrides(anchors: debug.anchors ?? TrustConfiguration.Anchors(), overridesPins: debug.overridesPins)
+        }
+        for config in parser.domainConfigs {
+            for (domain, includes) in config.domains {
+                let context = "Android \(domain)"
+                let pinList = pins(config.pins, context: context, notes: &notes)
+                guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
+                if let expiration = config.expiration {
+                    if let date = day(expiration) { entry.pins?.expires = date } else { notes.append("\(context): pin-set expiration \"\(expiration)\" is not yyyy-MM-dd; dropped") }
+                }
+                entry.anchors = config.anchors
+                if config.overridesPins { notes.append("\(context): overridePins on release trust anchors has no equivalent (only debugOverrides may override pins); ignored") }
+                if config.cleartext != nil { notes.append("\(context): cleartextTrafficPermitted has no equivalent; ignored") }
+                if config.nested { notes.append("\(context): was a nested domain-config; its inherited settings were flattened") }
+                configuration.hosts.append(entry)
+            }
+        }
+        return Result(configuration: configuration, notes: notes)
+    }
+
+    final class NSCParser: NSObject, XMLParserDelegate {
+        struct Config {
+            var domains: [(String, Bool)] = []
+            var pins: [String] = []
+            var expiration: String?
+            var anchors: TrustConfiguration.Anchors?
+            var overridesPins = false
+            var cleartext: String?
+            var nested = false
+        }
+
+        var sawRoot = false
+        var base: Config?
+        var debug: Config?
+        var domainConfigs: [Config] = []
+        var notes: [String] = []
+        private var stack: [Config] = []
+        private var kinds: [String] = []
+        private var text = ""
+        private var pendingDomainIncludes = false
+        private var pendingDigest = "SHA-256"
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            text = ""
+            switch name {
+            case "network-security-config":
+                sawRoot = true
+            case "base-config", "debug-overrides", "domain-config":
+                var config = Config()
+                config.cleartext = attributes["cleartextTrafficPermitted"]
+                if name == "domain-config", let parent = stack.last, kinds.last == "domain-config" {
+                    config = parent
+                    config.domains = []
+                    config.nested = true
+                }
+                stack.append(config)
+                kinds.append(name)
+            case "domain":
+                pendingDomainIncludes = attributes["includeSubdomains"] == "true"
+            case "pin-set":
+                if !stack.isEmpty { stack[stack.count - 1].expiration = attributes["expiration"] }
+            case "pin":
+                pendingDigest = attributes["digest"] ?? "SHA-256"
+            case "trust-anchors":
+                if !stack.isEmpty { stack[stack.count - 1].anchors = TrustConfiguration.Anchors(replaceSystem: true) }
+            case "certificates":
+                guard !stack.isEmpty else { return }
+                let source = attributes["src"] ?? ""
+                var anchors = stack[stack.count - 1].anchors ?? TrustConfiguration.Anchors(replaceSystem: true)
+                switch source {
+                case "system": anchors.replaceSystem = false
+                case "user": notes.append("\(kinds.last ?? "?"): certificates src=\"user\" (the device's user store) has no equivalent; dropped")
+                default: anchors.certificates.append(source.hasPrefix("@raw/") ? "res/raw/" + source.dropFirst(5) : source)
+                    if source.hasPrefix("@") { notes.append("\(kinds.last ?? "?"): resource \(source) mapped to the path res/raw/\(source.dropFirst(5)) — point it at the certificate file") }
+                }
+                if attributes["overridePins"] == "true" { stack[stack.count - 1].overridesPins = true }
+                stack[stack.count - 1].anchors = anchors
+            default:
+                break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            text += string
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            switch name {
+            case "domain":
+                if !stack.isEmpty { stack[stack.count - 1].domains.append((value, pendingDomainIncludes)) }
+            case "pin":
+                if pendingDigest.uppercased() == "SHA-256" {
+                    if !stack.isEmpty { stack[stack.count - 1].pins.append(value) }
+                } else {
+                    notes.append("pin with digest \(pendingDigest) dropped (SHA-256 only)")
+                }
+            case "base-config", "debug-overrides", "domain-config":
+                guard let config = stack.popLast() else { return }
+                kinds.removeLast()
+                switch name {
+                case "base-config": base = config
+                case "debug-overrides": debug = config
+                default: domainConfigs.append(config)
+                }
+            default:
+                break
+            }
+            text = ""
+        }
+    }
+}

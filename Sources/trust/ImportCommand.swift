@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Trust
+
+/// `trust import --from trustkit|android-nsc|ats|okhttp FILE`: converts another platform's pinning
+/// configuration into ours (JSON on standard output or -o FILE; what cannot be expressed on stderr).
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Convert a TrustKit, Android Network Security Config, ATS NSPinnedDomains or OkHttp pin configuration into a trust configuration file.",
+        discussion: """
+            Subdomain semantics are translated: TrustKit and Android "include subdomains" → **.domain (apex and any depth);
+            ATS NSIncludesSubdomains → domain + *.domain (one label); OkHttp *. and **. keep their meaning.
+            Exit 0 converted (notes about what could not be carried over on stderr), 1 the input could not be converted or the
+            result does not validate (problems on stderr), 2 bad usage.
+            """)
+
+    @Option(help: "The source format: trustkit, android-nsc, ats, okhttp.")
+    var from: String
+
+    @Argument(help: "The file to convert.")
+    var file: String
+
+    @Option(name: .shortAndLong, help: "Write the configuration to FILE instead of standard output.")
+    var output: String?
+
+    func run() throws {
+        guard let source = TrustConfigurationImporter.Source(rawValue: from.lowercased()) else {
+            throw UsageError("--from \(from): use one of " + TrustConfigurationImporter.Source.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            printError("cannot read \(file)")
+            throw ExitCode(1)
+        }
+        let result: TrustConfigurationImporter.Result
+        do {
+            result = try TrustConfigurationImporter.convert(data, from: source)
+        } catch {
+            printError("\(file): \(error)")
+            throw ExitCode(1)
+        }
+        for note in result.notes { printError("note: \(note)") }
+        let text = result.configuration.jsonText()
+        if let output {
+            do {
+                try text.write(toFile: output, atomically: true, encoding: .utf8)
+            } catch {
+                printError("cannot write \(output): \(error.localizedDescription)")
+                throw ExitCode(1)
+            }
+        } else {
+            print(text, terminator: "")
+        }
+        do {
+            _ = try TrustConfiguration.parse(text)
+        } catch {
+            for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+            printError("the converted configuration does not validate as it stands; fix the problems above")
+            throw ExitCode(1)
+        }
+    }
+}
