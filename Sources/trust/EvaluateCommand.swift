@@ -35,12 +35,18 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
+    @Option(name: .long, help: "Evaluate under a trust configuration file (the entry matching --host decides anchors, pins, mode); replaces --anchors/--pin/--mode.")
+    var config: String?
+
     @OptionGroup var trustOptions: TrustOptions
 
     func validate() throws {
         let nameOptions = [host != nil, ip != nil, trustOptions.noValidateDomain].filter { $0 }.count
         if nameOptions == 0 { throw ValidationError("give --host NAME, --ip ADDRESS or --no-validate-domain") }
         if host != nil && ip != nil { throw ValidationError("--host and --ip cannot be combined") }
+        if config != nil && (!anchors.isEmpty || trustOptions.anchorsOnly || !trustOptions.pin.isEmpty || trustOptions.mode != nil) {
+            throw ValidationError("--config replaces --anchors, --anchors-only, --pin and --mode")
+        }
     }
 
     func run() async throws {
@@ -81,6 +87,20 @@ struct EvaluateCommand: AsyncParsableCommand {
         if let at {
             guard let parsed = RFC3339.parse(at) else { throw UsageError("--at \"\(at)\" is not an RFC 3339 time with an offset, e.g. 2025-01-01T00:00:00Z") }
             time = parsed
+        }
+        if let config {
+            let evaluator: ConfiguredTrustEvaluator
+            do {
+                let folder = (config as NSString).deletingLastPathComponent
+                evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.load(contentsOf: config), baseDirectory: folder.isEmpty ? "." : folder)
+            } catch {
+                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+                throw UsageError("--config \(config) is not a valid trust configuration")
+            }
+            let evaluation = await evaluator.evaluation(for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443)
+            if evaluation.report != nil { notes.append("a pin failure report would be sent" + (evaluation.reportURIs.isEmpty ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", "))) }
+            try finish(evaluation.decision, notes: notes)
+            return
         }
         let decision: TrustDecision
         switch try trustOptions.policy(anchors: anchorCertificates) {

@@ -54,4 +54,26 @@ struct TrustConfigurationCLITests {
         #expect(try await run(CLITests.binary, base + ["--config", try config("\"\(pin)\"")]).0 == 2)  // one pin, enforced: invalid
         #expect(try await run(CLITests.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\""), "--pin", pin]).0 == 2)
     }
+
+    /// Pitfall 17, the debug half: a proxy CA in debugOverrides is honoured by this (debug) build;
+    /// `.ci/run` runs the same command with a release build and requires the refusal.
+    @Test func debugOverridesThroughTheCLI() async throws {
+        let lab = CLITests.lab
+        let config = try write("""
+            {"version": 1, "hosts": [{"host": "untrusted-root.lab.test", "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true},
+              "debugOverrides": {"anchors": {"certificates": ["\(lab)/untrusted-root.pem"]}, "overridesPins": true}}]}
+            """)
+        let (status, out, err) = try await run(CLITests.binary, ["evaluate", "--config", config, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"])
+        #if DEBUG
+        #expect(status == 0, "\(out) \(err)")
+        #expect(out.contains("debug override"), "\(out)")
+        #else
+        #expect(status == 1)
+        #endif
+        // Without the override: refused either way.
+        let plain = try write("""
+            {"version": 1, "hosts": [{"host": "untrusted-root.lab.test", "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
+            """)
+        #expect(try await run(CLITests.binary, ["evaluate", "--config", plain, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"]).0 == 1)
+    }
 }
