@@ -30,6 +30,8 @@ public final class Session: Sendable {
     public let evaluationCache: TrustEvaluationCache?
     /// Digest nonces in use per origin.
     let digestSessions = DigestSessionCache()
+    /// Client identities named by a trust configuration's entries (by entry pattern; nil = base).
+    private let configuredIdentities: [String: ClientIdentity]
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -40,6 +42,7 @@ public final class Session: Sendable {
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
         self.pool = ConnectionPool(idleTimeout: configuration.idleTimeout, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin)
         self.evaluationCache = configuration.evaluationCache.map { TrustEvaluationCache(capacity: $0.capacity, timeToLive: $0.timeToLive) }
+        self.configuredIdentities = try Self.loadConfiguredIdentities(configuration.serverTrust)
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -151,7 +154,7 @@ public final class Session: Sendable {
                     origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
                     handlerTimeout: remaining)
                 let verifier = origin.isSecure ? ServerTrustVerifier(known: known, decide: { await challenge.decide($0) }) : nil
-                let identity = configuration.clientIdentities[origin.host] ?? configuration.defaultClientIdentity
+                let identity = configuration.clientIdentities[origin.host] ?? configuredIdentity(for: origin.host) ?? configuration.defaultClientIdentity
                 let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
                     ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
                     : nil
@@ -173,6 +176,10 @@ public final class Session: Sendable {
                     throw SessionError(.badServerResponse, refusal.statusCode == 0
                         ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
                         : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+                }
+                if let refusal = tlsVersionRefusal(connection, origin: origin, url: request.url) {
+                    connection.close()
+                    throw refusal
                 }
                 pool.register(connection, key: key)
             }
@@ -220,6 +227,43 @@ public final class Session: Sendable {
 
     /// The request head. Proxy credentials go only to a proxy that receives the request itself
     /// (absolute form): never to an origin, and never through a tunnel.
+    /// A trust configuration entry asking for TLS 1.3 refuses a connection that negotiated less.
+    private func tlsVersionRefusal(_ connection: Connection, origin: Origin, url: URL) -> SessionError? {
+        guard origin.isSecure, case .configuration(let evaluator, _) = configuration.serverTrust else { return nil }
+        let entry = evaluator.entry(for: origin.host)
+        guard entry.minimumTLSVersion == "1.3", connection.tlsVersion != "TLSv1.3" else { return nil }
+        return SessionError(.secureConnectionFailed,
+                            "\(origin) negotiated \(connection.tlsVersion ?? "an unknown TLS version"); its trust configuration entry (\(entry.host?.description ?? "base")) requires TLS 1.3",
+                            url: url)
+    }
+
+    /// The identity a trust configuration names for `host`'s entry.
+    private func configuredIdentity(for host: String) -> ClientIdentity? {
+        guard !configuredIdentities.isEmpty, case .configuration(let evaluator, _) = configuration.serverTrust else { return nil }
+        return configuredIdentities[evaluator.entry(for: host).host?.description ?? ""]
+    }
+
+    static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {
+        guard case .configuration(let evaluator, _) = trust else { return [:] }
+        var identities: [String: ClientIdentity] = [:]
+        let configuration = evaluator.configuration
+        for entry in [configuration.base] + configuration.hosts {
+            guard let reference = entry.clientIdentity else { continue }
+            func path(_ file: String) -> String { file.hasPrefix("/") ? file : (evaluator.baseDirectory as NSString).appendingPathComponent(file) }
+            let passphrase = reference.passphraseEnvironment.flatMap { ProcessInfo.processInfo.environment[$0] }
+            let identity: ClientIdentity
+            if let pkcs12 = reference.pkcs12 {
+                identity = try ClientIdentity(pkcs12File: path(pkcs12), passphrase: passphrase)
+            } else if let certificate = reference.certificate {
+                identity = try ClientIdentity(certificateFile: path(certificate), keyFile: reference.key.map(path), passphrase: passphrase)
+            } else {
+                continue
+            }
+            identities[entry.host?.description ?? ""] = identity
+        }
+        return identities
+    }
+
     private func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
         let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)

@@ -120,4 +120,29 @@ struct ConfiguredTrustEvaluatorTests {
         try await good.shutdown()
         try await collector.shutdown()
     }
+
+    /// Per-host TLS minimum and client identity from the configuration, through the Session.
+    @Test func sessionAppliesTLSMinimumAndClientIdentityPerEntry() async throws {
+        let lab = CLITests.lab
+        let text = """
+            {"version": 1, "base": {"anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}},
+             "hosts": [{"host": "good.lab.test", "minimumTLSVersion": "1.3", "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}},
+                       {"host": "*.good.lab.test", "anchors": {"certificates": ["roots.pem"], "replaceSystem": true},
+                        "clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"}}]}
+            """
+        let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl), baseDirectory: lab)
+        var configuration = SessionConfiguration()
+        configuration.serverTrust = .configuration(evaluator, reporter: nil)
+        configuration.resolve = LabPKI.loopbackResolve
+        let session = try Session(configuration: configuration)
+        let tls12 = try await LabServer.start(name: "old", host: "good.lab.test", chain: Lab.pki.servers["good"]!.chain, privateKey: Lab.pki.servers["good"]!.privateKey, maximumTLSVersion: .tlsv12)
+        let refused = await sessionError { try await session.data(for: Request(url: url(tls12, "/"))) }
+        #expect(refused?.code == .secureConnectionFailed && refused?.message.contains("TLS 1.3") == true, "\(String(describing: refused))")
+        let tls13 = try await LabServer.start("good", pki: Lab.pki)
+        #expect(try await session.data(for: Request(url: url(tls13, "/"))).statusCode == 200)
+        let mtls = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
+        #expect(try await session.data(for: Request(url: url(mtls, "/whoami"))).text.contains("lab client"))
+        await session.shutdown()
+        for server in [tls12, tls13, mtls] { try await server.shutdown() }
+    }
 }

@@ -11,6 +11,8 @@ import X509
 ///   they are ignored entirely (the code that honours them is not compiled).
 public struct ConfiguredTrustEvaluator: TrustEvaluator {
     public let configuration: TrustConfiguration
+    /// Where relative paths in the configuration are read from.
+    public let baseDirectory: String
 
     /// An evaluation with what a caller may need besides the decision.
     public struct Evaluation: Sendable {
@@ -37,6 +39,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     /// - Parameter baseDirectory: where relative anchor paths are read from (the configuration file's folder).
     public init(configuration: TrustConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(TrustConfigurationFileError) {
         self.configuration = configuration
+        self.baseDirectory = baseDirectory
         var problems: [TrustConfigurationProblem] = []
         func resolve(_ entry: TrustConfiguration.Entry, _ path: String) -> ResolvedEntry {
             func anchors(_ anchors: TrustConfiguration.Anchors?, _ path: String) -> TrustAnchors {
@@ -76,6 +79,11 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
 
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await evaluation(for: trust, port: 443).decision
+    }
+
+    /// The configuration entry for `host` (exact > most specific pattern > base, exclusions respected).
+    public func entry(for host: String) -> TrustConfiguration.Entry {
+        resolved(for: try? PeerName(host: host)).entry
     }
 
     /// The entry for the host; exact > most specific pattern > base; exclusions respected.
