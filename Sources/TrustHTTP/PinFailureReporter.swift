@@ -13,7 +13,8 @@ public final class PinFailureReporter: Sendable {
 
     private let configuration: SessionConfiguration
     private let sent = NIOLockedValueBox<[String: Date]>([:])
-    private let inFlight = NIOLockedValueBox<[Task<Void, Never>]>([])
+    /// Reports being sent; each removes itself when done.
+    private let inFlight = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
 
     /// - Parameter configuration: the reporting session's own configuration (trust, timeouts, proxy).
     public init(configuration: SessionConfiguration = SessionConfiguration()) {
@@ -39,27 +40,25 @@ public final class PinFailureReporter: Sendable {
         guard fresh else { return false }
         let configuration = self.configuration
         let body = report.json()
-        let task = Task.detached {
-            guard let session = try? Session(configuration: configuration) else { return }
-            for uri in uris {
-                _ = try? await session.data(for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body))
-            }
-            await session.shutdown()
-        }
+        let id = UUID()
+        let inFlight = self.inFlight
         inFlight.withLockedValue { tasks in
-            tasks.removeAll { $0.isCancelled }
-            if tasks.count > 64 { tasks.removeFirst(tasks.count - 64) }
-            tasks.append(task)
+            tasks[id] = Task.detached {
+                if let session = try? Session(configuration: configuration) {
+                    for uri in uris {
+                        _ = try? await session.data(for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body))
+                    }
+                    await session.shutdown()
+                }
+                inFlight.withLockedValue { _ = $0.removeValue(forKey: id) }
+            }
         }
         return true
     }
 
     /// Waits for the reports queued so far (for tests and orderly shutdown).
     public func flush() async {
-        let tasks = inFlight.withLockedValue { tasks -> [Task<Void, Never>] in
-            defer { tasks.removeAll() }
-            return tasks
-        }
+        let tasks = inFlight.withLockedValue { Array($0.values) }
         for task in tasks { await task.value }
     }
 }

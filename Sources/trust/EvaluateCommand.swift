@@ -97,7 +97,8 @@ struct EvaluateCommand: AsyncParsableCommand {
                 for problem in error.problems { printError("\(problem.path): \(problem.message)") }
                 throw UsageError("--config \(config) is not a valid trust configuration")
             }
-            let evaluation = await evaluator.evaluation(for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443)
+            let evaluation = await evaluator.evaluation(
+                for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443, entryName: peerName)
             if evaluation.report != nil { notes.append("a pin failure report would be sent" + (evaluation.reportURIs.isEmpty ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", "))) }
             try finish(evaluation.decision, notes: notes)
             return

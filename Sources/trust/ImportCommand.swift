@@ -41,7 +41,13 @@ struct ImportCommand: ParsableCommand {
         }
         for note in result.notes { printError("note: \(note)") }
         let text = result.configuration.jsonText()
-        if let output {
+        var problems: [TrustConfigurationProblem] = []
+        do {
+            _ = try TrustConfiguration.parse(text)
+        } catch {
+            problems = error.problems
+        }
+        if let output, problems.isEmpty {
             do {
                 try text.write(toFile: output, atomically: true, encoding: .utf8)
             } catch {
@@ -49,13 +55,11 @@ struct ImportCommand: ParsableCommand {
                 throw ExitCode(1)
             }
         } else {
-            print(text, terminator: "")
+            print(text, terminator: "")  // shown even when invalid, so it can be fixed by hand
         }
-        do {
-            _ = try TrustConfiguration.parse(text)
-        } catch {
-            for problem in error.problems { printError("\(problem.path): \(problem.message)") }
-            printError("the converted configuration does not validate as it stands; fix the problems above")
+        if !problems.isEmpty {
+            for problem in problems { printError("\(problem.path): \(problem.message)") }
+            printError("the converted configuration does not validate as it stands" + (output != nil ? " (nothing written to \(output ?? ""))" : "") + "; fix the problems above")
             throw ExitCode(1)
         }
     }

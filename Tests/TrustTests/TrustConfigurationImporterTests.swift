@@ -99,8 +99,9 @@ struct TrustConfigurationImporterTests {
                     <key>NSPinnedCAIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>\(Self.bareA)</string></dict></array>
                     <key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>\(Self.bareB)</string></dict></array>
                   </dict>
-                  <key>single.example.com</key><dict>
-                    <key>NSPinnedCAIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>\(Self.bareA)</string></dict></array>
+                  <key>two.example.com</key><dict>
+                    <key>NSPinnedCAIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>\(Self.bareA)</string></dict>
+                      <dict><key>SPKI-SHA256-BASE64</key><string>\(Self.bareB)</string></dict></array>
                   </dict>
                 </dict>
               </dict>
@@ -109,12 +110,20 @@ struct TrustConfigurationImporterTests {
         let result = try roundTrip(plist, .ats)
         let hosts = result.configuration.hosts
         // ATS: the domain plus exactly one more label.
-        #expect(hosts.map(\.host?.description) == ["example.org", "*.example.org", "single.example.com"])
+        #expect(hosts.map(\.host?.description) == ["example.org", "*.example.org", "two.example.com"])
         let configuration = result.configuration
         #expect(configuration.entry(for: "www.example.org").host?.description == "*.example.org")
         #expect(configuration.entry(for: "a.b.example.org").host == nil)  // not covered, as in ATS
-        #expect(hosts[2].pins?.allowSinglePin == true)
-        #expect(result.notes.contains { $0.contains("merged") } && result.notes.contains { $0.contains("single pin") })
+        #expect(result.notes.contains { $0.contains("merged") })
+        // ATS accepts a single pin; ours wants a backup: converted, flagged, and refused by validation until fixed.
+        let single = #"{"NSPinnedDomains": {"one.example.com": {"NSPinnedLeafIdentities": [{"SPKI-SHA256-BASE64": "\#(Self.bareA)"}]}}}"#
+        let converted = try TrustConfigurationImporter.convert(Data(single.utf8), from: .ats)
+        #expect(converted.configuration.hosts.first?.pins?.allowSinglePin == false)
+        #expect(converted.notes.contains { $0.contains("single pin") })
+        #expect(throws: TrustConfigurationFileError.self) { try TrustConfiguration.parse(converted.configuration.jsonText(), publicSuffixes: PublicSuffixList(contents: "com\n")) }
+        #expect(throws: TrustConfigurationImporter.ImportError.self) {
+            try TrustConfigurationImporter.convert(Data(#"{"NSAppTransportSecurity": {"NSAllowsArbitraryLoads": false}}"#.utf8), from: .ats)
+        }
     }
 
     @Test func okHTTPPinLists() throws {
@@ -155,5 +164,59 @@ struct TrustConfigurationImporterTests {
         let (refused, _, why) = try await run(CLITests.binary, ["import", "--from", "okhttp", input])
         #expect(refused == 1)
         #expect(why.contains("public suffix"))
+    }
+
+    /// What the review found: pins must never move between hosts, widen, or vanish.
+    @Test func importersNeverWidenOrMovePins() throws {
+        // OkHttp: several add() calls on one line keep their own pins.
+        let chained = #".add("a.example.com", "\#(Self.pinA)", "\#(Self.pinB)").add("b.example.com", "\#(Self.pinB)", "\#(Self.pinA)")"#
+        let okhttp = try TrustConfigurationImporter.convert(Data(chained.utf8), from: .okhttp).configuration
+        #expect(okhttp.hosts.map(\.host?.description) == ["a.example.com", "b.example.com"])
+        #expect(okhttp.hosts.allSatisfy { $0.pins?.sha256.count == 2 })
+        // Android: a nested domain-config's pin-set replaces the parent's; no pin-set means no pins (not an empty set);
+        // base-config anchors and debug-overrides reach every domain.
+        let xml = """
+            <network-security-config>
+              <base-config><trust-anchors><certificates src="@raw/corp_ca"/></trust-anchors></base-config>
+              <domain-config>
+                <domain>parent.example.com</domain>
+                <pin-set><pin digest="SHA-256">\(Self.bareA)</pin><pin digest="SHA-256">\(Self.bareB)</pin></pin-set>
+                <domain-config>
+                  <domain>child.example.com</domain>
+                  <pin-set><pin digest="SHA-256">\(Data(repeating: 0xC3, count: 32).base64EncodedString())</pin><pin digest="SHA-256">\(Data(repeating: 0xD4, count: 32).base64EncodedString())</pin></pin-set>
+                </domain-config>
+              </domain-config>
+              <domain-config><domain>plain.example.com</domain></domain-config>
+              <debug-overrides><trust-anchors><certificates src="@raw/charles"/></trust-anchors></debug-overrides>
+            </network-security-config>
+            """
+        let android = try roundTrip(xml, .androidNSC).configuration
+        let child = try #require(android.hosts.first { $0.host?.description == "child.example.com" })
+        #expect(child.pins?.sha256.map(\.digest.first) == [0xC3, 0xD4])
+        let plain = try #require(android.hosts.first { $0.host?.description == "plain.example.com" })
+        #expect(plain.pins == nil)
+        #expect(android.hosts.allSatisfy { $0.anchors?.certificates == ["res/raw/corp_ca"] && $0.anchors?.replaceSystem == true })
+        #expect(android.hosts.allSatisfy { $0.debugOverrides?.anchors.certificates == ["res/raw/charles"] })
+        // TrustKit: TSKExcludeSubdomainFromParentPolicy becomes an exclusion on the parent.
+        let trustkit = #"{"TSKPinnedDomains": {"example.com": {"TSKIncludeSubdomains": true, "TSKPublicKeyHashes": ["\#(Self.bareA)", "\#(Self.bareB)"]}, "legacy.example.com": {"TSKExcludeSubdomainFromParentPolicy": true}}}"#
+        let excluded = try roundTrip(trustkit, .trustkit).configuration
+        #expect(excluded.hosts.count == 1 && excluded.hosts[0].exclude.map(\.description) == ["legacy.example.com"])
+        #expect(excluded.entry(for: "legacy.example.com").host == nil)
+    }
+
+    @Test func configurationsBuiltInCodeAreCheckedToo() throws {
+        var configuration = TrustConfiguration()
+        var entry = TrustConfiguration.Entry(host: try HostPattern("x.example.com"))
+        entry.pins = TrustConfiguration.Pins(sha256: [])
+        configuration.hosts = [entry]
+        #expect(throws: TrustConfigurationFileError.self) { try ConfiguredTrustEvaluator(configuration: configuration) }
+        // The loader keeps checking an entry after a bad host.
+        do {
+            _ = try TrustConfiguration.parse(#"{"version": 2, "hosts": [{"host": "**.co.uk", "pins": {"sha256": ["bad"]}}]}"#, publicSuffixes: PublicSuffixList(contents: "uk\nco.uk\n"))
+            Issue.record("accepted")
+        } catch {
+            let paths = Set(error.problems.map(\.path))
+            #expect(paths.isSuperset(of: ["$.version", "$.hosts[0].host", "$.hosts[0].pins.sha256[0]"]), "\(error)")
+        }
     }
 }

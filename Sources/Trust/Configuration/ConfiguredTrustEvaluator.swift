@@ -74,6 +74,17 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         }
         resolvedBase = resolve(configuration.base, "$.base")
         resolvedHosts = configuration.hosts.enumerated().map { resolve($0.element, "$.hosts[\($0.offset)]") }
+        // A configuration built in code or decoded directly has not been through the loader: the
+        // rules that keep pinning from failing open are checked again here.
+        for (index, entry) in ([configuration.base] + configuration.hosts).enumerated() {
+            let path = index == 0 ? "$.base" : "$.hosts[\(index - 1)]"
+            guard let pins = entry.pins else { continue }
+            if pins.sha256.isEmpty {
+                problems.append(TrustConfigurationProblem(path: path + ".pins.sha256", message: "is empty: pinning asked for with no pins would accept anything"))
+            } else if pins.sha256.count == 1 && !pins.allowSinglePin && entry.mode == .enforce {
+                problems.append(TrustConfigurationProblem(path: path + ".pins.sha256", message: "an enforced pin set needs a backup pin (at least two), or allowSinglePin"))
+            }
+        }
         if !problems.isEmpty { throw TrustConfigurationFileError(problems: problems) }
     }
 
@@ -96,8 +107,10 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         return candidates.max { ($0.entry.host?.specificity ?? 0) < ($1.entry.host?.specificity ?? 0) } ?? resolvedBase
     }
 
-    public func evaluation(for trust: ServerTrust, port: Int) async -> Evaluation {
-        let resolved = resolved(for: trust.peerName)
+    /// - Parameter entryName: the name that chooses the entry when `trust` has none (the name check
+    ///   switched off): the entry still applies, only the name is not checked.
+    public func evaluation(for trust: ServerTrust, port: Int, entryName: PeerName? = nil) async -> Evaluation {
+        let resolved = resolved(for: trust.peerName ?? entryName)
         let entry = resolved.entry
         let label = "configuration " + (entry.host.map { "\"\($0)\"" } ?? "base")
         var policy = ValidationPolicy.webPKI
@@ -111,6 +124,11 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         let enforcesPins = pins != nil && !pinsExpired && entry.mode == .enforce
         if enforcesPins, let pins { policy.pins = Set(pins.sha256) }
 
+        if let pins, pins.sha256.isEmpty, entry.mode == .enforce {
+            // Never read as "no pinning".
+            let decision = TrustDecision.refused([.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: label)
+            return Evaluation(decision: decision, matched: entry.host, warnings: [], report: nil, reportURIs: entry.reportURIs)
+        }
         var decision = await PathValidator(anchors: resolved.anchors, policy: policy, name: label).evaluate(trust)
         if let pins, !pins.sha256.isEmpty, !enforcesPins {
             // Not enforced (expired, or report-only): would the pins have held on the validated path?
@@ -134,6 +152,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             let viaOverride = await PathValidator(anchors: debugAnchors, policy: debugPolicy, name: label + " (debug override)").evaluate(trust)
             if viaOverride.isTrusted {
                 decision = viaOverride
+                report = nil  // a proxy CA in a debug build: not a pin failure to report
                 decision.notes.append("DEBUG build: accepted through the entry's debug override anchors")
                 warnings.append("DEBUG build: \(trust.peerName?.description ?? "?") accepted through a debug override anchor")
             }

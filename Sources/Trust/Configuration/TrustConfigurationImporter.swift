@@ -80,15 +80,17 @@ public enum TrustConfigurationImporter {
         return pins
     }
 
-    static func entry(host: String, pins: [SPKIPin], context: String, notes: inout [String]) -> TrustConfiguration.Entry? {
+    /// - Parameter pins: nil when the source pins nothing for this host (not the same as no usable pins).
+    static func entry(host: String, pins: [SPKIPin]?, context: String, notes: inout [String]) -> TrustConfiguration.Entry? {
         guard let pattern = try? HostPattern(host) else {
             notes.append("\(context): \"\(host)\" is not a host name we accept; skipped")
             return nil
         }
         var entry = TrustConfiguration.Entry(host: pattern)
+        guard let pins else { return entry }
         if !pins.isEmpty {
-            entry.pins = TrustConfiguration.Pins(sha256: pins, allowSinglePin: pins.count == 1)
-            if pins.count == 1 { notes.append("\(context): a single pin (no backup); kept with \"allowSinglePin\": true — add a backup pin") }
+            entry.pins = TrustConfiguration.Pins(sha256: pins)
+            if pins.count == 1 { notes.append("\(context): a single pin (no backup) — add a backup pin, or set \"allowSinglePin\": true knowingly") }
         } else {
             // Never fail open (an empty pin set read as "no pinning"): kept empty, so validation refuses it.
             entry.pins = TrustConfiguration.Pins(sha256: [])
@@ -102,13 +104,29 @@ public enum TrustConfigurationImporter {
     static func trustKit(_ data: Data) throws(ImportError) -> Result {
         var root = try propertyList(data)
         if let nested = root["TSKConfiguration"] as? [String: Any] { root = nested }
-        let domains = (root["TSKPinnedDomains"] as? [String: Any]) ?? root
+        guard let domains = (root["TSKPinnedDomains"] as? [String: Any]) ?? (root.keys.contains { $0.hasPrefix("TSK") || $0.hasPrefix("CF") || $0.hasPrefix("NS") } ? nil : root) else {
+            throw ImportError(message: "no TSKPinnedDomains in the TrustKit configuration")
+        }
         var notes: [String] = []
         var configuration = TrustConfiguration()
         if root["TSKSwizzleNetworkDelegates"] != nil { notes.append("TSKSwizzleNetworkDelegates: not applicable (pass the configuration to a Session)") }
+        for key in root.keys.sorted() where key != "TSKPinnedDomains" && key != "TSKSwizzleNetworkDelegates" && key.hasPrefix("TSK") {
+            notes.append("\(key): not carried over")
+        }
+        let known: Set<String> = ["TSKIncludeSubdomains", "TSKEnforcePinning", "TSKPublicKeyHashes", "TSKReportUris", "TSKExpirationDate",
+                                  "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms", "TSKExcludeSubdomainFromParentPolicy"]
+        var excluded: [String] = []
         for (domain, value) in domains.sorted(by: { $0.key < $1.key }) {
-            guard let settings = value as? [String: Any] else { continue }
+            guard let settings = value as? [String: Any] else {
+                notes.append("TrustKit \(domain): not a dictionary; skipped")
+                continue
+            }
             let context = "TrustKit \(domain)"
+            for key in settings.keys.sorted() where !known.contains(key) { notes.append("\(context): \(key) is not carried over") }
+            if flag(settings["TSKExcludeSubdomainFromParentPolicy"]) == true {
+                excluded.append(domain)
+                continue
+            }
             let includes = flag(settings["TSKIncludeSubdomains"]) ?? false
             let pinList = pins((settings["TSKPublicKeyHashes"] as? [String]) ?? [], context: context, notes: &notes)
             guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
@@ -123,6 +141,13 @@ public enum TrustConfigurationImporter {
             if settings["TSKPublicKeyAlgorithms"] != nil { notes.append("\(context): TSKPublicKeyAlgorithms is unnecessary: pins are over the certificate's own SPKI bytes") }
             configuration.hosts.append(entry)
         }
+        // TSKExcludeSubdomainFromParentPolicy: the name is left out of the parent's **. entry.
+        for domain in excluded {
+            guard let pattern = try? HostPattern(domain) else { continue }
+            let parents = configuration.hosts.indices.filter { configuration.hosts[$0].host.map { $0.kind != .exact && $0.matches(domain) } ?? false }
+            for index in parents { configuration.hosts[index].exclude.append(pattern) }
+            notes.append("TrustKit \(domain): excluded from the parent policy" + (parents.isEmpty ? " (no parent entry covers it)" : ""))
+        }
         return Result(configuration: configuration, notes: notes)
     }
 
@@ -131,12 +156,17 @@ public enum TrustConfigurationImporter {
     static func ats(_ data: Data) throws(ImportError) -> Result {
         var root = try propertyList(data)
         if let ats = root["NSAppTransportSecurity"] as? [String: Any] { root = ats }
-        let domains = (root["NSPinnedDomains"] as? [String: Any]) ?? root
+        guard let domains = (root["NSPinnedDomains"] as? [String: Any]) ?? (root.keys.contains { $0.hasPrefix("NS") || $0.hasPrefix("CF") || $0.hasPrefix("UI") } ? nil : root) else {
+            throw ImportError(message: "no NSPinnedDomains in the property list")
+        }
         var notes: [String] = []
         var configuration = TrustConfiguration()
         for (domain, value) in domains.sorted(by: { $0.key < $1.key }) {
             guard let settings = value as? [String: Any] else { continue }
             let context = "ATS \(domain)"
+            for key in settings.keys.sorted() where !["NSIncludesSubdomains", "NSPinnedCAIdentities", "NSPinnedLeafIdentities"].contains(key) {
+                notes.append("\(context): \(key) is not carried over")
+            }
             var texts: [String] = []
             for key in ["NSPinnedCAIdentities", "NSPinnedLeafIdentities"] {
                 for identity in (settings[key] as? [[String: Any]]) ?? [] {
@@ -171,10 +201,17 @@ public enum TrustConfigurationImporter {
         for rawLine in text.split(whereSeparator: \.isNewline) {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
-            if line.contains(".add(") || line.hasPrefix("add(") {
-                let quoted = line.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
-                guard let pattern = quoted.first else { continue }
-                for pin in quoted.dropFirst() { record(pattern, pin) }
+            if line.contains("add(") {
+                // Each add( … ) call on its own: its first string is the pattern, the others its pins.
+                for call in line.components(separatedBy: "add(").dropFirst() {
+                    let arguments = call.prefix { $0 != ")" }
+                    let quoted = arguments.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                    guard let pattern = quoted.first else { continue }
+                    for pin in quoted.dropFirst() {
+                        if pin.hasPrefix("sha256/") || pin.hasPrefix("sha1/") { record(pattern, pin) } else { notes.append("OkHttp \(pattern): \"\(pin)\" is not a pin; dropped") }
+                    }
+                    if quoted.count == 1 { record(pattern, "") }
+                }
             } else {
                 let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "," }).map(String.init)
                 let pins = fields.dropFirst().filter { $0.hasPrefix("sha256/") || $0.hasPrefix("sha1/") }
@@ -188,8 +225,15 @@ public enum TrustConfigurationImporter {
             let texts = byPattern[pattern] ?? []
             let sha1 = texts.filter { $0.hasPrefix("sha1/") }
             if !sha1.isEmpty { notes.append("\(context): \(sha1.count) SHA-1 pin(s) dropped (SHA-256 only)") }
-            let pinList = pins(texts.filter { !$0.hasPrefix("sha1/") }, context: context, notes: &notes)
+            let pinList = pins(texts.filter { !$0.hasPrefix("sha1/") && !$0.isEmpty }, context: context, notes: &notes)
             if let entry = entry(host: pattern, pins: pinList, context: context, notes: &notes) { configuration.hosts.append(entry) }
+        }
+        // OkHttp accepts a pin of any matching pattern; here the most specific entry alone applies.
+        let patterns = configuration.hosts.compactMap(\.host)
+        for outer in patterns where outer.kind != .exact {
+            for inner in patterns where inner != outer && outer.matches(inner.base) {
+                notes.append("OkHttp \(outer) and \(inner) overlap: OkHttp accepts the pins of both for \(inner.base); here only \(inner)'s apply — merge the pins if both should")
+            }
         }
         if order.isEmpty { throw ImportError(message: "no OkHttp pins found (expected lines \"PATTERN sha256/PIN\" or .add(\"PATTERN\", \"sha256/PIN\"))") }
         return Result(configuration: configuration, notes: notes)
@@ -215,12 +259,14 @@ public enum TrustConfigurationImporter {
         for config in parser.domainConfigs {
             for (domain, includes) in config.domains {
                 let context = "Android \(domain)"
-                let pinList = pins(config.pins, context: context, notes: &notes)
+                let pinList = config.hasPinSet ? pins(config.pins, context: context, notes: &notes) : nil
                 guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
                 if let expiration = config.expiration {
                     if let date = day(expiration) { entry.pins?.expires = date } else { notes.append("\(context): pin-set expiration \"\(expiration)\" is not yyyy-MM-dd; dropped") }
                 }
-                entry.anchors = config.anchors
+                // A domain-config without trust-anchors inherits base-config's; debug-overrides apply to every domain.
+                entry.anchors = config.anchors ?? configuration.base.anchors
+                entry.debugOverrides = configuration.base.debugOverrides
                 if config.overridesPins { notes.append("\(context): overridePins on release trust anchors has no equivalent (only debugOverrides may override pins); ignored") }
                 if config.cleartext != nil { notes.append("\(context): cleartextTrafficPermitted has no equivalent; ignored") }
                 if config.nested { notes.append("\(context): was a nested domain-config; its inherited settings were flattened") }
@@ -235,6 +281,7 @@ public enum TrustConfigurationImporter {
             var domains: [(String, Bool)] = []
             var pins: [String] = []
             var expiration: String?
+            var hasPinSet = false
             var anchors: TrustConfiguration.Anchors?
             var overridesPins = false
             var cleartext: String?
@@ -270,7 +317,12 @@ public enum TrustConfigurationImporter {
             case "domain":
                 pendingDomainIncludes = attributes["includeSubdomains"] == "true"
             case "pin-set":
-                if !stack.isEmpty { stack[stack.count - 1].expiration = attributes["expiration"] }
+                // A domain-config's own pin-set replaces an inherited one (it does not add to it).
+                if !stack.isEmpty {
+                    stack[stack.count - 1].pins = []
+                    stack[stack.count - 1].hasPinSet = true
+                    stack[stack.count - 1].expiration = attributes["expiration"]
+                }
             case "pin":
                 pendingDigest = attributes["digest"] ?? "SHA-256"
             case "trust-anchors":

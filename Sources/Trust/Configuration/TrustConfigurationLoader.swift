@@ -114,14 +114,13 @@ extension TrustConfiguration {
 
         mutating func configuration(_ document: JSONValue) -> TrustConfiguration? {
             guard let top = members(document, "$", allowed: ["version", "base", "hosts"]) else { return nil }
-            guard let versionValue = top["version"] else {
+            // A version problem is reported, and the rest is still checked (as version 1) so every problem shows at once.
+            if let versionValue = top["version"] {
+                if let version = integer(versionValue, "$.version"), version != TrustConfiguration.currentVersion {
+                    problem("$.version", "version \(version) is not supported (this library reads version \(TrustConfiguration.currentVersion))")
+                }
+            } else {
                 problem("$.version", "is required (\(TrustConfiguration.currentVersion))")
-                return nil
-            }
-            guard let version = integer(versionValue, "$.version") else { return nil }
-            guard version == TrustConfiguration.currentVersion else {
-                problem("$.version", "version \(version) is not supported (this library reads version \(TrustConfiguration.currentVersion))")
-                return nil
             }
             var configuration = TrustConfiguration()
             if let base = top["base"] {
@@ -184,16 +183,19 @@ extension TrustConfiguration {
             guard let fields = members(value, path, allowed: allowed) else { return nil }
             var entry = Entry()
             if !isBase {
-                guard let hostValue = fields["host"] else {
+                // A missing or bad host is reported; the rest of the entry is still checked.
+                let host: HostPattern?
+                if let hostValue = fields["host"] {
+                    host = pattern(hostValue, path + ".host")
+                } else {
                     problem(path + ".host", "is required")
-                    return nil
+                    host = nil
                 }
-                guard let host = pattern(hostValue, path + ".host") else { return nil }
                 entry.host = host
                 if let excludeValue = fields["exclude"], let texts = strings(excludeValue, path + ".exclude") {
                     for (index, text) in texts.enumerated() {
                         let itemPath = "\(path).exclude[\(index)]"
-                        guard let excluded = self.pattern(.string(text), itemPath) else { continue }
+                        guard let excluded = self.pattern(.string(text), itemPath), let host else { continue }
                         if !host.covers(excluded) {
                             problem(itemPath, "\"\(excluded)\" is not covered by \"\(host)\": excluding it changes nothing")
                         } else {
@@ -231,13 +233,16 @@ extension TrustConfiguration {
             }
             if let value = fields["clientIdentity"] { entry.clientIdentity = clientIdentity(value, path + ".clientIdentity") }
             if let value = fields["debugOverrides"], let overrideFields = members(value, path + ".debugOverrides", allowed: ["anchors", "overridesPins"]) {
-                if let anchorsValue = overrideFields["anchors"], let anchors = anchors(anchorsValue, path + ".debugOverrides.anchors") {
-                    let overridesPins = overrideFields["overridesPins"].flatMap { bool($0, path + ".debugOverrides.overridesPins") } ?? false
-                    entry.debugOverrides = DebugOverrides(anchors: anchors, overridesPins: overridesPins)
-                } else if overrideFields["anchors"] == nil {
+                let overridesPins = overrideFields["overridesPins"].flatMap { bool($0, path + ".debugOverrides.overridesPins") } ?? false
+                if let anchorsValue = overrideFields["anchors"] {
+                    if let anchors = anchors(anchorsValue, path + ".debugOverrides.anchors") {
+                        entry.debugOverrides = DebugOverrides(anchors: anchors, overridesPins: overridesPins)
+                    }
+                } else {
                     problem(path + ".debugOverrides.anchors", "is required")
                 }
             }
+            guard isBase || entry.host != nil else { return nil }
             return entry
         }
 

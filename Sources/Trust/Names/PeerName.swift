@@ -40,6 +40,9 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         var name = raw
         if name.hasSuffix(".") { name.removeLast() }
         guard !name.isEmpty else { throw .empty }
+        // Bounded before any IDN work (Punycode is quadratic in a label's length): 253 octets is the
+        // DNS limit; 4 bytes per character leaves room for any Unicode spelling of a valid name.
+        guard name.utf8.count <= 253 * 4 else { throw .tooLong(String(raw.prefix(64)) + "…") }
         // IDNA: map full-width dots to ASCII dots, then NFC-normalise and lower-case.
         let dotted = name.replacingOccurrences(of: "\u{3002}", with: ".")
             .replacingOccurrences(of: "\u{FF0E}", with: ".")
