@@ -124,4 +124,12 @@ struct OpenSSLInteropTests {
             #expect(codes.first == expectedReason)
         }
     }
+
+    /// The README's main command: every scenario of the embedded lab as expected.
+    @Test func demoRunsTheWholeMatrixAsExpected() async throws {
+        let (status, out, err) = try await run(CLITests.binary, ["demo"])
+        #expect(status == 0, "\(out)\n\(err)")
+        #expect(out.contains("23 of 23 outcomes as expected"), "\(out)")
+        #expect(!out.contains("✗"))
+    }
 }

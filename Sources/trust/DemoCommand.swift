@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustNIO
+
+/// `trust demo`: the embedded lab — servers on loopback in good and bad configurations — against a
+/// matrix of trust policies, mutual TLS and HTTP authentication, each outcome checked.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the built-in lab: policies × servers on loopback, every outcome checked (exit 1 if any differs).",
+        discussion: """
+            Starts TrustLab servers on 127.0.0.1 (good, expired, wrong host, self-signed, untrusted root, the MITM chain with
+            the pinned intermediate appended, mutual TLS, Basic and Digest), then connects to each under the policies a
+            client would use — default, custom anchor, anchors-only, public-key pin, certificate pin, AFNetworking
+            allowInvalidCertificates with pinning, a report-only configuration — and prints what happened and why.
+            """)
+
+    @Flag(help: "Print every decision's reasons and the validated path.")
+    var verbose = false
+
+    struct Scenario {
+        var policy: String
+        var server: String
+        var path = "/"
+        var expected: Expected
+        var configure: @Sendable (inout SessionConfiguration) -> Void = { _ in }
+        var credential: Credential?
+    }
+
+    enum Expected: Equatable {
+        case ok
+        case refused(SessionError.Code)
+        case status(Int)
+
+        var text: String {
+            switch self {
+            case .ok: return "200"
+            case .status(let code): return "\(code)"
+            case .refused(let code): return "\(code)"
+            }
+        }
+    }
+
+    func run() async throws {
+        let started = ContinuousClock.now
+        print("Starting the lab (a fresh PKI and servers on 127.0.0.1)…")
+        let pki = try LabPKI.make()
+        var servers: [String: LabServer] = [:]
+        for name in ["good", "expired", "wrong-host", "self-signed", "untrusted-root", "mitm", "incomplete-chain"] {
+            servers[name] = try await LabServer.start(name, pki: pki)
+        }
+        servers["mtls"] = try await LabServer.start(mutualTLS: .required, pki: pki)
+        defer {
+            let all = Array(servers.values)
+            Task { for server in all { try? await server.shutdown() } }
+        }
+        let scenarios = try Self.scenarios(pki)
+        print("Running \(scenarios.count) scenarios…\n")
+        let header = Self.row("#", "policy", "server", "expected", "outcome", "why")
+        print(header)
+        print(String(repeating: "─", count: min(header.count, 150)))
+        var failures = 0
+        for (index, scenario) in scenarios.enumerated() {
+            guard let server = servers[scenario.server == "mtls (no cert)" || scenario.server == "mtls (client cert)" ? "mtls" : (["basic", "digest", "basic (wrong)"].contains(scenario.server) ? "good" : scenario.server)] else { continue }
+            var configuration = SessionConfiguration()
+            configuration.resolve = LabPKI.loopbackResolve
+            configuration.requestTimeout = .seconds(10)
+            configuration.evaluationCache = nil
+            scenario.configure(&configuration)
+            let session = try Session(configuration: configuration)
+            let outcome: Expected
+            let why: String
+            do {
+                let response = try await session.data(for: Request(url: URL(string: server.baseURL + scenario.path)!, credential: scenario.credential))
+                outcome = response.statusCode == 200 ? .ok : .status(response.statusCode)
+                let notes = response.serverTrust?.notes ?? []
+                let firstLine = response.text.split(separator: "\n").first.map(String.init) ?? ""
+                if response.statusCode != 200 {
+                    why = "HTTP \(response.statusCode): \(firstLine)"
+                } else if firstLine.hasPrefix("authenticated") || firstLine.hasPrefix("client:") {
+                    why = firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine
+                } else if notes.contains(where: { $0.contains("report-only") }) {
+                    why = "trusted; pins did not match → reported (report-only)"
+                } else {
+                    why = "trusted" + (response.serverTrust?.validatedPath.count).map { ", validated path of \($0)" }.orEmpty
+                }
+            } catch let error as SessionError {
+                outcome = .refused(error.code)
+                why = Self.explain(error)
+                if verbose, let decision = error.trustDecision {
+                    for reason in decision.reasons { print("      [\(reason.code)] \(reason)") }
+                }
+            }
+            await session.shutdown()
+            let matches = outcome == scenario.expected
+            if !matches { failures += 1 }
+            print(Self.row("\(index + 1)", scenario.policy, scenario.server, scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
+        }
+        let elapsed = ContinuousClock.now - started
+        print("\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))).")
+        if failures > 0 {
+            print("\(failures) outcome(s) differ from what they should be.")
+            throw ExitCode(1)
+        }
+    }
+
+    static func row(_ number: String, _ policy: String, _ server: String, _ expected: String, _ outcome: String, _ why: String) -> String {
+        func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text : text + String(repeating: " ", count: width - text.count) }
+        return pad(number, 3) + pad(policy, 34) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + why
+    }
+
+    /// A few words on why a request was refused.
+    static func explain(_ error: SessionError) -> String {
+        if let decision = error.trustDecision, let reason = decision.reasons.first {
+            switch reason.code {
+            case "pin-mismatch", "pinned-certificate-not-in-path": return "pin not on the validated path"
+            default: return reason.code.replacingOccurrences(of: "-", with: " ")
+            }
+        }
+        switch error.code {
+        case .clientCertificateRequired: return "the server requires a client certificate; none was sent"
+        case .clientCertificateRejected: return "the server refused the client certificate"
+        default: return error.message.count > 70 ? String(error.message.prefix(67)) + "…" : error.message
+        }
+    }
+
+    static func scenarios(_ pki: LabPKI) throws -> [Scenario] {
+        let anchors = pki.trustedRoots
+        let intermediatePin = pki.intermediate.certificate.spkiPin
+        let backupPin = try SPKIPin(digest: [UInt8](repeating: 0x42, count: 32))
+        let custom: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: anchors))) }
+        let only: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(anchors))) }
+        let publicKeyPin = try PublicKeysTrustEvaluator(pins: [intermediatePin, backupPin], anchors: .only(anchors))
+        let pinned: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(publicKeyPin) }
+        let certificatePolicy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [pki.intermediate.certificate], systemAnchors: .only(anchors))
+        let certificatePinned: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .securityPolicy(certificatePolicy) }
+        let selfSigned = pki.servers["self-signed"].map { [$0.certificate] } ?? []
+        let allowInvalid = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: selfSigned, allowInvalidCertificates: true)
+        let afAllowInvalid: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .securityPolicy(allowInvalid) }
+        let reportOnlyText = """
+            {"version": 1, "base": {"anchors": {"pem": [\(anchors.map { String(reflecting: $0.pemString) }.joined(separator: ", "))], "replaceSystem": true}},
+             "hosts": [{"host": "**.lab.test", "mode": "report-only", "pins": {"sha256": ["\(backupPin)"]},
+                        "anchors": {"pem": [\(anchors.map { String(reflecting: $0.pemString) }.joined(separator: ", "))], "replaceSystem": true}}]}
+            """
+        let reportOnlyEvaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(reportOnlyText, publicSuffixes: PublicSuffixList(contents: "test\n")))
+        let reportOnly: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
+        let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
+        let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
+
+        return [
+            Scenario(policy: "default (system roots)", server: "good", expected: .refused(.serverCertificateHasUnknownRoot)),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "good", expected: .ok, configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "wrong-host", expected: .refused(.serverCertificateUntrusted), configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "self-signed", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "incomplete-chain", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            Scenario(policy: "custom anchor (system + lab CA)", server: "mitm", expected: .ok, configure: custom),
+            Scenario(policy: "anchors-only (lab CAs)", server: "good", expected: .ok, configure: only),
+            Scenario(policy: "anchors-only (lab CAs)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: only),
+            Scenario(policy: "public-key pin (intermediate)", server: "good", expected: .ok, configure: pinned),
+            Scenario(policy: "public-key pin (intermediate)", server: "mitm", expected: .refused(.serverCertificateUntrusted), configure: pinned),
+            Scenario(policy: "certificate pin (AF .certificate)", server: "good", expected: .ok, configure: certificatePinned),
+            // AF certificate mode: the pinned certificates are the anchors — the MITM leaf has no path to them.
+            Scenario(policy: "certificate pin (AF .certificate)", server: "mitm", expected: .refused(.serverCertificateHasUnknownRoot), configure: certificatePinned),
+            Scenario(policy: "AF allowInvalid + key pin", server: "self-signed", expected: .ok, configure: afAllowInvalid),
+            // Invalid certificates allowed, but the pinned key must still be on the chain the leaf signs into.
+            Scenario(policy: "AF allowInvalid + key pin", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: afAllowInvalid),
+            Scenario(policy: "report-only config (wrong pin)", server: "good", expected: .ok, configure: reportOnly),
+            Scenario(policy: "report-only config (wrong pin)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: reportOnly),
+            Scenario(policy: "mutual TLS, no client certificate", server: "mtls (no cert)", path: "/whoami", expected: .refused(.clientCertificateRequired), configure: only),
+            Scenario(policy: "mutual TLS, lab client identity", server: "mtls (client cert)", path: "/whoami", expected: .ok, configure: { configuration in
+                only(&configuration)
+                configuration.defaultClientIdentity = clientLeaf
+            }),
+            Scenario(policy: "HTTP Basic, alice", server: "basic", path: "/basic", expected: .ok, configure: only, credential: alice),
+            Scenario(policy: "HTTP Basic, wrong password", server: "basic (wrong)", path: "/basic", expected: .status(401), configure: only,
+                     credential: Credential(user: "alice", password: "nope", persistence: .none)),
+            Scenario(policy: "HTTP Digest SHA-256, alice", server: "digest", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
+        ]
+    }
+}
+
+extension Optional where Wrapped == String {
+    var orEmpty: String { self ?? "" }
+}
