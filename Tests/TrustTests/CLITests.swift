@@ -132,4 +132,32 @@ struct OpenSSLInteropTests {
         #expect(out.contains("23 of 23 outcomes as expected"), "\(out)")
         #expect(!out.contains("✗"))
     }
+
+    /// `trust lab` serves until interrupted; what it prints is enough to reach a server with curl.
+    @Test func labServesUntilInterrupted() async throws {
+        let dir = try temporaryDirectory()
+        let outPath = dir + "/out.txt"
+        FileManager.default.createFile(atPath: outPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLITests.binary)
+        process.arguments = ["lab", "--dir", dir + "/lab"]
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { stop(process) }
+        var line: Substring?
+        for _ in 0..<100 where line == nil {
+            let text = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+            line = text.split(separator: "\n").first { $0.contains("try:  curl") }
+            if line == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let command = try #require(line).replacingOccurrences(of: "try:", with: "").trimmingCharacters(in: .whitespaces)
+        let (status, body, err) = try await run("/bin/sh", ["-c", command + " -sS"])
+        #expect(status == 0, "\(command): \(err)")
+        #expect(body == "hello from good\n")
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "").contains("stopping the lab"))
+    }
 }

@@ -1,0 +1,120 @@
+import ArgumentParser
+import Foundation
+import Trust
+import TrustLab
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `trust lab`: the lab's servers, kept running for your own client (or curl) until Ctrl-C.
+struct LabCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lab",
+        abstract: "Keep the TrustLab servers running on 127.0.0.1 and print how to reach them (Ctrl-C stops).",
+        discussion: """
+            Writes the lab PKI to --dir (roots.pem is the CA file to trust, pins.txt every pin, clients/ the client
+            identities), starts every lab server (good and bad configurations, mutual TLS, a plain-http server and a
+            forward proxy with Digest authentication), and prints each URL with the curl --resolve it needs.
+            Credentials for /basic and /digest: alice / wonderland.
+            """)
+
+    @Option(help: "Where to write the lab PKI (default: a new temporary folder).")
+    var dir: String?
+
+    @Option(help: "Stop after this many seconds (default: run until interrupted).")
+    var duration: Double?
+
+    func run() async throws {
+        let folder = dir ?? (NSTemporaryDirectory() + "trust-lab-" + UUID().uuidString.prefix(8))
+        let pki = try LabPKI.make()
+        do {
+            try pki.write(to: folder)
+        } catch {
+            throw UsageError("cannot write the lab to \(folder): \(error)")
+        }
+        var servers: [LabServer] = []
+        for name in LabPKI.serverNames { servers.append(try await LabServer.start(name, pki: pki)) }
+        for mode in LabServer.MutualTLSMode.allCases { servers.append(try await LabServer.start(mutualTLS: mode, pki: pki)) }
+        let plain = try await LabServer.startPlain(name: "plain")
+        let proxy = try await LabProxy.start(authentication: .digest)
+
+        say("TrustLab is running on 127.0.0.1 (Ctrl-C stops it).")
+        say("")
+        say("  CA file to trust:  \(folder)/roots.pem")
+        say("  pins:              \(folder)/pins.txt")
+        say("  client identities: \(folder)/clients/<name>/{chain,key}.pem  (client, partner, client-expired, client-server-eku, client-foreign)")
+        say("  credentials:       alice / wonderland  (routes /basic, /digest?algorithm=SHA-256, /multi)")
+        say("  forward proxy:     \(proxy.url)  (Digest, alice / wonderland; CONNECT for https)")
+        say("")
+        for server in servers + [plain] {
+            let resolve = "--resolve \(server.host):\(server.port):127.0.0.1"
+            let pad = String(repeating: " ", count: max(1, 26 - server.name.count))
+            say("  \(server.name)\(pad)\(server.baseURL)/   \(resolve)")
+        }
+        say("")
+        let good = servers.first { $0.name == "good" }
+        if let good {
+            say("  try:  curl --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1 \(good.baseURL)/")
+            say("        trust get \(good.baseURL)/digest?algorithm=SHA-256 -u alice:wonderland --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1")
+        }
+
+        await Self.waitForInterrupt(duration: duration)
+        say("\nstopping the lab…")
+        for server in servers + [plain] { try? await server.shutdown() }
+        try? await proxy.shutdown()
+    }
+
+    /// Written at once (stdout to a file is otherwise buffered until exit, and a lab runs until interrupted).
+    func say(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    /// Returns on SIGINT or SIGTERM, or after `duration` seconds.
+    static func waitForInterrupt(duration: Double?) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = OnceFlag()
+            let queue = DispatchQueue(label: "trust.lab.signals")
+            var sources: [any DispatchSourceSignal] = []
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+                source.setEventHandler { if once.claim() { continuation.resume() } }
+                source.resume()
+                sources.append(source)
+            }
+            if let duration {
+                queue.asyncAfter(deadline: .now() + duration) { if once.claim() { continuation.resume() } }
+            }
+            SignalSources.keep(sources)  // they must outlive the wait
+        }
+    }
+}
+
+/// True exactly once.
+final class OnceFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+
+    func claim() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
+    }
+}
+
+/// Keeps signal sources alive for the life of the process.
+enum SignalSources {
+    nonisolated(unsafe) private static var kept: [any DispatchSourceSignal] = []
+    private static let lock = NSLock()
+
+    static func keep(_ sources: [any DispatchSourceSignal]) {
+        lock.lock()
+        kept += sources
+        lock.unlock()
+    }
+}
