@@ -69,7 +69,9 @@ let package = Package(
                 "TrustHTTP",
                 "TrustLab",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ] + nio
         ),
         .executableTarget(
             name: "TrustConformance",

@@ -1,0 +1,320 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Trust
+import TrustNIO
+import X509
+
+/// `trust inspect https://host[:port]`: what a server presents, what validates, and — in plain
+/// words — why it is (not) trusted and what would fix it.
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Connect to a TLS server and explain its certificates and the trust verdict, with the likely fix.",
+        discussion: """
+            Shows the TLS version and ALPN protocol, every presented certificate (subject, issuer, validity and days left,
+            names, key, signature algorithm, SPKI pin, SHA-256 fingerprint), the validated path, and the verdict under the
+            default policy or the options given. Exit 0 trusted, 1 not trusted, 2 bad usage, 6/7/28/35 as curl when the
+            connection itself fails.
+            """)
+
+    @Argument(help: "https://host[:port] (a bare host:port also works).")
+    var target: String
+
+    @Option(help: "Anchor certificates (file or folder) added to the system roots; repeatable.")
+    var cacert: [String] = []
+
+    @Flag(help: "Use only the --cacert anchors.")
+    var anchorsOnly = false
+
+    @Option(help: "An SPKI pin that must be on the validated path; repeatable.")
+    var pin: [String] = []
+
+    @Option(help: "Judge under a trust configuration file.")
+    var config: String?
+
+    @Option(help: "Check this name instead of the URL's host (SNI still uses the URL's host).")
+    var host: String?
+
+    @Option(help: "HOST:PORT:ADDRESS, as curl's --resolve; repeatable.")
+    var resolve: [String] = []
+
+    @Option(help: "Seconds to connect and handshake.")
+    var connectTimeout: Double = 10
+
+    @Flag(help: "Print a JSON report.")
+    var json = false
+
+    struct Observed: Sendable {
+        var chain: [Certificate] = []
+        var tlsVersion: String?
+        var alpn: String?
+    }
+
+    func run() async throws {
+        let text = target.contains("://") ? target : "https://" + target
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let urlHost = url.host, !urlHost.isEmpty else {
+            throw UsageError("inspect takes an https URL or host[:port], not \(target)")
+        }
+        let connectHost = urlHost.hasPrefix("[") ? String(urlHost.dropFirst().dropLast()) : urlHost
+        let port = url.port ?? 443
+        let nameToCheck = host ?? connectHost
+        let peerName: PeerName
+        do { peerName = try PeerName(host: nameToCheck) } catch { throw UsageError("--host: \(error.description)") }
+        var address = connectHost
+        for entry in resolve {
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
+            if parts[0].lowercased() == connectHost.lowercased() && Int(parts[1]) == port { address = parts[2] }
+        }
+
+        let observed: Observed
+        do {
+            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, timeout: connectTimeout)
+        } catch let failure as InspectFailure {
+            printError(failure.message)
+            throw ExitCode(failure.exitCode)
+        }
+        guard !observed.chain.isEmpty else {
+            printError("the server presented no certificate")
+            throw ExitCode(35)
+        }
+        let trust = ServerTrust(presentedChain: observed.chain, peerName: peerName)
+        let (decision, policyName) = try await evaluate(trust)
+
+        if json {
+            let report = InspectReport(url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
+                                       presentedChain: observed.chain.map(CertificateSummary.init), validatedPath: decision.validatedPath.map(CertificateSummary.init),
+                                       policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
+                                       explanation: Self.explain(decision, trust: trust, name: nameToCheck))
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            encoder.dateEncodingStrategy = .iso8601
+            FileHandle.standardOutput.write(try encoder.encode(report))
+            print("")
+        } else {
+            render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck)
+        }
+        if !decision.isTrusted { throw ExitCode(1) }
+    }
+
+    // MARK: - The handshake
+
+    struct InspectFailure: Error {
+        var message: String
+        var exitCode: Int32
+    }
+
+    /// Connects, completes the handshake accepting whatever is presented (nothing is sent), and records it.
+    static func handshake(address: String, port: Int, serverName: String, timeout: Double) async throws -> Observed {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        tls.certificateVerification = .noHostnameVerification
+        tls.applicationProtocols = ["h2", "http/1.1"]
+        let context = try NIOSSLContext(configuration: tls)
+        let group = MultiThreadedEventLoopGroup.singleton
+        let eventLoop = group.next()
+        let done = eventLoop.makePromise(of: Observed.self)
+        let chainBox = NIOLockedValueBox<[Certificate]>([])
+        let sni = IPAddress(serverName) == nil ? serverName : nil
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: eventLoop)
+                .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = try NIOSSLClientHandler(context: context, serverHostname: sni, customVerificationCallbackWithMetadata: { presented, promise in
+                            let parsed = presented.compactMap { try? Certificate(derEncoded: $0.toDERBytes()) }
+                            chainBox.withLockedValue { $0 = parsed }
+                            promise.succeed(.certificateVerified(VerificationMetadata(nil)))
+                        })
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        try channel.pipeline.syncOperations.addHandler(InspectHandshakeObserver(done: done, chain: chainBox))
+                    }
+                }
+                .connect(host: address, port: port).get()
+        } catch {
+            done.fail(error)
+            let text = "\(error)"
+            if text.contains("connectTimeout") { throw InspectFailure(message: "connecting to \(address):\(port) timed out", exitCode: 28) }
+            if let connection = error as? NIOConnectionError, connection.connectionErrors.isEmpty { throw InspectFailure(message: "cannot resolve \(address)", exitCode: 6) }
+            throw InspectFailure(message: "cannot connect to \(address):\(port): \(error)", exitCode: 7)
+        }
+        let timer = eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { done.fail(InspectFailure(message: "the TLS handshake timed out", exitCode: 28)) }
+        defer {
+            timer.cancel()
+            channel.close(promise: nil)
+        }
+        do {
+            return try await done.futureResult.get()
+        } catch let failure as InspectFailure {
+            throw failure
+        } catch {
+            let text = "\(error)"
+            if text.contains("UNSUPPORTED_PROTOCOL") || text.contains("PROTOCOL_VERSION") || text.contains("TLSV1_ALERT_PROTOCOL_VERSION") {
+                throw InspectFailure(message: "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration", exitCode: 35)
+            }
+            throw InspectFailure(message: "the TLS handshake failed: \(text)", exitCode: 35)
+        }
+    }
+
+    // MARK: - The verdict
+
+    func evaluate(_ trust: ServerTrust) async throws -> (TrustDecision, String) {
+        if let config {
+            let folder = (config as NSString).deletingLastPathComponent
+            do {
+                let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.load(contentsOf: config), baseDirectory: folder.isEmpty ? "." : folder)
+                let evaluation = await evaluator.evaluation(for: trust, port: 443)
+                return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)")
+            } catch {
+                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+                throw UsageError("--config \(config) is not a valid trust configuration")
+            }
+        }
+        var anchors: [Certificate] = []
+        for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
+        let trustAnchors: TrustAnchors = anchorsOnly ? .only(anchors) : .system(adding: anchors)
+        var policy = ValidationPolicy.webPKI
+        for text in pin {
+            do { policy.pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error)") }
+        }
+        let name = (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors") + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
+        return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name)
+    }
+
+    /// What went wrong in plain words, each with the likely fix.
+    static func explain(_ decision: TrustDecision, trust: ServerTrust, name: String) -> [String] {
+        guard !decision.isTrusted else { return ["trusted: the chain validates to a trusted anchor and holds the name \(name)"] }
+        var lines: [String] = []
+        let presented = trust.presentedChain
+        for reason in decision.reasons {
+            switch reason {
+            case .noPathToTrustedAnchor(let detail):
+                switch detail {
+                case .selfSignedLeaf(let subject):
+                    lines.append("self-signed: \(subject) signed itself. Fix: give the server a certificate from a CA, or trust this exact certificate (--cacert it) or pin it.")
+                case .untrustedRoot(let subject):
+                    lines.append("unknown root: the chain ends at \(subject), which you do not trust. Fix: if you trust that CA, add its certificate (--cacert FILE).")
+                case .missingIssuer(let issuer, let of):
+                    lines.append("incomplete chain or unknown CA: \(of) was issued by \(issuer), which the server did not send and you do not trust. Fix: if \(issuer) is an intermediate, configure the server to send it after its certificate; if it is a root, add it with --cacert.")
+                case .issuerNotTrusted(let issuer, let of):
+                    lines.append("unknown root: \(of) is issued by \(issuer), which is not among your anchors. Fix: add \(issuer)'s certificate with --cacert if you trust it.")
+                case .badSignature(let subject):
+                    lines.append("bad signature: \(subject)'s signature does not verify with its issuer's key — the chain was tampered with or mixed up.")
+                case .everyCandidateFailed:
+                    continue
+                }
+            case .nameMismatch(let expected, let names):
+                lines.append("name mismatch: the certificate does not hold \(expected); it holds \(names.isEmpty ? "no names" : names.joined(separator: ", ")). Fix: connect with one of those names, or get a certificate that includes \(expected).")
+            case .expired(let subject, let notAfter, let at):
+                let days = Int(at.timeIntervalSince(notAfter) / 86_400)
+                lines.append("expired: \(subject) expired on \(RFC3339.string(notAfter)) (\(days) day\(days == 1 ? "" : "s") ago). Fix: renew it on the server (or check this machine's clock).")
+            case .notYetValid(let subject, let notBefore, _):
+                lines.append("not yet valid: \(subject) is valid from \(RFC3339.string(notBefore)). Fix: check this machine's clock, or the server's certificate dates.")
+            case .pinMismatch(let seen, let expected):
+                // The path that validated apart from the pins: its issuing CA is what one would pin — never a
+                // certificate merely appended to the presented chain.
+                let path = decision.validatedPath.isEmpty ? decision.closestPath : decision.validatedPath
+                let suggestion = (path.count > 1 ? path[1] : path.first ?? presented.first).map { "\($0.spkiPin) (\($0.subject))" } ?? "?"
+                lines.append("pin mismatch: pins on the path that validates: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", ")). A pinned key that was only appended to the presented chain does not count. Fix: if this server is genuine, pin the key of the CA that issued its certificate — \(suggestion) — plus a backup pin; if not, this is the interception pinning exists to stop.")
+            case .weakKey(let subject, let key, let minimum):
+                lines.append("weak key: \(subject) has a \(key) key; at least \(minimum) is required. Fix: reissue the certificate with a stronger key.")
+            case .weakSignatureAlgorithm(let subject, let algorithm):
+                lines.append("weak signature: \(subject) is signed with \(algorithm). Fix: reissue it signed with SHA-256 or better.")
+            default:
+                lines.append("\(reason.code): \(reason)")
+            }
+        }
+        return lines
+    }
+
+    // MARK: - Output
+
+    func render(_ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String) {
+        let colour = isatty(STDOUT_FILENO) != 0 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+        let now = Date()
+        print("TLS:      \(observed.tlsVersion ?? "?"), ALPN \(observed.alpn ?? "none"), cipher not reported by NIOSSL")
+        print("checking: \(name) under \(policy)")
+        print("")
+        print("presented chain (\(observed.chain.count)):")
+        for (index, certificate) in observed.chain.enumerated() {
+            let summary = CertificateSummary(certificate)
+            let days = Int(certificate.notValidAfter.timeIntervalSince(now) / 86_400)
+            let validity = days < 0 ? paint("EXPIRED \(-days) day\(days == -1 ? "" : "s") ago", "31") : days < 30 ? paint("\(days) days left", "33") : "\(days) days left"
+            print("  \(index): \(summary.subject)")
+            print("     issuer:    \(summary.issuer)")
+            print("     valid:     \(RFC3339.string(summary.notBefore)) → \(RFC3339.string(summary.notAfter)) (\(validity))")
+            if let names = summary.subjectAlternativeNames { print("     names:     \(names.isEmpty ? "(none)" : names.joined(separator: ", "))") } else { print("     names:     (no subjectAltName extension)") }
+            print("     key:       \(summary.key); signature \(summary.signatureAlgorithm.replacingOccurrences(of: "SignatureAlgorithm.", with: ""))")
+            print("     pin:       \(summary.pin)")
+            print("     sha256:    \(summary.sha256Fingerprint)")
+        }
+        print("")
+        if decision.validatedPath.isEmpty {
+            print("validated path: none" + (decision.closestPath.isEmpty ? "" : " (closest: " + decision.closestPath.map { $0.subject.description }.joined(separator: " → ") + ")"))
+        } else {
+            print("validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
+        }
+        print("")
+        print(decision.isTrusted ? paint("TRUSTED", "32") : paint("NOT TRUSTED", "31"))
+        for line in Self.explain(decision, trust: trust, name: name) { print("  • " + line) }
+        for note in decision.notes { print("  note: \(note)") }
+    }
+}
+
+struct InspectReport: Codable {
+    var url: String
+    var tlsVersion: String?
+    var alpn: String?
+    var checkedName: String
+    var presentedChain: [CertificateSummary]
+    var validatedPath: [CertificateSummary]
+    var policy: String
+    var trusted: Bool
+    var reasons: [String]
+    var explanation: [String]
+}
+
+/// Completes the inspection once the handshake is done: the chain, the TLS version, the ALPN protocol.
+final class InspectHandshakeObserver: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let done: EventLoopPromise<InspectCommand.Observed>
+    let chain: NIOLockedValueBox<[Certificate]>
+
+    init(done: EventLoopPromise<InspectCommand.Observed>, chain: NIOLockedValueBox<[Certificate]>) {
+        self.done = done
+        self.chain = chain
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted(let protocolName) = event {
+            let version = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
+            let text: String? = version.flatMap { $0 }.map { version in
+                switch version {
+                case .tlsv1: return "TLSv1.0"
+                case .tlsv11: return "TLSv1.1"
+                case .tlsv12: return "TLSv1.2"
+                case .tlsv13: return "TLSv1.3"
+                }
+            }
+            done.succeed(InspectCommand.Observed(chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName))
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        done.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        done.fail(InspectCommand.InspectFailure(message: "the server closed the connection during the handshake", exitCode: 35))
+        context.fireChannelInactive()
+    }
+}
