@@ -2,7 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Trust
 
-/// Sends ``PinFailureReport``s to a configuration entry's report URIs: POSTed as JSON by a session
+/// Sends `PinFailureReport`s to a configuration entry's report URIs: POSTed as JSON by a session
 /// of its own — with its own trust policy, so a report about a broken pin can still reach an
 /// endpoint on another domain — in the background: a report never delays or changes the outcome of
 /// the connection it is about. Identical reports (same host, port, result, chains, pins) are sent

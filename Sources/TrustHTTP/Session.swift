@@ -37,6 +37,7 @@ public final class Session: Sendable {
     ///   - configuration: Trust, timeouts, redirects…
     ///   - delegate: A `URLSessionDelegate`-shaped challenge answerer; used as the session-level
     ///     handler when the configuration has none.
+    ///   - eventLoopGroup: Where connections run (NIO's shared singleton by default).
     public init(configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)

@@ -12,7 +12,7 @@ public enum ServerTrustConfiguration: Sendable {
     case securityPolicy(SecurityPolicy)
     /// An evaluator per exact host name (canonicalised); other hosts use `otherHosts`.
     case perHost([String: any TrustEvaluator], otherHosts: any TrustEvaluator)
-    /// A per-host ``TrustConfiguration`` (pins, patterns, report-only…); failure reports go out
+    /// A per-host `TrustConfiguration` (pins, patterns, report-only…); failure reports go out
     /// through `reporter` (nil: none are sent).
     case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
 
@@ -124,7 +124,7 @@ public struct SessionConfiguration: Sendable {
     }
 }
 
-/// Size and lifetime of a session's ``TrustEvaluationCache``.
+/// Size and lifetime of a session's `TrustEvaluationCache`.
 public struct EvaluationCacheSettings: Sendable, Hashable {
     public var capacity: Int
     public var timeToLive: Duration

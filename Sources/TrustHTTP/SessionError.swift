@@ -2,7 +2,7 @@ import Foundation
 import Trust
 
 /// The one error a ``Session`` throws: a URLError-style code users already know, a message
-/// that says what happened, and — for server trust — the full ``TrustDecision``.
+/// that says what happened, and — for server trust — the full `TrustDecision`.
 public struct SessionError: Error, Sendable, CustomStringConvertible {
     /// Foundation's `URLError` codes, with the same numbers.
     public enum Code: Int, Sendable, Hashable, CustomStringConvertible {

@@ -49,8 +49,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
                     let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
                     do {
                         var isFolder: ObjCBool = false
-                        FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
-                        let loaded = isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
+                        let exists = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
+                        let loaded = exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
                         if loaded.isEmpty { problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate")) }
                         certificates += loaded
                     } catch {

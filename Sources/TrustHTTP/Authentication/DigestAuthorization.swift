@@ -11,6 +11,10 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     private let uri: String
 
     /// - Parameters:
+    ///   - challenge: the Digest challenge being answered.
+    ///   - user: the user name (hashed when the challenge asks for `userhash`).
+    ///   - password: the password; it is never sent, only hashed.
+    ///   - method: the request method (`CONNECT` for a proxy tunnel).
     ///   - uri: the request target as sent (`/path?query`, or `host:port` for CONNECT).
     ///   - body: the request body, hashed for `auth-int`.
     ///   - nonceCount: how many requests (this one included) used this nonce.

@@ -6,6 +6,9 @@ import NIOConcurrencyHelpers
 /// ``ChallengeDisposition/performDefaultHandling`` the session-level handler is asked; when that
 /// also defers (or there is none), the session performs default handling.
 public protocol ChallengeHandler: Sendable {
+    /// Answers one challenge.
+    /// - Parameter challenge: what the server asks for, where, and how often it was answered wrongly.
+    /// - Returns: the disposition; `.performDefaultHandling` defers to the next handler, then to the session.
     func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition
 }
 

@@ -1,0 +1,31 @@
+// A per-host trust configuration file: validated at load (every problem with its JSON path),
+// then used by the Session, with failure reports sent by a reporter of its own.
+//   swift run PerHostConfiguration trust.json https://api.example.com/
+import Foundation
+import TrustHTTP
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
+    print("usage: PerHostConfiguration CONFIG-FILE URL")
+    exit(2)
+}
+let evaluator: ConfiguredTrustEvaluator
+do {
+    let configuration = try TrustConfiguration.load(contentsOf: arguments[1])
+    evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: (arguments[1] as NSString).deletingLastPathComponent)
+} catch {
+    for problem in error.problems { print("\(problem.path): \(problem.message)") }
+    exit(1)
+}
+let reporter = PinFailureReporter()
+var configuration = SessionConfiguration()
+configuration.serverTrust = .configuration(evaluator, reporter: reporter)
+let session = try Session(configuration: configuration)
+do {
+    let response = try await session.data(for: Request(url: url))
+    print(response.statusCode, response.serverTrust?.notes ?? [])
+} catch let error as SessionError {
+    print(error.code, error.message)
+}
+await session.shutdown()
+await reporter.flush()

@@ -1,0 +1,28 @@
+// A request to a server whose issuing CA's key is pinned (with a backup pin).
+// Try it with the lab: `swift run trust lab`, then
+//   swift run PinnedRequest https://good.lab.test:PORT/ LAB/roots.pem "$(trust pin LAB/intermediate.pem | cut -d' ' -f1)" 127.0.0.1
+import Foundation
+import TrustHTTP
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 4, let url = URL(string: arguments[1]) else {
+    print("usage: PinnedRequest URL CA-FILE PIN [CONNECT-ADDRESS]")
+    exit(2)
+}
+let anchors = try CertificateSource.certificates(atPath: arguments[2])
+let primary = try SPKIPin(parsing: arguments[3])
+let backup = try SPKIPin(digest: [UInt8](repeating: 0, count: 32))  // your offline backup key's pin
+
+var configuration = SessionConfiguration()
+configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors)))
+if arguments.count > 4, let host = url.host { configuration.resolve[host] = arguments[4] }
+let session = try Session(configuration: configuration)
+do {
+    let response = try await session.data(for: Request(url: url))
+    print(response.statusCode, response.text)
+    print("validated path:", response.serverTrust?.validatedPath.map(\.subject.description) ?? [])
+} catch let error as SessionError {
+    print(error.code, error.message)
+    for reason in error.trustDecision?.reasons ?? [] { print(" -", reason) }
+}
+await session.shutdown()
