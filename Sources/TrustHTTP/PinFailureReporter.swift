@@ -8,6 +8,7 @@ import Trust
 /// the connection it is about. Identical reports (same host, port, result, chains, pins) are sent
 /// once per 24 hours. There is no default endpoint.
 public final class PinFailureReporter: Sendable {
+    /// How long an identical report is not sent again (24 hours).
     public static let deduplicationWindow: TimeInterval = 24 * 3600
     static let remembered = 1024
 

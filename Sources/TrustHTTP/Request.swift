@@ -2,10 +2,13 @@ import Foundation
 
 /// An HTTP request.
 public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
+    /// The URL requested.
     public var url: URL
+    /// The HTTP method (`GET` by default).
     public var method: String
     /// Header fields in order; names are case-insensitive.
     public var headers: [(name: String, value: String)]
+    /// The request body, if any.
     public var body: Data?
     /// Overrides the session's request timeout for this request.
     public var timeout: Duration?
@@ -19,6 +22,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// allows clear-text credentials). Off by default: credentials go only where asked for.
     public var authenticatesPreemptively: Bool = false
 
+    /// A request for `url`; everything else has a default.
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
                 timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil, credential: Credential? = nil,
                 authenticatesPreemptively: Bool = false) {
@@ -38,6 +42,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
             + (credential.map { " credential: \($0)" } ?? "")
     }
 
+    /// Shows only `description`, so header values and credentials stay out of dumps.
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// The first value of a header field.

@@ -5,8 +5,11 @@ import Trust
 public struct Response: Sendable {
     /// The URL that produced this response (after redirects).
     public var url: URL
+    /// The HTTP status code.
     public var statusCode: Int
+    /// Header fields in order; names are case-insensitive.
     public var headers: [(name: String, value: String)]
+    /// The whole body.
     public var body: Data
     /// `HTTP/1.1` or `HTTP/2`.
     public var httpVersion: String
@@ -17,6 +20,7 @@ public struct Response: Sendable {
     /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
     public var serverTrust: TrustDecision?
 
+    /// A response from its parts.
     public init(url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
                 tlsVersion: String? = nil, serverTrust: TrustDecision? = nil) {
         self.url = url
@@ -29,6 +33,7 @@ public struct Response: Sendable {
         self.serverTrust = serverTrust
     }
 
+    /// The first value of a header field.
     public func value(forHeader name: String) -> String? {
         HeaderName.first(name, in: headers)
     }
@@ -39,18 +44,26 @@ public struct Response: Sendable {
 
 /// A response whose body arrives as it is read.
 public struct StreamingResponse: Sendable {
+    /// The URL that produced this response (after redirects).
     public var url: URL
+    /// The HTTP status code.
     public var statusCode: Int
+    /// Header fields in order; names are case-insensitive.
     public var headers: [(name: String, value: String)]
+    /// `HTTP/1.1` or `HTTP/2`.
     public var httpVersion: String
+    /// The URLs redirected from, in order (empty when there was no redirect).
     public var redirects: [URL]
+    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
     public var tlsVersion: String?
+    /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
     public var serverTrust: TrustDecision?
     /// The body, chunk by chunk. Iterate it to the end (or cancel) to release the connection.
     public var body: ResponseBody
     /// A proxy's own answer to CONNECT (a 407 that may ask for proxy credentials).
     var isProxyAnswer = false
 
+    /// The first value of a header field.
     public func value(forHeader name: String) -> String? {
         HeaderName.first(name, in: headers)
     }
@@ -98,6 +111,7 @@ public struct StreamingResponse: Sendable {
 
 /// The body of a ``StreamingResponse``: chunks of bytes.
 public struct ResponseBody: AsyncSequence, Sendable {
+    /// A chunk of body bytes.
     public typealias Element = [UInt8]
     let stream: AsyncThrowingStream<[UInt8], any Error>
     /// Told how many bytes the reader took (backpressure).
@@ -108,12 +122,14 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// before the reader sees the end, so the next request can reuse it).
     let onEnd: @Sendable () async -> Void
 
+    /// Reads the body chunk by chunk.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
         let consumed: @Sendable (Int) -> Void
         let onEnd: @Sendable () async -> Void
         var ended = false
 
+        /// The next chunk, or nil at the end of the body.
         public mutating func next() async throws -> [UInt8]? {
             if let chunk = try await base.next() {
                 consumed(chunk.count)
@@ -127,6 +143,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator over the body's chunks.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd) }
 
     /// A body already read.

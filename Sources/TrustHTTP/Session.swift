@@ -22,6 +22,7 @@ import TrustNIO
 ///   connection is never pooled: the handler is asked for that request's connection.
 /// - Call ``shutdown()`` when done.
 public final class Session: Sendable {
+    /// The configuration the session was created with.
     public let configuration: SessionConfiguration
     private let factory: ConnectionFactory
     private let pool: ConnectionPool

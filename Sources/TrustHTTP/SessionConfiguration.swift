@@ -54,13 +54,17 @@ public enum TLSMinimum: Sendable, Hashable {
 public enum HTTPVersionPreference: Sendable, Hashable {
     /// HTTP/2 when the server offers it, else HTTP/1.1.
     case automatic
+    /// HTTP/1.1 only.
     case http1Only
 }
 
 /// Everything a ``Session`` is configured with. Values; secure defaults.
 public struct SessionConfiguration: Sendable {
+    /// How servers are trusted (system roots and Web-PKI rules by default).
     public var serverTrust: ServerTrustConfiguration = .systemDefault
+    /// The lowest TLS version accepted (TLS 1.2 by default).
     public var minimumTLSVersion: TLSMinimum = .tls12
+    /// Which HTTP versions are offered over ALPN.
     public var httpVersion: HTTPVersionPreference = .automatic
     /// Time to establish a connection (TCP and TLS).
     public var connectTimeout: Duration = .seconds(10)
@@ -110,6 +114,7 @@ public struct SessionConfiguration: Sendable {
     /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
     public var maximumAuthenticationFailures: Int = 1
 
+    /// A configuration with the defaults.
     public init() {}
 
     /// The proxy for a request to `origin`, if any.
@@ -126,9 +131,12 @@ public struct SessionConfiguration: Sendable {
 
 /// Size and lifetime of a session's `TrustEvaluationCache`.
 public struct EvaluationCacheSettings: Sendable, Hashable {
+    /// The most decisions kept.
     public var capacity: Int
+    /// The longest a decision is reused after it was stored.
     public var timeToLive: Duration
 
+    /// Settings for at most `capacity` decisions, each reused for up to `timeToLive`.
     public init(capacity: Int = 1024, timeToLive: Duration = .seconds(300)) {
         self.capacity = capacity
         self.timeToLive = timeToLive

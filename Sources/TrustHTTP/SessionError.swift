@@ -6,25 +6,44 @@ import Trust
 public struct SessionError: Error, Sendable, CustomStringConvertible {
     /// Foundation's `URLError` codes, with the same numbers.
     public enum Code: Int, Sendable, Hashable, CustomStringConvertible {
+        /// The request, or one of its challenges, was cancelled.
         case cancelled = -999
+        /// The URL, the method or the host name is not valid.
         case badURL = -1000
+        /// The request, or a challenge handler, did not finish in time.
         case timedOut = -1001
+        /// The URL's scheme is neither `http` nor `https`.
         case unsupportedURL = -1002
+        /// The host name could not be resolved.
         case cannotFindHost = -1003
+        /// No connection to the host could be made.
         case cannotConnectToHost = -1004
+        /// The connection failed or was lost during the request.
         case networkConnectionLost = -1005
+        /// More redirects than the configuration's `maximumRedirects`.
         case httpTooManyRedirects = -1007
+        /// The server or proxy answered with something unusable (a body too large, a wrong `rspauth`, a refused CONNECT).
         case badServerResponse = -1011
+        /// An HTTP authentication challenge was cancelled.
         case userCancelledAuthentication = -1012
+        /// An HTTP authentication challenge could not be answered.
         case userAuthenticationRequired = -1013
+        /// TLS could not be set up, the handshake failed, or the negotiated TLS version is refused.
         case secureConnectionFailed = -1200
+        /// A certificate on the server's path had expired.
         case serverCertificateHasBadDate = -1201
+        /// The server is not trusted.
         case serverCertificateUntrusted = -1202
+        /// The server's chain leads to no trusted anchor.
         case serverCertificateHasUnknownRoot = -1203
+        /// A certificate on the server's path is not yet valid.
         case serverCertificateNotYetValid = -1204
+        /// The server refused the client certificate, or the handler's answer was not an identity.
         case clientCertificateRejected = -1205
+        /// The server requires a client certificate and none was sent.
         case clientCertificateRequired = -1206
 
+        /// The code's name (`serverCertificateUntrusted`).
         public var description: String {
             switch self {
             case .cancelled: return "cancelled"
@@ -49,6 +68,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What kind of failure, as a `URLError` code.
     public var code: Code
     /// What happened, in words.
     public var message: String
@@ -59,6 +79,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     /// The lower-level error, described (NIO, NIOSSL, the OS).
     public var underlying: String?
 
+    /// An error with its code, message and optional details.
     public init(_ code: Code, _ message: String, url: URL? = nil, trustDecision: TrustDecision? = nil, underlying: String? = nil) {
         self.code = code
         self.message = message
@@ -70,6 +91,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     /// The URLError code number (e.g. -1202).
     public var errorCode: Int { code.rawValue }
 
+    /// Code, number, message, URL (password hidden), trust reasons and underlying error.
     public var description: String {
         var text = "\(code) (\(code.rawValue)): \(message)"
         if let url { text += " [\(url.redactingPassword)]" }

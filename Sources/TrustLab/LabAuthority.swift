@@ -6,7 +6,9 @@ import X509
 
 /// A certificate authority in the lab: a root or an intermediate that issues certificates.
 public struct LabAuthority: Sendable {
+    /// The authority's certificate and private key.
     public let identity: LabIdentity
+    /// The authority's certificate.
     public var certificate: Certificate { identity.certificate }
 
     /// A new self-signed root CA.
@@ -141,9 +143,12 @@ public struct LabAuthority: Sendable {
 
 /// Lab set-up errors.
 public enum LabError: Error, CustomStringConvertible {
+    /// The text is not an IP address.
     case invalidIPAddress(String)
+    /// Something (usually a file, by path) could not be written or set up; the reason follows.
     case cannotWrite(String, String)
 
+    /// Human-readable form.
     public var description: String {
         switch self {
         case .invalidIPAddress(let text): return "\(text) is not an IP address"

@@ -4,7 +4,9 @@ public struct LabFuzzer: Sendable {
     /// SplitMix64: small, fast, and the same sequence everywhere for a seed.
     public struct Generator: RandomNumberGenerator, Sendable {
         var state: UInt64
+        /// A generator whose sequence is fixed by `seed`.
         public init(seed: UInt64) { state = seed }
+        /// The next value of the sequence.
         public mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
@@ -14,12 +16,15 @@ public struct LabFuzzer: Sendable {
         }
     }
 
+    /// Valid inputs to mutate and splice.
     public var seeds: [String]
     /// Characters that matter to the grammar (weighted by repetition).
     public var alphabet: [String]
+    /// Caps the size of generated inputs (mutated seeds at four times this many bytes).
     public var maximumLength: Int
     private var generator: Generator
 
+    /// A fuzzer reproducible from `seed`, mutating `seeds` and drawing characters from `alphabet`.
     public init(seed: UInt64, seeds: [String], alphabet: [String], maximumLength: Int = 600) {
         self.generator = Generator(seed: seed)
         self.seeds = seeds

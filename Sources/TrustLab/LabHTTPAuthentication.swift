@@ -18,7 +18,9 @@ import Trust
 ///
 /// Success: `200` with `authenticated USER via SCHEME`.
 public final class LabHTTPAuthentication: Sendable {
+    /// The users the lab accepts, with their passwords.
     public static let users: [String: String] = ["alice": "wonderland", "Mufasa": "Circle of Life", "J\u{E4}s\u{F8}n Doe": "Secret, or not?"]
+    /// The realm of the lab's challenges (except on `/shifting-realm`).
     public static let realm = "lab"
 
     struct NonceState {
@@ -31,6 +33,7 @@ public final class LabHTTPAuthentication: Sendable {
     /// Nonces kept at most (the oldest are forgotten: a client using one gets `stale=true`).
     static let nonceCapacity = 4096
 
+    /// A verifier that has issued no nonces yet.
     public init() {}
 
     /// What the handler should send.

@@ -5,12 +5,16 @@ import X509
 
 /// A certificate with its private key, as the lab issued it.
 public struct LabIdentity: Sendable {
+    /// The certificate.
     public let certificate: Certificate
+    /// The certificate's private key.
     public let privateKey: Certificate.PrivateKey
+    /// The type of the private key.
     public let keyType: LabKeyType
     /// The certificates above this one up to (not including) the root, nearest first.
     public let intermediates: [Certificate]
 
+    /// An identity from its parts.
     public init(certificate: Certificate, privateKey: Certificate.PrivateKey, keyType: LabKeyType, intermediates: [Certificate] = []) {
         self.certificate = certificate
         self.privateKey = privateKey

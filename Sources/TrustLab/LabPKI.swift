@@ -28,14 +28,18 @@ import X509
 /// | `client-server-eku` | like `client`, but EKU serverAuth only |
 /// | `client-foreign` | issued by the untrusted root |
 public struct LabPKI: Sendable {
+    /// The domain every lab host name is under.
     public static let domain = "lab.test"
 
+    /// The trusted root.
     public let root: LabAuthority
+    /// The intermediate under `root` that issues most server and client certificates.
     public let intermediate: LabAuthority
     /// Another CA that the default anchors also trust (for the MITM scenario).
     public let otherRoot: LabAuthority
     /// A CA that is never trusted.
     public let untrustedRoot: LabAuthority
+    /// Server identities by name (see the table above); `incomplete-chain` has `good`'s.
     public let servers: [String: LabIdentity]
     /// The certificates each named server presents (may differ from its identity's chain).
     public let presentedChains: [String: [Certificate]]
@@ -44,11 +48,13 @@ public struct LabPKI: Sendable {
     /// Client identities for mutual TLS, by name (see the table above).
     public let clients: [String: LabIdentity]
 
+    /// The names of `clients`, in table order.
     public static let clientNames = ["client", "partner", "client-expired", "client-server-eku", "client-foreign"]
 
     /// The anchors the lab's clients trust: the root and the other root.
     public var trustedRoots: [Certificate] { [root.certificate, otherRoot.certificate] }
 
+    /// The names of `servers`, in table order.
     public static let serverNames = [
         "good", "expired", "not-yet-valid", "wrong-host", "self-signed", "untrusted-root", "incomplete-chain",
         "ip-only", "no-san", "client-auth-only", "mitm",

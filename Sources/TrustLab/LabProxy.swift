@@ -9,11 +9,14 @@ import NIOPosix
 /// proxy authentication (user `alice`, password `wonderland`). Lab host names are resolved with
 /// ``LabPKI/loopbackResolve``. It records each request line it receives, and the header names.
 public final class LabProxy: Sendable {
+    /// The proxy authentication a proxy asks for.
     public enum Authentication: String, Sendable, CaseIterable {
         case none, basic, digest
     }
 
+    /// The port the proxy listens on, on 127.0.0.1.
     public let port: Int
+    /// The proxy authentication asked for.
     public let authentication: Authentication
     private let channel: any Channel
     private let log: NIOLockedValueBox<[String]>
@@ -32,6 +35,7 @@ public final class LabProxy: Sendable {
         self.log = log
     }
 
+    /// Starts a proxy on a free port of 127.0.0.1; `resolve` maps host names (or `host:port`) to the addresses it connects to.
     public static func start(authentication: Authentication = .none, resolve: [String: String] = LabPKI.loopbackResolve,
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabProxy {
         let log = NIOLockedValueBox<[String]>([])
@@ -55,6 +59,7 @@ public final class LabProxy: Sendable {
         return LabProxy(port: port, authentication: authentication, channel: channel, log: log)
     }
 
+    /// Stops listening for connections.
     public func shutdown() async throws {
         try await channel.close()
     }

@@ -6,6 +6,7 @@ public final class LabReportInbox: Sendable {
     private let received = NIOLockedValueBox<[Data]>([])
     static let capacity = 1000
 
+    /// An empty inbox.
     public init() {}
 
     func append(_ body: Data) {

@@ -14,12 +14,17 @@ import X509
 public final class LabServer: Sendable {
     /// HTTP versions a server offers over ALPN.
     public enum Protocols: Sendable {
+        /// HTTP/1.1 only.
         case http1Only
+        /// HTTP/2 and HTTP/1.1 both offered.
         case http2AndHTTP1
+        /// HTTP/2 only.
         case http2Only
     }
 
+    /// The server's name, as in its `hello from NAME` answer (`good`, `mtls-required`…).
     public let name: String
+    /// The port the server listens on, on 127.0.0.1.
     public let port: Int
     /// The host name a client should use (the certificate's name; connect to 127.0.0.1).
     public let host: String
@@ -131,8 +136,10 @@ public final class LabServer: Sendable {
         /// Only certificates from the lab's client CA (``LabPKI/clientCA``) are accepted.
         case clientCAOnly = "client-ca-only"
 
+        /// The host name of this mode's server, `mtls-MODE.good.lab.test`.
         public var host: String { "mtls-\(rawValue).good.\(LabPKI.domain)" }
 
+        /// The client-certificate requirements of this mode's server.
         public func clientAuthentication(pki: LabPKI) -> ClientAuthentication {
             switch self {
             case .required: ClientAuthentication(requirement: .required, anchors: [pki.root.certificate])

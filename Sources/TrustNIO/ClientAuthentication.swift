@@ -18,6 +18,7 @@ import X509
 /// // later, in the application: record.verifiedClient?.subject, .subjectAlternativeNames, .pin
 /// ```
 public struct ClientAuthentication: Sendable {
+    /// Whether a client certificate is required or only requested.
     public enum Requirement: Sendable, Hashable {
         /// The handshake fails without a valid client certificate.
         case required
@@ -26,6 +27,7 @@ public struct ClientAuthentication: Sendable {
         case optional
     }
 
+    /// Whether the client must present a certificate.
     public var requirement: Requirement
     /// The CAs (or certificates) client certificates must chain to.
     public var anchors: [Certificate]
@@ -37,6 +39,7 @@ public struct ClientAuthentication: Sendable {
     /// as text) or its whole subject DN as text.
     public var allowedNames: Set<String>
 
+    /// Asks for client certificates that chain to `anchors`; required by default, validated for the `tlsClient` purpose.
     public init(requirement: Requirement = .required, anchors: [Certificate], pins: Set<SPKIPin> = [], allowedNames: Set<String> = [],
                 validationPolicy: ValidationPolicy = ValidationPolicy(purpose: .tlsClient, checksPeerName: false)) {
         self.requirement = requirement
@@ -81,7 +84,9 @@ public struct ClientAuthentication: Sendable {
 
 /// The client identity a server verified, for the application.
 public struct VerifiedClient: Sendable {
+    /// The client leaf's subject DN, as text.
     public var subject: String
+    /// The client leaf's subject alternative names, as text.
     public var subjectAlternativeNames: [String]
     /// The SPKI pin of the client's key.
     public var pin: SPKIPin
@@ -93,6 +98,7 @@ public struct VerifiedClient: Sendable {
 public final class ClientAuthenticationRecord: Sendable {
     private let state = NIOLockedValueBox<TrustDecision?>(nil)
 
+    /// An empty record; the server handler fills it in.
     public init() {}
 
     /// The decision, if the client presented a certificate.
@@ -113,12 +119,15 @@ public final class ClientAuthenticationRecord: Sendable {
 
 /// The client leaf must hold one of the allowed names (SAN entry or subject DN).
 public struct AllowedClientNamesRule: PathRule {
+    /// The allowed names: SAN entries or subject DNs, as text.
     public var names: Set<String>
 
+    /// A rule allowing the leaves that hold one of `names`.
     public init(names: Set<String>) {
         self.names = names
     }
 
+    /// Nothing if the leaf holds an allowed name, else a `nameMismatch` listing the names it holds.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         let leaf = path.leaf
         let held = (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacingOccurrences(of: "email:", with: "").replacingOccurrences(of: "URI:", with: "") }

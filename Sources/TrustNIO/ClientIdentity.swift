@@ -14,6 +14,7 @@ import X509
 public struct ClientIdentity: Sendable {
     /// Leaf first, then the intermediates to send.
     public let certificateChain: [NIOSSLCertificate]
+    /// The private key of the leaf.
     public let privateKey: NIOSSLPrivateKey
     /// The leaf, parsed.
     public let certificate: Certificate
@@ -145,20 +146,30 @@ public struct ClientIdentity: Sendable {
 
 /// Why a client identity could not be loaded; always names the source.
 public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
     public enum Kind: Hashable, Sendable {
+        /// The file could not be read.
         case unreadable
+        /// The passphrase does not decrypt the file or the key.
         case wrongPassphrase
         /// Not PKCS#12 / PEM, truncated, or otherwise unusable.
         case corrupt(String)
+        /// No usable private key; the detail says why.
         case noPrivateKey(String)
+        /// The input holds no certificate.
         case noCertificate
+        /// The private key does not belong to the leaf certificate.
         case keyDoesNotMatchCertificate
+        /// The key or certificate cannot be used; the detail says why.
         case unsupportedKey(String)
     }
 
+    /// Where the identity came from: a file path, or `<memory>` by default.
     public var source: String
+    /// What went wrong.
     public var kind: Kind
 
+    /// The source and the problem, in words.
     public var description: String {
         switch kind {
         case .unreadable: return "\(source): cannot read the file"

@@ -9,6 +9,7 @@ import Trust
 public final class TrustRecord: Sendable {
     private let state = NIOLockedValueBox<(decision: TrustDecision?, evaluations: Int)>((nil, 0))
 
+    /// An empty record; the verifier fills it in.
     public init() {}
 
     /// The decision of the most recent evaluation on this connection.

@@ -1,6 +1,7 @@
 /// Why certificates could not be read. Always names the source (a file path, or
 /// `"<memory>"`) and, for a PEM bundle, which block.
 public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong while reading the certificates.
     public enum Kind: Hashable, Sendable {
         /// The file or folder could not be read (missing, permissions…).
         case unreadable(String)
@@ -15,14 +16,18 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
         case malformedCertificate(block: Int?, detail: String)
     }
 
+    /// The file path the certificates were read from, or `"<memory>"`.
     public var source: String
+    /// What went wrong.
     public var kind: Kind
 
+    /// Creates an error for `source` with the given kind.
     public init(source: String, kind: Kind) {
         self.source = source
         self.kind = kind
     }
 
+    /// Human-readable form, prefixed with the source.
     public var description: String {
         switch kind {
         case .unreadable(let why): return "\(source): cannot read: \(why)"

@@ -162,6 +162,7 @@ public enum CertificateEntry: Sendable, Hashable {
         }
     }
 
+    /// The parsed certificate, or `nil` when the entry is unsupported.
     public var certificate: Certificate? {
         if case .parsed(let certificate) = self { return certificate }
         return nil

@@ -3,22 +3,32 @@ import X509
 
 /// What a person (or a script) wants to see of a certificate in a report.
 public struct CertificateSummary: Sendable, Hashable, Codable {
+    /// The subject distinguished name, as text.
     public var subject: String
+    /// The issuer distinguished name, as text.
     public var issuer: String
+    /// The serial number, as text.
     public var serialNumber: String
+    /// The start of the validity period.
     public var notBefore: Date
+    /// The end of the validity period.
     public var notAfter: Date
     /// dNSName / iPAddress (and email:/URI:) SAN entries; `nil` when there is no SAN extension.
     public var subjectAlternativeNames: [String]?
+    /// The key type and size, such as `RSA 2048` or `ECDSA P-256`.
     public var key: String
+    /// The certificate's signature algorithm, as text.
     public var signatureAlgorithm: String
     /// `sha256/BASE64`.
     public var pin: String
     /// SHA-256 of the DER certificate, hex with colons.
     public var sha256Fingerprint: String
+    /// Whether basicConstraints marks the certificate as a CA.
     public var isCertificateAuthority: Bool
+    /// Whether subject and issuer are the same name.
     public var isSelfIssued: Bool
 
+    /// Summarises `certificate`.
     public init(_ certificate: Certificate) {
         subject = certificate.subject.description
         issuer = certificate.issuer.description

@@ -17,6 +17,7 @@ public enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Human-readable form, such as `RSA 2048` or `ECDSA P-256`.
     public var description: String {
         switch self {
         case .rsa(let bits): return "RSA \(bits)"

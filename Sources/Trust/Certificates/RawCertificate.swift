@@ -7,6 +7,7 @@ import X509
 /// and say why it is refused, when a full parse fails (RSA keys under 2048 bits, MD5 or
 /// ecdsa-with-SHA1 signatures, RSA-PSS — forms swift-certificates does not accept).
 public struct RawCertificate: Sendable, Hashable {
+    /// The certificate's complete DER encoding.
     public let der: [UInt8]
     /// The subject, as text (`nil` if even the name cannot be read).
     public let subject: String?
@@ -38,6 +39,7 @@ public struct RawCertificate: Sendable, Hashable {
     /// The SPKI pin, computed from the certificate's own bytes.
     public var spkiPin: SPKIPin { SPKIPin(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
 
+    /// The key type and size, read from the SubjectPublicKeyInfo.
     public var publicKeyDescription: PublicKeyDescription { PublicKeyDescription(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
 
     static let weakSignatureAlgorithms: [ASN1ObjectIdentifier: String] = [

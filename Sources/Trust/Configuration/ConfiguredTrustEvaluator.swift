@@ -10,12 +10,14 @@ import X509
 /// - Debug overrides (extra anchors for a proxy CA) exist only in DEBUG builds; in release builds
 ///   they are ignored entirely (the code that honours them is not compiled).
 public struct ConfiguredTrustEvaluator: TrustEvaluator {
+    /// The configuration this evaluator applies.
     public let configuration: TrustConfiguration
     /// Where relative paths in the configuration are read from.
     public let baseDirectory: String
 
     /// An evaluation with what a caller may need besides the decision.
     public struct Evaluation: Sendable {
+        /// Whether the server is trusted, and why.
         public var decision: TrustDecision
         /// The entry's host pattern (nil: the base entry).
         public var matched: HostPattern?
@@ -88,6 +90,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         if !problems.isEmpty { throw TrustConfigurationFileError(problems: problems) }
     }
 
+    /// Evaluates `trust` with the entry for its host, as if on port 443, and returns only the decision.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await evaluation(for: trust, port: 443).decision
     }

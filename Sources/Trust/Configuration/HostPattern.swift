@@ -9,6 +9,7 @@
 /// Hosts and patterns are canonicalised the same way (lowercase, no trailing dot, IDN → A-label);
 /// matching is label by label, never by string suffix. IP addresses match exactly only.
 public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The forms a pattern takes: the host itself, `*.` or `**.`.
     public enum Kind: String, Sendable, Hashable, Codable {
         /// The host itself.
         case exact
@@ -18,15 +19,18 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         case anyDepth
     }
 
+    /// Which form this pattern has.
     public let kind: Kind
     /// The canonical base name (or IP address).
     public let base: String
 
+    /// Why a text is not a valid host pattern.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidName(String, String)
         case wildcardInside(String)
         case wildcardOnIPAddress(String)
 
+        /// Human-readable form.
         public var description: String {
             switch self {
             case .invalidName(let text, let reason): return "\"\(text)\" is not a host name: \(reason)"
@@ -36,6 +40,7 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
+    /// Parses a pattern such as `example.com`, `*.example.com` or `**.example.com`.
     public init(_ text: String) throws(Problem) {
         var kind = Kind.exact
         var rest = Substring(text)
@@ -64,6 +69,7 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         return matches(name)
     }
 
+    /// Whether `name` is covered.
     public func matches(_ name: PeerName) -> Bool {
         let host = name.description
         switch kind {
@@ -89,6 +95,7 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
+    /// The pattern in canonical form, such as `**.example.com`.
     public var description: String {
         switch kind {
         case .exact: return base
@@ -97,6 +104,7 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
+    /// Decodes a pattern from its text form.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         do {
@@ -106,6 +114,7 @@ public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
+    /// Encodes the pattern as its text form.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)

@@ -10,23 +10,33 @@ public indirect enum JSONValue: Sendable, Hashable {
     case bool(Bool)
     case null
 
+    /// One member of an object: a key and its value.
     public struct Member: Sendable, Hashable {
+        /// The member's name.
         public var key: String
+        /// The member's value.
         public var value: JSONValue
 
+        /// Creates a member.
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
         }
     }
 
+    /// Why a text is not valid JSON, with the position where parsing stopped.
     public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The line, counted from 1.
         public var line: Int
+        /// The column, counted from 1.
         public var column: Int
+        /// What is wrong.
         public var message: String
+        /// Human-readable form, with line and column.
         public var description: String { "line \(line), column \(column): \(message)" }
     }
 
+    /// The deepest nesting of arrays and objects `parse(_:)` accepts.
     public static let maximumDepth = 64
 
     /// Parses a whole document (bytes after the value other than whitespace are an error).

@@ -4,18 +4,27 @@ import X509
 /// A pin-validation failure report in the spirit of RFC 7469 §3 and TrustKit: what was served,
 /// what validated, which pins were known, and what happened.
 public struct PinFailureReport: Sendable, Hashable, Codable {
+    /// When the connection was evaluated, in RFC 3339 form.
     public var dateTime: String
+    /// The peer's host name, or empty when there was none.
     public var hostname: String
+    /// The port of the connection.
     public var port: Int
     /// The configuration entry's pattern that matched (`**.example.com`), or the hostname for the base entry.
     public var notedHostname: String
+    /// Whether the matched entry's pattern is a wildcard (covers names below the base).
     public var includeSubdomains: Bool
+    /// Whether the pins were enforced: the entry is in enforce mode and the pin set has not expired.
     public var enforceMode: Bool
+    /// The certificates the server presented, as PEM.
     public var servedCertificateChain: [String]
+    /// The validated path, as PEM; empty when no path validated.
     public var validatedCertificateChain: [String]
+    /// The entry's pins, as `pin-sha256="BASE64"`.
     public var knownPins: [String]
     /// `pin-validation-failed`, `pin-set-expired`, or the first failure reason's code.
     public var validationResult: String
+    /// When the pin set expires, in RFC 3339 form; `nil` when it has no expiry.
     public var effectiveExpirationDate: String?
 
     enum CodingKeys: String, CodingKey {

@@ -33,23 +33,30 @@ import X509
 /// - `clientIdentity`: `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}`.
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
 public struct TrustConfiguration: Sendable, Hashable, Codable {
+    /// The format version this library reads and writes.
     public static let currentVersion = 1
 
+    /// The format version of the file.
     public var version: Int
+    /// The entry for hosts that no host entry covers.
     public var base: Entry
+    /// The per-host entries.
     public var hosts: [Entry]
 
+    /// Creates a configuration from a base entry and host entries.
     public init(version: Int = TrustConfiguration.currentVersion, base: Entry = Entry(), hosts: [Entry] = []) {
         self.version = version
         self.base = base
         self.hosts = hosts
     }
 
+    /// Whether an entry's pins refuse the connection or only lead to a report.
     public enum Mode: String, Sendable, Hashable, Codable {
         case enforce
         case reportOnly = "report-only"
     }
 
+    /// Certificates an entry trusts as anchors, added to the system roots or replacing them.
     public struct Anchors: Sendable, Hashable, Codable {
         /// Files (PEM or DER, or folders) relative to the configuration file.
         public var certificates: [String] = []
@@ -58,6 +65,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
         /// Replace the system roots instead of adding to them.
         public var replaceSystem: Bool = false
 
+        /// Creates an anchor set.
         public init(certificates: [String] = [], pem: [String] = [], replaceSystem: Bool = false) {
             self.certificates = certificates
             self.pem = pem
@@ -65,11 +73,16 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
         }
     }
 
+    /// The SPKI pins of an entry.
     public struct Pins: Sendable, Hashable, Codable {
+        /// The pinned SPKI SHA-256 hashes.
         public var sha256: [SPKIPin]
+        /// When the pin set stops being enforced; `nil` for never.
         public var expires: Date?
+        /// Whether an enforced set may hold a single pin (no backup).
         public var allowSinglePin: Bool
 
+        /// Creates a pin set.
         public init(sha256: [SPKIPin], expires: Date? = nil, allowSinglePin: Bool = false) {
             self.sha256 = sha256
             self.expires = expires
@@ -82,12 +95,18 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
         }
     }
 
+    /// Where an entry's client certificate is read from: a PKCS#12 file, or a certificate file and a key file.
     public struct ClientIdentityReference: Sendable, Hashable, Codable {
+        /// The PKCS#12 file, relative to the configuration file.
         public var pkcs12: String?
+        /// The name of the environment variable that holds the passphrase.
         public var passphraseEnvironment: String?
+        /// The certificate file, relative to the configuration file.
         public var certificate: String?
+        /// The private key file, relative to the configuration file.
         public var key: String?
 
+        /// Creates a reference.
         public init(pkcs12: String? = nil, passphraseEnvironment: String? = nil, certificate: String? = nil, key: String? = nil) {
             self.pkcs12 = pkcs12
             self.passphraseEnvironment = passphraseEnvironment
@@ -96,32 +115,48 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
         }
     }
 
+    /// Settings honoured only in DEBUG builds, such as a debugging proxy's CA.
     public struct DebugOverrides: Sendable, Hashable, Codable {
+        /// Extra anchors, such as a debugging proxy's CA.
         public var anchors: Anchors
         /// Whether a chain to these anchors is accepted without the entry's pins (a proxy CA re-signs everything).
         public var overridesPins: Bool
 
+        /// Creates debug overrides.
         public init(anchors: Anchors, overridesPins: Bool = false) {
             self.anchors = anchors
             self.overridesPins = overridesPins
         }
     }
 
+    /// The settings for the hosts one pattern covers, or for every other host (the base entry).
     public struct Entry: Sendable, Hashable, Codable {
         /// Nil for the base entry.
         public var host: HostPattern?
+        /// Hosts the pattern matches that fall through to the next match instead.
         public var exclude: [HostPattern] = []
+        /// The anchors; `nil` for the system roots.
         public var anchors: Anchors?
+        /// The pins; `nil` for no pinning.
         public var pins: Pins?
+        /// Whether a pin failure refuses the connection or is only reported.
         public var mode: Mode = .enforce
+        /// The lowest TLS version accepted: `"1.2"` or `"1.3"`.
         public var minimumTLSVersion: String = "1.2"
+        /// The smallest RSA key accepted, in bits.
         public var minimumRSABits: Int = 2048
+        /// The smallest EC key accepted, in bits.
         public var minimumECBits: Int = 256
+        /// Always `false`: SHA-1 signatures are never accepted.
         public var allowSHA1: Bool = false
+        /// Where failure reports are sent (`https` only).
         public var reportURIs: [URL] = []
+        /// The client certificate to present to these hosts, if any.
         public var clientIdentity: ClientIdentityReference?
+        /// Overrides honoured only in DEBUG builds.
         public var debugOverrides: DebugOverrides?
 
+        /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {
             self.host = host
         }

@@ -13,6 +13,7 @@ import FoundationXML
 /// | ATS `NSIncludesSubdomains` | the domain and subdomains one label deeper | `domain` + `*.domain` |
 /// | OkHttp `*.domain` / `**.domain` | one label / any depth (apex included for `**.`) | the same pattern |
 public enum TrustConfigurationImporter {
+    /// The platform whose configuration format is being imported.
     public enum Source: String, Sendable, CaseIterable {
         case trustkit
         case androidNSC = "android-nsc"
@@ -22,15 +23,21 @@ public enum TrustConfigurationImporter {
 
     /// The converted configuration and a sentence for each thing that could not be carried over exactly.
     public struct Result: Sendable {
+        /// The converted configuration.
         public var configuration: TrustConfiguration
+        /// One sentence for each thing that could not be carried over exactly.
         public var notes: [String]
     }
 
+    /// Why a file could not be converted.
     public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What is wrong, in words.
         public var message: String
+        /// Human-readable form.
         public var description: String { message }
     }
 
+    /// Converts `data`, written in `source`'s format, into a ``TrustConfiguration``.
     public static func convert(_ data: Data, from source: Source) throws(ImportError) -> Result {
         switch source {
         case .trustkit: return try trustKit(data)

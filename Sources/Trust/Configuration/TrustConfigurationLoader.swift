@@ -2,16 +2,21 @@ import Foundation
 
 /// One problem in a configuration file: where (a JSON path such as `$.hosts[1].pins.sha256[0]`) and what.
 public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
+    /// Where the problem is, as a JSON path such as `$.hosts[1].pins.sha256[0]`.
     public var path: String
+    /// What is wrong.
     public var message: String
 
+    /// Human-readable form: path, then message.
     public var description: String { "\(path): \(message)" }
 }
 
 /// A configuration that cannot be used, with every problem found (not only the first).
 public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Every problem found.
     public var problems: [TrustConfigurationProblem]
 
+    /// Human-readable form, one problem a line.
     public var description: String {
         "the trust configuration has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n" + problems.map { "  " + $0.description }.joined(separator: "\n")
     }

@@ -4,17 +4,21 @@ import X509
 
 /// A candidate certification path: leaf first, anchor last.
 public struct CertificatePath: Sendable, Hashable {
+    /// The certificates, leaf first.
     public var certificates: [Certificate]
     /// `true` when the last certificate is a trusted anchor; `false` for a partial path
     /// examined only to explain why no anchored path exists.
     public var endsAtAnchor: Bool
 
+    /// Creates a path from `certificates`, leaf first.
     public init(_ certificates: [Certificate], endsAtAnchor: Bool = true) {
         self.certificates = certificates
         self.endsAtAnchor = endsAtAnchor
     }
 
+    /// The first certificate: the one being validated.
     public var leaf: Certificate { certificates[0] }
+    /// The number of certificates.
     public var count: Int { certificates.count }
 
     /// Indices of certificates that issued the one before them (all but the leaf).
@@ -26,9 +30,12 @@ public struct CertificatePath: Sendable, Hashable {
 
 /// What a rule may know about the evaluation besides the path.
 public struct RuleContext: Sendable {
+    /// The time at which validity is judged.
     public var evaluationTime: Date
+    /// The expected identity; `nil` when no name is to be checked.
     public var peerName: PeerName?
 
+    /// Creates a context.
     public init(evaluationTime: Date, peerName: PeerName?) {
         self.evaluationTime = evaluationTime
         self.peerName = peerName
@@ -51,6 +58,7 @@ public protocol PathRule: Sendable {
 }
 
 extension PathRule {
+    /// By default a rule handles no critical extension.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [] }
 }
 

@@ -12,9 +12,11 @@ import X509
 /// fast. When no path validates, the decision carries the reasons of the closest candidate,
 /// or — when no anchor was reachable — why the presented chain does not link to one.
 public struct PathValidator: Sendable {
+    /// The certificates a path may end at.
     public var anchors: TrustAnchors {
         didSet { anchorIndex = BudgetedCertificateStore.index(anchors.allCertificates) }
     }
+    /// The policy whose rules every candidate path must satisfy.
     public var policy: ValidationPolicy {
         didSet { rules = policy.rules() + additionalRules }
     }
@@ -28,6 +30,7 @@ public struct PathValidator: Sendable {
     private var anchorIndex: [DistinguishedName: [Certificate]]
     private var rules: [any PathRule]
 
+    /// Creates a validator.
     public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String = "default") {
         self.anchors = anchors
         self.policy = policy
@@ -37,6 +40,7 @@ public struct PathValidator: Sendable {
         self.rules = policy.rules() + additionalRules
     }
 
+    /// Searches for a path from `trust`'s chain to an anchor that passes every rule, and decides on it.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         let expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
         guard let leaf = trust.leaf else {

@@ -15,6 +15,7 @@ public struct ServerTrust: Sendable {
     /// The time at which validity is judged (exactly; no rounding).
     public var evaluationTime: Date
 
+    /// Creates a trust from a chain and an already canonical peer name.
     public init(presentedChain: [Certificate], peerName: PeerName?, evaluationTime: Date = Date()) {
         self.presentedChain = presentedChain
         self.peerName = peerName

@@ -12,6 +12,7 @@ public struct TrustAnchors: Sendable, Hashable {
     /// Custom anchors.
     public var certificates: [Certificate]
 
+    /// Creates an anchor set.
     public init(includesSystemRoots: Bool, certificates: [Certificate]) {
         self.includesSystemRoots = includesSystemRoots
         self.certificates = certificates

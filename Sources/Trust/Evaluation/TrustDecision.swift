@@ -25,6 +25,7 @@ public struct TrustDecision: Sendable {
     /// The pins the policy expected (empty when it does not pin).
     public var expectedPins: [SPKIPin]
 
+    /// Creates a decision from its parts.
     public init(
         isTrusted: Bool, reasons: [TrustFailureReason], notes: [String] = [], presentedChain: [Certificate],
         validatedPath: [Certificate], closestPath: [Certificate] = [], peerName: PeerName?, evaluationTime: Date,

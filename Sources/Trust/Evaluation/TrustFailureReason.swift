@@ -104,6 +104,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Human-readable explanation.
     public var description: String {
         switch self {
         case .noPathToTrustedAnchor(let detail):

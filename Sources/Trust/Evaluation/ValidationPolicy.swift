@@ -18,6 +18,7 @@ public struct ValidationPolicy: Sendable, Hashable {
         case basicX509
     }
 
+    /// What the certificate is for; decides the EKU and name checks.
     public var purpose: Purpose
     /// For `.tlsServer`: whether the peer name must match. Turn off only when something
     /// else binds the certificate to the peer (a pinned certificate, say).
@@ -33,8 +34,11 @@ public struct ValidationPolicy: Sendable, Hashable {
     /// Enforce the structural rules of the Web-PKI certificate profile: key identifiers, serial
     /// numbers, critical basicConstraints in CAs, SAN criticality, well-formed AIA.
     public var enforcesCertificateProfile: Bool
+    /// The smallest RSA key accepted, in bits.
     public var minimumRSAKeyBits: Int
+    /// The smallest EC key accepted, in bits.
     public var minimumECKeyBits: Int
+    /// Whether SHA-1 signatures (sha1WithRSAEncryption) are accepted.
     public var allowsSHA1Signatures: Bool
     /// The most intermediates (not counting self-issued ones) between leaf and anchor.
     public var maximumIntermediates: Int
@@ -49,6 +53,7 @@ public struct ValidationPolicy: Sendable, Hashable {
     /// Certificates one of which must be on the validated path; empty = no requirement.
     public var requiredCertificates: [Certificate]
 
+    /// Creates a policy; the defaults are the Web-PKI profile.
     public init(
         purpose: Purpose = .tlsServer,
         checksPeerName: Bool = true,

@@ -4,8 +4,10 @@
 ///
 /// The decision still carries what the default evaluation would have said, in its notes.
 public struct DisabledTrustEvaluator: TrustEvaluator {
+    /// Creates the evaluator.
     public init() {}
 
+    /// Trusts `trust`, noting what the default evaluation would have refused.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         let wouldBe = await DefaultTrustEvaluator().evaluate(trust)
         var notes = ["trust evaluation is disabled (debug build): the server was not checked"]

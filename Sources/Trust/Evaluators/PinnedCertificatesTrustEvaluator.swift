@@ -7,7 +7,9 @@ import X509
 /// `includesSystemRoots` they are added to the system roots and one of them must still be
 /// on the validated path.
 public struct PinnedCertificatesTrustEvaluator: TrustEvaluator {
+    /// The pinned certificates.
     public let certificates: [Certificate]
+    /// The validator that does the work, with the pinned certificates as anchors.
     public var validator: PathValidator
 
     /// - Throws: ``TrustConfigurationError/noPinnedCertificates`` when `certificates` is empty.
@@ -20,6 +22,7 @@ public struct PinnedCertificatesTrustEvaluator: TrustEvaluator {
         self.validator = PathValidator(anchors: anchors, policy: policy, name: "certificate pinning (\(certificates.count) certificates)")
     }
 
+    /// Validates `trust` with the validator.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
     }

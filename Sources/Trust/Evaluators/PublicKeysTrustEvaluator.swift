@@ -2,7 +2,9 @@
 /// public key. The pin is checked inside the path search, never against extra presented
 /// certificates.
 public struct PublicKeysTrustEvaluator: TrustEvaluator {
+    /// The pinned public keys.
     public let pins: Set<SPKIPin>
+    /// The validator that does the work, with the pins in its policy.
     public var validator: PathValidator
 
     /// - Throws: ``TrustConfigurationError/noPins`` when `pins` is empty.
@@ -14,6 +16,7 @@ public struct PublicKeysTrustEvaluator: TrustEvaluator {
         self.validator = PathValidator(anchors: anchors, policy: policy, name: "public-key pinning (\(pins.count) pins)")
     }
 
+    /// Validates `trust` with the validator.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
     }

@@ -26,7 +26,9 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         var lastUse: UInt64
     }
 
+    /// The most entries kept (at least 1).
     public let capacity: Int
+    /// The longest an entry is used after it was stored.
     public let timeToLive: Duration
     private let lock = NSLock()
     private var entries: [Key: Entry] = [:]
@@ -34,6 +36,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     private var hitCount = 0
     private var missCount = 0
 
+    /// Creates an empty cache.
     public init(capacity: Int = 1024, timeToLive: Duration = .seconds(300)) {
         self.capacity = max(1, capacity)
         self.timeToLive = timeToLive
@@ -107,16 +110,21 @@ public final class TrustEvaluationCache: @unchecked Sendable {
 /// evaluator's configuration uniquely within the cache (two evaluators that could decide
 /// differently must never share an identity).
 public struct CachingTrustEvaluator: TrustEvaluator {
+    /// The wrapped evaluator.
     public let base: any TrustEvaluator
+    /// The cache the decisions are kept in.
     public let cache: TrustEvaluationCache
+    /// The name of the wrapped evaluator's configuration within the cache.
     public let policyIdentity: String
 
+    /// Wraps `base`, caching its decisions in `cache` under `policyIdentity`.
     public init(_ base: any TrustEvaluator, cache: TrustEvaluationCache, policyIdentity: String) {
         self.base = base
         self.cache = cache
         self.policyIdentity = policyIdentity
     }
 
+    /// The cached decision, or the wrapped evaluator's (stored when reusable).
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await cache.evaluate(trust, policy: policyIdentity) { await base.evaluate($0) }
     }

@@ -11,6 +11,7 @@ public enum TrustConfigurationError: Error, Hashable, Sendable, CustomStringConv
     case noPinnedCertificates
     case noEvaluators
 
+    /// Human-readable form.
     public var description: String {
         switch self {
         case .noPins: return "pinning was requested but no usable pin was given; an empty pin set would pin nothing"

@@ -9,8 +9,10 @@
 /// - A wildcard matches exactly one label: `*.example.com` does not match
 ///   `example.com` nor `a.b.example.com`.
 public struct HostnameMatcher: Sendable {
+    /// Public suffixes on which wildcards are refused; `nil` skips that check.
     public var publicSuffixes: PublicSuffixList?
 
+    /// Creates a matcher, with a public suffix list if one is given.
     public init(publicSuffixes: PublicSuffixList? = nil) {
         self.publicSuffixes = publicSuffixes
     }

@@ -28,8 +28,10 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 
+    /// Whether this is an IPv4 address.
     public var isIPv4: Bool { bytes.count == 4 }
 
+    /// Dotted-quad IPv4, or IPv6 in RFC 5952 compressed form.
     public var description: String {
         if isIPv4 { return bytes.map(String.init).joined(separator: ".") }
         var groups: [UInt16] = []

@@ -28,6 +28,7 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         self = .dnsName(try Self.canonicalDNSName(dnsName))
     }
 
+    /// The canonical name or address, as text.
     public var description: String {
         switch self {
         case .dnsName(let name): return name
@@ -95,6 +96,7 @@ public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidInternationalisedName(String)
     case notADNSName(String)
 
+    /// Human-readable form.
     public var description: String {
         switch self {
         case .empty: return "the host name is empty"

@@ -50,6 +50,7 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
         try self.init(digest: data)
     }
 
+    /// Parses any accepted text form; `nil` when it is not a pin.
     public init?(_ description: String) {
         guard let pin = try? SPKIPin(parsing: description) else { return nil }
         self = pin
@@ -64,6 +65,7 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
     /// `pin-sha256="BASE64"` (RFC 7469).
     public var headerForm: String { "pin-sha256=\"\(base64)\"" }
 
+    /// Decodes a pin from any accepted text form.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         do {
@@ -73,6 +75,7 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
         }
     }
 
+    /// Encodes the pin as `sha256/BASE64`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
@@ -85,6 +88,7 @@ public enum PinParsingError: Error, Hashable, Sendable, CustomStringConvertible 
     case wrongLength(Int)
     case unsupportedAlgorithm(String)
 
+    /// Human-readable form.
     public var description: String {
         switch self {
         case .malformed(let text): return "\"\(text)\" is not a pin (expected sha256/BASE64 or pin-sha256=\"BASE64\")"

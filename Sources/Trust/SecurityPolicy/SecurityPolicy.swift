@@ -24,6 +24,7 @@ import X509
 /// dates and names are not checked (as in AFNetworking), but the linkage is. Without it, the
 /// pin is checked on the validated path only.
 public struct SecurityPolicy: Sendable, Hashable {
+    /// How the server is pinned (AFNetworking's `SSLPinningMode`).
     public var pinningMode: PinningMode
     /// Certificates to pin against (AFNetworking's `pinnedCertificates`, DER).
     public var pinnedCertificates: [Certificate]
@@ -39,6 +40,7 @@ public struct SecurityPolicy: Sendable, Hashable {
     /// AFNetworking's `+defaultPolicy`: no pinning, no invalid certificates, names validated.
     public static let `default` = SecurityPolicy(pinningMode: .none)
 
+    /// Creates a policy; the defaults match AFNetworking's (no invalid certificates, names validated).
     public init(
         pinningMode: PinningMode, pinnedCertificates: [Certificate] = [], allowInvalidCertificates: Bool = false,
         validatesDomainName: Bool = true, systemAnchors: TrustAnchors = .system, validationPolicy: ValidationPolicy = .webPKI
@@ -156,6 +158,7 @@ extension SecurityPolicy: Codable {
         try container.encode(validatesDomainName, forKey: .validatesDomainName)
     }
 
+    /// Decodes the mode, the flags and the pinned certificates; anchors and minimums take their defaults.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let encoded = try container.decode([String].self, forKey: .pinnedCertificates)

@@ -7,9 +7,13 @@
 /// and at most ``maximumChallenges`` challenges, ``maximumParameters`` parameters per challenge and
 /// ``maximumDiagnostics`` diagnostics are kept.
 public enum AuthenticationHeaderParser {
+    /// Field values longer than this many UTF-8 bytes are refused whole.
     public static let maximumFieldBytes = 16 * 1024
+    /// The most challenges kept across all the field values; the rest are ignored.
     public static let maximumChallenges = 16
+    /// The most parameters a challenge or `Authentication-Info` field may have; one with more is malformed.
     public static let maximumParameters = 32
+    /// The most diagnostics kept; later ones are dropped.
     public static let maximumDiagnostics = 32
 
     /// The challenges of every field value, in order.

@@ -2,12 +2,14 @@ import Foundation
 
 /// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
 public struct BasicAuthorization: Sendable {
+    /// Why a user and password cannot be sent as Basic.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// RFC 7617 §2: a user-id containing a colon cannot be sent.
         case colonInUser
         /// Control characters cannot be sent.
         case controlCharacter
 
+        /// Human-readable form.
         public var description: String {
             switch self {
             case .colonInUser: return "a Basic user name cannot contain ':'"
@@ -19,6 +21,7 @@ public struct BasicAuthorization: Sendable {
     /// The field value, `Basic …`.
     public let fieldValue: String
 
+    /// Encodes `user` and `password` as a Basic field value; throws if Basic cannot carry them.
     public init(user: String, password: String) throws(Problem) {
         guard !user.contains(":") else { throw .colonInUser }
         guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { throw .controlCharacter }

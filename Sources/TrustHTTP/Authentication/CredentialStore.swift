@@ -287,14 +287,18 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
 
 /// Why the credential store could not do what was asked. Never carries a password.
 public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file at the path cannot be read.
     case unreadable(String)
+    /// The file at the path is not a valid credentials file, for the reason given.
     case malformed(String, String)
     /// The file is readable or writable by others (mode shown in octal).
     case insecurePermissions(String, Int)
+    /// The file at the path could not be written, for the reason given.
     case cannotWrite(String, String)
     /// Only user-and-password credentials can be stored.
     case notAUserCredential
 
+    /// Human-readable form.
     public var description: String {
         switch self {
         case .unreadable(let path): return "cannot read the credentials file \(path)"

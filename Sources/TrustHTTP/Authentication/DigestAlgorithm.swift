@@ -3,27 +3,40 @@ import Trust
 
 /// A Digest algorithm (RFC 7616 §3.3 and its IANA registry), with or without `-sess`.
 public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
+    /// A hash function, by its name in the `algorithm` token.
     public enum Hash: String, Sendable, Hashable, CaseIterable {
+        /// MD5, the default when a challenge names no algorithm.
         case md5 = "MD5"
+        /// SHA-256.
         case sha256 = "SHA-256"
+        /// SHA-512/256: SHA-512 truncated to 256 bits.
         case sha512_256 = "SHA-512-256"
     }
 
+    /// The hash function.
     public var hash: Hash
     /// The `-sess` variant: A1 includes the server and client nonces.
     public var isSession: Bool
 
+    /// The algorithm using `hash`; the `-sess` variant when `session` is true.
     public init(_ hash: Hash, session: Bool = false) {
         self.hash = hash
         self.isSession = session
     }
 
+    /// `MD5`.
     public static let md5 = DigestAlgorithm(.md5)
+    /// `MD5-sess`.
     public static let md5Session = DigestAlgorithm(.md5, session: true)
+    /// `SHA-256`.
     public static let sha256 = DigestAlgorithm(.sha256)
+    /// `SHA-256-sess`.
     public static let sha256Session = DigestAlgorithm(.sha256, session: true)
+    /// `SHA-512-256`.
     public static let sha512_256 = DigestAlgorithm(.sha512_256)
+    /// `SHA-512-256-sess`.
     public static let sha512_256Session = DigestAlgorithm(.sha512_256, session: true)
+    /// Every supported algorithm, weakest first.
     public static let all: [DigestAlgorithm] = [.md5, .md5Session, .sha256, .sha256Session, .sha512_256, .sha512_256Session]
 
     /// Parses an `algorithm` parameter (case-insensitive); absent means MD5 (RFC 7616 §3.3).

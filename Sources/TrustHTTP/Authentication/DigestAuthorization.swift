@@ -1,11 +1,15 @@
 /// The client's answer to a Digest challenge (RFC 7616 §3.4): the `Authorization` (or
 /// `Proxy-Authorization`) field value, and what is needed to check the server's `rspauth`.
 public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomReflectable {
+    /// The challenge this answers.
     public let challenge: DigestChallenge
     /// The field value, `Digest username=…, response=…`.
     public let fieldValue: String
+    /// The qop used (the challenge's chosen one); nil for an RFC 2069 answer.
     public let qualityOfProtection: DigestChallenge.QualityOfProtection?
+    /// The `nc` value: how many requests (this one included) used this nonce.
     public let nonceCount: UInt32
+    /// The `cnonce` value.
     public let clientNonce: String
     private let hashedA1: String
     private let uri: String
@@ -79,6 +83,7 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
 
     /// The algorithm and qop only: the hashed secret and the answer stay out of logs.
     public var description: String { "DigestAuthorization(\(challenge.algorithm), qop: \(qualityOfProtection?.rawValue ?? "none"), nc: \(nonceCount))" }
+    /// Shows only `description`, so the hashed secret stays out of dumps.
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// 16 random bytes, hexadecimal.

@@ -1,13 +1,20 @@
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
 public struct DigestChallenge: Sendable, Hashable {
+    /// A Digest quality of protection (`qop`) value.
     public enum QualityOfProtection: String, Sendable, Hashable {
+        /// Authentication only.
         case auth
+        /// Authentication with integrity protection: the request body is hashed too.
         case authInt = "auth-int"
     }
 
+    /// The `realm` parameter.
     public var realm: String
+    /// The server's nonce.
     public var nonce: String
+    /// The `opaque` value, sent back unchanged in the answer.
     public var opaque: String?
+    /// The algorithm (MD5 when the challenge names none).
     public var algorithm: DigestAlgorithm
     /// The qop values offered; empty for an RFC 2069 (legacy) challenge without `qop`.
     public var qualityOfProtection: [QualityOfProtection]
@@ -20,12 +27,16 @@ public struct DigestChallenge: Sendable, Hashable {
 
     /// Why a Digest challenge cannot be answered.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// A required parameter (`realm` or `nonce`) is missing.
         case missingParameter(String)
+        /// The named algorithm is not supported.
         case unsupportedAlgorithm(String)
+        /// The `qop` value offers neither `auth` nor `auth-int`.
         case unsupportedQualityOfProtection(String)
         /// A `-sess` algorithm needs the client nonce, which is only sent with a qop.
         case sessionAlgorithmWithoutQualityOfProtection(String)
 
+        /// Human-readable form.
         public var description: String {
             switch self {
             case .missingParameter(let name): return "Digest challenge without \(name)"
@@ -36,6 +47,7 @@ public struct DigestChallenge: Sendable, Hashable {
         }
     }
 
+    /// Checks a parsed Digest challenge; throws if it cannot be answered.
     public init(_ challenge: HTTPChallenge) throws(Problem) {
         guard let realm = challenge.realm else { throw .missingParameter("realm") }
         guard let nonce = challenge["nonce"], !nonce.isEmpty else { throw .missingParameter("nonce") }

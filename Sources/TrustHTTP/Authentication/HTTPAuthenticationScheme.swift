@@ -1,6 +1,8 @@
 /// The HTTP authentication schemes the session answers, strongest first when several are offered.
 public enum HTTPAuthenticationScheme: Sendable, Hashable, CustomStringConvertible {
+    /// HTTP Basic (RFC 7617).
     case basic
+    /// HTTP Digest (RFC 7616) with the given algorithm.
     case digest(DigestAlgorithm)
 
     /// Higher is stronger; Basic is the weakest.
@@ -11,6 +13,7 @@ public enum HTTPAuthenticationScheme: Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// The authentication method of a challenge in this scheme.
     public var authenticationMethod: AuthenticationMethod {
         switch self {
         case .basic: return .httpBasic
@@ -18,6 +21,7 @@ public enum HTTPAuthenticationScheme: Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// The scheme as text (`Basic`, `Digest SHA-256`…).
     public var description: String {
         switch self {
         case .basic: return "Basic"

@@ -8,6 +8,7 @@ public struct HTTPChallenge: Sendable, Hashable, CustomStringConvertible {
     /// The parameters in order; names lowercased, values unquoted and unescaped.
     public var parameters: [(name: String, value: String)]
 
+    /// A challenge from its parts; parameter names should be lowercase, as the parser makes them.
     public init(scheme: String, token68: String? = nil, parameters: [(name: String, value: String)] = []) {
         self.scheme = scheme
         self.token68 = token68
@@ -26,11 +27,13 @@ public struct HTTPChallenge: Sendable, Hashable, CustomStringConvertible {
     /// The realm, if any.
     public var realm: String? { self["realm"] }
 
+    /// Equal when the scheme names (case-insensitive), token68 and parameters in order match.
     public static func == (lhs: HTTPChallenge, rhs: HTTPChallenge) -> Bool {
         lhs.schemeName == rhs.schemeName && lhs.token68 == rhs.token68
             && lhs.parameters.map(\.name) == rhs.parameters.map(\.name) && lhs.parameters.map(\.value) == rhs.parameters.map(\.value)
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(schemeName)
         hasher.combine(token68)
@@ -52,7 +55,9 @@ public struct HTTPChallenge: Sendable, Hashable, CustomStringConvertible {
 public struct AuthenticationHeaderDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The byte offset in the field value where the problem was found.
     public var offset: Int
+    /// What is wrong, in words.
     public var message: String
 
+    /// Human-readable form.
     public var description: String { "at byte \(offset): \(message)" }
 }

@@ -2,6 +2,7 @@ import Trust
 
 /// A question the session needs answered: URLSession's `URLAuthenticationChallenge`.
 public struct AuthenticationChallenge: Sendable {
+    /// Where the challenge comes from and what kind of authentication it asks for.
     public var protectionSpace: ProtectionSpace
     /// For server-trust challenges: what the server presented, and the name expected.
     public var serverTrust: ServerTrust?
@@ -21,6 +22,7 @@ public struct AuthenticationChallenge: Sendable {
     /// A handler can call it to decide "default, plus my own rule".
     public let defaultEvaluation: @Sendable () async -> TrustDecision?
 
+    /// A challenge; everything but the protection space is optional.
     public init(
         protectionSpace: ProtectionSpace, serverTrust: ServerTrust? = nil, previousFailureCount: Int = 0,
         proposedCredential: Credential? = nil, failureResponse: Response? = nil, error: SessionError? = nil, httpChallenge: HTTPChallenge? = nil,

@@ -16,10 +16,12 @@ public protocol ChallengeHandler: Sendable {
 public struct ClosureChallengeHandler: ChallengeHandler {
     let body: @Sendable (AuthenticationChallenge) async -> ChallengeDisposition
 
+    /// A handler that answers with `body`.
     public init(_ body: @escaping @Sendable (AuthenticationChallenge) async -> ChallengeDisposition) {
         self.body = body
     }
 
+    /// Answers with the closure's result.
     public func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         await body(challenge)
     }

@@ -8,6 +8,7 @@ public enum CredentialPersistence: String, Sendable, Hashable, Codable {
 
 /// An answer to a challenge: a user and password, or an explicit decision to trust a server.
 public struct Credential: Sendable, CustomStringConvertible {
+    /// What a credential holds.
     public enum Kind: Sendable {
         /// A user name and password (HTTP authentication).
         case user(String, password: String)
@@ -17,9 +18,12 @@ public struct Credential: Sendable, CustomStringConvertible {
         case clientIdentity(ClientIdentity)
     }
 
+    /// The answer itself.
     public var kind: Kind
+    /// How long the credential is remembered.
     public var persistence: CredentialPersistence
 
+    /// URLSession's `URLCredential(user:password:persistence:)`: a user and password.
     public init(user: String, password: String, persistence: CredentialPersistence = .forSession) {
         self.kind = .user(user, password: password)
         self.persistence = persistence

@@ -3,7 +3,9 @@ import Foundation
 /// An HTTP proxy: `http` requests go to it in absolute form; `https` requests go through a
 /// `CONNECT` tunnel, with TLS — and the session's trust evaluation — end to end with the origin.
 public struct ProxyConfiguration: Sendable, CustomStringConvertible {
+    /// The proxy's host name or IP address, lowercased.
     public var host: String
+    /// The proxy's port.
     public var port: Int
     /// Sent when the proxy asks (407); being configured for this proxy, it may go as Basic over the
     /// proxy's plain-http connection.
@@ -12,10 +14,14 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// the domain and its subdomains, IP literals exactly; an entry may end in `:PORT`.
     public var noProxy: [String]
 
+    /// Why a proxy URL cannot be used.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The text is not a proxy URL (shown without anything up to its last `@`).
         case malformed(String)
+        /// The URL's scheme is not `http`.
         case unsupportedScheme(String)
 
+        /// Human-readable form.
         public var description: String {
             switch self {
             case .malformed(let text): return "not a proxy URL: \(text)"
@@ -24,6 +30,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         }
     }
 
+    /// A proxy at `host:port` (port 1080 by default, as curl's).
     public init(host: String, port: Int = 1080, credential: Credential? = nil, noProxy: [String] = []) {
         self.host = host.lowercased()
         self.port = port
@@ -82,5 +89,6 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
 
     var origin: Origin { Origin(scheme: "http", host: host, port: port) }
 
+    /// The proxy as a URL, `http://host:port`, without credentials.
     public var description: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 }

@@ -8,12 +8,15 @@ public struct BasicConstraintsRule: PathRule {
     /// Refuse a CA certificate as the leaf (CA/Browser Forum; rfc5280 alone allows it).
     public var forbidsCAAsLeaf: Bool
 
+    /// Creates the rule; `forbidsCAAsLeaf` refuses a CA certificate as the leaf.
     public init(forbidsCAAsLeaf: Bool = true) {
         self.forbidsCAAsLeaf = forbidsCAAsLeaf
     }
 
+    /// This rule enforces basicConstraints.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.basicConstraints] }
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let certificates = path.certificates

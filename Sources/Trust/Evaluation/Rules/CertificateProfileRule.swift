@@ -10,10 +10,12 @@ import X509
 /// - a CA's policyConstraints extension is critical (§4.2.1.11);
 /// - the leaf's extendedKeyUsage is not critical (CA/B Forum 7.1.2.7).
 public struct CertificateProfileRule: PathRule {
+    /// Creates the rule.
     public init() {}
 
     static let policyConstraints: ASN1ObjectIdentifier = [2, 5, 29, 36]
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let anchorOnly = path.count == 1 && path.endsAtAnchor

@@ -12,14 +12,17 @@ public struct ExtendedKeyUsageRule: PathRule {
     /// Whether `anyExtendedKeyUsage` in the leaf satisfies the purpose (CA/B Forum: it must not).
     public var acceptsAnyUsageInLeaf: Bool
 
+    /// Creates the rule; by default the purpose is serverAuth.
     public init(purpose: ExtendedKeyUsage.Usage? = .serverAuth, requiresExtensionInLeaf: Bool = false, acceptsAnyUsageInLeaf: Bool = false) {
         self.purpose = purpose
         self.requiresExtensionInLeaf = requiresExtensionInLeaf
         self.acceptsAnyUsageInLeaf = acceptsAnyUsageInLeaf
     }
 
+    /// This rule enforces extendedKeyUsage.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.extendedKeyUsage] }
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let purpose else { return [] }
         var reasons: [TrustFailureReason] = []

@@ -7,8 +7,10 @@ import X509
 /// keyIdentifier equal to its own subjectKeyIdentifier. (An authorityCertIssuer/serial beside
 /// it is tolerated: OpenSSL's default configuration writes one, e.g. badssl.com's root.)
 public struct KeyIdentifierRule: PathRule {
+    /// Creates the rule.
     public init() {}
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         if path.count == 1 && path.endsAtAnchor { return [] }
         var reasons: [TrustFailureReason] = []

@@ -16,12 +16,15 @@ public struct NameConstraintsRule: PathRule {
     /// The most name-against-constraint comparisons one path may need.
     public var maximumChecks: Int
 
+    /// Creates the rule with a bound on comparisons per path.
     public init(maximumChecks: Int = 1 << 20) {
         self.maximumChecks = maximumChecks
     }
 
+    /// This rule enforces nameConstraints.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.nameConstraints] }
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         let certificates = path.certificates
         var reasons: [TrustFailureReason] = []

@@ -5,14 +5,18 @@ import X509
 /// (see ``HostnameMatcher``) or an iPAddress equal byte for byte. The subject common name
 /// is never consulted (a CN fallback also slips past name constraints).
 public struct PeerNameRule: PathRule {
+    /// How dNSName entries are matched against the peer name.
     public var matcher: HostnameMatcher
 
+    /// Creates the rule with the given matcher.
     public init(matcher: HostnameMatcher = HostnameMatcher()) {
         self.matcher = matcher
     }
 
+    /// This rule enforces subjectAltName.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.subjectAlternativeName] }
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let peerName = context.peerName else { return [.peerNameRequired] }
         let leaf = path.leaf

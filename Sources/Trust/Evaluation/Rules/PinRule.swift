@@ -6,12 +6,15 @@ import X509
 /// attacker merely *appends* to the chain it presents can never satisfy it: only
 /// certificates on a path that validates are looked at (pitfall 1).
 public struct PinRule: PathRule {
+    /// The accepted SPKI pins; one must be on the path.
     public var pins: Set<SPKIPin>
 
+    /// Creates the rule with the given pins.
     public init(pins: Set<SPKIPin>) {
         self.pins = pins
     }
 
+    /// The reasons `path` fails this rule; empty when it passes. A partial path is not judged.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor else { return [] }
         let seen = path.certificates.map(\.spkiPin)
@@ -22,12 +25,15 @@ public struct PinRule: PathRule {
 
 /// At least one certificate on the validated path must be (byte for byte) one of the given certificates.
 public struct PinnedCertificateRule: PathRule {
+    /// The accepted certificates; one must be on the path.
     public var certificates: [Certificate]
 
+    /// Creates the rule with the given certificates.
     public init(certificates: [Certificate]) {
         self.certificates = certificates
     }
 
+    /// The reasons `path` fails this rule; empty when it passes. A partial path is not judged.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor else { return [] }
         if path.certificates.contains(where: certificates.contains) { return [] }

@@ -4,8 +4,10 @@ import X509
 /// SHA-256/384/512, or Ed25519. SHA-1 and MD5 are refused by default. The anchor's own
 /// signature is not judged — an anchor is trusted for its key, not its self-signature.
 public struct SignatureAlgorithmRule: PathRule {
+    /// Whether sha1WithRSAEncryption signatures are accepted.
     public var allowsSHA1: Bool
 
+    /// Creates the rule; SHA-1 is refused unless `allowsSHA1`.
     public init(allowsSHA1: Bool = false) {
         self.allowsSHA1 = allowsSHA1
     }
@@ -15,6 +17,7 @@ public struct SignatureAlgorithmRule: PathRule {
         .ecdsaWithSHA256, .ecdsaWithSHA384, .ecdsaWithSHA512, .ed25519,
     ]
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         for (index, certificate) in path.certificates.enumerated() where !path.isAnchor(index) {

@@ -13,10 +13,12 @@ public struct ValidityRule: PathRule {
     /// is a sign of a stale trust store, not something to ignore silently).
     public var checksAnchor: Bool
 
+    /// Creates the rule; `checksAnchor` also checks the anchor's dates.
     public init(checksAnchor: Bool = true) {
         self.checksAnchor = checksAnchor
     }
 
+    /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let time = context.evaluationTime
