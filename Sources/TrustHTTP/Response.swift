@@ -88,21 +88,24 @@ public struct StreamingResponse: Sendable {
 
     /// Reads at most `limit` bytes of the body (the rest is abandoned, closing the connection).
     func collectPrefix(limit: Int) async throws -> Response {
-        var data = Data()
-        for try await chunk in body {
-            data.append(contentsOf: chunk.prefix(limit - data.count))
-            if data.count >= limit { break }
-        }
-        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
-                        tlsVersion: tlsVersion, serverTrust: serverTrust)
+        try await read(limit: limit, truncating: true)
     }
 
     /// Reads the rest of the body into a ``Response``.
     public func collect(limit: Int = .max) async throws -> Response {
+        try await read(limit: limit, truncating: false)
+    }
+
+    /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
+    private func read(limit: Int, truncating: Bool) async throws -> Response {
         var data = Data()
         for try await chunk in body {
+            if data.count + chunk.count > limit {
+                guard truncating else { throw SessionError(.badServerResponse, "the response body is larger than \(limit) bytes", url: url) }
+                data.append(contentsOf: chunk.prefix(limit - data.count))
+                break
+            }
             data.append(contentsOf: chunk)
-            if data.count > limit { throw SessionError(.badServerResponse, "the response body is larger than \(limit) bytes", url: url) }
         }
         return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
                         tlsVersion: tlsVersion, serverTrust: serverTrust)

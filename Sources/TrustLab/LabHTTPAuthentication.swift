@@ -167,7 +167,7 @@ public final class LabHTTPAuthentication: Sendable {
         guard let authorization else { return challenge([digestChallenge(options, stale: false)]) }
         switch verifyDigest(authorization, options: options, method: method, uri: uri, body: body) {
         case .success(let user, let extra):
-            return ok(user, "Digest \(options.algorithm.name)" + (options.qop == nil ? "" : ""), extra: extra)
+            return ok(user, "Digest \(options.algorithm.name)", extra: extra)
         case .stale:
             return challenge([digestChallenge(options, stale: true)])
         case .failure:

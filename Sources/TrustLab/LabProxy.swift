@@ -110,7 +110,6 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func handle(context: ChannelHandlerContext, head: HTTPRequestHead) {
-        let headers = head.headers.map { ($0.name, $0.value) }
         let answer = head.headers["proxy-authorization"].first
         switch authentication {
         case .none:
@@ -126,7 +125,6 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return refuse(context: context, head: head, challenge: verifier.digestChallenge(options, stale: false, realm: "lab proxy"))
             }
         }
-        _ = headers
         if head.method == .CONNECT {
             tunnel(context: context, authority: head.uri)
         } else {
@@ -158,28 +156,8 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// CONNECT: answer 200, then relay bytes both ways.
     private func tunnel(context: ChannelHandlerContext, authority: String) {
         guard let (host, port) = target(authority) else { return fail(context: context, status: .badRequest) }
-        let client = context.channel
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        ClientBootstrap(group: context.eventLoop)
-            .channelInitializer { upstream in
-                upstream.eventLoop.makeCompletedFuture { try upstream.pipeline.syncOperations.addHandler(LabRelay(partner: client)) }
-            }
-            .connect(host: host, port: port)
-            .whenComplete { result in
-                let (handler, context) = loopBound.value
-                switch result {
-                case .failure:
-                    handler.fail(context: context, status: .badGateway)
-                case .success(let upstream):
-                    // Written as bytes: a 2xx to CONNECT has no body (the encoder would frame one).
-                    let pipeline = context.pipeline.syncOperations
-                    pipeline.removeHandler(handler.encoder, promise: nil)
-                    context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: "HTTP/1.1 200 Connection Established\r\n\r\n")), promise: nil)
-                    try? pipeline.addHandler(LabRelay(partner: upstream))
-                    pipeline.removeHandler(handler.decoder, promise: nil)
-                    pipeline.removeHandler(handler, promise: nil)
-                }
-            }
+        // Written as bytes: a 2xx to CONNECT has no body (the encoder would frame one).
+        relay(context: context, host: host, port: port, toClient: "HTTP/1.1 200 Connection Established\r\n\r\n", toUpstream: nil)
     }
 
     /// An absolute-form request: sent on in origin form (proxy headers dropped, `Connection: close`),
@@ -196,13 +174,20 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         var outgoing = context.channel.allocator.buffer(string: requestText)
         var requestBody = body
         outgoing.writeBuffer(&requestBody)
+        relay(context: context, host: address, port: port, toClient: nil, toUpstream: outgoing)
+    }
+
+    /// Connects to `host:port`; on success the client connection stops speaking HTTP and becomes a
+    /// byte relay with the upstream one (after `toClient` is written back and `toUpstream` sent on);
+    /// on failure the client gets 502.
+    private func relay(context: ChannelHandlerContext, host: String, port: Int, toClient: String?, toUpstream: ByteBuffer?) {
         let client = context.channel
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         ClientBootstrap(group: context.eventLoop)
             .channelInitializer { upstream in
                 upstream.eventLoop.makeCompletedFuture { try upstream.pipeline.syncOperations.addHandler(LabRelay(partner: client)) }
             }
-            .connect(host: address, port: port)
+            .connect(host: host, port: port)
             .whenComplete { result in
                 let (handler, context) = loopBound.value
                 switch result {
@@ -211,10 +196,11 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 case .success(let upstream):
                     let pipeline = context.pipeline.syncOperations
                     pipeline.removeHandler(handler.encoder, promise: nil)
+                    if let toClient { context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: toClient)), promise: nil) }
                     try? pipeline.addHandler(LabRelay(partner: upstream))
                     pipeline.removeHandler(handler.decoder, promise: nil)
                     pipeline.removeHandler(handler, promise: nil)
-                    upstream.writeAndFlush(outgoing, promise: nil)
+                    if let toUpstream { upstream.writeAndFlush(toUpstream, promise: nil) }
                 }
             }
     }

@@ -51,19 +51,22 @@ public final class LabServer: Sendable {
     public static func startPlain(name: String, host: String = "plain.lab.test", group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
         let authentication = LabHTTPAuthentication()
         let reports = LabReportInbox()
+        let (channel, port) = try await bind(group: group) { channel in
+            Self.configureHTTP1(channel, name: name, client: ClientAuthenticationRecord(), authentication: authentication, reports: reports)
+        }
+        return LabServer(name: name, port: port, host: host, scheme: "http", channel: channel, reports: reports)
+    }
+
+    /// A listener on 127.0.0.1 (a free port) whose connections `initialize` sets up.
+    private static func bind(group: any EventLoopGroup, _ initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) async throws -> (any Channel, Int) {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, authentication: authentication, reports: reports))
-                }
-            }
+            .childChannelInitializer(initialize)
             .bind(host: "127.0.0.1", port: 0)
             .get()
         guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
-        return LabServer(name: name, port: port, host: host, scheme: "http", channel: channel, reports: reports)
+        return (channel, port)
     }
 
     /// Starts a server presenting `chain` (leaf first) with `privateKey`.
@@ -89,32 +92,26 @@ public final class LabServer: Sendable {
         let context = try NIOSSLContext(configuration: configuration)
         let authentication = LabHTTPAuthentication()
         let reports = LabReportInbox()
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                let record = ClientAuthenticationRecord()
-                return channel.eventLoop.makeCompletedFuture {
-                    let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
-                    try channel.pipeline.syncOperations.addHandler(tls)
-                    if closesAfterHandshake { try channel.pipeline.syncOperations.addHandler(CloseAfterHandshakeHandler()) }
-                }.flatMap {
-                    if closesAfterHandshake { return channel.eventLoop.makeSucceededVoidFuture() }
-                    switch protocols {
-                    case .http1Only:
-                        return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication, reports: reports)
-                    case .http2Only:
-                        return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports)
-                    case .http2AndHTTP1:
-                        return channel.configureHTTP2SecureUpgrade(
-                            h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports) },
-                            http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication, reports: reports) })
-                    }
+        let (channel, port) = try await bind(group: group) { channel in
+            let record = ClientAuthenticationRecord()
+            return channel.eventLoop.makeCompletedFuture {
+                let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
+                try channel.pipeline.syncOperations.addHandler(tls)
+                if closesAfterHandshake { try channel.pipeline.syncOperations.addHandler(CloseAfterHandshakeHandler()) }
+            }.flatMap {
+                if closesAfterHandshake { return channel.eventLoop.makeSucceededVoidFuture() }
+                switch protocols {
+                case .http1Only:
+                    return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication, reports: reports)
+                case .http2Only:
+                    return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports)
+                case .http2AndHTTP1:
+                    return channel.configureHTTP2SecureUpgrade(
+                        h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports) },
+                        http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication, reports: reports) })
                 }
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("server", "no local port") }
+        }
         return LabServer(name: name, port: port, host: host, channel: channel, reports: reports)
     }
 

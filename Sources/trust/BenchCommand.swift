@@ -37,6 +37,24 @@ struct BenchCommand: AsyncParsableCommand {
                 _ = rootCertificate.publicKey.isValidSignature(intermediateCertificate.signature, for: intermediateCertificate)
             }
             Self.report("evaluate depth-3 \(keyType.rawValue) (name + pin)", evaluation, "2 signature verifications", verifications)
+            if keyType == .p256 {
+                // A trust configuration entry (system roots + the lab root, two pins): its validators are
+                // built once; the baseline builds one per evaluation (indexing the system roots each time).
+                let pins = [intermediate.certificate.spkiPin, try SPKIPin(digest: [UInt8](repeating: 7, count: 32))]
+                var entry = TrustConfiguration.Entry(host: try HostPattern("**.lab.test"))
+                entry.anchors = TrustConfiguration.Anchors(pem: [root.certificate.pemString])
+                entry.pins = TrustConfiguration.Pins(sha256: pins)
+                let configured = try ConfiguredTrustEvaluator(configuration: TrustConfiguration(hosts: [entry]))
+                guard await configured.evaluate(trust).isTrusted else { throw UsageError("benchmark configuration did not validate") }
+                let prepared = await Self.median(iterations) { _ = await configured.evaluate(trust) }
+                var policy = ValidationPolicy.webPKI
+                policy.pins = Set(pins)
+                let rootCertificate = root.certificate
+                let perCall = await Self.median(iterations) {
+                    _ = await PathValidator(anchors: .system(adding: [rootCertificate]), policy: policy).evaluate(trust)
+                }
+                Self.report("configuration entry (**.lab.test, 2 pins)", prepared, "validator built per call", perCall)
+            }
         }
         let certificate = try LabAuthority.selfSignedLeaf(dnsNames: ["pin.lab.test"]).certificate
         let spki = certificate.subjectPublicKeyInfoDER

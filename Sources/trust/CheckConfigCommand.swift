@@ -22,8 +22,7 @@ struct CheckConfigCommand: ParsableCommand {
     func run() throws {
         let evaluator: ConfiguredTrustEvaluator
         do {
-            let configuration = try TrustConfiguration.load(contentsOf: file)
-            evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent)
+            evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
             for problem in error.problems { printError("\(problem.path): \(problem.message)") }
             printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
@@ -33,7 +32,6 @@ struct CheckConfigCommand: ParsableCommand {
         let horizon = now.addingTimeInterval(Double(warnDays) * 86_400)
         let configuration = evaluator.configuration
         var warnings: [String] = []
-        let baseDirectory = (file as NSString).deletingLastPathComponent.isEmpty ? "." : (file as NSString).deletingLastPathComponent
         for (index, entry) in ([configuration.base] + configuration.hosts).enumerated() {
             let name = index == 0 ? "base" : (entry.host?.description ?? "?")
             var parts: [String] = []
@@ -66,23 +64,13 @@ struct CheckConfigCommand: ParsableCommand {
             print("\(name): " + parts.joined(separator: "; "))
             // Certificates near their end: anchors, and those whose key is pinned.
             let pinned = Set(entry.pins?.sha256 ?? [])
-            for certificate in Self.certificates(entry.anchors, baseDirectory: baseDirectory) where certificate.notValidAfter <= horizon {
+            let certificates = entry.anchors?.load(baseDirectory: evaluator.baseDirectory, path: "").certificates ?? []
+            for certificate in certificates where certificate.notValidAfter <= horizon {
                 let role = pinned.contains(certificate.spkiPin) ? "pinned certificate" : "anchor"
                 warnings.append("\(name): \(role) \(certificate.subject) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
             }
         }
         for warning in warnings { printError("warning: \(warning)") }
         print("\(file): valid (\(configuration.hosts.count) host entr\(configuration.hosts.count == 1 ? "y" : "ies"), \(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
-    }
-
-    static func certificates(_ anchors: TrustConfiguration.Anchors?, baseDirectory: String) -> [Certificate] {
-        guard let anchors else { return [] }
-        var result: [Certificate] = []
-        for file in anchors.certificates {
-            let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
-            result += (try? CertificateSource.certificates(atPath: full)) ?? (try? CertificateSource.certificates(inDirectory: full)) ?? []
-        }
-        for pem in anchors.pem { result += (try? CertificateSource.certificates(pem: pem)) ?? [] }
-        return result
     }
 }

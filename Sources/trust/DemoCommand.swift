@@ -64,7 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
         print(String(repeating: "─", count: min(header.count, 150)))
         var failures = 0
         for (index, scenario) in scenarios.enumerated() {
-            guard let server = servers[scenario.server == "mtls (no cert)" || scenario.server == "mtls (client cert)" ? "mtls" : (["basic", "digest", "basic (wrong)"].contains(scenario.server) ? "good" : scenario.server)] else { continue }
+            guard let server = servers[scenario.server] else { continue }
             var configuration = SessionConfiguration()
             configuration.resolve = LabPKI.loopbackResolve
             configuration.requestTimeout = .seconds(10)
@@ -85,7 +85,7 @@ struct DemoCommand: AsyncParsableCommand {
                 } else if notes.contains(where: { $0.contains("report-only") }) {
                     why = "trusted; pins did not match → reported (report-only)"
                 } else {
-                    why = "trusted" + (response.serverTrust?.validatedPath.count).map { ", validated path of \($0)" }.orEmpty
+                    why = "trusted" + ((response.serverTrust?.validatedPath.count).map { ", validated path of \($0)" } ?? "")
                 }
             } catch let error as SessionError {
                 outcome = .refused(error.code)
@@ -97,7 +97,7 @@ struct DemoCommand: AsyncParsableCommand {
             await session.shutdown()
             let matches = outcome == scenario.expected
             if !matches { failures += 1 }
-            print(Self.row("\(index + 1)", scenario.policy, scenario.server, scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
+            print(Self.row("\(index + 1)", scenario.policy, scenario.server + (scenario.path == "/" ? "" : " " + scenario.path.prefix { $0 != "?" }), scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
         }
         let elapsed = ContinuousClock.now - started
         print("\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))).")
@@ -171,19 +171,15 @@ struct DemoCommand: AsyncParsableCommand {
             Scenario(policy: "AF allowInvalid + key pin", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: afAllowInvalid),
             Scenario(policy: "report-only config (wrong pin)", server: "good", expected: .ok, configure: reportOnly),
             Scenario(policy: "report-only config (wrong pin)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: reportOnly),
-            Scenario(policy: "mutual TLS, no client certificate", server: "mtls (no cert)", path: "/whoami", expected: .refused(.clientCertificateRequired), configure: only),
-            Scenario(policy: "mutual TLS, lab client identity", server: "mtls (client cert)", path: "/whoami", expected: .ok, configure: { configuration in
+            Scenario(policy: "mutual TLS, no client certificate", server: "mtls", path: "/whoami", expected: .refused(.clientCertificateRequired), configure: only),
+            Scenario(policy: "mutual TLS, lab client identity", server: "mtls", path: "/whoami", expected: .ok, configure: { configuration in
                 only(&configuration)
                 configuration.defaultClientIdentity = clientLeaf
             }),
-            Scenario(policy: "HTTP Basic, alice", server: "basic", path: "/basic", expected: .ok, configure: only, credential: alice),
-            Scenario(policy: "HTTP Basic, wrong password", server: "basic (wrong)", path: "/basic", expected: .status(401), configure: only,
+            Scenario(policy: "HTTP Basic, alice", server: "good", path: "/basic", expected: .ok, configure: only, credential: alice),
+            Scenario(policy: "HTTP Basic, wrong password", server: "good", path: "/basic", expected: .status(401), configure: only,
                      credential: Credential(user: "alice", password: "nope", persistence: .none)),
-            Scenario(policy: "HTTP Digest SHA-256, alice", server: "digest", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
+            Scenario(policy: "HTTP Digest SHA-256, alice", server: "good", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
         ]
     }
-}
-
-extension Optional where Wrapped == String {
-    var orEmpty: String { self ?? "" }
 }

@@ -89,14 +89,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             time = parsed
         }
         if let config {
-            let evaluator: ConfiguredTrustEvaluator
-            do {
-                let folder = (config as NSString).deletingLastPathComponent
-                evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.load(contentsOf: config), baseDirectory: folder.isEmpty ? "." : folder)
-            } catch {
-                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
-                throw UsageError("--config \(config) is not a valid trust configuration")
-            }
+            let evaluator = try TrustOptions.configuration(config)
             let evaluation = await evaluator.evaluation(
                 for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443, entryName: peerName)
             if evaluation.report != nil { notes.append("a pin failure report would be sent" + (evaluation.reportURIs.isEmpty ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", "))) }

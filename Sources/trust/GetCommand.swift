@@ -136,11 +136,7 @@ struct GetCommand: AsyncParsableCommand {
         configuration.maximumRedirects = maxRedirs
         configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         configuration.requestTimeout = .milliseconds(Int64(maxTime * 1000))
-        for entry in resolve {
-            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
-            configuration.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        }
+        configuration.resolve = try TrustOptions.resolveMap(resolve)
         configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
         let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
         let proxyCredential = proxyUser.flatMap { value -> Credential? in
@@ -314,20 +310,9 @@ struct GetCommand: AsyncParsableCommand {
 
     func trustConfiguration() throws -> ServerTrustConfiguration {
         if let config {
-            do {
-                let configuration = try TrustConfiguration.load(contentsOf: config)
-                let folder = (config as NSString).deletingLastPathComponent
-                let evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: folder.isEmpty ? "." : folder)
-                var reporting = SessionConfiguration()
-                for entry in resolve {
-                    let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-                    if parts.count == 3 { reporting.resolve["\(parts[0].lowercased()):\(parts[1])"] = parts[2] }
-                }
-                return .configuration(evaluator, reporter: PinFailureReporter(configuration: reporting))
-            } catch {
-                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
-                throw UsageError("--config \(config) is not a valid trust configuration")
-            }
+            var reporting = SessionConfiguration()
+            reporting.resolve = try TrustOptions.resolveMap(resolve)
+            return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }

@@ -65,12 +65,7 @@ struct InspectCommand: AsyncParsableCommand {
         let nameToCheck = host ?? connectHost
         let peerName: PeerName
         do { peerName = try PeerName(host: nameToCheck) } catch { throw UsageError("--host: \(error.description)") }
-        var address = connectHost
-        for entry in resolve {
-            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
-            if parts[0].lowercased() == connectHost.lowercased() && Int(parts[1]) == port { address = parts[2] }
-        }
+        let address = try TrustOptions.resolveMap(resolve)["\(connectHost.lowercased()):\(port)"] ?? connectHost
 
         let observed: Observed
         do {
@@ -166,15 +161,8 @@ struct InspectCommand: AsyncParsableCommand {
 
     func evaluate(_ trust: ServerTrust) async throws -> (TrustDecision, String) {
         if let config {
-            let folder = (config as NSString).deletingLastPathComponent
-            do {
-                let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.load(contentsOf: config), baseDirectory: folder.isEmpty ? "." : folder)
-                let evaluation = await evaluator.evaluation(for: trust, port: 443)
-                return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)")
-            } catch {
-                for problem in error.problems { printError("\(problem.path): \(problem.message)") }
-                throw UsageError("--config \(config) is not a valid trust configuration")
-            }
+            let evaluation = await (try TrustOptions.configuration(config)).evaluation(for: trust, port: 443)
+            return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)")
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
@@ -294,15 +282,7 @@ final class InspectHandshakeObserver: ChannelInboundHandler, RemovableChannelHan
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let protocolName) = event {
-            let version = try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion
-            let text: String? = version.flatMap { $0 }.map { version in
-                switch version {
-                case .tlsv1: return "TLSv1.0"
-                case .tlsv11: return "TLSv1.1"
-                case .tlsv12: return "TLSv1.2"
-                case .tlsv13: return "TLSv1.3"
-                }
-            }
+            let text = (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion)??.displayName
             done.succeed(InspectCommand.Observed(chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName))
         }
         context.fireUserInboundEventTriggered(event)

@@ -63,6 +63,27 @@ struct TrustOptions: ParsableArguments {
     }
 
     /// Certificates from a file or folder; unreadable input is a usage error (exit 2).
+    /// A `--config` file made ready to evaluate; its problems are printed (with their JSON paths) and make a usage error.
+    static func configuration(_ path: String) throws -> ConfiguredTrustEvaluator {
+        do {
+            return try ConfiguredTrustEvaluator(contentsOf: path)
+        } catch {
+            for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+            throw UsageError("--config \(path) is not a valid trust configuration")
+        }
+    }
+
+    /// curl's `--resolve HOST:PORT:ADDRESS` entries as `host:port` (lowercased) → address.
+    static func resolveMap(_ entries: [String]) throws -> [String: String] {
+        var map: [String: String] = [:]
+        for entry in entries {
+            let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
+            map["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        }
+        return map
+    }
+
     static func load(_ path: String, what: String) throws -> [Certificate] {
         do {
             return try CertificateSource.certificates(atPath: path)

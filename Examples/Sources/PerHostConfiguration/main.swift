@@ -11,8 +11,7 @@ guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
 }
 let evaluator: ConfiguredTrustEvaluator
 do {
-    let configuration = try TrustConfiguration.load(contentsOf: arguments[1])
-    evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: (arguments[1] as NSString).deletingLastPathComponent)
+    evaluator = try ConfiguredTrustEvaluator(contentsOf: arguments[1])  // relative anchor paths: from the file's folder
 } catch {
     for problem in error.problems { print("\(problem.path): \(problem.message)") }
     exit(1)

@@ -29,14 +29,27 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         public var reportURIs: [URL]
     }
 
+    /// An entry with its anchors read and its validators built (once, not per connection).
     struct ResolvedEntry: Sendable {
         var entry: TrustConfiguration.Entry
-        var anchors: TrustAnchors
-        var debugAnchors: TrustAnchors?
+        var label: String
+        /// With the entry's pins as a rule of the path search (the same as `unpinned` without pins).
+        var pinned: PathValidator
+        var unpinned: PathValidator
+        /// DEBUG builds only: validators over the debug override anchors.
+        var debugPinned: PathValidator?
+        var debugUnpinned: PathValidator?
     }
 
     private let resolvedBase: ResolvedEntry
     private let resolvedHosts: [ResolvedEntry]
+
+    /// Reads, validates and prepares the configuration file at `path`; relative anchor paths are
+    /// read from the file's folder.
+    public init(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        try self.init(configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
+    }
 
     /// - Parameter baseDirectory: where relative anchor paths are read from (the configuration file's folder).
     public init(configuration: TrustConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(TrustConfigurationFileError) {
@@ -46,33 +59,31 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         func resolve(_ entry: TrustConfiguration.Entry, _ path: String) -> ResolvedEntry {
             func anchors(_ anchors: TrustConfiguration.Anchors?, _ path: String) -> TrustAnchors {
                 guard let anchors else { return .system }
-                var certificates: [Certificate] = []
-                for (index, file) in anchors.certificates.enumerated() {
-                    let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
-                    do {
-                        var isFolder: ObjCBool = false
-                        let exists = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
-                        let loaded = exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
-                        if loaded.isEmpty { problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate")) }
-                        certificates += loaded
-                    } catch {
-                        problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(error)"))
-                    }
-                }
-                for (index, pem) in anchors.pem.enumerated() {
-                    do {
-                        certificates += try CertificateSource.certificates(pem: pem, source: "\(path).pem[\(index)]")
-                    } catch {
-                        problems.append(TrustConfigurationProblem(path: "\(path).pem[\(index)]", message: "\(error)"))
-                    }
-                }
-                return anchors.replaceSystem ? .only(certificates) : .system(adding: certificates)
+                let loaded = anchors.load(baseDirectory: baseDirectory, path: path)
+                problems += loaded.problems
+                return anchors.replaceSystem ? .only(loaded.certificates) : .system(adding: loaded.certificates)
             }
-            var debugAnchors: TrustAnchors?
+            let label = "configuration " + (entry.host.map { "\"\($0)\"" } ?? "base")
+            var unpinnedPolicy = ValidationPolicy.webPKI
+            unpinnedPolicy.minimumRSAKeyBits = entry.minimumRSABits
+            unpinnedPolicy.minimumECKeyBits = entry.minimumECBits
+            unpinnedPolicy.allowsSHA1Signatures = false
+            var pinnedPolicy = unpinnedPolicy
+            pinnedPolicy.pins = Set(entry.pins?.sha256 ?? [])
+            let trustAnchors = anchors(entry.anchors, path + ".anchors")
+            var resolved = ResolvedEntry(
+                entry: entry, label: label,
+                pinned: PathValidator(anchors: trustAnchors, policy: pinnedPolicy, name: label),
+                unpinned: PathValidator(anchors: trustAnchors, policy: unpinnedPolicy, name: label))
             #if DEBUG
-            if let overrides = entry.debugOverrides { debugAnchors = anchors(overrides.anchors, path + ".debugOverrides.anchors") }
+            if let overrides = entry.debugOverrides {
+                let debugAnchors = anchors(overrides.anchors, path + ".debugOverrides.anchors")
+                let debugLabel = label + " (debug override)"
+                resolved.debugUnpinned = PathValidator(anchors: debugAnchors, policy: unpinnedPolicy, name: debugLabel)
+                resolved.debugPinned = overrides.overridesPins ? resolved.debugUnpinned : PathValidator(anchors: debugAnchors, policy: pinnedPolicy, name: debugLabel)
+            }
             #endif
-            return ResolvedEntry(entry: entry, anchors: anchors(entry.anchors, path + ".anchors"), debugAnchors: debugAnchors)
+            return resolved
         }
         resolvedBase = resolve(configuration.base, "$.base")
         resolvedHosts = configuration.hosts.enumerated().map { resolve($0.element, "$.hosts[\($0.offset)]") }
@@ -100,14 +111,10 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         resolved(for: try? PeerName(host: host)).entry
     }
 
-    /// The entry for the host; exact > most specific pattern > base; exclusions respected.
+    /// The prepared entry for the host (see ``TrustConfiguration/hostIndex(for:)``).
     func resolved(for name: PeerName?) -> ResolvedEntry {
-        guard let name else { return resolvedBase }
-        let candidates = resolvedHosts.filter { resolved in
-            guard let pattern = resolved.entry.host, pattern.matches(name) else { return false }
-            return !resolved.entry.exclude.contains { $0.matches(name) }
-        }
-        return candidates.max { ($0.entry.host?.specificity ?? 0) < ($1.entry.host?.specificity ?? 0) } ?? resolvedBase
+        guard let name, let index = configuration.hostIndex(for: name) else { return resolvedBase }
+        return resolvedHosts[index]
     }
 
     /// - Parameter entryName: the name that chooses the entry when `trust` has none (the name check
@@ -115,29 +122,25 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     public func evaluation(for trust: ServerTrust, port: Int, entryName: PeerName? = nil) async -> Evaluation {
         let resolved = resolved(for: trust.peerName ?? entryName)
         let entry = resolved.entry
-        let label = "configuration " + (entry.host.map { "\"\($0)\"" } ?? "base")
-        var policy = ValidationPolicy.webPKI
-        policy.minimumRSAKeyBits = entry.minimumRSABits
-        policy.minimumECKeyBits = entry.minimumECBits
-        policy.allowsSHA1Signatures = false
+        let label = resolved.label
         var warnings: [String] = []
         var report: PinFailureReport?
         let pins = entry.pins
         let pinsExpired = pins?.isExpired(at: trust.evaluationTime) ?? false
         let enforcesPins = pins != nil && !pinsExpired && entry.mode == .enforce
-        if enforcesPins, let pins { policy.pins = Set(pins.sha256) }
 
         if let pins, pins.sha256.isEmpty, entry.mode == .enforce {
             // Never read as "no pinning".
             let decision = TrustDecision.refused([.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: label)
             return Evaluation(decision: decision, matched: entry.host, warnings: [], report: nil, reportURIs: entry.reportURIs)
         }
-        var decision = await PathValidator(anchors: resolved.anchors, policy: policy, name: label).evaluate(trust)
+        var decision = await (enforcesPins ? resolved.pinned : resolved.unpinned).evaluate(trust)
         if let pins, !pins.sha256.isEmpty, !enforcesPins {
-            // Not enforced (expired, or report-only): would the pins have held on the validated path?
-            var pinned = policy
-            pinned.pins = Set(pins.sha256)
-            let withPins = await PathValidator(anchors: resolved.anchors, policy: pinned, name: label).evaluate(trust)
+            // Not enforced (expired, or report-only): would the pins have held? When the path that
+            // validated already holds a pinned key they would have, and no second search is needed.
+            let pinSet = Set(pins.sha256)
+            let heldOnPath = decision.isTrusted && decision.validatedPath.contains { pinSet.contains($0.spkiPin) }
+            let withPins = heldOnPath && !pinsExpired ? decision : await resolved.pinned.evaluate(trust)
             if pinsExpired {
                 warnings.append("the pin set of \(label) expired at \(pins.expires.map(RFC3339.string) ?? "?"): pins not enforced")
             }
@@ -149,10 +152,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             report = PinFailureReport(decision: decision, trust: trust, port: port, entry: entry, pinsExpired: false)
         }
         #if DEBUG
-        if !decision.isTrusted, let debugAnchors = resolved.debugAnchors, let overrides = entry.debugOverrides {
-            var debugPolicy = policy
-            if overrides.overridesPins { debugPolicy.pins = [] }
-            let viaOverride = await PathValidator(anchors: debugAnchors, policy: debugPolicy, name: label + " (debug override)").evaluate(trust)
+        if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
+            let viaOverride = await debug.evaluate(trust)
             if viaOverride.isTrusted {
                 decision = viaOverride
                 report = nil  // a proxy CA in a debug build: not a pin failure to report

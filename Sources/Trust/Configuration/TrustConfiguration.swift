@@ -71,6 +71,33 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
             self.pem = pem
             self.replaceSystem = replaceSystem
         }
+
+        /// Reads the certificates: files (or folders) relative to `baseDirectory`, then the inline
+        /// PEM. Each unreadable source is a problem at its JSON path under `path`.
+        public func load(baseDirectory: String, path: String) -> (certificates: [Certificate], problems: [TrustConfigurationProblem]) {
+            var certificates: [Certificate] = []
+            var problems: [TrustConfigurationProblem] = []
+            for (index, file) in self.certificates.enumerated() {
+                let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+                do {
+                    var isFolder: ObjCBool = false
+                    let exists = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
+                    let loaded = exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
+                    if loaded.isEmpty { problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate")) }
+                    certificates += loaded
+                } catch {
+                    problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(error)"))
+                }
+            }
+            for (index, text) in pem.enumerated() {
+                do {
+                    certificates += try CertificateSource.certificates(pem: text, source: "\(path).pem[\(index)]")
+                } catch {
+                    problems.append(TrustConfigurationProblem(path: "\(path).pem[\(index)]", message: "\(error)"))
+                }
+            }
+            return (certificates, problems)
+        }
     }
 
     /// The SPKI pins of an entry.
@@ -165,11 +192,18 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     /// The entry for `host`: exact host first, then the most specific pattern, skipping entries that
     /// exclude it; else `base`.
     public func entry(for host: String) -> Entry {
-        guard let name = try? PeerName(host: host) else { return base }
-        let candidates = hosts.filter { entry in
-            guard let pattern = entry.host, pattern.matches(name) else { return false }
-            return !entry.exclude.contains { $0.matches(name) }
+        guard let name = try? PeerName(host: host), let index = hostIndex(for: name) else { return base }
+        return hosts[index]
+    }
+
+    /// The index in ``hosts`` of the entry for `name` (nil: the base entry applies): the most
+    /// specific pattern that matches (an exact host being the most specific) and does not exclude it.
+    public func hostIndex(for name: PeerName) -> Int? {
+        var best: (index: Int, specificity: Int)?
+        for (index, entry) in hosts.enumerated() {
+            guard let pattern = entry.host, pattern.matches(name), !entry.exclude.contains(where: { $0.matches(name) }) else { continue }
+            if pattern.specificity > (best?.specificity ?? Int.min) { best = (index, pattern.specificity) }
         }
-        return candidates.max { ($0.host?.specificity ?? 0) < ($1.host?.specificity ?? 0) } ?? base
+        return best?.index
     }
 }

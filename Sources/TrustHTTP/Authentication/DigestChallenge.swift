@@ -1,3 +1,4 @@
+import Foundation
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
 public struct DigestChallenge: Sendable, Hashable {
     /// A Digest quality of protection (`qop`) value.
@@ -58,7 +59,7 @@ public struct DigestChallenge: Sendable, Hashable {
         self.opaque = challenge["opaque"]
         self.algorithm = algorithm
         if let qop = challenge["qop"] {
-            let offered = qop.split(separator: ",").map { $0.trimmingCharacters(in: " \t").lowercased() }
+            let offered = qop.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             self.qualityOfProtection = offered.compactMap { QualityOfProtection(rawValue: $0) }
             if qualityOfProtection.isEmpty { throw .unsupportedQualityOfProtection(qop) }
         } else {
@@ -75,21 +76,5 @@ public struct DigestChallenge: Sendable, Hashable {
     /// an RFC 2069 challenge.
     public var chosenQualityOfProtection: QualityOfProtection? {
         qualityOfProtection.contains(.auth) ? .auth : qualityOfProtection.first
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var slice = Substring(self)
-        while let first = slice.first, characters.contains(first) { slice.removeFirst() }
-        while let last = slice.last, characters.contains(last) { slice.removeLast() }
-        return String(slice)
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        String(self).trimmingCharacters(in: set)
     }
 }

@@ -23,13 +23,14 @@ final class DigestSessionCache: Sendable {
     }
 
     /// The answer for the next request to `key`, counting it; nil without a Digest session there.
-    func nextAuthorization(for key: String, method: String, uri: String, body: [UInt8], accept: (Entry) -> Bool) -> (DigestAuthorization, Entry)? {
+    /// - Parameter body: read only when the nonce's qop is `auth-int` (the body is hashed then, and never copied otherwise).
+    func nextAuthorization(for key: String, method: String, uri: String, body: () -> [UInt8], accept: (Entry) -> Bool) -> (DigestAuthorization, Entry)? {
         entries.withLockedValue { entries -> (DigestAuthorization, Entry)? in
             guard var entry = entries[key], entry.nonceCount < UInt32.max, accept(entry) else { return nil }
             entry.nonceCount += 1
             entries[key] = entry
             let answer = DigestAuthorization(challenge: entry.challenge, user: entry.user, password: entry.password, method: method, uri: uri,
-                                             body: body, nonceCount: entry.nonceCount)
+                                             body: entry.challenge.chosenQualityOfProtection == .authInt ? body() : [], nonceCount: entry.nonceCount)
             return (answer, entry)
         }
     }

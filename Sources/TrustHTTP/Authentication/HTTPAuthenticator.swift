@@ -67,7 +67,7 @@ struct HTTPAuthenticator {
         var ownUser: (String, String)?
         if origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind { ownUser = (user, password) }
         if let (answer, entry) = digestSessions.nextAuthorization(
-            for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(), uri: uri, body: request.body.map(Array.init) ?? [],
+            for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(), uri: uri, body: { request.body.map(Array.init) ?? [] },
             accept: { entry in ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none) }) {
             request.setHeader("Authorization", answer.fieldValue)
             self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
@@ -135,7 +135,7 @@ struct HTTPAuthenticator {
                 staleRetries < Self.maximumStaleRetries, let freshDigest = fresh.digest
             {
                 staleRetries += 1
-                return .retry(answer(request, offer: fresh, digestChallenge: freshDigest, attempt: attempt, isProxy: isProxy, counts: attempt.counts))
+                return .retry(answer(request, digestChallenge: freshDigest, attempt: attempt, isProxy: isProxy))
             }
             if attempt.counts {
                 var space = attempt.space
@@ -197,7 +197,7 @@ struct HTTPAuthenticator {
             }
             let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
             if let digest = offer.digest {
-                return .retry(answer(request, offer: offer, digestChallenge: digest, attempt: attempt, isProxy: isProxy, counts: true))
+                return .retry(answer(request, digestChallenge: digest, attempt: attempt, isProxy: isProxy))
             }
             do {
                 let basic = try BasicAuthorization(user: user, password: password)
@@ -224,7 +224,7 @@ struct HTTPAuthenticator {
         return .final(final)
     }
 
-    private mutating func answer(_ request: Request, offer: OfferedAuthentication, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool, counts: Bool) -> Request {
+    private mutating func answer(_ request: Request, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool) -> Request {
         // What the answered request line says: CONNECT host:port for a tunnel, the absolute URI for
         // a request a proxy receives itself, the path otherwise.
         var method = request.method.uppercased()
@@ -243,7 +243,6 @@ struct HTTPAuthenticator {
         next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", digest.fieldValue)
         var updated = attempt
         updated.digest = digest
-        updated.counts = counts
         if isProxy { proxy = updated } else { origin = updated }
         return next
     }

@@ -3,6 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
 import NIOTLS
+import TrustNIO
 
 /// The HTTP protocol set up on a connection, and the TLS version it runs over.
 struct NegotiatedProtocol: Sendable {
@@ -25,7 +26,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             do {
                 let pipeline = context.pipeline.syncOperations
-                let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion.map(Self.describe)
+                let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion?.displayName
                 pipeline.removeHandler(self, promise: nil)
                 var result = try Self.configure(context.channel, http2: negotiated == "h2")
                 result.tlsVersion = tlsVersion ?? nil
@@ -50,15 +51,6 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         try pipeline.addHTTPClientHandlers()
         try pipeline.addHandler(HTTPExchangeHandler())
         return NegotiatedProtocol(multiplexer: nil)
-    }
-
-    static func describe(_ version: TLSVersion) -> String {
-        switch version {
-        case .tlsv1: return "TLSv1.0"
-        case .tlsv11: return "TLSv1.1"
-        case .tlsv12: return "TLSv1.2"
-        case .tlsv13: return "TLSv1.3"
-        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

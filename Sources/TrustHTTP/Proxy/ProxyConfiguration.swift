@@ -61,7 +61,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         func value(_ name: String) -> String? {
             (variables[name.lowercased()] ?? variables[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
         }
-        let noProxy = value("NO_PROXY").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.filter { !$0.isEmpty } } ?? []
+        let noProxy = value("NO_PROXY").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
         let http = value("HTTP_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
         let https = value("HTTPS_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
         return (http, https)

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// The proxy's answer to CONNECT when it is not 2xx (a 407 goes to HTTP authentication).
@@ -86,7 +87,7 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             var headers: [(name: String, value: String)] = []
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: " \t")))
+                headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
             }
             fail(context: context, ProxyRefusal(statusCode: status, headers: headers))
             return
