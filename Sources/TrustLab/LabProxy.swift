@@ -137,7 +137,8 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         let headers = HTTPHeaders([("proxy-authenticate", challenge), ("content-length", String(text.utf8.count)), ("connection", "close")])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .proxyAuthenticationRequired, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func target(_ authority: String) -> (String, Int)? {
@@ -150,7 +151,8 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func fail(context: ChannelHandlerContext, status: HTTPResponseStatus) {
         let headers = HTTPHeaders([("content-length", "0"), ("connection", "close")])
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// CONNECT: answer 200, then relay bytes both ways.
@@ -196,7 +198,7 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
                 case .success(let upstream):
                     let pipeline = context.pipeline.syncOperations
                     pipeline.removeHandler(handler.encoder, promise: nil)
-                    if let toClient { context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: toClient)), promise: nil) }
+                    if let toClient { context.channel.writeAndFlush(context.channel.allocator.buffer(string: toClient), promise: nil) }
                     try? pipeline.addHandler(LabRelay(partner: upstream))
                     pipeline.removeHandler(handler.decoder, promise: nil)
                     pipeline.removeHandler(handler, promise: nil)
@@ -216,7 +218,7 @@ final class LabRelay: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        partner.writeAndFlush(data, promise: nil)
+        partner.writeAndFlush(unwrapInboundIn(data), promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
