@@ -16,8 +16,10 @@ import TrustNIO
 /// let response = try await session.data(for: Request(url: URL(string: "https://api.example.com/")!))
 /// ```
 ///
-/// - Every new connection is evaluated (there is no TLS session resumption and no trust cache);
-///   pooled connections are keyed by origin *and* trust configuration.
+/// - Every new connection is evaluated (there is no TLS session resumption); with no challenge
+///   handler, a trusted decision may be reused for the identical chain, host and trust
+///   configuration (``SessionConfiguration/evaluationCache``, `TrustEvaluationCache`).
+///   Pooled connections are keyed by origin *and* trust configuration.
 /// - A request with its own challenge handler never reuses a pooled connection and its
 ///   connection is never pooled: the handler is asked for that request's connection.
 /// - Call ``shutdown()`` when done.
@@ -43,7 +45,12 @@ public final class Session: Sendable {
         self.configuration = configuration
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
         self.pool = ConnectionPool(idleTimeout: configuration.idleTimeout, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin)
-        self.evaluationCache = configuration.evaluationCache.map { TrustEvaluationCache(capacity: $0.capacity, timeToLive: $0.timeToLive) }
+        // A trust configuration file can switch the cache off (or make it smaller) for its sessions.
+        var cacheSettings = configuration.evaluationCache
+        if case .configuration(let evaluator, _) = configuration.serverTrust {
+            cacheSettings = EvaluationCacheSettings.stricter(cacheSettings, evaluator.configuration.evaluationCache)
+        }
+        self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
         self.configuredIdentities = try Self.loadConfiguredIdentities(configuration.serverTrust)
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }

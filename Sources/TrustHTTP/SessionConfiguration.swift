@@ -84,7 +84,9 @@ public struct SessionConfiguration: Sendable {
     /// Reuse of trusted decisions for new connections presenting the identical chain for the same
     /// host under the same trust configuration (see `TrustEvaluationCache` for its safety rules);
     /// `nil` evaluates every chain from scratch. Challenge handlers are asked for every new
-    /// connection either way: the cache only speeds up default handling.
+    /// connection either way: the cache only speeds up default handling. With
+    /// ``ServerTrustConfiguration/configuration(_:reporter:)``, the file's `evaluationCache` applies
+    /// too: `false` there switches it off, and the stricter capacity and lifetime win.
     public var evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
     /// Client identities by host (canonical name or IP literal), sent when a server asks for a
     /// certificate and the client-certificate challenge gets default handling.
@@ -126,19 +128,5 @@ public struct SessionConfiguration: Sendable {
         }
         guard let chosen, chosen.applies(toHost: origin.host, port: origin.port) else { return nil }
         return chosen
-    }
-}
-
-/// Size and lifetime of a session's `TrustEvaluationCache`.
-public struct EvaluationCacheSettings: Sendable, Hashable {
-    /// The most decisions kept.
-    public var capacity: Int
-    /// The longest a decision is reused after it was stored.
-    public var timeToLive: Duration
-
-    /// Settings for at most `capacity` decisions, each reused for up to `timeToLive`.
-    public init(capacity: Int = 1024, timeToLive: Duration = .seconds(300)) {
-        self.capacity = capacity
-        self.timeToLive = timeToLive
     }
 }

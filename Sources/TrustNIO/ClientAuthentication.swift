@@ -69,7 +69,7 @@ public struct ClientAuthentication: Sendable {
         let validator = self.validator
         return NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: { presented, promise in
             let trust = ServerTrustVerifier.serverTrust(presented, peerName: nil, at: Date())
-            Task {
+            ServerTrustVerifier.start {
                 let decision: TrustDecision
                 switch trust {
                 case .success(let trust): decision = await validator.evaluate(trust)

@@ -20,7 +20,8 @@ import X509
 ///   with `.none`, NIOSSL runs the callback but ignores a `.failed` verdict. The name is checked by
 ///   the evaluation itself, against the canonical peer name.
 public struct ServerTrustVerifier: Sendable {
-    /// Decides about one presented chain. Called once per handshake, off the event loop.
+    /// Decides about one presented chain. Called once per handshake; it may start on the event
+    /// loop's thread (see `start`), so it must not block — await instead.
     public typealias Decide = @Sendable (ServerTrust) async -> TrustDecision
 
     /// A decision that is already known (e.g. from a cache), answered synchronously in the
@@ -55,7 +56,7 @@ public struct ServerTrustVerifier: Sendable {
                 promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
                 return
             }
-            Task {
+            @Sendable func run() async {
                 let decision: TrustDecision
                 switch trust {
                 case .success(let trust): decision = await decide(trust)
@@ -64,7 +65,23 @@ public struct ServerTrustVerifier: Sendable {
                 record.record(decision)
                 promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
             }
+            Self.start(run)
         }
+    }
+
+    /// Starts the evaluation. Where the runtime has `Task.immediate`, it begins on this (the event
+    /// loop's) thread and, when nothing in it truly suspends — no challenge handler, as in default
+    /// handling — completes NIOSSL's promise before the callback returns, like BoringSSL's own
+    /// verification does: no hop to another thread and back in the middle of the handshake. A
+    /// handler that awaits something moves the rest of the evaluation off the event loop.
+    static func start(_ work: @escaping @Sendable () async -> Void) {
+        #if compiler(>=6.2)
+        if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+            Task.immediate { await work() }
+            return
+        }
+        #endif
+        Task { await work() }
     }
 
     /// A client TLS handler for `host` (SNI is sent for DNS names only, never for IP literals).

@@ -76,4 +76,80 @@ struct EvaluationCacheTests {
             #expect(session.evaluationCache?.statistics.hits == 2)
         }
     }
+
+    /// The key is every byte of every certificate: the genuine chain cached, a leaf with the same
+    /// to-be-signed bytes and a tampered signature is still evaluated (and refused), every time.
+    @Test func aTamperedSignatureNeverHitsTheGenuineEntry() async throws {
+        let cache = TrustEvaluationCache()
+        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let evaluator = CachingTrustEvaluator(counting, cache: cache, policyIdentity: "lab")
+        let chain = Lab.chain("good")
+        #expect(await evaluator.evaluate(try ServerTrust(presentedChain: chain, host: "good.lab.test")).isTrusted)
+        var der = chain[0].derBytes
+        der[der.count - 1] ^= 0x01  // the last byte of the ECDSA signature's s
+        let forged = try Certificate(derEncoded: der)
+        #expect(forged.tbsCertificateBytes == chain[0].tbsCertificateBytes)
+        for _ in 0..<3 {
+            let decision = await evaluator.evaluate(try ServerTrust(presentedChain: [forged] + chain.dropFirst(), host: "good.lab.test"))
+            #expect(!decision.isTrusted)
+        }
+        #expect(counting.count.withLockedValue { $0 } == 4)
+        #expect(cache.statistics.hits == 0)
+    }
+
+    /// Bounded by least recent *use*: with room for two, the entry used last survives a third.
+    @Test func theLeastRecentlyUsedEntryGoesFirst() async throws {
+        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let cache = TrustEvaluationCache(capacity: 2)
+        let evaluator = CachingTrustEvaluator(counting, cache: cache, policyIdentity: "lab")
+        let a = Lab.trust("good")
+        let b = Lab.trust("good", host: "api.good.lab.test")
+        let c = Lab.trust("good", host: "www.good.lab.test")
+        for trust in [a, b, a, c] { #expect(await evaluator.evaluate(trust).isTrusted) }  // c evicts b, not a
+        #expect(counting.count.withLockedValue { $0 } == 3)
+        #expect(await evaluator.evaluate(a).isTrusted)
+        #expect(counting.count.withLockedValue { $0 } == 3)
+        #expect(await evaluator.evaluate(b).isTrusted)
+        #expect(counting.count.withLockedValue { $0 } == 4)
+        #expect(cache.statistics.entries == 2)
+        // Many more distinct names than room: never more than the capacity.
+        for index in 0..<50 { _ = await evaluator.evaluate(Lab.trust("good", host: "n\(index).good.lab.test")) }
+        #expect(cache.statistics.entries == 2)
+    }
+
+    /// The configuration file's off-switch: `false` turns the cache off for a session using it;
+    /// an object sets (at most) the capacity and lifetime; bad values are problems with a path.
+    @Test func theConfigurationFileCanSwitchTheCacheOff() async throws {
+        let off = try TrustConfiguration.parse(#"{"version": 1, "evaluationCache": false}"#, publicSuffixes: nil)
+        #expect(off.evaluationCache == nil)
+        #expect(try TrustConfiguration.parse(off.jsonText(), publicSuffixes: nil) == off)
+        let small = try TrustConfiguration.parse(#"{"version": 1, "evaluationCache": {"capacity": 8, "timeToLiveSeconds": 30}}"#, publicSuffixes: nil)
+        #expect(small.evaluationCache == EvaluationCacheSettings(capacity: 8, timeToLive: .seconds(30)))
+        #expect(try TrustConfiguration.parse(small.jsonText(), publicSuffixes: nil) == small)
+        #expect(try TrustConfiguration.parse(#"{"version": 1}"#, publicSuffixes: nil).evaluationCache == EvaluationCacheSettings())
+        for bad in [#""no""#, "0", "null", #"{"capacity": 0}"#, #"{"timeToLiveSeconds": -1}"#, #"{"size": 3}"#] {
+            #expect(throws: TrustConfigurationFileError.self, "\(bad)") {
+                try TrustConfiguration.parse(#"{"version": 1, "evaluationCache": "# + bad + "}", publicSuffixes: nil)
+            }
+        }
+
+        var configuration = TrustConfiguration()
+        configuration.base.anchors = TrustConfiguration.Anchors(pem: Lab.pki.trustedRoots.map(\.pemString), replaceSystem: true)
+        let withCache = try Session(configuration: sessionConfiguration(configuration))
+        #expect(withCache.evaluationCache?.capacity == 1024)
+        configuration.evaluationCache = EvaluationCacheSettings(capacity: 4, timeToLive: .seconds(600))
+        let smaller = try Session(configuration: sessionConfiguration(configuration))
+        #expect(smaller.evaluationCache?.capacity == 4)
+        #expect(smaller.evaluationCache?.timeToLive == .seconds(300))  // the session's shorter lifetime wins
+        configuration.evaluationCache = nil
+        let without = try Session(configuration: sessionConfiguration(configuration))
+        #expect(without.evaluationCache == nil)
+        for session in [withCache, smaller, without] { await session.shutdown() }
+    }
+
+    private func sessionConfiguration(_ configuration: TrustConfiguration) throws -> SessionConfiguration {
+        var session = SessionConfiguration()
+        session.serverTrust = .configuration(try ConfiguredTrustEvaluator(configuration: configuration), reporter: nil)
+        return session
+    }
 }

@@ -8,6 +8,17 @@ extension TrustConfiguration {
         let baseMembers = Self.members(of: base)
         if !baseMembers.isEmpty { top.append(.init(key: "base", value: .object(baseMembers))) }
         if !hosts.isEmpty { top.append(.init(key: "hosts", value: .array(hosts.map { .object(Self.members(of: $0)) }))) }
+        if let evaluationCache {
+            if evaluationCache != EvaluationCacheSettings() {
+                let seconds = max(1, Int(evaluationCache.timeToLive.components.seconds))
+                top.append(.init(key: "evaluationCache", value: .object([
+                    .init(key: "capacity", value: .number(String(evaluationCache.capacity))),
+                    .init(key: "timeToLiveSeconds", value: .number(String(seconds))),
+                ])))
+            }
+        } else {
+            top.append(.init(key: "evaluationCache", value: .bool(false)))
+        }
         return JSONValue.object(top).serialized() + "\n"
     }
 

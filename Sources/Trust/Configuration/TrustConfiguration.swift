@@ -32,6 +32,8 @@ import X509
 /// - `reportURIs`: `https` URIs for failure reports (none by default).
 /// - `clientIdentity`: `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}`.
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
+///
+/// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
 public struct TrustConfiguration: Sendable, Hashable, Codable {
     /// The format version this library reads and writes.
     public static let currentVersion = 1
@@ -42,12 +44,21 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     public var base: Entry
     /// The per-host entries.
     public var hosts: [Entry]
+    /// Whether (and how much) trusted decisions may be reused for new connections presenting the
+    /// identical chain for the same host under this configuration (see ``TrustEvaluationCache``);
+    /// `nil` evaluates every chain from scratch. In the file: `"evaluationCache": false`, or
+    /// `{"capacity": 1024, "timeToLiveSeconds": 300}` (the default when the member is absent).
+    public var evaluationCache: EvaluationCacheSettings?
 
     /// Creates a configuration from a base entry and host entries.
-    public init(version: Int = TrustConfiguration.currentVersion, base: Entry = Entry(), hosts: [Entry] = []) {
+    public init(
+        version: Int = TrustConfiguration.currentVersion, base: Entry = Entry(), hosts: [Entry] = [],
+        evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
+    ) {
         self.version = version
         self.base = base
         self.hosts = hosts
+        self.evaluationCache = evaluationCache
     }
 
     /// Whether an entry's pins refuse the connection or only lead to a report.

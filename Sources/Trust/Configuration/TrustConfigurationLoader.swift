@@ -118,7 +118,7 @@ extension TrustConfiguration {
         }
 
         mutating func configuration(_ document: JSONValue) -> TrustConfiguration? {
-            guard let top = members(document, "$", allowed: ["version", "base", "hosts"]) else { return nil }
+            guard let top = members(document, "$", allowed: ["version", "base", "hosts", "evaluationCache"]) else { return nil }
             // A version problem is reported, and the rest is still checked (as version 1) so every problem shows at once.
             if let versionValue = top["version"] {
                 if let version = integer(versionValue, "$.version"), version != TrustConfiguration.currentVersion {
@@ -128,6 +128,9 @@ extension TrustConfiguration {
                 problem("$.version", "is required (\(TrustConfiguration.currentVersion))")
             }
             var configuration = TrustConfiguration()
+            if let cache = top["evaluationCache"] {
+                configuration.evaluationCache = evaluationCache(cache, "$.evaluationCache")
+            }
             if let base = top["base"] {
                 configuration.base = entry(base, "$.base", isBase: true) ?? Entry()
             }
@@ -151,6 +154,24 @@ extension TrustConfiguration {
                 }
             }
             return configuration
+        }
+
+        /// `false` (off), `true` (the defaults) or `{"capacity": N, "timeToLiveSeconds": S}`.
+        mutating func evaluationCache(_ value: JSONValue, _ path: String) -> EvaluationCacheSettings? {
+            if case .bool(let enabled) = value { return enabled ? EvaluationCacheSettings() : nil }
+            guard case .object = value else {
+                problem(path, "must be false, true or an object with capacity and timeToLiveSeconds, not \(value.kindName)")
+                return nil
+            }
+            guard let fields = members(value, path, allowed: ["capacity", "timeToLiveSeconds"]) else { return nil }
+            var settings = EvaluationCacheSettings()
+            if let capacity = fields["capacity"], let number = integer(capacity, path + ".capacity") {
+                if (1...1_000_000).contains(number) { settings.capacity = number } else { problem(path + ".capacity", "must be between 1 and 1000000 (false turns the cache off)") }
+            }
+            if let lifetime = fields["timeToLiveSeconds"], let seconds = integer(lifetime, path + ".timeToLiveSeconds") {
+                if (1...86_400).contains(seconds) { settings.timeToLive = .seconds(seconds) } else { problem(path + ".timeToLiveSeconds", "must be between 1 and 86400 (false turns the cache off)") }
+            }
+            return settings
         }
 
         static let entryMembers: Set<String> = [

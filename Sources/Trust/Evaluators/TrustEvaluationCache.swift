@@ -5,17 +5,33 @@ import X509
 /// same name under the same policy does not rebuild the path.
 ///
 /// Safety rules (pitfall 9: a cache must never be a way around verification):
-/// - the key is the exact presented chain (certificate bytes, in order), the canonical peer name
-///   and the policy identity — a different host, policy or configuration never hits;
-/// - only trusted decisions with a validated path are stored (a refusal is always re-evaluated);
+/// - the key is the exact presented chain (every certificate's bytes — to-be-signed part,
+///   signature algorithm and signature — in order), the canonical peer name and the policy
+///   identity; a different host, policy or configuration never hits. Pins and the name are
+///   part of the policy and the key, so a hit skips nothing they would have decided;
+/// - only trusted decisions with a validated path and no failure reason are stored (a refusal is
+///   always re-evaluated);
 /// - an entry is used only while the evaluation time lies within every certificate's validity on
 ///   its validated path (never past the earliest `notAfter`), and for at most `timeToLive`;
-/// - it is bounded: the least recently used entry goes first.
+/// - it is bounded: when full, the least recently used entry goes first (O(1)).
 public final class TrustEvaluationCache: @unchecked Sendable {
     struct Key: Hashable {
         var chain: [Certificate]
         var peerName: PeerName?
         var policy: String
+
+        // Equality is `Certificate`'s: every byte. The hash feeds each certificate's to-be-signed
+        // bytes to the (randomly seeded) hasher in bulk — `Certificate`'s own hash goes byte by
+        // byte, which made a lookup cost more than the rest of a hit.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(chain.count)
+            for certificate in chain {
+                hasher.combine(certificate.tbsCertificateBytes.count)
+                certificate.tbsCertificateBytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+            hasher.combine(peerName)
+            hasher.combine(policy)
+        }
     }
 
     struct Entry {
@@ -23,7 +39,6 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         var validFrom: Date
         var validUntil: Date
         var storedAt: ContinuousClock.Instant
-        var lastUse: UInt64
     }
 
     /// The most entries kept (at least 1).
@@ -31,8 +46,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     /// The longest an entry is used after it was stored.
     public let timeToLive: Duration
     private let lock = NSLock()
-    private var entries: [Key: Entry] = [:]
-    private var tick: UInt64 = 0
+    private var entries = LRUDictionary<Key, Entry>()
     private var hitCount = 0
     private var missCount = 0
 
@@ -42,25 +56,30 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         self.timeToLive = timeToLive
     }
 
+    /// Creates an empty cache sized by `settings`.
+    public convenience init(_ settings: EvaluationCacheSettings) {
+        self.init(capacity: settings.capacity, timeToLive: settings.timeToLive)
+    }
+
     /// The cached decision for `trust` under `policy`, if there is a usable one.
     public func decision(for trust: ServerTrust, policy: String) -> TrustDecision? {
         let key = Key(chain: trust.presentedChain, peerName: trust.peerName, policy: policy)
         let time = Date(timeIntervalSince1970: trust.evaluationTime.timeIntervalSince1970.rounded(.down))
+        let now = ContinuousClock.now
         lock.lock()
-        defer { lock.unlock() }
-        guard var entry = entries[key] else {
+        guard let entry = entries.use(key) else {
             missCount += 1
+            lock.unlock()
             return nil
         }
-        guard entry.validFrom <= time, time <= entry.validUntil, entry.storedAt.duration(to: .now) < timeToLive else {
-            entries[key] = nil
+        guard entry.validFrom <= time, time <= entry.validUntil, entry.storedAt.duration(to: now) < timeToLive else {
+            entries.remove(key)
             missCount += 1
+            lock.unlock()
             return nil
         }
-        tick += 1
-        entry.lastUse = tick
-        entries[key] = entry
         hitCount += 1
+        lock.unlock()
         var decision = entry.decision
         decision.evaluationTime = trust.evaluationTime
         return decision
@@ -72,15 +91,10 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         let validFrom = decision.validatedPath.map(\.notValidBefore).max() ?? .distantFuture
         let validUntil = decision.validatedPath.map(\.notValidAfter).min() ?? .distantPast
         let key = Key(chain: trust.presentedChain, peerName: trust.peerName, policy: policy)
+        let entry = Entry(decision: decision, validFrom: validFrom, validUntil: validUntil, storedAt: .now)
         lock.lock()
-        defer { lock.unlock() }
-        if entries[key] == nil && entries.count >= capacity,
-            let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
-        {
-            entries[oldest] = nil
-        }
-        tick += 1
-        entries[key] = Entry(decision: decision, validFrom: validFrom, validUntil: validUntil, storedAt: .now, lastUse: tick)
+        entries.set(key, entry, capacity: capacity)
+        lock.unlock()
     }
 
     /// The cached decision, or `evaluate`'s (stored when reusable).
@@ -94,7 +108,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     /// Forgets everything.
     public func removeAll() {
         lock.lock()
-        entries = [:]
+        entries = LRUDictionary()
         lock.unlock()
     }
 
@@ -103,6 +117,27 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (entries.count, hitCount, missCount)
+    }
+}
+
+/// Size and lifetime of a ``TrustEvaluationCache``. `nil` where a setting is optional turns the
+/// cache off (``TrustConfiguration/evaluationCache``, a session's configuration).
+public struct EvaluationCacheSettings: Sendable, Hashable, Codable {
+    /// The most decisions kept.
+    public var capacity: Int
+    /// The longest a decision is reused after it was stored.
+    public var timeToLive: Duration
+
+    /// Settings for at most `capacity` decisions, each reused for up to `timeToLive`.
+    public init(capacity: Int = 1024, timeToLive: Duration = .seconds(300)) {
+        self.capacity = capacity
+        self.timeToLive = timeToLive
+    }
+
+    /// The stricter of two settings (the smaller capacity and lifetime); `nil` when either is off.
+    public static func stricter(_ a: EvaluationCacheSettings?, _ b: EvaluationCacheSettings?) -> EvaluationCacheSettings? {
+        guard let a, let b else { return nil }
+        return EvaluationCacheSettings(capacity: min(a.capacity, b.capacity), timeToLive: min(a.timeToLive, b.timeToLive))
     }
 }
 

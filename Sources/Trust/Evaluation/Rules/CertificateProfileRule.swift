@@ -20,7 +20,7 @@ public struct CertificateProfileRule: PathRule {
         var reasons: [TrustFailureReason] = []
         let anchorOnly = path.count == 1 && path.endsAtAnchor
         for (index, certificate) in path.certificates.enumerated() {
-            let name = certificate.displayName
+            var name: String { certificate.displayName }
             if !path.isAnchor(index) || anchorOnly {
                 let serial = certificate.serialNumber.bytes
                 if serial.count > 20 {

@@ -15,7 +15,7 @@ public struct KeyIdentifierRule: PathRule {
         if path.count == 1 && path.endsAtAnchor { return [] }
         var reasons: [TrustFailureReason] = []
         for (index, certificate) in path.certificates.enumerated() {
-            let name = certificate.displayName
+            var name: String { certificate.displayName }
             let aki: AuthorityKeyIdentifier?
             let ski: SubjectKeyIdentifier?
             do {
