@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // Benchmarks live in their own package so users and CI never build the baseline client.
-// Run: cd Benchmarks && swift run -c release trust-http-bench
+// Run: cd Benchmarks && swift run -c release trust-http-bench [SECONDS_PER_ROUND] [ROUNDS]
 import PackageDescription
 
 let package = Package(
@@ -11,11 +11,15 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
+        .target(name: "AllocationCounter"),
         .executableTarget(
             name: "trust-http-bench",
             dependencies: [
+                "AllocationCounter",
                 .product(name: "TrustHTTP", package: "swift-trust"),
                 .product(name: "TrustLab", package: "swift-trust"),
                 .product(name: "Trust", package: "swift-trust"),
@@ -23,6 +27,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         )
     ]

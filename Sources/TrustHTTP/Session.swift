@@ -150,11 +150,15 @@ public final class Session: Sendable {
         let head = makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure)
         let body = request.body.map { ByteBuffer(bytes: $0) }
 
-        // A pooled HTTP/1.1 connection may have been closed by the server while idle: one retry on a new one.
+        // One retry, on a new connection, when the request never reached the application: a pooled
+        // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream lost before any response
+        // to a server going away (GOAWAY: streams above its last-stream-id were never processed, RFC 9113
+        // §6.8) — for HTTP/2 only idempotent methods (RFC 9110 §9.2.2), as the stream may have been seen.
+        var avoidsPool = false
         for attempt in 0..<2 {
             var reused = false
             let connection: Connection
-            if !taskScoped, let pooled = pool.take(key) {
+            if !taskScoped, !avoidsPool, let pooled = pool.take(key) {
                 connection = pooled
                 reused = true
             } else {
@@ -228,11 +232,18 @@ public final class Session: Sendable {
                     throw clientError
                 }
                 if reused && attempt == 0 && error is ConnectionClosedError { continue }
+                if connection.isHTTP2 && attempt == 0 && Self.idempotentMethods.contains(request.method) {
+                    avoidsPool = true
+                    continue
+                }
                 throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
             }
         }
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
     }
+
+    /// Methods a client may repeat after a connection failure (RFC 9110 §9.2.2).
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     /// The request head. Proxy credentials go only to a proxy that receives the request itself
     /// (absolute form): never to an origin, and never through a tunnel.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import TrustNIO
 
 /// The lab servers' HTTP application, the same over HTTP/1.1 and HTTP/2 (behind NIOHTTP2's
@@ -14,6 +15,7 @@ import TrustNIO
 /// | `GET /redirect?to=URL&status=302` | a redirect |
 /// | `GET /headers` | the request headers, one `name: value` per line |
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
+/// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2) |
 /// | `* /echo` | the method on the first line, then the request body |
 /// | `GET /whoami` | the verified client certificate's subject and pin, or `anonymous` |
 /// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
@@ -35,12 +37,16 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     let authentication: LabHTTPAuthentication
     /// Where `POST /reports` bodies go (shared by the server's connections).
     let reports: LabReportInbox
+    /// Whether this handler serves one HTTP/2 stream (its channel's parent is the connection);
+    /// otherwise it serves an HTTP/1.1 connection (whose parent is the listening socket).
+    let isHTTP2Stream: Bool
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
     init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
-         reports: LabReportInbox = LabReportInbox()) {
+         reports: LabReportInbox = LabReportInbox(), isHTTP2Stream: Bool = false) {
         self.name = name
+        self.isHTTP2Stream = isHTTP2Stream
         self.client = client
         self.authentication = authentication
         self.reports = reports
@@ -98,6 +104,19 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "/redirect":
             let status = Int(query["status"] ?? "") ?? 302
             send(context: context, request: request, status: HTTPResponseStatus(statusCode: status), body: "", extra: [("location", query["to"] ?? "/")])
+        case "/close":
+            if isHTTP2Stream, let connection = context.channel.parent,
+                let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+            {
+                // HTTP/2: GOAWAY naming this stream as the last one, the response, then the connection
+                // closes once this stream is done.
+                let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil))
+                connection.writeAndFlush(goAway, promise: nil)
+                context.channel.closeFuture.whenComplete { _ in connection.close(promise: nil) }
+                send(context: context, request: request, status: .ok, body: "closing\n")
+            } else {
+                send(context: context, request: request, status: .ok, body: "closing\n", closesConnection: true)
+            }
         case "/whoami":
             let who = client?.verifiedClient.map { "client: \($0.subject) \($0.pin)" } ?? "anonymous"
             send(context: context, request: request, status: .ok, body: who + "\n")
@@ -120,15 +139,19 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func send(context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponseStatus, body text: String, extra: [(String, String)] = []) {
+    private func send(
+        context: ChannelHandlerContext, request: HTTPRequestHead, status: HTTPResponseStatus, body text: String, extra: [(String, String)] = [],
+        closesConnection: Bool = false
+    ) {
+        let keepAlive = request.isKeepAlive && !closesConnection
         var headers = HTTPHeaders([("content-type", "text/plain; charset=utf-8"), ("content-length", String(text.utf8.count))])
         for (name, value) in extra { headers.add(name: name, value: value) }
-        if !request.isKeepAlive { headers.add(name: "connection", value: "close") }
+        if !keepAlive { headers.add(name: "connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         if !text.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
         }
-        finish(context: context, keepAlive: request.isKeepAlive)
+        finish(context: context, keepAlive: keepAlive)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -167,7 +167,7 @@ public final class LabServer: Sendable {
                                          reports: LabReportInbox) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports, isHTTP2Stream: true)])
             }
         }).map { _ in }
     }

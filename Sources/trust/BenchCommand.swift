@@ -147,8 +147,14 @@ struct BenchCommand: AsyncParsableCommand {
         if wants("parse a DER certificate") {
             let der = certificate.derBytes
             let parse = Self.medianSync(iterations) { for _ in 0..<100 { _ = try? Certificate(derEncoded: der) } }
-            let hashDER = Self.medianSync(iterations) { for _ in 0..<100 { var h = Hasher(); h.combine(der); _ = h.finalize() } }
-            Self.report("parse a DER certificate (P-256)", parse / 100, "hash its DER bytes", hashDER / 100)
+            let hashDER = Self.medianSync(iterations) {
+                for _ in 0..<100 {
+                    var hasher = Hasher()
+                    der.withUnsafeBytes { hasher.combine(bytes: $0) }
+                    _ = hasher.finalize()
+                }
+            }
+            Self.report("parse a DER certificate (P-256)", parse / 100, "hash its DER bytes (bulk)", hashDER / 100)
         }
     }
 

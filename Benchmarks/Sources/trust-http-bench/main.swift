@@ -1,35 +1,141 @@
+import AllocationCounter
 import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
+import SwiftASN1
 import Trust
 import TrustHTTP
 import TrustLab
+import X509
 
 // Session (trust evaluation in the handshake + an SPKI pin) against AsyncHTTPClient (custom
-// trustRoots, no pinning), side by side in one run, against the same in-process TrustLab server
-// over loopback. Figures: keep-alive requests/s and new-connection handshakes/s with 1 and 2
-// concurrent clients; the ratio Session / AsyncHTTPClient is what to read (absolute numbers
-// include the server sharing the same cores).
+// trustRoots, BoringSSL's verification, no pinning), side by side in one run, against the same
+// in-process TrustLab server over loopback:
+// - keep-alive requests/s and new-connection (handshake + request) requests/s, 1 and 2 concurrent
+//   clients, HTTP/1.1 and HTTP/2 (a new connection per request: `GET /close` ends the connection —
+//   `connection: close` on HTTP/1.1, a graceful GOAWAY on HTTP/2 — so both clients reconnect);
+// - heap allocations per keep-alive request (glibc's allocator interposed, see AllocationCounter);
+// - resident memory for 1,000 pooled idle HTTP/1.1 connections, each client in a fresh process.
+// Ratios Session / AsyncHTTPClient are what to read; absolute rates include the server sharing
+// the same cores.
+//
+// Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
+//        trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT   (the child of the memory figure)
 
-// Rounds alternate (ours, theirs, ours, …) so drift on a shared machine hits both alike; the
-// figure is the median round.
-let seconds = Double(CommandLine.arguments.dropFirst().first ?? "") ?? 1
-let rounds = Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 7
+enum Client: String {
+    case session
+    case ahc
+}
+
+enum Protocol: String {
+    case http1 = "HTTP/1.1"
+    case http2 = "HTTP/2"
+}
+
+func makeSession(roots: [Certificate], pin: SPKIPin, protocol proto: Protocol, cache: Bool = true, idle: Int = 8) throws -> Session {
+    var configuration = SessionConfiguration()
+    configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pin], anchors: .only(roots)))
+    configuration.httpVersion = proto == .http1 ? .http1Only : .automatic
+    configuration.maximumIdleConnectionsPerOrigin = idle
+    configuration.idleTimeout = .seconds(120)
+    if !cache { configuration.evaluationCache = nil }
+    return try Session(configuration: configuration)
+}
+
+func makeHTTPClient(roots: [Certificate], protocol proto: Protocol, idle: Int = 8) throws -> HTTPClient {
+    var tls = TLSConfiguration.makeClientConfiguration()
+    tls.trustRoots = .certificates(try roots.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
+    tls.applicationProtocols = proto == .http1 ? ["http/1.1"] : ["h2", "http/1.1"]
+    var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+    configuration.httpVersion = proto == .http1 ? .http1Only : .automatic
+    configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: idle)
+    return HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: configuration)
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+@Sendable func sessionGet(_ session: Session, _ url: String) async throws {
+    guard let target = URL(string: url) else { throw BenchFailure(description: "bad URL \(url)") }
+    let response = try await session.data(for: Request(url: target))
+    guard response.statusCode == 200 else { throw BenchFailure(description: "Session: status \(response.statusCode)") }
+}
+
+@Sendable func clientGet(_ client: HTTPClient, _ url: String) async throws {
+    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+    _ = try await response.body.collect(upTo: 1 << 20)
+    guard response.status.code == 200 else { throw BenchFailure(description: "AsyncHTTPClient: status \(response.status.code)") }
+}
+
+/// `/proc/self/status` figures in KiB (0 where unavailable).
+func memoryKiB(_ field: String) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix(field + ":") {
+        return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") ?? 0
+    }
+    return 0
+}
+
+/// Open sockets of this process (each pooled connection holds one).
+func openSockets() -> Int {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) ?? "").hasPrefix("socket:") }.count
+}
+
+// MARK: The memory figure's child: open COUNT connections at once, leave them idle in the pool.
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "idle" {
+    guard arguments.count == 6, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]), let count = Int(arguments[5]),
+        let pem = try? String(contentsOfFile: arguments[3], encoding: .utf8),
+        let roots = try? PEMDocument.parseMultiple(pemString: pem).map({ try Certificate(pemDocument: $0) }), !roots.isEmpty,
+        let pin = try? SPKIPin(parsing: arguments[4])
+    else {
+        print("usage: trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT")
+        exit(2)
+    }
+    let base = "https://127.0.0.1:\(port)"
+    let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: .http1, idle: count) : nil
+    let httpClient = client == .ahc ? try makeHTTPClient(roots: roots, protocol: .http1, idle: count) : nil
+    let get: @Sendable (String) async throws -> Void = { url in
+        if let session { try await sessionGet(session, url) } else if let httpClient { try await clientGet(httpClient, url) }
+    }
+    try await get(base + "/")
+    let before = memoryKiB("VmRSS")
+    let socketsBefore = openSockets()
+    // Each request waits 500 ms at the server, so COUNT requests at once need COUNT connections.
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<count { group.addTask { try await get(base + "/slow?ms=500") } }
+        try await group.waitForAll()
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    FileHandle.standardOutput.write(Data("RESULT \(before) \(memoryKiB("VmRSS")) \(memoryKiB("VmHWM")) \(openSockets() - socketsBefore)\n".utf8))
+    exit(0)
+}
+
+// MARK: The run
+
+let seconds = Double(arguments.first ?? "") ?? 1
+let rounds = Int(arguments.dropFirst().first ?? "") ?? 7
+let idleCount = Int(arguments.dropFirst(2).first ?? "") ?? 1000
 let pki = try LabPKI.make()
-let group = MultiThreadedEventLoopGroup.singleton
+let roots = pki.trustedRoots
+let pin = pki.intermediate.certificate.spkiPin
 
-func measure(_ label: String, clients: Int, _ request: @escaping @Sendable () async throws -> Void) async throws -> Double {
-    for _ in 0..<20 { try await request() }  // warm-up: connections, caches
+/// Requests/s of `clients` concurrent loops; `request` gets its loop's index (0 or 1).
+func measure(clients: Int, _ request: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
+    for index in 0..<clients { for _ in 0..<20 { try await request(index) } }  // warm-up: connections, caches
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
     let start = ContinuousClock.now
     let total = try await withThrowingTaskGroup(of: Int.self) { group in
-        for _ in 0..<clients {
+        for index in 0..<clients {
             group.addTask {
                 var count = 0
                 while ContinuousClock.now < deadline && count < 1_000_000 {
-                    try await request()
+                    try await request(index)
                     count += 1
                 }
                 return count
@@ -38,77 +144,95 @@ func measure(_ label: String, clients: Int, _ request: @escaping @Sendable () as
         return try await group.reduce(0, +)
     }
     let elapsed = start.duration(to: .now)
-    let rate = Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-    return rate
+    return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
 }
 
-func compare(clients: Int, _ ours: @escaping @Sendable () async throws -> Void, _ theirs: @escaping @Sendable () async throws -> Void) async throws -> (Double, Double) {
+/// Rounds alternate (ours, theirs, ours, …) so drift on a shared machine hits both alike; the
+/// figure is the median round.
+func compare(clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void, _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws -> (Double, Double) {
     var a: [Double] = []
     var b: [Double] = []
     for _ in 0..<rounds {
-        a.append(try await measure("ours", clients: clients, ours))
-        b.append(try await measure("theirs", clients: clients, theirs))
+        a.append(try await measure(clients: clients, ours))
+        b.append(try await measure(clients: clients, theirs))
     }
     return (a.sorted()[a.count / 2], b.sorted()[b.count / 2])
 }
 
-func row(_ name: String, _ session: Double, _ baseline: Double) {
-    let pad = { (text: String, width: Int) in text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
-    print(pad(name, 34) + String(format: "%10.0f/s   %10.0f/s   %5.2f×", session, baseline, session / baseline))
+func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
+
+func row(_ name: String, _ session: Double, _ baseline: Double, unit: String = "/s", format: String = "%10.0f") {
+    print(pad(name, 46) + String(format: format, session) + pad(unit, 6) + String(format: format, baseline) + pad(unit, 6) + String(format: "%7.3f×", session / max(baseline, 1e-9)))
 }
 
-let server = try await LabServer.start("good", pki: pki, protocols: .http1Only)
-let url = "https://127.0.0.1:\(server.port)/"
+let server = try await LabServer.start("good", pki: pki, protocols: .http2AndHTTP1)
+let base = "https://127.0.0.1:\(server.port)"
 
-// Our Session: lab roots only, plus a pin on the issuing CA, evaluated on every new connection.
-var configuration = SessionConfiguration()
-configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pki.intermediate.certificate.spkiPin], anchors: .only(pki.trustedRoots)))
-configuration.httpVersion = .http1Only
-configuration.maximumIdleConnectionsPerOrigin = 8
-let session = try Session(configuration: configuration)
-var uncachedConfiguration = configuration
-uncachedConfiguration.evaluationCache = nil
-let uncached = try Session(configuration: uncachedConfiguration)
-
-// The baseline: AsyncHTTPClient with the lab roots as trustRoots (BoringSSL's verification, no pinning).
-var tls = TLSConfiguration.makeClientConfiguration()
-tls.trustRoots = .certificates(try pki.trustedRoots.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) })
-tls.applicationProtocols = ["http/1.1"]
-var ahcConfiguration = HTTPClient.Configuration(tlsConfiguration: tls)
-ahcConfiguration.httpVersion = .http1Only
-let client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: ahcConfiguration)
-
-@Sendable func sessionGet(close: Bool, cached: Bool = true) async throws {
-    let request = Request(url: URL(string: url)!, headers: close ? [("connection", "close")] : [])
-    let response = try await (cached ? session : uncached).data(for: request)
-    precondition(response.statusCode == 200)
+print("swift-trust Session vs AsyncHTTPClient 1.37 — same server, same run; median of \(rounds) alternating rounds of \(seconds) s; TLS 1.3, P-256")
+print(pad("figure", 46) + "   Session          AsyncHTTPClient   ratio")
+for proto in [Protocol.http1, .http2] {
+    // Two of each, so that on HTTP/2 the second loop's request never shares the first loop's
+    // connection while the server is ending it (GET /close); keep-alive loops share the first.
+    let sessions = [try makeSession(roots: roots, pin: pin, protocol: proto), try makeSession(roots: roots, pin: pin, protocol: proto)]
+    let uncached = [try makeSession(roots: roots, pin: pin, protocol: proto, cache: false), try makeSession(roots: roots, pin: pin, protocol: proto, cache: false)]
+    let clients = [try makeHTTPClient(roots: roots, protocol: proto), try makeHTTPClient(roots: roots, protocol: proto)]
+    let session = sessions[0]
+    let client = clients[0]
+    for count in [1, 2] {
+        let (ours, theirs) = try await compare(clients: count, { _ in try await sessionGet(session, base + "/") }, { _ in try await clientGet(client, base + "/") })
+        row("\(proto.rawValue) keep-alive GET, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+    }
+    for count in [1, 2] {
+        let (ours, theirs) = try await compare(clients: count, { try await sessionGet(sessions[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
+        row("\(proto.rawValue) new connection + GET, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+    }
+    for count in [1, 2] {
+        let (ours, theirs) = try await compare(clients: count, { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
+        row("  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+    }
+    // Heap allocations per keep-alive request, one client, after a warm-up.
+    let requests = 2000
+    func allocations(_ request: @Sendable () async throws -> Void) async throws -> Double {
+        for _ in 0..<50 { try await request() }
+        let start = allocation_counter_count()
+        for _ in 0..<requests { try await request() }
+        return Double(allocation_counter_count() - start) / Double(requests)
+    }
+    let ourAllocations = try await allocations { try await sessionGet(session, base + "/") }
+    let theirAllocations = try await allocations { try await clientGet(client, base + "/") }
+    row("\(proto.rawValue) allocations per keep-alive GET", ourAllocations, theirAllocations, unit: "", format: "%10.1f")
+    for client in clients { try await client.shutdown().get() }
+    for session in sessions + uncached { await session.shutdown() }
 }
 
-@Sendable func baselineGet(close: Bool) async throws {
-    var request = HTTPClientRequest(url: url)
-    if close { request.headers.add(name: "connection", value: "close") }
-    let response = try await client.execute(request, timeout: .seconds(30))
-    _ = try await response.body.collect(upTo: 1 << 20)
-    precondition(response.status.code == 200)
+// Memory: each client in its own process opens `idleCount` connections at once (the server holds
+// every request 500 ms), then leaves them idle in its pool.
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-http-bench-\(getpid())")
+try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+let rootsFile = folder.appendingPathComponent("roots.pem")
+try roots.map(\.pemString).joined().write(to: rootsFile, atomically: true, encoding: .utf8)
+func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int, sockets: Int) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["idle", client.rawValue, String(server.port), rootsFile.path, pin.description, String(idleCount)]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RESULT ") }) else {
+        throw BenchFailure(description: "the \(client.rawValue) child printed no result: \(text)")
+    }
+    let numbers = line.split(separator: " ").dropFirst().compactMap { Int($0) }
+    guard numbers.count == 4 else { throw BenchFailure(description: "unexpected child output \(line)") }
+    return (numbers[0], numbers[1], numbers[2], numbers[3])
 }
-
-print("swift-trust Session vs AsyncHTTPClient 1.37 — same server, same run; median of \(rounds) alternating rounds of \(seconds) s; HTTP/1.1, TLS 1.3, P-256")
-print("figure                                 Session    AsyncHTTPClient   ratio")
-for clients in [1, 2] {
-    let (ours, theirs) = try await compare(clients: clients, { try await sessionGet(close: false) }, { try await baselineGet(close: false) })
-    row("keep-alive GET, \(clients) client\(clients > 1 ? "s" : "")", ours, theirs)
-}
-for clients in [1, 2] {
-    let (ours, theirs) = try await compare(clients: clients, { try await sessionGet(close: true) }, { try await baselineGet(close: true) })
-    row("new connection + GET, \(clients) client\(clients > 1 ? "s" : "")", ours, theirs)
-}
-
-for clients in [1, 2] {
-    let (ours, theirs) = try await compare(clients: clients, { try await sessionGet(close: true, cached: false) }, { try await baselineGet(close: true) })
-    row("… evaluation cache off, \(clients) client\(clients > 1 ? "s" : "")", ours, theirs)
-}
-
-try await client.shutdown()
-await uncached.shutdown()
-await session.shutdown()
+let ours = try idleFigures(.session)
+let theirs = try idleFigures(.ahc)
+row("\(idleCount) idle HTTP/1.1 connections: sockets open", Double(ours.sockets), Double(theirs.sockets), unit: "", format: "%10.0f")
+row("  peak RSS of the client process (MiB)", Double(ours.peak) / 1024, Double(theirs.peak) / 1024, unit: "", format: "%10.1f")
+row("  RSS growth per pooled connection (KiB)", Double(ours.after - ours.before) / Double(max(1, ours.sockets)),
+    Double(theirs.after - theirs.before) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
+try? FileManager.default.removeItem(at: folder)
 try await server.shutdown()
