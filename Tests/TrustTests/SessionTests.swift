@@ -72,6 +72,27 @@ struct SessionTests {
         }
     }
 
+    /// A server going away (GET /close: a GOAWAY naming the current stream as the last, then the
+    /// connection ends): a concurrent GET that was sent on the same HTTP/2 connection is never seen
+    /// by the server, and the session retries it once on a new connection instead of failing it.
+    /// Over HTTP/1.1 the same route answers `connection: close` and the next request reconnects.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func serverEndingTheConnectionDoesNotFailRequests(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good"], protocols: protocols) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let base = url(servers["good"]!)
+            for _ in 0..<25 {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    group.addTask { try await session.data(for: Request(url: base.appendingPathComponent("close"))).statusCode }
+                    group.addTask { try await session.data(for: Request(url: base)).statusCode }
+                    for try await status in group { #expect(status == 200) }
+                }
+            }
+            #expect(try await session.data(for: Request(url: base)).text == "hello from good\n")
+        }
+    }
+
     /// Every lab configuration gives the expected outcome and error code under the default policy (lab roots as anchors).
     @Test func everyLabConfigurationGivesItsError() async throws {
         let expectations: [(String, SessionError.Code?, String?)] = [
