@@ -204,6 +204,7 @@ public final class Session: Sendable {
                 var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
                 let flow = exchange.flow
                 responseBody.bufferedBytes = { flow.bufferedBytes }
+                responseBody.url = request.url
                 return StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
