@@ -104,15 +104,18 @@ struct FaultTests {
     }
 
     /// The code each fault must fail with (never `timedOut`: nothing here waits for a timer).
-    static let expectedCodes: [(LabFaultServer.Fault, SessionError.Code)] = [
-        (.closeAfterClientHello, .secureConnectionFailed),
-        (.closeAfterServerFlight, .secureConnectionFailed),
-        (.closeMidHeaders, .networkConnectionLost),
-        (.closeMidBody, .networkConnectionLost),
-        (.closeMidChunkedBody, .networkConnectionLost),
-        (.http2ResetStream, .networkConnectionLost),
-        (.http2GoAway, .networkConnectionLost),
-        (.http2CloseMidData, .networkConnectionLost),
+    /// A TLS 1.3 server's first flight ends with its Finished: a client that has read it all (and
+    /// trusted the certificate) before it sees the close has completed its handshake, and the
+    /// connection is lost under the request instead — either code is right for that fault.
+    static let expectedCodes: [(LabFaultServer.Fault, Set<SessionError.Code>)] = [
+        (.closeAfterClientHello, [.secureConnectionFailed]),
+        (.closeAfterServerFlight, [.secureConnectionFailed, .networkConnectionLost]),
+        (.closeMidHeaders, [.networkConnectionLost]),
+        (.closeMidBody, [.networkConnectionLost]),
+        (.closeMidChunkedBody, [.networkConnectionLost]),
+        (.http2ResetStream, [.networkConnectionLost]),
+        (.http2GoAway, [.networkConnectionLost]),
+        (.http2CloseMidData, [.networkConnectionLost]),
     ]
 
     /// A server dying at each point of the connection fails the request at once with a specific code;
@@ -127,7 +130,7 @@ struct FaultTests {
         for round in 0..<3 {
             let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
             if round == 0 { report("\(fault.rawValue) (data)", failure) }
-            #expect(failure.error?.code == expected, "\(fault): \(String(describing: failure.error))")
+            #expect(failure.error.map { expected.contains($0.code) } == true, "\(fault): \(String(describing: failure.error))")
             await expectUsable(session, good)
         }
         // A reset stream leaves the shared HTTP/2 connection open (and reused); every other fault costs a connection.
