@@ -124,20 +124,35 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// Runs once when the body has been read to its end (returns the connection to the pool
     /// before the reader sees the end, so the next request can reuse it).
     let onEnd: @Sendable () async -> Void
+    /// The request's URL, for errors.
+    var url: URL?
 
-    /// Reads the body chunk by chunk.
+    /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
+    /// cancelled) throws a ``SessionError`` — it never ends as if it were complete.
     public struct AsyncIterator: AsyncIteratorProtocol {
         var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
         let consumed: @Sendable (Int) -> Void
         let onEnd: @Sendable () async -> Void
+        let url: URL?
         var ended = false
 
         /// The next chunk, or nil at the end of the body.
         public mutating func next() async throws -> [UInt8]? {
-            if let chunk = try await base.next() {
+            let chunk: [UInt8]?
+            do {
+                chunk = try await base.next()
+            } catch let error as SessionError {
+                throw error
+            } catch {
+                if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlying: "\(error)") }
+                throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlying: "\(error)")
+            }
+            if let chunk {
                 consumed(chunk.count)
                 return chunk
             }
+            // The stream also ends (without an error) when the reading Task is cancelled: that is not the body's end.
+            if !ended && Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url) }
             if !ended {
                 ended = true
                 await onEnd()
@@ -147,7 +162,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// An iterator over the body's chunks.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url) }
 
     /// A body already read.
     static func buffered(_ data: Data) -> ResponseBody {

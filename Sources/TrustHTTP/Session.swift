@@ -201,12 +201,15 @@ public final class Session: Sendable {
                 let (responseHead, exchange) = try await connection.exchange(head: head, body: body, timeout: remaining, onTimeout: context.markTimedOut, coversBody: context.coversBody)
                 let pool = self.pool
                 let released = NIOLockedValueBox(false)
+                // Under the lock: a caller that comes second returns only once the connection is back in
+                // the pool (else the reader could go on to its next request, find no idle connection while
+                // the event loop is still releasing this one, and open a needless new connection).
                 @Sendable func release(_ reusable: Bool) {
-                    let first = released.withLockedValue { done -> Bool in
-                        defer { done = true }
-                        return !done
+                    released.withLockedValue { done in
+                        guard !done else { return }
+                        done = true
+                        pool.release(connection, key: key, reusable: reusable)
                     }
-                    if first { pool.release(connection, key: key, reusable: reusable) }
                 }
                 // Released when the response ends (on the event loop), before the reader sees the end.
                 exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
@@ -215,6 +218,7 @@ public final class Session: Sendable {
                 var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
                 let flow = exchange.flow
                 responseBody.bufferedBytes = { flow.bufferedBytes }
+                responseBody.url = request.url
                 return StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,

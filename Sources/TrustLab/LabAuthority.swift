@@ -47,6 +47,19 @@ public struct LabAuthority: Sendable {
         return LabAuthority(identity: LabIdentity(certificate: certificate, privateKey: key, keyType: keyType, intermediates: chainAbove))
     }
 
+    /// A CA certificate for `other`'s name and key, issued by this authority (a cross-certificate:
+    /// `other` then has two issuers, its own and this one).
+    public func crossCertificate(
+        for other: LabAuthority, pathLength: Int? = nil,
+        notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 5 * 365 * 86_400)
+    ) throws -> Certificate {
+        try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: other.certificate.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
+            issuer: identity.certificate.subject, subject: other.certificate.subject, signatureAlgorithm: identity.keyType.signatureAlgorithm,
+            extensions: try Self.caExtensions(publicKey: other.certificate.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nil),
+            issuerPrivateKey: identity.privateKey)
+    }
+
     /// An end-entity certificate issued by this authority.
     ///
     /// - Parameters:

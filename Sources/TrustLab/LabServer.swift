@@ -58,7 +58,7 @@ public final class LabServer: Sendable {
     }
 
     /// A listener on 127.0.0.1 (a free port) whose connections `initialize` sets up.
-    private static func bind(group: any EventLoopGroup, _ initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) async throws -> (any Channel, Int) {
+    static func bind(group: any EventLoopGroup, _ initialize: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) async throws -> (any Channel, Int) {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -77,7 +77,8 @@ public final class LabServer: Sendable {
         closesAfterHandshake: Bool = false,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> LabServer {
-        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: $0.derBytes, format: .der)) }
+        // PEM, not DER: BoringSSL reads DER certificates of at most 100 KB, and the lab serves larger ones.
+        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: Array($0.pemString.utf8), format: .pem)) }
         let keyPEM = try privateKey.serializeAsPEM().pemString
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))

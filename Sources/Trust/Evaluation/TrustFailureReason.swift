@@ -129,7 +129,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .nameMismatch(let expected, let presented):
             return presented.isEmpty
                 ? "the certificate is not valid for \(expected): it holds no DNS or IP names"
-                : "the certificate is not valid for \(expected); it is valid for: \(presented.joined(separator: ", "))"
+                : "the certificate is not valid for \(expected); it is valid for: \(Self.list(presented, atMost: 20))"
         case .missingSubjectAlternativeName(let s):
             return "\(s) has no subjectAltName extension; names in the subject CN are not accepted (RFC 6125, CA/B Forum)"
         case .missingExtendedKeyUsage(let s, let required):
@@ -176,4 +176,10 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func format(_ date: Date) -> String { RFC3339.string(date) }
+
+    /// `items` joined by commas, the first `limit` only (a leaf may hold thousands of names).
+    static func list(_ items: [String], atMost limit: Int) -> String {
+        guard items.count > limit else { return items.joined(separator: ", ") }
+        return items.prefix(limit).joined(separator: ", ") + " … and \(items.count - limit) more"
+    }
 }

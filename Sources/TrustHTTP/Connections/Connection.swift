@@ -105,8 +105,14 @@ final class Connection: Sendable {
                 late.close(promise: nil)
             }
         }
-        channel.closeFuture.whenComplete { _ in complete(.failure(ConnectionClosedError())) }
+        // No callback on the connection's closeFuture: one per stream would pile up (each holding its
+        // stream channel) for as long as the connection lives. Checked on the event loop instead; a
+        // stream created there completes at once, and one on a connection closing later fails its write.
         channel.eventLoop.execute {
+            guard channel.isActive else {
+                complete(.failure(ConnectionClosedError()))
+                return
+            }
             let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                 onTimeout()
                 complete(.failure(StreamTimeout()))

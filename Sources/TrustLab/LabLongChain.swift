@@ -1,0 +1,33 @@
+import Foundation
+import X509
+
+/// A certification path of any length under its own root: a leaf, then `count` intermediates,
+/// each issued by the next, up to a root (not presented) — for tests of depth limits and of
+/// the cost of long chains. Keys are P-256 by default, to keep the chain small on the wire.
+public struct LabLongChain: Sendable {
+    /// The root the top intermediate chains to (an anchor for the test).
+    public let root: LabAuthority
+    /// The leaf, for ``host``; its `intermediates` are the whole chain above it, nearest first.
+    public let leaf: LabIdentity
+    /// The name in the leaf's subjectAltName.
+    public let host: String
+
+    /// What a server presents: the leaf, then every intermediate, nearest first.
+    public var presentedChain: [Certificate] { leaf.chain }
+
+    /// The number of intermediates between the leaf and the root.
+    public var intermediateCount: Int { leaf.intermediates.count }
+
+    /// Makes a chain of a leaf for `host` and `intermediates` intermediates (no path-length limits).
+    public static func make(intermediates count: Int = 99, host: String = "long-chain.lab.test", keyType: LabKeyType = .p256,
+                            now: Date = Date()) throws -> LabLongChain {
+        let day: TimeInterval = 86_400
+        let root = try LabAuthority.root(commonName: "swift-trust Lab Long-Chain Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        var issuer = root
+        for level in stride(from: count, through: 1, by: -1) {
+            issuer = try issuer.intermediate(commonName: "swift-trust Lab Long-Chain CA \(level)", keyType: keyType, notBefore: now - day, notAfter: now + 1825 * day)
+        }
+        let leaf = try issuer.leaf(dnsNames: [host], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        return LabLongChain(root: root, leaf: leaf, host: host)
+    }
+}
