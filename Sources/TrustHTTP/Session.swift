@@ -151,9 +151,8 @@ public final class Session: Sendable {
         let body = request.body.map { ByteBuffer(bytes: $0) }
 
         // One retry, on a new connection, when the request never reached the application: a pooled
-        // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream lost before any response
-        // to a server going away (GOAWAY: streams above its last-stream-id were never processed, RFC 9113
-        // §6.8) — for HTTP/2 only idempotent methods (RFC 9110 §9.2.2), as the stream may have been seen.
+        // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
+        // server going away before any response (see `Connection.mayRetryHTTP2Request`).
         var avoidsPool = false
         for attempt in 0..<2 {
             var reused = false
@@ -236,7 +235,7 @@ public final class Session: Sendable {
                     throw clientError
                 }
                 if reused && attempt == 0 && error is ConnectionClosedError { continue }
-                if connection.isHTTP2 && attempt == 0 && Self.idempotentMethods.contains(request.method) {
+                if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: request.method) {
                     avoidsPool = true
                     continue
                 }
@@ -245,9 +244,6 @@ public final class Session: Sendable {
         }
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
     }
-
-    /// Methods a client may repeat after a connection failure (RFC 9110 §9.2.2).
-    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     /// The request head. Proxy credentials go only to a proxy that receives the request itself
     /// (absolute form): never to an origin, and never through a tunnel.

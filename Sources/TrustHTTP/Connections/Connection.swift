@@ -42,6 +42,24 @@ final class Connection: Sendable {
     var isHTTP2: Bool { multiplexer != nil }
     var isActive: Bool { channel.isActive }
 
+    /// Methods a client may repeat after a connection failure (RFC 9110 §9.2.2).
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+
+    /// Whether a request whose HTTP/2 stream failed with `error` before any response may be sent
+    /// again on a new connection: a stream the server refused (REFUSED_STREAM — never processed,
+    /// RFC 9113 §8.7), any method; a stream cancelled — which is how NIOHTTP2 ends the open streams
+    /// of a connection that closes or goes away (GOAWAY, §6.8) — or a connection closed under it,
+    /// idempotent methods only (RFC 9110 §9.2.2). A stream the server reset with an error (e.g.
+    /// INTERNAL_ERROR) is its answer, not retried.
+    func mayRetryHTTP2Request(after error: any Error, method: String) -> Bool {
+        guard isHTTP2 else { return false }
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            if closed.errorCode == .refusedStream { return true }
+            return closed.errorCode == .cancel && Self.idempotentMethods.contains(method)
+        }
+        return error is ConnectionClosedError && Self.idempotentMethods.contains(method)
+    }
+
     /// Sends one request and returns once the response head arrives. If `timeout` passes first (or,
     /// with `coversBody`, before the response ends), `onTimeout` runs and the stream is closed.
     func exchange(
