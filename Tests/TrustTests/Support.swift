@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Trust
 import TrustLab
 import X509
@@ -34,7 +35,24 @@ extension TrustDecision {
 /// Runs a command and returns (exit status, stdout, stderr). The waiting happens on a dedicated
 /// thread, never on Swift's cooperative pool (on a 2-core machine two blocked waits would starve
 /// every Task — including the TLS verification of an in-process server the command talks to).
-func run(_ executable: String, _ arguments: [String], stdin: String? = nil) async throws -> (Int32, String, String) {
+///
+/// Under a sanitizer build (`swift test --sanitize=thread`, see `.ci/tsan`) the `trust` binary is
+/// instrumented too: a report it writes to its stderr fails the calling test instead of vanishing
+/// in the captured output (with `log_path` in `TSAN_OPTIONS`, `.ci/tsan` collects it from the file).
+func run(
+    _ executable: String, _ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+) async throws -> (Int32, String, String) {
+    let result = try await runOnDedicatedThread(executable, arguments, stdin: stdin)
+    for marker in sanitizerReportMarkers where result.2.contains(marker) {
+        Issue.record("\(marker) in \(executable) \(arguments.joined(separator: " ")):\n\(result.2)", sourceLocation: sourceLocation)
+    }
+    return result
+}
+
+/// How a sanitizer report starts.
+let sanitizerReportMarkers = ["WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"]
+
+private func runOnDedicatedThread(_ executable: String, _ arguments: [String], stdin: String?) async throws -> (Int32, String, String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             do {

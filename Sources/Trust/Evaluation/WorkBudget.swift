@@ -6,7 +6,7 @@ import Foundation
 final class WorkBudget: @unchecked Sendable {
     private let lock = NSLock()
     private var signatureChecksLeft: Int
-    private(set) var exhaustedReason: String?
+    private var exhausted: String?
 
     init(maximumSignatureChecks: Int) {
         self.signatureChecksLeft = maximumSignatureChecks
@@ -16,18 +16,21 @@ final class WorkBudget: @unchecked Sendable {
     func chargeCandidates(_ count: Int, limit: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        if exhaustedReason != nil { return false }
+        if exhausted != nil { return false }
         signatureChecksLeft -= count
         if signatureChecksLeft < 0 {
-            exhaustedReason = "path building needed more than \(limit) signature checks"
+            exhausted = "path building needed more than \(limit) signature checks"
             return false
         }
         return true
     }
 
-    var isExhausted: Bool {
+    /// Why the budget ran out, if it did.
+    var exhaustedReason: String? {
         lock.lock()
         defer { lock.unlock() }
-        return exhaustedReason != nil
+        return exhausted
     }
+
+    var isExhausted: Bool { exhaustedReason != nil }
 }
