@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "Trust",
                 "TrustNIO",
+                "TrustHTTP",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -57,22 +57,14 @@ struct EvaluateCommand: AsyncParsableCommand {
             guard let address = IPAddress(ip) else { throw UsageError("--ip \"\(ip)\" is not an IPv4 or IPv6 address") }
             peerName = .ipAddress(address)
         }
-        let chainEntries = try entries(chain, what: "--chain")
-        var notes: [String] = []
-        var presented: [Certificate] = []
-        for (index, entry) in chainEntries.enumerated() {
-            switch entry {
-            case .parsed(let certificate): presented.append(certificate)
-            case .unsupported(let raw, let detail):
-                if index == 0 {
-                    // The leaf itself is in a form that is never trusted: refuse it, with why.
-                    try finish(.refused(raw.refusalReasons, trust: ServerTrust(presentedChain: [], peerName: peerName), policy: "certificate parsing"),
-                               notes: ["the leaf certificate (\(raw.spkiPin)) could not be processed: \(detail)"])
-                    return
-                }
-                notes.append("presented certificate \(index) (\(raw.subject ?? "?")) was ignored: \(detail)")
-            }
+        let chainInput = PresentedChainInput(entries: try entries(chain, what: "--chain"))
+        if let refusal = chainInput.refusal(peerName: peerName) {
+            // The leaf itself is in a form that is never trusted: refuse it, with why.
+            try finish(refusal, notes: [])
+            return
         }
+        var notes = chainInput.notes
+        let presented = chainInput.certificates
         var anchorCertificates: [Certificate] = []
         for path in anchors {
             for entry in try entries(path, what: "--anchors") {

@@ -43,31 +43,11 @@ struct FuzzCommand: ParsableCommand {
         var violations: [String] = []
         let started = ContinuousClock.now
         for _ in 0..<count {
-            let input = fuzzer.next()
-            let parsed = AuthenticationHeaderParser.challenges(input)
-            challenges += parsed.challenges.count
-            diagnostics += parsed.diagnostics.count
-            if parsed.challenges.count > AuthenticationHeaderParser.maximumChallenges || parsed.diagnostics.count > AuthenticationHeaderParser.maximumDiagnostics
-                || parsed.challenges.contains(where: { $0.parameters.count > AuthenticationHeaderParser.maximumParameters })
-            {
-                violations.append("bounds: \(input.debugDescription)")
-            }
-            for challenge in parsed.challenges {
-                let printed = challenge.description
-                let reparsed = AuthenticationHeaderParser.challenges(printed).challenges
-                if printed.utf8.count <= AuthenticationHeaderParser.maximumFieldBytes && reparsed != [challenge] {
-                    violations.append("round trip: \(input.debugDescription) → \(printed.debugDescription)")
-                }
-                if challenge.schemeName == "digest", let digest = try? DigestChallenge(challenge) {
-                    let answer = DigestAuthorization(challenge: digest, user: "alice", password: "wonderland", method: "GET", uri: "/x", nonceCount: 1)
-                    let fields = AuthenticationHeaderParser.parameters(String(answer.fieldValue.dropFirst("Digest ".count)))
-                    digestAnswers += 1
-                    if !fields.diagnostics.isEmpty || !fields.parameters.contains(where: { $0.name == "response" }) {
-                        violations.append("digest answer: \(input.debugDescription) → \(answer.fieldValue.debugDescription)")
-                    }
-                }
-            }
-            _ = AuthenticationHeaderParser.parameters(input)
+            let outcome = LabAuthenticationHeaderProperties.check([fuzzer.next()])
+            challenges += outcome.challenges
+            diagnostics += outcome.diagnostics
+            digestAnswers += outcome.digestAnswers
+            violations += outcome.violations
             if violations.count > 20 { break }
         }
         let elapsed = ContinuousClock.now - started

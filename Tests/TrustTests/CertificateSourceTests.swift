@@ -53,6 +53,41 @@ struct CertificateSourceTests {
         }
     }
 
+    /// `trust evaluate --chain` (and the FuzzEvaluateChainInput target) read chains this way.
+    @Test func presentedChainInputLeavesOutUnprocessableCertificatesAndRefusesAnUnprocessableLeaf() async throws {
+        let openssl = "/usr/bin/openssl"
+        guard FileManager.default.isExecutableFile(atPath: openssl) else {
+            Issue.record("openssl is needed to make an RSA-1024 certificate"); return
+        }
+        let dir = try temporaryDirectory()
+        let (status, _, err) = try await run(openssl, ["req", "-x509", "-nodes", "-newkey", "rsa:1024", "-keyout", dir + "/key.pem", "-out", dir + "/weak.pem",
+                                                       "-days", "30", "-subj", "/CN=weak.test"])
+        #expect(status == 0, "\(err)")
+        let weak = try String(contentsOfFile: dir + "/weak.pem", encoding: .utf8)
+        let good = Lab.chain("good")
+        let goodPEM = good.map(\.pemString).joined(separator: "\n")
+
+        // After the leaf: left out, with a note; the chain is evaluated without it.
+        let lenient = try PresentedChainInput(bytes: Array((goodPEM + "\n" + weak).utf8), source: "chain.pem")
+        #expect(lenient.certificates == good)
+        #expect(lenient.notes.count == 1)
+        #expect(lenient.notes.first?.hasPrefix("presented certificate 2 (CN=weak.test) was ignored") == true, "\(lenient.notes)")
+        #expect(lenient.refusal(peerName: nil) == nil)
+
+        // As the leaf: refused with why, nothing presented, and what follows is not looked at.
+        let refused = try PresentedChainInput(bytes: Array((weak + goodPEM).utf8))
+        #expect(refused.certificates.isEmpty && refused.notes.isEmpty)
+        let peer = try PeerName(host: "weak.test")
+        let decision = try #require(refused.refusal(peerName: peer))
+        #expect(!decision.isTrusted)
+        #expect(decision.reasons.contains { if case .weakKey = $0 { true } else { false } }, "\(decision.reasons)")
+        #expect(decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == "certificate parsing")
+        #expect(decision.notes.count == 1 && decision.notes[0].contains("could not be processed"), "\(decision.notes)")
+
+        // Not certificates at all: the loading error, naming the source.
+        #expect(throws: CertificateLoadingError(source: "x", kind: .noCertificates)) { try PresentedChainInput(bytes: Array("hello".utf8), source: "x") }
+    }
+
     @Test func rfc3339TimesKeepFractionalSecondsAndOffsets() {
         #expect(RFC3339.parse("2024-03-01T00:00:00.999+00:00")?.timeIntervalSince1970 == 1_709_251_200.999)
         #expect(RFC3339.parse("2024-03-01T02:00:00+02:00")?.timeIntervalSince1970 == 1_709_251_200)

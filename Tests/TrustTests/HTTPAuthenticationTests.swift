@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Trust
 @testable import TrustHTTP
+import TrustLab
 
 @Suite("HTTP authentication: header parsing, Basic, Digest computations")
 struct HTTPAuthenticationTests {
@@ -137,5 +138,15 @@ struct HTTPAuthenticationTests {
             #expect(status == 0, "\(out) \(err)")
             #expect(out.contains("0 property violations"), "\(out)")
         }
+    }
+
+    /// The checks shared by `trust fuzz` and the libFuzzer target, on a header sent in several fields.
+    @Test func authenticationHeaderPropertiesHoldAcrossSeveralFields() {
+        let fields = [#"Basic realm="one""#, #"Digest realm="two", nonce="n", algorithm=MD5, qop="auth""#, "Bearer, ,", #"Broken realm="unterminated"#]
+        let outcome = LabAuthenticationHeaderProperties.check(fields)
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+        #expect(outcome.challenges == 3)  // the unterminated one is skipped, with a diagnostic
+        #expect(outcome.diagnostics == 1)
+        #expect(outcome.digestAnswers == 1)
     }
 }

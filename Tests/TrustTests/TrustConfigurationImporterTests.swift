@@ -86,6 +86,15 @@ struct TrustConfigurationImporterTests {
         #expect(result.notes.contains { $0.contains("src=\"user\"") })
         #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<not-nsc/>".utf8), from: .androidNSC) }
         #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<<<".utf8), from: .androidNSC) }
+        // Found by Fuzz/FuzzConfiguration: a name that is not UTF-8 made FoundationXML's XMLParser trap.
+        for name in [[0xEF, 0xEF], [0x80], [0xC3]] as [[UInt8]] {
+            let element = Data("<network-security-config><domain-config><domain include".utf8) + Data(name) + Data(#"="true">example.com</domain></domain-config></network-security-config>"#.utf8)
+            let tag = Data("<network-security-config><a".utf8) + Data(name) + Data("/></network-security-config>".utf8)
+            for xml in [element, tag] {
+                let error = #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(xml, from: .androidNSC) }
+                #expect(error?.message == "the Network Security Config is not UTF-8 text")
+            }
+        }
     }
 
     @Test func atsPinnedDomains() throws {

@@ -249,6 +249,11 @@ public enum TrustConfigurationImporter {
     // MARK: - Android Network Security Config
 
     static func android(_ data: Data) throws(ImportError) -> Result {
+        // libxml2 hands names that are not UTF-8 straight to FoundationXML, which traps on them
+        // (force-unwrapped UTF-8 decoding in XMLParser, found by fuzzing): refuse such a file first.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw ImportError(message: "the Network Security Config is not UTF-8 text")
+        }
         let parser = NSCParser()
         let xml = XMLParser(data: data)
         xml.delegate = parser

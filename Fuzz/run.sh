@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets, writes seed corpora, runs every target for SECONDS each and prints
+# one summary line per target. Exit status non-zero on any crash, leak, out-of-memory or timeout.
+#
+#   Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 60 seconds, every target)
+#
+# Environment: FUZZ_JOBS (parallel fuzzing processes per target, default 1), FUZZ_WORK (the
+# gitignored folder for corpora, crash artifacts and logs, default Fuzz/.work). See Fuzz/README.md.
+set -euo pipefail
+
+seconds="${1:-60}"
+shift || true
+fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$fuzz_dir")"
+work="${FUZZ_WORK:-$fuzz_dir/.work}"
+jobs="${FUZZ_JOBS:-1}"
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzEvaluateChainInput)
+if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
+
+# -parse-as-library: main() comes from libFuzzer, which calls our LLVMFuzzerTestOneInput.
+# C and C++ dependencies (BoringSSL) are built without instrumentation.
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+
+started=$(date +%s)
+echo "== building the fuzz targets (release, -sanitize=fuzzer,address)"
+swift build --package-path "$fuzz_dir" "${build_flags[@]}"
+bin="$(swift build --package-path "$fuzz_dir" "${build_flags[@]}" --show-bin-path)"
+echo "== building trust (for the lab PKI the seeds are made from)"
+swift build --package-path "$root" --product trust
+trust="$(swift build --package-path "$root" --show-bin-path)/trust"
+built=$(date +%s)
+
+# ---------------------------------------------------------------------------------------------
+# Seed corpora, made afresh on every run (nothing copied in): a new lab PKI, openssl-made DER,
+# weak-key and PKCS#12 files when openssl is there, and hand-written headers and configurations.
+seeds="$work/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds" "$work/corpus" "$work/artifacts" "$work/logs"
+for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target" "$work/corpus/$target" "$work/artifacts/$target"; done
+lab="$work/lab"
+rm -rf "$lab"
+"$trust" lab-pki "$lab" >/dev/null
+
+have_openssl=0
+command -v openssl >/dev/null 2>&1 && have_openssl=1
+
+# Certificates and chains: every PEM the lab wrote (keys included: not certificates), and DER.
+n=0
+for file in "$lab"/*.pem "$lab"/*/*.pem "$lab"/clients/*/*.pem; do
+  n=$((n + 1))
+  cp "$file" "$seeds/FuzzCertificates/lab-$n.pem"
+  case "$file" in */chain.pem | */cert.pem) cp "$file" "$seeds/FuzzEvaluateChainInput/lab-$n.pem" ;; esac
+done
+if [ "$have_openssl" = 1 ]; then
+  for name in root intermediate good/cert; do
+    out="$(echo "$name" | tr / -).der"
+    openssl x509 -in "$lab/$name.pem" -outform DER -out "$seeds/FuzzCertificates/$out"
+    cp "$seeds/FuzzCertificates/$out" "$seeds/FuzzEvaluateChainInput/$out"
+  done
+  # Well-formed certificates in forms that cannot be processed (read structurally by RawCertificate).
+  openssl req -x509 -newkey rsa:1024 -nodes -keyout "$work/weak.key" -out "$seeds/FuzzCertificates/rsa1024.pem" \
+    -days 30 -subj /CN=weak.lab.test -addext subjectAltName=DNS:weak.lab.test 2>/dev/null
+  openssl req -x509 -newkey rsa:2048 -md5 -nodes -keyout "$work/md5.key" -out "$seeds/FuzzCertificates/md5.pem" \
+    -days 30 -subj /CN=md5.lab.test 2>/dev/null
+  cp "$seeds/FuzzCertificates/rsa1024.pem" "$seeds/FuzzEvaluateChainInput/"
+  cat "$lab/good/cert.pem" "$seeds/FuzzCertificates/md5.pem" > "$seeds/FuzzEvaluateChainInput/good-then-md5.pem"
+  rm -f "$work/weak.key" "$work/md5.key"
+fi
+printf -- '-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n' > "$seeds/FuzzCertificates/tiny.pem"
+
+# PKCS#12: one byte (low four bits: passphrase length), the passphrase, then the file.
+if [ "$have_openssl" = 1 ]; then
+  client="$lab/clients/client"
+  p12() {  # NAME PASSPHRASE OPENSSL-ARGS...
+    local name="$1" pass="$2"
+    shift 2
+    if openssl pkcs12 -export -passout "pass:$pass" -out "$work/$name.p12" "$@" 2>/dev/null; then
+      { printf "\\x$(printf %02x "${#pass}")"; printf '%s' "$pass"; cat "$work/$name.p12"; } > "$seeds/FuzzPKCS12/$name"
+    fi
+    rm -f "$work/$name.p12"
+  }
+  p12 default fuzz -in "$client/cert.pem" -inkey "$client/key.pem" -certfile "$client/chain.pem"
+  p12 one-iteration fuzz -iter 1 -in "$client/cert.pem" -inkey "$client/key.pem"
+  p12 no-mac-iteration fuzz -noiter -nomaciter -in "$client/cert.pem" -inkey "$client/key.pem"
+  p12 legacy fuzz -legacy -in "$client/cert.pem" -inkey "$client/key.pem"
+  p12 empty-passphrase '' -in "$client/cert.pem" -inkey "$client/key.pem"
+  p12 no-key fuzz -nokeys -in "$client/chain.pem"
+  p12 no-certificate fuzz -nocerts -inkey "$client/key.pem"
+fi
+printf '\x04fuzz\x30\x03\x02\x01\x03' > "$seeds/FuzzPKCS12/version-only"
+
+# WWW-Authenticate fields (several fields in one input: separated by line feeds).
+h="$seeds/FuzzAuthenticationHeaders"
+printf '%s' 'Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=SHA-256, nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"' > "$h/digest-rfc7616"
+printf '%s' 'Basic realm="simple", charset="UTF-8", Newauth realm="apps", type=1, title="Login to \"apps\""' > "$h/basic-newauth"
+printf '%s' 'Negotiate YII+/abc==, NTLM, Bearer realm="x", error="invalid_token", error_description="The access token expired"' > "$h/token68"
+printf '%s' 'Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256-sess, nonce="5TsQ", opaque="HRPC", charset=UTF-8, userhash=true, stale=TRUE' > "$h/digest-sess"
+printf '%s' 'nextnonce="abc", qop=auth, rspauth="d1f", cnonce="x", nc=00000001' > "$h/authentication-info"
+printf '%s\n%s\n%s' 'Basic realm="one"' 'Digest realm="two", nonce="n", algorithm=MD5' 'Bearer' > "$h/three-fields"
+printf '%s' 'Digest realm="r", nonce="a", algorithm=MD5-sess, qop="auth-int", Digest realm="r", nonce="b", algorithm=SHA3-512, Basic, ,, Basic realm=x, realm=y' > "$h/tricky"
+
+# Configuration files: first byte J (the configuration file), T TrustKit, S ATS, A Android NSC, O OkHttp.
+pins=()
+while read -r pin _; do case "$pin" in sha256/*) pins+=("$pin") ;; esac; done < "$lab/pins.txt"
+p1="${pins[0]}"; p2="${pins[1]}"
+c="$seeds/FuzzConfiguration"
+cat > "$c/full.json" <<JSON
+J{"version": 1,
+ "base": {"anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "minimumTLSVersion": "1.3"},
+ "hosts": [
+  {"host": "api.example.com", "pins": {"sha256": ["$p1", "$p2"], "expires": "2030-01-01T00:00:00Z"}, "reportURIs": ["https://report.example.com/pins"]},
+  {"host": "**.example.org", "exclude": ["legacy.example.org"], "mode": "report-only", "minimumRSABits": 3072, "minimumECBits": 384},
+  {"host": "*.lab.test", "clientIdentity": {"pkcs12": "client.p12", "passphraseEnvironment": "LAB_P12_PASS"}, "allowSHA1": false},
+  {"host": "10.0.0.1", "debugOverrides": {"anchors": {"certificates": ["proxy-ca.pem"]}, "overridesPins": true}}
+ ]}
+JSON
+printf 'J{"version": 1}' > "$c/minimal.json"
+printf 'J{"version": 2, "hosts": [{"host": "*.co.uk", "pins": {"sha256": ["sha256/short", "md5/abc"]}}, {"host": 7}], "extra": null}' > "$c/problems.json"
+printf 'J{"version": 1, "hosts": [{"host": "a.example.com", "anchors": {"pem": ["-----BEGIN CERTIFICATE-----\\nMAA=\\n-----END CERTIFICATE-----\\n"]}}]}' > "$c/inline-pem.json"
+printf 'J[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["\\ud800"]]]' > "$c/deep.json"
+cat > "$c/trustkit.plist" <<PLIST
+T<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0"><dict><key>TSKConfiguration</key><dict>
+ <key>TSKSwizzleNetworkDelegates</key><false/>
+ <key>TSKPinnedDomains</key><dict>
+  <key>example.com</key><dict>
+   <key>TSKIncludeSubdomains</key><true/><key>TSKEnforcePinning</key><true/>
+   <key>TSKPublicKeyHashes</key><array><string>${p1#sha256/}</string><string>${p2#sha256/}</string></array>
+   <key>TSKReportUris</key><array><string>https://report.example.com</string></array>
+   <key>TSKExpirationDate</key><string>2030-01-01</string>
+  </dict></dict></dict></dict></plist>
+PLIST
+printf 'T{"TSKPinnedDomains": {"example.net": {"TSKPublicKeyHashes": ["%s"], "TSKEnforcePinning": false}}}' "${p1#sha256/}" > "$c/trustkit.json"
+cat > "$c/ats.plist" <<PLIST
+S<?xml version="1.0" encoding="UTF-8"?>
+<plist version="1.0"><dict><key>NSAppTransportSecurity</key><dict><key>NSPinnedDomains</key><dict>
+ <key>example.com</key><dict><key>NSIncludesSubdomains</key><true/>
+  <key>NSPinnedCAIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>${p1#sha256/}</string></dict></array>
+  <key>NSPinnedLeafIdentities</key><array><dict><key>SPKI-SHA256-BASE64</key><string>${p2#sha256/}</string></dict></array>
+ </dict></dict></dict></dict></plist>
+PLIST
+cat > "$c/android.xml" <<XML
+A<?xml version="1.0" encoding="utf-8"?>
+<network-security-config>
+ <base-config cleartextTrafficPermitted="false"><trust-anchors><certificates src="system"/></trust-anchors></base-config>
+ <domain-config>
+  <domain includeSubdomains="true">example.com</domain>
+  <pin-set expiration="2030-01-01"><pin digest="SHA-256">${p1#sha256/}</pin><pin digest="SHA-256">${p2#sha256/}</pin></pin-set>
+  <domain-config><domain>api.example.com</domain></domain-config>
+ </domain-config>
+ <debug-overrides><trust-anchors><certificates src="user"/></trust-anchors></debug-overrides>
+</network-security-config>
+XML
+printf 'O*.example.com %s %s\n**.example.org %s\nsha1/AAAA\n' "$p1" "$p2" "$p1" > "$c/okhttp.txt"
+printf 'O.add("api.example.com", "%s", "%s")\n.add("*.example.com", "sha1/BBBB").add("x")\n' "$p1" "$p2" > "$c/okhttp.kt"
+
+# ---------------------------------------------------------------------------------------------
+# Runs. Leaks are checked at exit of every input that allocated more than it freed
+# (-detect_leaks=1), a single allocation over 512 MB or a process over 2 GB is an out-of-memory
+# failure, and an input running for more than 10 s a timeout.
+# lsan.supp lists the few leaks inside Foundation that our code cannot avoid (each with why).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$fuzz_dir/lsan.supp:print_suppressions=0}"
+# libFuzzer reports a trap itself (and saves the input); Swift's backtracer would get in its way.
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
+export TRUST_FUZZ_ANCHORS="$lab/roots.pem"
+failed=0
+summary=()
+for target in "${targets[@]}"; do
+  log="$work/logs/$target.log"
+  touch "$work/logs/$target.start"
+  set +e
+  if [ "$jobs" -gt 1 ]; then
+    # Parallel run: one fuzzing process per job for SECONDS, sharing the corpus.
+    (cd "$work/logs" && "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
+      -timeout=10 -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" \
+      "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1)
+    status=$?
+    cat "$work/logs"/fuzz-*.log >> "$log" 2>/dev/null
+    rm -f "$work/logs"/fuzz-*.log
+  else
+    "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks=1 \
+      -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1
+    status=$?
+  fi
+  set -e
+  crashes=$(find "$work/artifacts/$target" -type f -newer "$work/logs/$target.start" | wc -l)
+  execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
+  rate=$(awk '/stat::average_exec_per_sec/ {s += $2} END {print s + 0}' "$log")
+  peak=$(awk '/stat::peak_rss_mb/ {if ($2 > m) m = $2} END {print m + 0}' "$log")
+  last=$(grep -h -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(echo "$last" | grep -o 'cov: [0-9]*' | awk '{print $2}' || true)
+  ft=$(echo "$last" | grep -o 'ft: [0-9]*' | awk '{print $2}' || true)
+  corpus=$(find "$work/corpus/$target" -type f | wc -l)
+  verdict=ok
+  if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    verdict="FAILED (exit $status; see $log and $work/artifacts/$target/)"
+    failed=1
+    [ "$crashes" -eq 0 ] && crashes=1
+  fi
+  line=$(printf '%-26s %10s execs  %7s exec/s  cov %-5s ft %-6s corpus %-5s peak %4s MB  crashes %s  %s' \
+    "$target" "$execs" "$rate" "${cov:-?}" "${ft:-?}" "$corpus" "$peak" "$crashes" "$verdict")
+  echo "$line"
+  summary+=("$line")
+done
+finished=$(date +%s)
+
+echo "== fuzz summary (${seconds} s per target, ${jobs} job(s); build $((built - started)) s, total $((finished - started)) s)"
+for line in "${summary[@]}"; do echo "$line"; done
+exit "$failed"
