@@ -33,7 +33,10 @@ public struct RawCertificate: Sendable, Hashable {
                 return try? ASN1ObjectIdentifier(derEncoded: first)
             }
         self.subject = DERWalker.subjectName(inTBSCertificate: bytes[outer.contentStart..<tbs.end])
-            .flatMap { try? DistinguishedName(derEncoded: Array($0)) }?.description
+            .flatMap { name -> DistinguishedName? in
+                guard let node = try? DER.parse(Array(name)) else { return nil }
+                return try? DistinguishedName(derEncoded: node)
+            }?.description
     }
 
     /// The SPKI pin, computed from the certificate's own bytes.
