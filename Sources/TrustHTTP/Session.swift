@@ -139,10 +139,17 @@ public final class Session: Sendable {
             // The route key names the evaluator uniquely within this session's configuration.
             let base = route.evaluate
             let identity = route.key
-            route.evaluate = { await cache.evaluate($0, policy: identity, using: base) }
-            // With no handler to ask, a cached decision is the whole answer: decided in the handshake itself.
             if request.challengeHandler == nil && sessionHandler == nil {
+                // With no handler to ask, a cached decision is the whole answer, decided in the handshake
+                // itself; on a miss the evaluation only stores (the cache was just asked).
                 known = { cache.decision(for: $0, policy: identity) }
+                route.evaluate = { trust in
+                    let decision = await base(trust)
+                    cache.store(decision, for: trust, policy: identity)
+                    return decision
+                }
+            } else {
+                route.evaluate = { await cache.evaluate($0, policy: identity, using: base) }
             }
         }
         let proxy = configuration.proxy(for: origin)

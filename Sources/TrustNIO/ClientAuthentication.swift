@@ -68,16 +68,9 @@ public struct ClientAuthentication: Sendable {
     public func makeServerHandler(context: NIOSSLContext, record: ClientAuthenticationRecord) -> NIOSSLServerHandler {
         let validator = self.validator
         return NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: { presented, promise in
-            let trust = ServerTrustVerifier.serverTrust(presented, peerName: nil, at: Date())
-            ServerTrustVerifier.start {
-                let decision: TrustDecision
-                switch trust {
-                case .success(let trust): decision = await validator.evaluate(trust)
-                case .failure(let refusal): decision = refusal.decision
-                }
-                record.record(decision)
-                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
-            }
+            ServerTrustVerifier.verify(
+                presented, peerName: nil, at: Date(), known: nil, decide: { await validator.evaluate($0) }, promise: promise
+            ) { record.record($0) }
         })
     }
 }

@@ -50,22 +50,30 @@ public struct ServerTrustVerifier: Sendable {
         let decide = self.decide
         let known = self.known
         return { presented, promise in
-            let trust = Self.serverTrust(presented, peerName: peerName, at: clock())
-            if let known, case .success(let serverTrust) = trust, let decision = known(serverTrust) {
-                record.record(decision)
-                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
-                return
+            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, promise: promise) { record.record($0) }
+        }
+    }
+
+    /// Decides about a presented chain — at once when `known` answers, else with `decide` (see
+    /// ``start(_:)``) — gives the decision to `record` and completes NIOSSL's promise. Shared by the
+    /// client (server trust) and the server side (``ClientAuthentication``).
+    static func verify(
+        _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, decide: @escaping Decide,
+        promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>, record: @escaping @Sendable (TrustDecision) -> Void
+    ) {
+        @Sendable func finish(_ decision: TrustDecision) {
+            record(decision)
+            promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+        }
+        switch serverTrust(presented, peerName: peerName, at: time) {
+        case .failure(let refusal):
+            finish(refusal.decision)
+        case .success(let trust):
+            if let known, let decision = known(trust) {
+                finish(decision)
+            } else {
+                start { finish(await decide(trust)) }
             }
-            @Sendable func run() async {
-                let decision: TrustDecision
-                switch trust {
-                case .success(let trust): decision = await decide(trust)
-                case .failure(let refusal): decision = refusal.decision
-                }
-                record.record(decision)
-                promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
-            }
-            Self.start(run)
         }
     }
 

@@ -51,7 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
         for chain in chains where chain.depth == 3 {
             try await benchHandshakes(chain)
         }
-        benchPins()
+        await benchPins()
     }
 
     func wants(_ name: String) -> Bool {
@@ -135,19 +135,19 @@ struct BenchCommand: AsyncParsableCommand {
 
     // MARK: Pins and parsing
 
-    func benchPins() {
+    func benchPins() async {
         guard let certificate = try? LabAuthority.selfSignedLeaf(dnsNames: ["pin.lab.test"]).certificate else { return }
         if wants("SPKI pin of a certificate") {
             let spki = certificate.subjectPublicKeyInfoDER
             let batch = 1000
-            let pin = Self.medianSync(iterations) { for _ in 0..<batch { _ = certificate.spkiPin } }
-            let hash = Self.medianSync(iterations) { for _ in 0..<batch { _ = SPKIPin(subjectPublicKeyInfoDER: spki) } }
+            let pin = await Self.median(iterations) { for _ in 0..<batch { _ = certificate.spkiPin } }
+            let hash = await Self.median(iterations) { for _ in 0..<batch { _ = SPKIPin(subjectPublicKeyInfoDER: spki) } }
             Self.report("SPKI pin of a certificate (P-256)", pin / batch, "SHA-256 of the SPKI bytes", hash / batch)
         }
         if wants("parse a DER certificate") {
             let der = certificate.derBytes
-            let parse = Self.medianSync(iterations) { for _ in 0..<100 { _ = try? Certificate(derEncoded: der) } }
-            let hashDER = Self.medianSync(iterations) {
+            let parse = await Self.median(iterations) { for _ in 0..<100 { _ = try? Certificate(derEncoded: der) } }
+            let hashDER = await Self.median(iterations) {
                 for _ in 0..<100 {
                     var hasher = Hasher()
                     der.withUnsafeBytes { hasher.combine(bytes: $0) }
@@ -168,20 +168,6 @@ struct BenchCommand: AsyncParsableCommand {
         for _ in 0..<max(1, iterations) {
             let start = clock.now
             await body()
-            samples.append(clock.now - start)
-        }
-        samples.sort()
-        return samples[samples.count / 2]
-    }
-
-    static func medianSync(_ iterations: Int, _ body: () -> Void) -> Duration {
-        for _ in 0..<max(3, iterations / 10) { body() }
-        var samples: [Duration] = []
-        samples.reserveCapacity(iterations)
-        let clock = ContinuousClock()
-        for _ in 0..<max(1, iterations) {
-            let start = clock.now
-            body()
             samples.append(clock.now - start)
         }
         samples.sort()

@@ -39,7 +39,11 @@ struct HandshakeBench {
         let cache = TrustEvaluationCache()
         self.cachedVerifier = ServerTrustVerifier(
             known: { cache.decision(for: $0, policy: "bench") },
-            decide: { await cache.evaluate($0, policy: "bench", using: { await evaluator.evaluate($0) }) })
+            decide: { trust in
+                let decision = await evaluator.evaluate(trust)
+                cache.store(decision, for: trust, policy: "bench")
+                return decision
+            })
     }
 
     /// Handshakes per second over `count` sequential new connections (after a short warm-up).

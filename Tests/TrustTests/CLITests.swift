@@ -17,7 +17,7 @@ struct CLITests {
 
     static let lab: String = {
         let dir = NSTemporaryDirectory() + "swift-trust-cli-" + UUID().uuidString
-        try? Lab.pki.write(to: dir)
+        _ = try? Lab.pki.write(to: dir)
         return dir
     }()
 
@@ -137,7 +137,7 @@ struct OpenSSLInteropTests {
     @Test func labServesUntilInterrupted() async throws {
         let dir = try temporaryDirectory()
         let outPath = dir + "/out.txt"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLITests.binary)
         process.arguments = ["lab", "--dir", dir + "/lab"]

@@ -74,9 +74,9 @@ private func runBlocking(_ executable: String, _ arguments: [String], stdin: Str
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let inPath = dir + "/in", outPath = dir + "/out", errPath = dir + "/err"
-    FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     let input = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
     let error = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
