@@ -153,6 +153,9 @@ public final class Session: Sendable {
             }
         }
         let proxy = configuration.proxy(for: origin)
+        // The host's trust configuration entry, looked up once: its TLS minimum and client identity.
+        let configuredEntry: TrustConfiguration.Entry? =
+            if case .configuration(let evaluator, _) = configuration.serverTrust { evaluator.entry(for: origin.host) } else { nil }
         let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description)
         let head = makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure)
         let body = request.body.map { ByteBuffer(bytes: $0) }
@@ -173,13 +176,15 @@ public final class Session: Sendable {
                     origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
                     handlerTimeout: remaining)
                 let verifier = origin.isSecure ? ServerTrustVerifier(known: known, decide: { await challenge.decide($0) }) : nil
-                let identity = configuration.clientIdentities[origin.host] ?? configuredIdentity(for: origin.host) ?? configuration.defaultClientIdentity
+                let identity = configuration.clientIdentities[origin.host]
+                    ?? configuredEntry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
                 let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
                     ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
                     : nil
                 do {
                     connection = try await factory.connect(
-                        origin: origin, verifier: verifier, clientCertificate: clientCertificate, shareable: !taskScoped,
+                        origin: origin, verifier: verifier, clientCertificate: clientCertificate,
+                        requiresTLS13: origin.isSecure && configuredEntry?.minimumTLSVersion == "1.3", shareable: !taskScoped,
                         timeout: min(configuration.connectTimeout, remaining), url: request.url,
                         proxy: proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
                         trustError: { challenge.error(for: $0, url: request.url) })
@@ -195,10 +200,6 @@ public final class Session: Sendable {
                     throw SessionError(.badServerResponse, refusal.statusCode == 0
                         ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
                         : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
-                }
-                if let refusal = tlsVersionRefusal(connection, origin: origin, url: request.url) {
-                    connection.close()
-                    throw refusal
                 }
                 pool.register(connection, key: key)
             }
@@ -252,24 +253,6 @@ public final class Session: Sendable {
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
     }
 
-    /// The request head. Proxy credentials go only to a proxy that receives the request itself
-    /// (absolute form): never to an origin, and never through a tunnel.
-    /// A trust configuration entry asking for TLS 1.3 refuses a connection that negotiated less.
-    private func tlsVersionRefusal(_ connection: Connection, origin: Origin, url: URL) -> SessionError? {
-        guard origin.isSecure, case .configuration(let evaluator, _) = configuration.serverTrust else { return nil }
-        let entry = evaluator.entry(for: origin.host)
-        guard entry.minimumTLSVersion == "1.3", connection.tlsVersion != "TLSv1.3" else { return nil }
-        return SessionError(.secureConnectionFailed,
-                            "\(origin) negotiated \(connection.tlsVersion ?? "an unknown TLS version"); its trust configuration entry (\(entry.host?.description ?? "base")) requires TLS 1.3",
-                            url: url)
-    }
-
-    /// The identity a trust configuration names for `host`'s entry.
-    private func configuredIdentity(for host: String) -> ClientIdentity? {
-        guard !configuredIdentities.isEmpty, case .configuration(let evaluator, _) = configuration.serverTrust else { return nil }
-        return configuredIdentities[evaluator.entry(for: host).host?.description ?? ""]
-    }
-
     static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {
         guard case .configuration(let evaluator, _) = trust else { return [:] }
         var identities: [String: ClientIdentity] = [:]
@@ -291,6 +274,8 @@ public final class Session: Sendable {
         return identities
     }
 
+    /// The request head. Proxy credentials go only to a proxy that receives the request itself
+    /// (absolute form): never to an origin, and never through a tunnel.
     private func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
         let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)

@@ -24,7 +24,7 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
-            for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+            for problem in error.problems { printError(problem.description) }
             printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
             throw ExitCode(1)
         }

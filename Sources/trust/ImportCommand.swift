@@ -58,7 +58,7 @@ struct ImportCommand: ParsableCommand {
             print(text, terminator: "")  // shown even when invalid, so it can be fixed by hand
         }
         if !problems.isEmpty {
-            for problem in problems { printError("\(problem.path): \(problem.message)") }
+            for problem in problems { printError(problem.description) }
             printError("the converted configuration does not validate as it stands" + (output != nil ? " (nothing written to \(output ?? ""))" : "") + "; fix the problems above")
             throw ExitCode(1)
         }

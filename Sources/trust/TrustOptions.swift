@@ -62,13 +62,12 @@ struct TrustOptions: ParsableArguments {
             validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation))
     }
 
-    /// Certificates from a file or folder; unreadable input is a usage error (exit 2).
     /// A `--config` file made ready to evaluate; its problems are printed (with their JSON paths) and make a usage error.
     static func configuration(_ path: String) throws -> ConfiguredTrustEvaluator {
         do {
             return try ConfiguredTrustEvaluator(contentsOf: path)
         } catch {
-            for problem in error.problems { printError("\(problem.path): \(problem.message)") }
+            for problem in error.problems { printError(problem.description) }
             throw UsageError("--config \(path) is not a valid trust configuration")
         }
     }
@@ -84,6 +83,7 @@ struct TrustOptions: ParsableArguments {
         return map
     }
 
+    /// Certificates from a file or folder; unreadable input is a usage error (exit 2).
     static func load(_ path: String, what: String) throws -> [Certificate] {
         do {
             return try CertificateSource.certificates(atPath: path)

@@ -292,6 +292,15 @@ struct CredentialStoreTests {
         #expect(text.contains("\"version\" : 1") && text.contains("alice") && !text.contains("bob"))
         // No temporary files left behind.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["credentials.json"])
+        // The same credential again (as after every authenticated request) writes nothing: every save
+        // replaces the file by a rename, so the file would be a new one.
+        let inode = { try FileManager.default.attributesOfItem(atPath: file.path)[.systemFileNumber] as? NSNumber }
+        let before = try inode()
+        try store.set(Credential(user: "alice", password: "s3cret-password", persistence: .permanent), for: space)
+        #expect(try inode() == before)
+        try store.set(Credential(user: "alice", password: "changed-password", persistence: .permanent), for: space)
+        #expect(try inode() != before)
+        try store.set(Credential(user: "alice", password: "s3cret-password", persistence: .permanent), for: space)
         // Reloaded: the permanent one only, still the default; host case does not matter.
         let reloaded = try CredentialStore(fileURL: file)
         #expect(reloaded.credentials(for: space).keys.sorted() == ["alice"])

@@ -46,7 +46,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
 
     /// Reads, validates and prepares the configuration file at `path`; relative anchor paths are
     /// read from the file's folder.
-    public init(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) {
+    public init(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) {
         let folder = (path as NSString).deletingLastPathComponent
         try self.init(configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
     }
@@ -136,11 +136,12 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         }
         var decision = await (enforcesPins ? resolved.pinned : resolved.unpinned).evaluate(trust)
         if let pins, !pins.sha256.isEmpty, !enforcesPins {
-            // Not enforced (expired, or report-only): would the pins have held? When the path that
-            // validated already holds a pinned key they would have, and no second search is needed.
+            // Not enforced (expired, or report-only): would the pins have held? A second search only
+            // when it could tell: not when the path that validated already holds a pinned key (they
+            // held), nor when no path validated at all (a stricter policy cannot succeed either).
             let pinSet = Set(pins.sha256)
             let heldOnPath = decision.isTrusted && decision.validatedPath.contains { pinSet.contains($0.spkiPin) }
-            let withPins = heldOnPath && !pinsExpired ? decision : await resolved.pinned.evaluate(trust)
+            let withPins = heldOnPath || !decision.isTrusted ? decision : await resolved.pinned.evaluate(trust)
             if pinsExpired {
                 warnings.append("the pin set of \(label) expired at \(pins.expires.map(RFC3339.string) ?? "?"): pins not enforced")
             }

@@ -50,7 +50,7 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
         enforceMode = entry.mode == .enforce && !pinsExpired
         servedCertificateChain = trust.presentedChain.map(\.pemString)
         validatedCertificateChain = decision.validatedPath.map(\.pemString)
-        knownPins = (entry.pins?.sha256 ?? []).map { "pin-sha256=\"\(Data($0.digest).base64EncodedString())\"" }
+        knownPins = (entry.pins?.sha256 ?? []).map(\.headerForm)
         if pinsExpired {
             validationResult = "pin-set-expired"
         } else if decision.reasons.contains(where: { $0.code.contains("pin") }) {

@@ -26,7 +26,7 @@ extension TrustConfiguration {
     /// Parses and validates a configuration file's text. Every problem is reported at once.
     /// - Parameter publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
     ///   list by default — its absence is itself a problem when a pattern needs it.
-    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) -> TrustConfiguration {
+    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
@@ -40,7 +40,7 @@ extension TrustConfiguration {
     }
 
     /// Reads and validates a configuration file.
-    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.system()) throws(TrustConfigurationFileError) -> TrustConfiguration {
+    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path)")])
         }

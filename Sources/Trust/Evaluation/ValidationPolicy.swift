@@ -112,7 +112,7 @@ public struct ValidationPolicy: Sendable, Hashable {
         }
         rules.append(NameConstraintsRule(maximumChecks: maximumNameConstraintChecks))
         if purpose == .tlsServer && checksPeerName {
-            rules.append(PeerNameRule(matcher: HostnameMatcher(publicSuffixes: publicSuffixes ?? SharedPublicSuffixList.system)))
+            rules.append(PeerNameRule(matcher: HostnameMatcher(publicSuffixes: publicSuffixes ?? PublicSuffixList.shared)))
         }
         rules.append(SignatureAlgorithmRule(allowsSHA1: allowsSHA1Signatures))
         rules.append(KeyStrengthRule(minimumRSABits: minimumRSAKeyBits, minimumECBits: minimumECKeyBits))
@@ -125,9 +125,4 @@ public struct ValidationPolicy: Sendable, Hashable {
         if !requiredCertificates.isEmpty { rules.append(PinnedCertificateRule(certificates: requiredCertificates)) }
         return rules
     }
-}
-
-/// The system Public Suffix List, read once.
-enum SharedPublicSuffixList {
-    static let system: PublicSuffixList? = PublicSuffixList.system()
 }

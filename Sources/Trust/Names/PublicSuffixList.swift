@@ -38,7 +38,11 @@ public struct PublicSuffixList: Sendable, Hashable {
         self.exceptionRules = exception
     }
 
-    /// The system list, or `nil` when no copy is installed.
+    /// The system list, read once per process (the default wherever a list is needed), or `nil`
+    /// when no copy is installed.
+    public static let shared: PublicSuffixList? = system()
+
+    /// The system list read now, or `nil` when no copy is installed.
     public static func system() -> PublicSuffixList? {
         for path in systemPaths {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {

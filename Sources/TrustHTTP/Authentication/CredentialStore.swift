@@ -61,7 +61,7 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         }
     }
 
-    struct Stored {
+    struct Stored: Equatable {
         var user: String
         var password: String
         var persistence: CredentialPersistence
@@ -135,15 +135,19 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         guard case .user(let user, let password) = credential.kind else { throw .notAUserCredential }
         guard credential.persistence != .none else { return }
         let key = Key(space)
-        let permanent = state.withLockedValue { state -> Bool in
+        let changedPermanent = state.withLockedValue { state -> Bool in
             var list = state.credentials[key] ?? []
+            let stored = Stored(user: user, password: password, persistence: credential.persistence)
+            // Unchanged (a credential that worked again): nothing to write — this runs after every
+            // authenticated request, and saving rewrites and syncs the whole file.
+            if list.contains(stored) && (!asDefault || state.defaults[key] == user) { return false }
             list.removeAll { $0.user == user }
-            list.append(Stored(user: user, password: password, persistence: credential.persistence))
+            list.append(stored)
             state.credentials[key] = list
             if asDefault { state.defaults[key] = user }
             return credential.persistence == .permanent
         }
-        if permanent { try save() }
+        if changedPermanent { try save() }
     }
 
     /// Removes `user`'s credential for `space`.

@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 
-/// Digest state a session keeps per origin (and per proxy) after a successful exchange, so the
+/// Digest state a session keeps per origin (proxies are answered afresh) after a successful exchange, so the
 /// next request answers at once: the same nonce with the next nonce-count, or the `nextnonce` the
 /// server gave in `Authentication-Info`. A server that no longer accepts the nonce answers 401
 /// with `stale=true`, and the request is retried with the new one. Bounded in size.
@@ -18,8 +18,8 @@ final class DigestSessionCache: Sendable {
     static let capacity = 256
     private let entries = NIOLockedValueBox<[String: Entry]>([:])
 
-    static func key(_ origin: Origin, proxy: Bool) -> String {
-        (proxy ? "proxy " : "") + origin.description
+    static func key(_ origin: Origin) -> String {
+        origin.description
     }
 
     /// The answer for the next request to `key`, counting it; nil without a Digest session there.

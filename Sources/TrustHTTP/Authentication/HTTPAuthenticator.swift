@@ -67,7 +67,7 @@ struct HTTPAuthenticator {
         var ownUser: (String, String)?
         if origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind { ownUser = (user, password) }
         if let (answer, entry) = digestSessions.nextAuthorization(
-            for: DigestSessionCache.key(origin, proxy: false), method: request.method.uppercased(), uri: uri, body: { request.body.map(Array.init) ?? [] },
+            for: DigestSessionCache.key(origin), method: request.method.uppercased(), uri: uri, body: { request.body.map(Array.init) ?? [] },
             accept: { entry in ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none) }) {
             request.setHeader("Authorization", answer.fieldValue)
             self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
@@ -99,7 +99,7 @@ struct HTTPAuthenticator {
             if let rspauth = parameter("rspauth"), digest.verifiesServerResponse(rspauth) == false {
                 throw SessionError(.badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
             }
-            digestSessions.succeeded(DigestSessionCache.key(requestOrigin, proxy: false), authorization: digest, user: attempt.user, password: attempt.password,
+            digestSessions.succeeded(DigestSessionCache.key(requestOrigin), authorization: digest, user: attempt.user, password: attempt.password,
                                      space: attempt.space, persistence: attempt.persistence, nextNonce: parameter("nextnonce"))
         }
         if attempt.persistence != .none, attempt.space.realm != nil {
@@ -144,7 +144,7 @@ struct HTTPAuthenticator {
                 }
                 failures[space, default: 0] += 1
             }
-            digestSessions.remove(DigestSessionCache.key(challengeOrigin, proxy: isProxy))
+            if !isProxy { digestSessions.remove(DigestSessionCache.key(challengeOrigin)) }
         }
         if isProxy { proxy = nil } else { origin = nil }
 

@@ -12,6 +12,9 @@ import TrustNIO
 struct ConnectionFactory: Sendable {
     let group: any EventLoopGroup
     let sslContext: NIOSSLContext
+    /// The same with TLS 1.3 as the minimum, for hosts whose trust configuration entry asks for it
+    /// (nil when no entry does, or when the session already requires TLS 1.3).
+    let tls13Context: NIOSSLContext?
     /// For connections that can answer a client-certificate request (a per-connection context with NIOSSL's context callback).
     let tlsConfiguration: TLSConfiguration
     let resolve: [String: String]
@@ -23,6 +26,15 @@ struct ConnectionFactory: Sendable {
         tls.maximumTLSVersion = nil
         self.tlsConfiguration = tls
         self.sslContext = try NIOSSLContext(configuration: tls)
+        if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
+            ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == "1.3" })
+        {
+            var tls13 = tls
+            tls13.minimumTLSVersion = .tlsv13
+            self.tls13Context = try NIOSSLContext(configuration: tls13)
+        } else {
+            self.tls13Context = nil
+        }
         self.group = group
         self.resolve = configuration.resolve
     }
@@ -34,8 +46,11 @@ struct ConnectionFactory: Sendable {
 
     /// Connects to `origin` — through `proxy` when given: a CONNECT tunnel for https (with
     /// `proxyAuthorization`; a refusal throws ``ProxyRefusal``), a plain connection to the proxy for http.
+    /// `requiresTLS13`: the host's trust configuration entry asks for TLS 1.3 — offered as the only
+    /// version in the handshake itself, so nothing (evaluation, client certificate) happens over less.
     func connect(
-        origin: Origin, verifier: ServerTrustVerifier?, clientCertificate: ClientCertificateChallenge? = nil, shareable: Bool, timeout: Duration, url: URL,
+        origin: Origin, verifier: ServerTrustVerifier?, clientCertificate: ClientCertificateChallenge? = nil, requiresTLS13: Bool = false,
+        shareable: Bool, timeout: Duration, url: URL,
         proxy: ProxyConfiguration? = nil, proxyAuthorization: String? = nil,
         trustError: @escaping @Sendable (TrustDecision) -> SessionError
     ) async throws -> Connection {
@@ -43,10 +58,11 @@ struct ConnectionFactory: Sendable {
         let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
         let record = TrustRecord()
         let errorLog = TLSErrorLog()
-        var sslContext = self.sslContext
+        var sslContext = requiresTLS13 ? tls13Context ?? self.sslContext : self.sslContext
         if let clientCertificate, verifier != nil {
             var configuration = tlsConfiguration
             configuration.sslContextCallback = clientCertificate.callback
+            if requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
             do {
                 sslContext = try NIOSSLContext(configuration: configuration)
             } catch {
@@ -111,7 +127,11 @@ struct ConnectionFactory: Sendable {
             if record.decision?.isTrusted != false, let clientError = ClientCertificateChallenge.error(clientCertificate, "\(error)", origin: origin, url: url) {
                 throw clientError
             }
-            throw Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
+            var failure = Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
+            if requiresTLS13 && failure.code == .secureConnectionFailed {
+                failure.message += " (its trust configuration entry requires TLS 1.3)"
+            }
+            throw failure
         }
 
         return Connection(
