@@ -11,7 +11,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
@@ -27,7 +26,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
         )

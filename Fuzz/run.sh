@@ -13,9 +13,16 @@ shift || true
 fuzz_dir="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
+mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
 all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzEvaluateChainInput)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
+usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then echo "FUZZ_JOBS must be a positive number" >&2; exit 2; fi
+for target in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "unknown target $target; $usage" >&2; exit 2; }
+done
 
 # -parse-as-library: main() comes from libFuzzer, which calls our LLVMFuzzerTestOneInput.
 # C and C++ dependencies (BoringSSL) are built without instrumentation.
@@ -31,15 +38,19 @@ trust="$(swift build --package-path "$root" --show-bin-path)/trust"
 built=$(date +%s)
 
 # ---------------------------------------------------------------------------------------------
-# Seed corpora, made afresh on every run (nothing copied in): a new lab PKI, openssl-made DER,
+# Seed corpora, made afresh on every run (nothing copied in): from the lab PKI, openssl-made DER,
 # weak-key and PKCS#12 files when openssl is there, and hand-written headers and configurations.
 seeds="$work/seeds"
 rm -rf "$seeds"
 mkdir -p "$seeds" "$work/corpus" "$work/artifacts" "$work/logs"
 for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target" "$work/corpus/$target" "$work/artifacts/$target"; done
+# The lab PKI is kept between runs (a fresh one every 30 days: its leaves live 90), so that the kept
+# corpus and any saved crash still have the anchors they were found with (TRUST_FUZZ_ANCHORS).
 lab="$work/lab"
-rm -rf "$lab"
-"$trust" lab-pki "$lab" >/dev/null
+if [ ! -f "$lab/roots.pem" ] || [ -n "$(find "$lab/roots.pem" -mtime +30)" ]; then
+  rm -rf "$lab"
+  "$trust" lab-pki "$lab" >/dev/null
+fi
 
 have_openssl=0
 command -v openssl >/dev/null 2>&1 && have_openssl=1

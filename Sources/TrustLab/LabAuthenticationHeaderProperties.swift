@@ -28,7 +28,7 @@ public enum LabAuthenticationHeaderProperties {
     /// fields, and on each of them as an `Authentication-Info` field.
     public static func check(_ fieldValues: [String]) -> Outcome {
         var outcome = Outcome()
-        let input = fieldValues.joined(separator: "\n").debugDescription
+        var input: String { fieldValues.joined(separator: "\n").debugDescription }  // only for a violation
         let parsed = AuthenticationHeaderParser.challenges(fieldValues)
         outcome.challenges = parsed.challenges.count
         outcome.diagnostics = parsed.diagnostics.count

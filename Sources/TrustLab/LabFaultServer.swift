@@ -83,12 +83,7 @@ public final class LabFaultServer: Sendable {
     /// Starts a TLS server presenting `chain` (leaf first) with `privateKey` whose connections meet `fault`.
     public static func start(_ fault: Fault, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabFaultServer {
-        // PEM, not DER: BoringSSL reads DER certificates of at most 100 KB, and the lab serves larger ones.
-        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: Array($0.pemString.utf8), format: .pem)) }
-        let keyPEM = try privateKey.serializeAsPEM().pemString
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
-        configuration.minimumTLSVersion = .tlsv12
+        var configuration = try LabServer.serverConfiguration(chain: chain, privateKey: privateKey)
         configuration.applicationProtocols = fault.isHTTP2 ? ["h2"] : ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
         return try await start(fault, host: host, scheme: "https", group: group) { channel in

@@ -37,16 +37,12 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     let authentication: LabHTTPAuthentication
     /// Where `POST /reports` bodies go (shared by the server's connections).
     let reports: LabReportInbox
-    /// Whether this handler serves one HTTP/2 stream (its channel's parent is the connection);
-    /// otherwise it serves an HTTP/1.1 connection (whose parent is the listening socket).
-    let isHTTP2Stream: Bool
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
     init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
-         reports: LabReportInbox = LabReportInbox(), isHTTP2Stream: Bool = false) {
+         reports: LabReportInbox = LabReportInbox()) {
         self.name = name
-        self.isHTTP2Stream = isHTTP2Stream
         self.client = client
         self.authentication = authentication
         self.reports = reports
@@ -105,7 +101,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let status = Int(query["status"] ?? "") ?? 302
             send(context: context, request: request, status: HTTPResponseStatus(statusCode: status), body: "", extra: [("location", query["to"] ?? "/")])
         case "/close":
-            if isHTTP2Stream, let connection = context.channel.parent,
+            // An HTTP/2 stream's parent is the connection (an HTTP/1.1 connection's is the listening socket).
+            if request.version.major == 2, let connection = context.channel.parent,
                 let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
             {
                 // HTTP/2: GOAWAY naming this stream as the last one, the response, then the connection

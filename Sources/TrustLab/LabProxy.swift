@@ -40,22 +40,16 @@ public final class LabProxy: Sendable {
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabProxy {
         let log = NIOLockedValueBox<[String]>([])
         let verifier = LabHTTPAuthentication()
-        let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
-                    let encoder = HTTPResponseEncoder()
-                    try channel.pipeline.syncOperations.addHandlers([
-                        decoder, encoder,
-                        LabProxyHandler(authentication: authentication, verifier: verifier, resolve: resolve, log: log, decoder: decoder, encoder: encoder, group: group),
-                    ])
-                }
+        let (channel, port) = try await LabServer.bind(group: group) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+                let encoder = HTTPResponseEncoder()
+                try channel.pipeline.syncOperations.addHandlers([
+                    decoder, encoder,
+                    LabProxyHandler(authentication: authentication, verifier: verifier, resolve: resolve, log: log, decoder: decoder, encoder: encoder, group: group),
+                ])
             }
-            .bind(host: "127.0.0.1", port: 0)
-            .get()
-        guard let port = channel.localAddress?.port else { throw LabError.cannotWrite("proxy", "no local port") }
+        }
         return LabProxy(port: port, authentication: authentication, channel: channel, log: log)
     }
 

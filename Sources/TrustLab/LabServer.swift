@@ -69,6 +69,17 @@ public final class LabServer: Sendable {
         return (channel, port)
     }
 
+    /// A TLS 1.2+ server configuration presenting `chain` (leaf first) with `privateKey`.
+    static func serverConfiguration(chain: [Certificate], privateKey: Certificate.PrivateKey) throws -> TLSConfiguration {
+        // PEM, not DER: BoringSSL reads DER certificates of at most 100 KB, and the lab serves larger ones.
+        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: Array($0.pemString.utf8), format: .pem)) }
+        let keyPEM = try privateKey.serializeAsPEM().pemString
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
+        configuration.minimumTLSVersion = .tlsv12
+        return configuration
+    }
+
     /// Starts a server presenting `chain` (leaf first) with `privateKey`.
     public static func start(
         name: String, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
@@ -77,11 +88,7 @@ public final class LabServer: Sendable {
         closesAfterHandshake: Bool = false,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> LabServer {
-        // PEM, not DER: BoringSSL reads DER certificates of at most 100 KB, and the lab serves larger ones.
-        let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: Array($0.pemString.utf8), format: .pem)) }
-        let keyPEM = try privateKey.serializeAsPEM().pemString
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
+        var configuration = try serverConfiguration(chain: chain, privateKey: privateKey)
         configuration.minimumTLSVersion = minimumTLSVersionOverride ?? .tlsv12
         configuration.maximumTLSVersion = maximumTLSVersion
         switch protocols {
@@ -168,7 +175,7 @@ public final class LabServer: Sendable {
                                          reports: LabReportInbox) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports, isHTTP2Stream: true)])
+                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
             }
         }).map { _ in }
     }

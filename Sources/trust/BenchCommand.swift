@@ -211,17 +211,12 @@ struct BenchChain {
     init(keyType: LabKeyType, depth: Int) throws {
         self.keyType = keyType
         self.depth = depth
-        let rootAuthority = try LabAuthority.root(commonName: "Bench Root \(keyType.rawValue) \(depth)", keyType: keyType)
-        var issuer = rootAuthority
-        for level in 0..<max(0, depth - 2) {
-            issuer = try issuer.intermediate(commonName: "Bench Issuing CA \(level + 1)", keyType: keyType)
-        }
-        let leaf = try issuer.leaf(dnsNames: [host], keyType: keyType)
-        self.root = rootAuthority.certificate
-        self.presented = leaf.chain
-        self.leafKey = leaf.privateKey
-        self.pin = issuer.certificate.spkiPin
-        self.trust = try ServerTrust(presentedChain: leaf.chain, host: host)
-        self.evaluator = try PublicKeysTrustEvaluator(pins: [pin], anchors: .only([rootAuthority.certificate]))
+        let chain = try LabLongChain.make(intermediates: max(0, depth - 2), host: host, keyType: keyType)
+        self.root = chain.root.certificate
+        self.presented = chain.presentedChain
+        self.leafKey = chain.leaf.privateKey
+        self.pin = (chain.leaf.intermediates.first ?? chain.root.certificate).spkiPin
+        self.trust = try ServerTrust(presentedChain: chain.presentedChain, host: host)
+        self.evaluator = try PublicKeysTrustEvaluator(pins: [pin], anchors: .only([root]))
     }
 }

@@ -128,28 +128,26 @@ struct EvaluationCacheTests {
         #expect(try TrustConfiguration.parse(small.jsonText(), publicSuffixes: nil) == small)
         #expect(try TrustConfiguration.parse(#"{"version": 1}"#, publicSuffixes: nil).evaluationCache == EvaluationCacheSettings())
         for bad in [#""no""#, "0", "null", #"{"capacity": 0}"#, #"{"timeToLiveSeconds": -1}"#, #"{"size": 3}"#] {
-            #expect(throws: TrustConfigurationFileError.self, "\(bad)") {
+            let error = #expect(throws: TrustConfigurationFileError.self, "\(bad)") {
                 try TrustConfiguration.parse(#"{"version": 1, "evaluationCache": "# + bad + "}", publicSuffixes: nil)
             }
+            #expect(error?.problems.isEmpty == false && error?.problems.allSatisfy { $0.path.hasPrefix("$.evaluationCache") } == true, "\(bad): \(String(describing: error))")
         }
 
         var configuration = TrustConfiguration()
         configuration.base.anchors = TrustConfiguration.Anchors(pem: Lab.pki.trustedRoots.map(\.pemString), replaceSystem: true)
-        let withCache = try Session(configuration: sessionConfiguration(configuration))
+        func session(_ configuration: TrustConfiguration) throws -> Session {
+            try labSession(.configuration(try ConfiguredTrustEvaluator(configuration: configuration), reporter: nil))
+        }
+        let withCache = try session(configuration)
         #expect(withCache.evaluationCache?.capacity == 1024)
         configuration.evaluationCache = EvaluationCacheSettings(capacity: 4, timeToLive: .seconds(600))
-        let smaller = try Session(configuration: sessionConfiguration(configuration))
+        let smaller = try session(configuration)
         #expect(smaller.evaluationCache?.capacity == 4)
         #expect(smaller.evaluationCache?.timeToLive == .seconds(300))  // the session's shorter lifetime wins
         configuration.evaluationCache = nil
-        let without = try Session(configuration: sessionConfiguration(configuration))
+        let without = try session(configuration)
         #expect(without.evaluationCache == nil)
         for session in [withCache, smaller, without] { await session.shutdown() }
-    }
-
-    private func sessionConfiguration(_ configuration: TrustConfiguration) throws -> SessionConfiguration {
-        var session = SessionConfiguration()
-        session.serverTrust = .configuration(try ConfiguredTrustEvaluator(configuration: configuration), reporter: nil)
-        return session
     }
 }

@@ -74,34 +74,9 @@ final class SilentDelegate: SessionDelegate {
     }
 }
 
-/// Runs `body`, returning its SessionError and how long it took to fail.
-func timedFailure(_ body: () async throws -> Response) async -> (error: SessionError?, elapsed: Duration) {
-    let clock = ContinuousClock()
-    let start = clock.now
-    let error = await sessionError(body)
-    return (error, start.duration(to: clock.now))
-}
-
-/// The figure printed for a fault: `fault → code in N ms`.
-func report(_ what: String, _ failure: (error: SessionError?, elapsed: Duration)) {
-    let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
-    print("[fault] \(what) → \(failure.error.map { "\($0.code)" } ?? "no error") in \(milliseconds) ms")
-}
-
 @Suite("Faults: servers that die or stall, challenges never answered — the Session fails typed and stays usable", .serialized, .timeLimit(.minutes(3)))
 struct FaultTests {
     static let good = Lab.pki.servers["good"]!
-
-    /// Whether `session` still completes a normal request to a good lab server.
-    func expectUsable(_ session: Session, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
-        do {
-            let response = try await session.data(for: Request(url: url(server)))
-            #expect(response.statusCode == 200, sourceLocation: sourceLocation)
-            #expect(response.text == "hello from good\n", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("the session is no longer usable: \(error)", sourceLocation: sourceLocation)
-        }
-    }
 
     /// The code each fault must fail with (never `timedOut`: nothing here waits for a timer).
     /// A TLS 1.3 server's first flight ends with its Finished: a client that has read it all (and

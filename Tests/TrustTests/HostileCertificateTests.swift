@@ -47,14 +47,6 @@ struct HostileCertificateTests {
         }
     }
 
-    func expectUsable(_ session: Session, _ good: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
-        do {
-            #expect(try await session.data(for: Request(url: url(good))).statusCode == 200, sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("the session is no longer usable: \(error)", sourceLocation: sourceLocation)
-        }
-    }
-
     // MARK: - 100-certificate chain
 
     @Test func longChainInTheEngine() async throws {

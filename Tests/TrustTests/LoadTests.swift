@@ -84,7 +84,7 @@ struct LoadTests {
             + "RSS after warm-up, half, end: \(samples.map { $0.map { "\($0 / 1024) KiB" } ?? "n/a" }.joined(separator: ", "))")
         let succeeded: Int = results.reduce(0) { $0 + $1.succeeded }
         let failed: Int = results.reduce(0) { $0 + $1.failed }
-        #expect(succeeded + failed == sent)
+        #expect(succeeded == sent, "\(failed) of \(sent) requests failed")
         if let r0 = samples[0], let r1 = samples[1], let r2 = samples[2] {
             let growth = min(r1 - r0, r2 - r1)
             #expect(growth < half * 1024, "RSS grew by \((r1 - r0) / 1024) KiB, then \((r2 - r1) / 1024) KiB, over two runs of \(half) requests")

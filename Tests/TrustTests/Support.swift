@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TrustHTTP
 import Trust
 import TrustLab
 import X509
@@ -117,4 +118,29 @@ func stop(_ process: Process) {
     guard process.isRunning else { return }
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
+}
+
+/// Whether `session` still completes a normal request to a good lab server (`LabServer.start("good", …)`).
+func expectUsable(_ session: Session, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        let response = try await session.data(for: Request(url: url(server)))
+        #expect(response.statusCode == 200, sourceLocation: sourceLocation)
+        #expect(response.text == "hello from good\n", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("the session is no longer usable: \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Runs `body`, returning its SessionError and how long it took to fail.
+func timedFailure(_ body: () async throws -> Response) async -> (error: SessionError?, elapsed: Duration) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let error = await sessionError(body)
+    return (error, start.duration(to: clock.now))
+}
+
+/// The figure printed for a fault: `fault → code in N ms`.
+func report(_ what: String, _ failure: (error: SessionError?, elapsed: Duration)) {
+    let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
+    print("[fault] \(what) → \(failure.error.map { "\($0.code)" } ?? "no error") in \(milliseconds) ms")
 }

@@ -4,7 +4,6 @@ import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
-import SwiftASN1
 import Trust
 import TrustHTTP
 import TrustLab
@@ -90,8 +89,7 @@ func openSockets() -> Int {
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "idle" {
     guard arguments.count == 6, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]), let count = Int(arguments[5]),
-        let pem = try? String(contentsOfFile: arguments[3], encoding: .utf8),
-        let roots = try? PEMDocument.parseMultiple(pemString: pem).map({ try Certificate(pemDocument: $0) }), !roots.isEmpty,
+        let roots = try? CertificateSource.certificates(atPath: arguments[3]), !roots.isEmpty,
         let pin = try? SPKIPin(parsing: arguments[4])
     else {
         print("usage: trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT")
