@@ -17,7 +17,7 @@ struct LabCommand: AsyncParsableCommand {
         discussion: """
             Writes the lab PKI to --dir (roots.pem is the CA file to trust, pins.txt every pin, clients/ the client
             identities), starts every lab server (good and bad configurations, mutual TLS, a plain-http server and a
-            forward proxy with Digest authentication), and prints each URL with the curl --resolve it needs.
+            forward proxy with Digest authentication, and one hostile server per LabHostileServer behaviour), and prints each URL with the curl --resolve it needs.
             Credentials for /basic and /digest: alice / wonderland.
             """)
 
@@ -40,6 +40,7 @@ struct LabCommand: AsyncParsableCommand {
         for mode in LabServer.MutualTLSMode.allCases { servers.append(try await LabServer.start(mutualTLS: mode, pki: pki)) }
         let plain = try await LabServer.startPlain(name: "plain")
         let proxy = try await LabProxy.start(authentication: .digest)
+        let hostile = try await Self.startHostileServers(pki: pki)
 
         say("TrustLab is running on 127.0.0.1 (Ctrl-C stops it).")
         say("")
@@ -55,6 +56,16 @@ struct LabCommand: AsyncParsableCommand {
             say("  \(server.name)\(pad)\(server.baseURL)/   \(resolve)")
         }
         say("")
+        say("  hostile servers (every connection is attacked; each closes after 60 s):")
+        for server in hostile {
+            let name = server.behaviour.rawValue
+            let pad = String(repeating: " ", count: max(1, 36 - name.count))
+            let reach = server.behaviour.isProxy
+                ? "proxy \(server.baseURL)   (curl -x \(server.baseURL) …)"
+                : "\(server.baseURL)/   --resolve \(server.host):\(server.port):127.0.0.1"
+            say("  \(name)\(pad)\(reach)   \(server.behaviour.summary)")
+        }
+        say("")
         let good = servers.first { $0.name == "good" }
         if let good {
             say("  try:  curl --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1 \(good.baseURL)/")
@@ -65,6 +76,24 @@ struct LabCommand: AsyncParsableCommand {
         say("\nstopping the lab…")
         for server in servers + [plain] { try? await server.shutdown() }
         try? await proxy.shutdown()
+        for server in hostile { await server.shutdown() }
+    }
+
+    /// One ``LabHostileServer`` per behaviour, presenting `good`'s certificate (TLS; `h2` for the HTTP/2
+    /// behaviours) — but the CONNECT-answering proxy, which is plain HTTP like any forward proxy.
+    static func startHostileServers(pki: LabPKI) async throws -> [LabHostileServer] {
+        guard let good = pki.servers["good"], let chain = pki.presentedChains["good"] else {
+            throw UsageError("the lab PKI has no good server")
+        }
+        var servers: [LabHostileServer] = []
+        for behaviour in LabHostileServer.Behaviour.allCases {
+            if behaviour.isProxy {
+                servers.append(try await LabHostileServer.startPlain(behaviour, host: "127.0.0.1"))
+            } else {
+                servers.append(try await LabHostileServer.start(behaviour, host: LabPKI.hostName(for: "good"), chain: chain, privateKey: good.privateKey))
+            }
+        }
+        return servers
     }
 
     /// Written at once (stdout to a file is otherwise buffered until exit, and a lab runs until interrupted).
