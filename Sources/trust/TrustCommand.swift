@@ -11,7 +11,7 @@ struct TrustCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input.
             """,
-        subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, BenchCommand.self, FuzzCommand.self, CheckConfigCommand.self, ImportCommand.self])
+        subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, BenchCommand.self, FuzzCommand.self, CheckConfigCommand.self, ImportCommand.self, LoadCheckCommand.self])
 }
 
 /// Exit codes shared by the commands (curl's numbers where curl has one).

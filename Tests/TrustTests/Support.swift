@@ -40,10 +40,14 @@ extension TrustDecision {
 /// Under a sanitizer build (`swift test --sanitize=thread`, see `.ci/tsan`) the `trust` binary is
 /// instrumented too: a report it writes to its stderr fails the calling test instead of vanishing
 /// in the captured output (with `log_path` in `TSAN_OPTIONS`, `.ci/tsan` collects it from the file).
+///
+/// The command is killed after `timeLimitSeconds` (``commandTimeLimitSeconds`` unless a test's
+/// command is known to run longer).
 func run(
-    _ executable: String, _ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    _ executable: String, _ arguments: [String], stdin: String? = nil, timeLimitSeconds: Int = commandTimeLimitSeconds,
+    sourceLocation: SourceLocation = #_sourceLocation
 ) async throws -> (Int32, String, String) {
-    let result = try await runOnDedicatedThread(executable, arguments, stdin: stdin)
+    let result = try await runOnDedicatedThread(executable, arguments, stdin: stdin, timeLimitSeconds: timeLimitSeconds)
     for marker in sanitizerReportMarkers where result.2.contains(marker) {
         Issue.record("\(marker) in \(executable) \(arguments.joined(separator: " ")):\n\(result.2)", sourceLocation: sourceLocation)
     }
@@ -53,11 +57,11 @@ func run(
 /// How a sanitizer report starts.
 let sanitizerReportMarkers = ["WARNING: ThreadSanitizer", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"]
 
-private func runOnDedicatedThread(_ executable: String, _ arguments: [String], stdin: String?) async throws -> (Int32, String, String) {
+private func runOnDedicatedThread(_ executable: String, _ arguments: [String], stdin: String?, timeLimitSeconds: Int) async throws -> (Int32, String, String) {
     try await withCheckedThrowingContinuation { continuation in
         Thread.detachNewThread {
             do {
-                continuation.resume(returning: try runBlocking(executable, arguments, stdin: stdin))
+                continuation.resume(returning: try runBlocking(executable, arguments, stdin: stdin, timeLimitSeconds: timeLimitSeconds))
             } catch {
                 continuation.resume(throwing: error)
             }
@@ -65,10 +69,10 @@ private func runOnDedicatedThread(_ executable: String, _ arguments: [String], s
     }
 }
 
-/// How long a command run by a test may take before it is killed (and the test fails).
+/// How long a command run by a test may take before it is killed (and the test fails), by default.
 let commandTimeLimitSeconds = 90
 
-private func runBlocking(_ executable: String, _ arguments: [String], stdin: String?) throws -> (Int32, String, String) {
+private func runBlocking(_ executable: String, _ arguments: [String], stdin: String?, timeLimitSeconds: Int) throws -> (Int32, String, String) {
     // Files, not pipes: a pipe inherited by another child spawned meanwhile (a long-running openssl
     // s_server, say) would never report end-of-file. Here we only ever wait for our own child to exit.
     let dir = NSTemporaryDirectory() + "swift-trust-run-" + UUID().uuidString
@@ -96,13 +100,13 @@ private func runBlocking(_ executable: String, _ arguments: [String], stdin: Str
     // A child that hangs is a bug to report, not a reason for the whole test run to stall.
     let pid = process.processIdentifier
     let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(commandTimeLimitSeconds), execute: watchdog)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeLimitSeconds), execute: watchdog)
     process.waitUntilExit()
     watchdog.cancel()
     let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
     var stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
     if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL {
-        stderr += "\n[killed after \(commandTimeLimitSeconds) s: \(executable) \(arguments.joined(separator: " "))]"
+        stderr += "\n[killed after \(timeLimitSeconds) s: \(executable) \(arguments.joined(separator: " "))]"
     }
     return (process.terminationStatus, stdout, stderr)
 }
