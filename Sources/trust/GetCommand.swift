@@ -1,11 +1,15 @@
 import ArgumentParser
 import Foundation
+import NIOHTTP1
 import Trust
 import TrustHTTP
 import TrustNIO
 import X509
 
 /// `trust get URL`: an HTTPS request with full trust diagnostics; curl's flags and exit codes.
+///
+/// The body is written as it arrives (bounded memory whatever its size), to standard output or
+/// to `-o FILE` through a temporary file renamed into place when complete.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
@@ -13,23 +17,32 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with --anchors-only
             they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics.
+            The body is written as it arrives; -o FILE writes a temporary file beside FILE and renames it into place
+            once complete (nothing is left behind on failure or Ctrl-C).
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
-            7 could not connect, 22 HTTP status >= 400 with --fail, 28 timeout, 35 TLS handshake failure other than trust
+            7 could not connect, 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
+            full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake failure other than trust
             (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost,
-            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 67 authentication failed
-            (--user given and the final response is still 401, or --proxy-user and 407).
+            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 63 --max-filesize exceeded,
+            67 authentication failed (--user given and the final response is still 401, or --proxy-user and 407),
+            130 interrupted (Ctrl-C).
             Proxies: -x/--proxy URL (http proxy; https through CONNECT, TLS and trust end to end), -U/--proxy-user,
             --noproxy; without -x the environment's http_proxy/https_proxy/no_proxy apply, as in curl.
             HTTP authentication: --user answers Basic and Digest challenges, the strongest offered first (--any-auth,
             the default); --digest answers Digest only; --basic answers Basic only and sends it before any challenge,
             as curl does. Basic is never sent over plain http unless --allow-cleartext-auth.
+            Secrets (passwords, passphrases, Authorization and Proxy-Authorization values, URL user-info) are never
+            printed: -v shows them as ***.
             """)
 
     @Argument(help: "The URL (http or https).")
     var url: String
 
-    @Option(name: .shortAndLong, help: "Write the body to FILE instead of standard output.")
+    @Option(name: .shortAndLong, help: "Write the body to FILE instead of standard output ('-': standard output).")
     var output: String?
+
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Write the body to a file in the current folder named as the URL's last path segment (curl's -O).")
+    var remoteName = false
 
     @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value'; repeatable.")
     var header: [String] = []
@@ -37,14 +50,28 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: [.customShort("X"), .customLong("request")], help: "The request method.")
     var method: String?
 
-    @Option(name: [.customShort("d"), .customLong("data")], help: "Request body (sends POST unless -X says otherwise); @FILE reads a file.")
-    var data: String?
+    @Option(name: [.customShort("d"), .customLong("data")], help: "Request body (sends POST unless -X says otherwise); @FILE reads a file without its CR and LF (@-: standard input); repeated: joined with '&'.")
+    var data: [String] = []
+
+    @Option(name: .customLong("data-binary"), help: "Request body as is; @FILE reads a file unchanged; repeatable (joined with '&').")
+    var dataBinary: [String] = []
+
+    @Option(name: .customLong("data-raw"), help: "Request body as is, '@' not special; repeatable (joined with '&').")
+    var dataRaw: [String] = []
+
+    @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
+    var userAgent: String?
+
+    @Option(name: [.customShort("e"), .customLong("referer")], help: "The Referer header.")
+    var referer: String?
 
     @Option(name: .long, help: "Anchor certificates (PEM/DER file or folder) added to the system roots; repeatable.")
     var cacert: [String] = []
 
-
     @OptionGroup var trustOptions: TrustOptions
+
+    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Proceed even when the server is not trusted; the full trust verdict is printed as a warning (--pin is still enforced, as curl's --pinnedpubkey).")
+    var insecure = false
 
     @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file); curl's FILE:PASSWORD form is accepted.")
     var cert: String?
@@ -94,16 +121,49 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the HTTP status is 400 or more.")
     var fail = false
 
+    @Flag(name: [.customShort("i"), .customLong("include")], help: "Write the response head (status line and header fields) before the body.")
+    var include = false
+
+    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and write the response head.")
+    var headOnly = false
+
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "After the transfer, write FORMAT: %{http_code}, %{url_effective}, %{num_redirects}, %{remote_ip}, %{time_total}, %{size_download}, %{ssl_verify_result}, %{stderr}, \\n… (curl's; @FILE reads it).")
+    var writeOut: String?
+
     @Option(name: .long, help: "Connect HOST:PORT to ADDRESS instead (curl syntax HOST:PORT:ADDRESS); repeatable.")
     var resolve: [String] = []
+
+    @Flag(name: .customLong("http1.1"), help: "HTTP/1.1 only.")
+    var http11 = false
+
+    @Flag(name: .customLong("http2"), help: "HTTP/2 when the server offers it, else HTTP/1.1 (the default).")
+    var http2 = false
 
     @Option(name: .long, help: "Seconds allowed to connect (TCP + TLS).")
     var connectTimeout: Double = 10
 
-    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds allowed for the whole request.")
-    var maxTime: Double = 60
+    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds allowed for the whole transfer, body included (default: no limit, as curl).")
+    var maxTime: Double?
 
-    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show TLS version, ALPN, the presented chain with pins, every challenge and its disposition (on stderr).")
+    @Option(name: [.customShort("y"), .customLong("speed-time")], help: "Abort (exit 28) when slower than --speed-limit for this many seconds (curl's; 30 when only --speed-limit is given).")
+    var speedTime: Int?
+
+    @Option(name: [.customShort("Y"), .customLong("speed-limit")], help: "Bytes per second below which --speed-time aborts (1 when only --speed-time is given).")
+    var speedLimit: Int?
+
+    @Option(name: .long, help: "The largest body accepted, in bytes: exit 63 when it is larger (announced or received).")
+    var maxFilesize: Int64?
+
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress meter, no error messages.")
+    var silent = false
+
+    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still show error messages.")
+    var showError = false
+
+    @Flag(name: .long, help: "No progress meter (error messages still shown).")
+    var noProgressMeter = false
+
+    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show the request and response headers (secrets as ***), TLS version, ALPN, the presented chain with pins, every challenge and its disposition (on stderr).")
     var verbose = false
 
     func validate() throws {
@@ -114,251 +174,154 @@ struct GetCommand: AsyncParsableCommand {
         if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
         if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
         if let proxyUser, !proxyUser.contains(":") { throw ValidationError("--proxy-user takes USER:PASSWORD") }
-        if connectTimeout <= 0 || maxTime <= 0 { throw ValidationError("timeouts must be positive") }
+        if connectTimeout <= 0 || (maxTime ?? 1) <= 0 { throw ValidationError("timeouts must be positive") }
+        if (speedTime ?? 1) <= 0 || (speedLimit ?? 1) <= 0 { throw ValidationError("--speed-time and --speed-limit must be positive") }
+        if (maxFilesize ?? 0) < 0 { throw ValidationError("--max-filesize must be 0 or more") }
+        if output != nil && remoteName { throw ValidationError("use one of -o and -O") }
+        if http11 && http2 { throw ValidationError("use one of --http1.1 and --http2") }
+        // curl: "You can only select one HTTP request method!"
+        if headOnly && !(data.isEmpty && dataBinary.isEmpty && dataRaw.isEmpty) {
+            throw ValidationError("you can only select one HTTP request method: -I sends HEAD, -d sends a body")
+        }
     }
 
     func run() async throws {
-        guard let requestURL = URL(string: url), let scheme = requestURL.scheme?.lowercased() else {
-            printError("malformed URL \(url)")
-            throw ExitCode(3)
+        let diagnostics = Diagnostics(showsErrors: !silent || showError, secrets: collectSecrets())
+        let writeOutFormat = try writeOut.map(WriteOut.load)
+        let shownURL = Secrets.redactedURL(url)
+        // curl shows the meter only when it does not mix with a body on the terminal, and only on a terminal.
+        let bodyToTerminal = (output == nil || output == "-") && !remoteName && isatty(STDOUT_FILENO) == 1
+        let meter: ProgressMeter? = !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !bodyToTerminal ? ProgressMeter() : nil
+        // curl: speed-limit defaults to 1 byte/s with only --speed-time, speed-time to 30 s with only --speed-limit.
+        let speed = speedTime != nil || speedLimit != nil ? (bytes: speedLimit ?? 1, seconds: speedTime ?? 30) : nil
+        let maximumTime = maxTime.map { Duration.milliseconds(Int64($0 * 1000)) }
+        let parsedURL = URL(string: url)
+        let resolveMap = try TrustOptions.resolveMap(resolve)
+        let endpoint = Self.remoteEndpoint(url: parsedURL, resolve: resolveMap, proxy: proxy)
+        let monitor = TransferMonitor(
+            facts: TransferFacts(effectiveURL: shownURL, method: requestMethod), diagnostics: diagnostics, writeOut: writeOutFormat,
+            meter: meter, speedLimit: speed, maximumTime: maximumTime, remote: endpoint)
+
+        guard let requestURL = parsedURL, let scheme = requestURL.scheme?.lowercased() else {
+            monitor.end(3, message: "malformed URL \(shownURL)")
         }
         guard scheme == "https" || scheme == "http" else {
-            printError("unsupported protocol \(scheme)")
-            throw ExitCode(1)
+            monitor.end(1, message: "unsupported protocol \(scheme)")
         }
-        var configuration = SessionConfiguration()
-        configuration.serverTrust = try trustConfiguration()
-        if let cert {
-            let identity = try loadIdentity(cert)
-            for warning in identity.warnings { printError("warning: \(warning)") }
-            configuration.defaultClientIdentity = identity
-        }
-        configuration.maximumRedirects = maxRedirs
-        configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
-        configuration.requestTimeout = .milliseconds(Int64(maxTime * 1000))
-        configuration.resolve = try TrustOptions.resolveMap(resolve)
-        configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
-        let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
-        let proxyCredential = proxyUser.flatMap { value -> Credential? in
-            guard let colon = value.firstIndex(of: ":") else { return nil }
-            return Credential(user: String(value[..<colon]), password: String(value[value.index(after: colon)...]), persistence: .none)
-        }
-        if let proxy {
-            do {
-                configuration.proxy = try ProxyConfiguration(url: proxy, credential: proxyCredential, noProxy: noProxy)
-            } catch {
-                throw UsageError("--proxy: \(error)")
+        var destination = BodyWriter.Destination.standardOutput
+        if let output, output != "-" { destination = .file(output) }
+        if remoteName {
+            guard let name = BodyWriter.remoteName(of: requestURL) else {
+                monitor.end(23, message: "(23) Remote file name has no length")
             }
-        } else {
-            let environment = ProxyConfiguration.environment()
-            if var chosen = scheme == "https" ? environment.https : environment.http {
-                if let proxyCredential { chosen.credential = proxyCredential }
-                if noproxy != nil { chosen.noProxy = noProxy }
-                configuration.proxy = chosen
-            }
+            destination = .file(name)
         }
-        configuration.allowsCredentialsOverHTTP = allowCleartextAuth
-        let verbose = self.verbose
-        if verbose {
-            configuration.challengeHandler = ClosureChallengeHandler { challenge in
-                printError("* challenge: \(challenge.protectionSpace)" + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
-                if let offered = challenge.httpChallenge {
-                    printError("*   offered: \(offered)")
-                    if let proposed = challenge.proposedCredential, case .user(let name, _) = proposed.kind, challenge.previousFailureCount == 0 {
-                        printError("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name)")
-                    } else {
-                        printError("*   no credential to answer with")
-                    }
-                }
-                if challenge.protectionSpace.authenticationMethod == .clientCertificate {
-                    if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
-                        printError("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)")
-                    } else {
-                        printError("* no client certificate configured (--cert): none sent")
-                    }
-                }
-                if let trust = challenge.serverTrust {
-                    printError("* presented chain:")
-                    for (index, certificate) in trust.presentedChain.enumerated() {
-                        printError("*   \(index): \(certificate.subject) \(certificate.spkiPin)")
-                    }
-                    if let decision = await challenge.defaultEvaluation() {
-                        printError("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")")
-                        for reason in decision.reasons { printError("*   [\(reason.code)] \(reason)") }
-                        if !decision.validatedPath.isEmpty {
-                            printError("* validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
-                        }
-                    }
-                }
-                printError("* disposition: performDefaultHandling")
-                return .performDefaultHandling
-            }
-        }
+        let configuration = try makeConfiguration(scheme: scheme, monitor: monitor, diagnostics: diagnostics)
+        let request = try makeRequest(requestURL)
+        if verbose { showRequest(request, userAgent: configuration.userAgent, diagnostics: diagnostics) }
 
-        var request = Request(url: requestURL)
-        if let user, let colon = user.firstIndex(of: ":") {
-            request.credential = Credential(user: String(user[..<colon]), password: String(user[user.index(after: colon)...]), persistence: .none)
-            request.authenticatesPreemptively = basic
-        }
-        for line in header {
-            guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
-            request.headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
-        }
-        if let data {
-            if data.hasPrefix("@") {
-                guard let contents = FileManager.default.contents(atPath: String(data.dropFirst())) else { throw UsageError("cannot read \(data.dropFirst())") }
-                request.body = contents
-            } else {
-                request.body = Data(data.utf8)
-            }
-            request.method = "POST"
-            if request.value(forHeader: "content-type") == nil {
-                request.headers.append(("content-type", "application/x-www-form-urlencoded"))
-            }
-        }
-        if let method { request.method = method.uppercased() }
-
+        monitor.start()
         let session = try Session(configuration: configuration)
-        defer { Task { await session.shutdown() } }
-        let response: Response
         // Pin-failure reports (with --config) go out before the command ends.
         let reporter: PinFailureReporter? = {
             if case .configuration(_, let reporter) = configuration.serverTrust { return reporter }
             return nil
         }()
-        do {
-            response = try await session.data(for: request)
-        } catch let error as SessionError {
-            await session.shutdown()
-            await reporter?.flush()
-            throw report(error)
+        func finish(_ code: Int32, _ lines: [String]) async -> Never {
+            // A deadline ends at once (curl's -m): the session is not waited for.
+            if code != 28 {
+                await session.shutdown()
+                await reporter?.flush()
+            }
+            for line in lines.dropLast() { diagnostics.error(line) }
+            monitor.end(code, message: lines.last)
         }
-        await session.shutdown()
-        await reporter?.flush()
+
+        let response: StreamingResponse
+        do {
+            response = try await session.bytes(for: request)
+        } catch let error as SessionError {
+            monitor.update { $0.verifyResult = TrustVerdictCode.code(for: error.trustDecision) }
+            let (code, lines) = report(error)
+            await finish(code, lines)
+        } catch {
+            await finish(1, ["\(error)"])
+        }
+        let headText = Self.headText(response)
+        monitor.update { facts in
+            facts.statusCode = response.statusCode
+            facts.effectiveURL = Secrets.redactedURL(response.url)
+            facts.redirects = response.redirects.count
+            facts.httpVersion = response.httpVersion
+            facts.headers = response.headers
+            facts.headerSize = headText.utf8.count
+            facts.expectedBytes = response.value(forHeader: "content-length").flatMap { Int64($0) }
+            facts.headAt = monitor.elapsed
+            if !insecure { facts.verifyResult = TrustVerdictCode.code(for: response.serverTrust) }
+        }
         if verbose {
-            printError("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
-            for redirect in response.redirects { printError("* redirected from \(redirect.absoluteString)") }
-            printError("< \(response.httpVersion) \(response.statusCode)")
-            for (name, value) in response.headers { printError("< \(name): \(value)") }
+            diagnostics.verbose("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
+            for redirect in response.redirects { diagnostics.verbose("* redirected from \(Secrets.redactedURL(redirect))") }
+            diagnostics.verbose("< \(response.httpVersion) \(response.statusCode)")
+            for (name, value) in response.headers { diagnostics.verbose("< \(name): \(value)") }
         }
         if (user != nil && response.statusCode == 401) || (configuration.proxy?.credential != nil && response.statusCode == 407) {
-            printError("authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : response.url.absoluteString)")
-            throw ExitCode(67)
+            await finish(67, ["authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))"])
         }
         if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
-            printError("CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user")
-            throw ExitCode(56)
+            await finish(56, ["CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user"])
         }
         if fail && response.statusCode >= 400 {
-            printError("the requested URL returned error: \(response.statusCode)")
-            throw ExitCode(22)
+            await finish(22, ["the requested URL returned error: \(response.statusCode)"])
         }
-        if let output {
-            do {
-                try response.body.write(to: URL(fileURLWithPath: output))
-            } catch {
-                printError("cannot write \(output): \(error.localizedDescription)")
-                throw ExitCode(23)
-            }
-        } else {
-            FileHandle.standardOutput.write(response.body)
+        // curl: a body announced larger than --max-filesize is refused before it is read.
+        if let maxFilesize, let announced = monitor.facts.expectedBytes, announced > maxFilesize, !headOnly {
+            await finish(63, ["(63) Maximum file size exceeded: \(announced) > \(maxFilesize) bytes"])
         }
-    }
 
-    /// curl's `--cert FILE:PASSWORD`: split at the first colon whose left side is an existing file
-    /// (a path that exists as given is never split).
-    static func splitCertArgument(_ argument: String) -> (path: String, password: String?) {
-        if FileManager.default.fileExists(atPath: argument) { return (argument, nil) }
-        var index = argument.startIndex
-        while let colon = argument[index...].firstIndex(of: ":") {
-            let path = String(argument[..<colon])
-            if FileManager.default.fileExists(atPath: path) {
-                return (path, String(argument[argument.index(after: colon)...]))
-            }
-            index = argument.index(after: colon)
-        }
-        return (argument, nil)
-    }
-
-    /// A PKCS#12 or PEM identity; a local certificate problem exits 58 (curl's "problem with the local certificate").
-    func loadIdentity(_ argument: String) throws -> ClientIdentity {
+        let writer: BodyWriter
         do {
-            let (path, inlinePassword) = Self.splitCertArgument(argument)
-            let passphrase = certPassword ?? inlinePassword
-            let lower = path.lowercased()
-            let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
-            let isPKCS12: Bool
-            switch certType?.uppercased() {
-            case "P12", "PKCS12", "PFX": isPKCS12 = true
-            case "PEM": isPKCS12 = false
-            case nil: isPKCS12 = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") || (bytes.first == 0x30 && key == nil)
-            case let other?:
-                printError("--cert-type \(other): use P12 or PEM")
-                throw ExitCode(2)
-            }
-            if isPKCS12 {
-                return try ClientIdentity(pkcs12File: path, passphrase: passphrase)
-            }
-            return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: passphrase)
-        } catch let exit as ExitCode {
-            throw exit
+            writer = try BodyWriter(destination)
         } catch {
-            printError("client certificate: \(error)")
-            throw ExitCode(58)
+            await finish(23, ["(23) Failure writing output to destination: \(error)"])
         }
-    }
-
-    func trustConfiguration() throws -> ServerTrustConfiguration {
-        if let config {
-            var reporting = SessionConfiguration()
-            reporting.resolve = try TrustOptions.resolveMap(resolve)
-            return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))
-        }
-        var anchors: [Certificate] = []
-        for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
-        switch try trustOptions.policy(anchors: anchors) {
-        case .securityPolicy(let policy): return .securityPolicy(policy)
-        case .validator(let validator): return .evaluator(validator)
-        }
-    }
-
-    /// Prints the error (with every trust reason) and returns curl's exit code for it.
-    func report(_ error: SessionError) -> ExitCode {
-        printError("\(error.code) (\(error.code.rawValue)): \(error.message)")
-        if let underlying = error.underlying, verbose { printError("  \(underlying)") }
-        if let decision = error.trustDecision {
-            for reason in decision.reasons { printError("  [\(reason.code)] \(reason)") }
-            if !decision.expectedPins.isEmpty {
-                printError("  pins seen: " + decision.pinsSeen.map(\.description).joined(separator: ", "))
-                printError("  pins expected: " + decision.expectedPins.map(\.description).joined(separator: ", "))
-            }
-            if verbose {
-                printError("  presented chain:")
-                for (index, certificate) in decision.presentedChain.enumerated() {
-                    printError("    \(index): \(certificate.subject) \(certificate.spkiPin)")
+        monitor.setTemporaryPath(writer.temporaryPath)
+        do {
+            if include || headOnly { try writer.write(headText) }
+            var received: Int64 = 0
+            for try await chunk in response.body {
+                received += Int64(chunk.count)
+                if let maxFilesize, received > maxFilesize {
+                    writer.discard()
+                    await finish(63, ["(63) Maximum file size exceeded: more than \(maxFilesize) bytes"])
                 }
+                if !headOnly { try writer.write(chunk) }
+                monitor.received(chunk.count)
             }
+            try writer.close()
+            try monitor.commit { () throws(OutputWriteError) in try writer.commit() }
+        } catch let error as OutputWriteError {
+            writer.discard()
+            // curl: "Failure writing output to destination" — one line, whatever the destination.
+            await finish(23, ["(23) Failure writing output to destination" + (error.errorNumber == EPIPE ? "" : ": \(error)")])
+        } catch let error as SessionError {
+            writer.discard()
+            let (code, lines) = report(error)
+            await finish(code, lines)
+        } catch {
+            writer.discard()
+            await finish(56, ["(56) Failure when receiving data from the peer: \(error)"])
         }
-        switch error.code {
-        case .cannotFindHost: return ExitCode(6)
-        case .cannotConnectToHost: return ExitCode(7)
-        case .timedOut: return ExitCode(28)
-        case .httpTooManyRedirects: return ExitCode(47)
-        case .badURL: return ExitCode(3)
-        case .unsupportedURL: return ExitCode(1)
-        case .serverCertificateHasBadDate, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
-            return ExitCode(60)
-        case .cancelled where error.trustDecision != nil:
-            return ExitCode(60)
-        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
-            return ExitCode(35)
-        case .networkConnectionLost, .badServerResponse:
-            return ExitCode(56)
-        case .userAuthenticationRequired, .userCancelledAuthentication:
-            return ExitCode(67)
-        default:
-            return ExitCode(1)
-        }
+        monitor.finishMeter()
+        await session.shutdown()
+        await reporter?.flush()
+        monitor.completed(0)
+    }
+
+    /// The method sent: -X, else HEAD for -I, POST with data, GET.
+    var requestMethod: String {
+        if let method { return method.uppercased() }
+        if headOnly { return "HEAD" }
+        return data.isEmpty && dataBinary.isEmpty && dataRaw.isEmpty ? "GET" : "POST"
     }
 }
-

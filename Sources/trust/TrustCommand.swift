@@ -11,7 +11,14 @@ struct TrustCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input.
             """,
+        version: TrustVersion.string,
         subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, BenchCommand.self, FuzzCommand.self, CheckConfigCommand.self, ImportCommand.self, LoadCheckCommand.self])
+}
+
+/// What `trust --version` prints.
+enum TrustVersion {
+    static let number = "0.9.0"
+    static let string = "trust \(number) (swift-trust)"
 }
 
 /// Exit codes shared by the commands (curl's numbers where curl has one).

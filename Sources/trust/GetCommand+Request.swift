@@ -1,0 +1,382 @@
+import ArgumentParser
+import Foundation
+import NIOHTTP1
+import Trust
+import TrustHTTP
+import TrustNIO
+import X509
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How `trust get` turns its flags into a session configuration and a request, and a
+/// `SessionError` into curl's exit code.
+extension GetCommand {
+    /// Every secret on the command line (and in the proxy environment), never to be printed.
+    func collectSecrets() -> Secrets {
+        var secrets = Secrets()
+        secrets.addPassword(ofUserArgument: user)
+        secrets.addPassword(ofUserArgument: proxyUser)
+        secrets.add(certPassword)
+        if let cert { secrets.add(Self.splitCertArgument(cert).password) }
+        secrets.addUserInfo(ofURL: url)
+        secrets.addUserInfo(ofURL: proxy.map { $0.contains("://") ? $0 : "http://" + $0 })
+        let environment = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+            secrets.addUserInfo(ofURL: environment[name].map { $0.contains("://") ? $0 : "http://" + $0 })
+        }
+        for line in header {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            guard Secrets.credentialHeaders.contains(name) else { continue }
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            secrets.add(value)
+            // `Bearer TOKEN`, `Basic BASE64`: the credential alone may be echoed too (RFC 9110 §11.4).
+            if let space = value.firstIndex(of: " ") { secrets.add(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces)) }
+        }
+        return secrets
+    }
+
+    /// The session configuration the flags ask for.
+    func makeConfiguration(scheme: String, monitor: TransferMonitor, diagnostics: Diagnostics) throws -> SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.serverTrust = try trustConfiguration()
+        if let cert {
+            let identity = try loadIdentity(cert, diagnostics: diagnostics)
+            for warning in identity.warnings { diagnostics.warning("\(warning)") }
+            configuration.defaultClientIdentity = identity
+        }
+        configuration.maximumRedirects = maxRedirs
+        configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        if let maxTime {
+            // curl's -m: the whole transfer, the streamed body included.
+            let limit = Duration.milliseconds(Int64(maxTime * 1000))
+            configuration.requestTimeout = limit
+            configuration.resourceTimeout = limit
+        } else {
+            // curl has no overall limit unless -m: ten years stands for none (the head wait must be a Duration).
+            configuration.requestTimeout = .seconds(10 * 365 * 86_400)
+            configuration.resourceTimeout = nil
+        }
+        // curl has no read timeout either: a stalled transfer is ended by --speed-time or -m only.
+        configuration.readTimeout = nil
+        configuration.resolve = try TrustOptions.resolveMap(resolve)
+        configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
+        if http11 { configuration.httpVersion = .http1Only }
+        if let userAgent { configuration.userAgent = userAgent }
+        let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        let proxyCredential = proxyUser.flatMap { value -> Credential? in
+            guard let colon = value.firstIndex(of: ":") else { return nil }
+            return Credential(user: String(value[..<colon]), password: String(value[value.index(after: colon)...]), persistence: .none)
+        }
+        if let proxy {
+            do {
+                configuration.proxy = try ProxyConfiguration(url: proxy, credential: proxyCredential, noProxy: noProxy)
+            } catch {
+                throw UsageError("--proxy: \(diagnostics.secrets.scrub(error.description))")
+            }
+        } else {
+            let environment = ProxyConfiguration.environment()
+            if var chosen = scheme == "https" ? environment.https : environment.http {
+                if let proxyCredential { chosen.credential = proxyCredential }
+                if noproxy != nil { chosen.noProxy = noProxy }
+                configuration.proxy = chosen
+            }
+        }
+        configuration.allowsCredentialsOverHTTP = allowCleartextAuth
+        configuration.challengeHandler = challengeHandler(monitor: monitor, diagnostics: diagnostics)
+        return configuration
+    }
+
+    /// The session's challenge handler: records when the server's certificate arrived and when the
+    /// handshake's trust step ended (for `-w`), explains every challenge with `-v`, and with `-k`
+    /// accepts a server the configured evaluation refuses, printing why it would have been refused.
+    func challengeHandler(monitor: TransferMonitor, diagnostics: Diagnostics) -> ClosureChallengeHandler {
+        let verbose = self.verbose, insecure = self.insecure, pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
+        // A user name from -u may be shown; one from the URL's user-info may not.
+        let shownUser = user.flatMap { $0.split(separator: ":", maxSplits: 1).first.map(String.init) }
+        return ClosureChallengeHandler { challenge in
+            if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
+            if verbose {
+                diagnostics.verbose("* challenge: \(challenge.protectionSpace)" + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
+                if let offered = challenge.httpChallenge {
+                    diagnostics.verbose("*   offered: \(offered)")
+                    if let proposed = challenge.proposedCredential, case .user(let name, _) = proposed.kind, challenge.previousFailureCount == 0 {
+                        diagnostics.verbose("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name == shownUser ? name : "***")")
+                    } else {
+                        diagnostics.verbose("*   no credential to answer with")
+                    }
+                }
+                if challenge.protectionSpace.authenticationMethod == .clientCertificate {
+                    if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
+                        diagnostics.verbose("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)")
+                    } else {
+                        diagnostics.verbose("* no client certificate configured (--cert): none sent")
+                    }
+                }
+            }
+            var disposition = ChallengeDisposition.performDefaultHandling
+            var shown = "performDefaultHandling"
+            if let trust = challenge.serverTrust {
+                let decision = verbose || insecure ? await challenge.defaultEvaluation() : nil
+                if verbose {
+                    diagnostics.verbose("* presented chain:")
+                    for (index, certificate) in trust.presentedChain.enumerated() {
+                        diagnostics.verbose("*   \(index): \(certificate.subject) \(certificate.spkiPin)")
+                    }
+                    if let decision {
+                        diagnostics.verbose("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")")
+                        for reason in decision.reasons { diagnostics.verbose("*   [\(reason.code)] \(reason)") }
+                        if !decision.validatedPath.isEmpty {
+                            diagnostics.verbose("* validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
+                        }
+                    }
+                }
+                if insecure, let decision, !decision.isTrusted {
+                    // curl checks --pinnedpubkey even with -k: pins given here are still enforced.
+                    let pinFailure = decision.reasons.contains { reason in
+                        switch reason {
+                        case .pinMismatch, .pinnedCertificateNotInPath, .pinningRequired: return true
+                        default: return false
+                        }
+                    }
+                    if pinFailure && pinsGiven {
+                        diagnostics.warning("--insecure does not override pinning: \(challenge.protectionSpace.host) is refused")
+                    } else {
+                        diagnostics.warning("--insecure: \(challenge.protectionSpace.host) is NOT trusted (\(decision.policy)); proceeding anyway:")
+                        for reason in decision.reasons { diagnostics.warning("  [\(reason.code)] \(reason)") }
+                        monitor.update { $0.verifyResult = TrustVerdictCode.code(for: decision) }
+                        disposition = .useCredential(Credential(trust: trust))
+                        shown = "useCredential(serverTrust) (--insecure)"
+                    }
+                }
+                monitor.update { $0.trustAnsweredAt = monitor.elapsed }
+            }
+            if verbose { diagnostics.verbose("* disposition: \(shown)") }
+            return disposition
+        }
+    }
+
+    /// The request the flags describe.
+    func makeRequest(_ requestURL: URL) throws -> Request {
+        var request = Request(url: requestURL)
+        if let user, let colon = user.firstIndex(of: ":") {
+            request.credential = Credential(user: String(user[..<colon]), password: String(user[user.index(after: colon)...]), persistence: .none)
+            request.authenticatesPreemptively = basic
+        }
+        for line in header {
+            guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
+            request.headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+        }
+        if let referer, request.value(forHeader: "referer") == nil { request.headers.append(("referer", referer)) }
+        if let body = try requestBody() {
+            request.body = body
+            if request.value(forHeader: "content-type") == nil {
+                request.headers.append(("content-type", "application/x-www-form-urlencoded"))
+            }
+        }
+        request.method = requestMethod
+        return request
+    }
+
+    /// curl's data flags, joined with `&` (curl joins them in command-line order; here `-d` pieces
+    /// come first, then `--data-binary`, then `--data-raw`). `-d @FILE` drops the file's CR and LF
+    /// characters, `--data-binary @FILE` sends it unchanged (curl's documented difference).
+    func requestBody() throws -> Data? {
+        func read(_ name: String) throws -> Data {
+            if name == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+            guard let contents = FileManager.default.contents(atPath: name) else { throw UsageError("cannot read \(name)") }
+            return contents
+        }
+        var pieces: [Data] = []
+        for piece in data {
+            if piece.hasPrefix("@") {
+                pieces.append(Data(try read(String(piece.dropFirst())).filter { $0 != 0x0D && $0 != 0x0A }))
+            } else {
+                pieces.append(Data(piece.utf8))
+            }
+        }
+        for piece in dataBinary { pieces.append(piece.hasPrefix("@") ? try read(String(piece.dropFirst())) : Data(piece.utf8)) }
+        for piece in dataRaw { pieces.append(Data(piece.utf8)) }
+        guard !pieces.isEmpty else { return nil }
+        return pieces.dropFirst().reduce(into: pieces[0]) { body, piece in
+            body.append(UInt8(ascii: "&"))
+            body.append(piece)
+        }
+    }
+
+    /// `-v`: the request line and the header fields this command sets, credentials as `***`
+    /// (what the session adds itself — an `Authorization` it computes for a challenge — is shown
+    /// with the challenge).
+    func showRequest(_ request: Request, userAgent: String, diagnostics: Diagnostics) {
+        let path = request.url.path(percentEncoded: true)
+        let target = (path.isEmpty ? "/" : path) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
+        diagnostics.verbose("> \(request.method) \(target)")
+        let host = request.url.host(percentEncoded: true) ?? ""
+        diagnostics.verbose("> host: \(host)\(request.url.port.map { ":\($0)" } ?? "")")
+        if request.value(forHeader: "user-agent") == nil { diagnostics.verbose("> user-agent: \(userAgent)") }
+        if request.authenticatesPreemptively && request.value(forHeader: "authorization") == nil {
+            diagnostics.verbose("> authorization: ***")
+        }
+        for (name, value) in request.headers { diagnostics.verbose("> \(name): \(Secrets.displayValue(name: name, value: value))") }
+        if let body = request.body { diagnostics.verbose("> content-length: \(body.count)") }
+    }
+
+    /// The response head as curl's `-i` shows it: the status line (HTTP/2 has no reason phrase,
+    /// RFC 9113 §8.3.2), the fields as received, a blank line; CRLF line ends.
+    static func headText(_ response: StreamingResponse) -> String {
+        var text: String
+        if response.httpVersion == "HTTP/2" {
+            text = "HTTP/2 \(response.statusCode) \r\n"
+        } else {
+            text = "\(response.httpVersion) \(response.statusCode) \(HTTPResponseStatus(statusCode: response.statusCode).reasonPhrase)\r\n"
+        }
+        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        return text + "\r\n"
+    }
+
+    /// `%{remote_ip}`/`%{remote_port}`: the proxy's address when `-x` applies, else the `--resolve`
+    /// entry, the IP literal, or the host's first address from the resolver (looked up when asked:
+    /// the session does not report the address it connected to).
+    static func remoteEndpoint(url: URL?, resolve: [String: String], proxy: String?) -> @Sendable () -> (address: String, port: Int)? {
+        guard let url, let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else { return { nil } }
+        var host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        var port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        var viaProxy = false
+        if let proxy, let configuration = try? ProxyConfiguration(url: proxy), configuration.applies(toHost: host, port: port) {
+            host = configuration.host
+            port = configuration.port
+            viaProxy = true
+        }
+        let mapped = viaProxy ? nil : resolve["\(host):\(port)"] ?? resolve[host]
+        return { [host, port] in
+            if let mapped { return (mapped, port) }
+            var hints = addrinfo()
+            hints.ai_flags = AI_NUMERICSERV
+            #if canImport(Glibc)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            #else
+            hints.ai_socktype = SOCK_STREAM
+            #endif
+            var list: UnsafeMutablePointer<addrinfo>?
+            guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return nil }
+            defer { freeaddrinfo(list) }
+            var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
+            return (String(cString: name), port)
+        }
+    }
+
+    /// curl's `--cert FILE:PASSWORD`: split at the first colon whose left side is an existing file
+    /// (a path that exists as given is never split); when no such file exists, at the first colon,
+    /// as curl does — so that an error names the file, never the password.
+    static func splitCertArgument(_ argument: String) -> (path: String, password: String?) {
+        if FileManager.default.fileExists(atPath: argument) { return (argument, nil) }
+        var index = argument.startIndex
+        while let colon = argument[index...].firstIndex(of: ":") {
+            let path = String(argument[..<colon])
+            if FileManager.default.fileExists(atPath: path) {
+                return (path, String(argument[argument.index(after: colon)...]))
+            }
+            index = argument.index(after: colon)
+        }
+        if let colon = argument.firstIndex(of: ":") {
+            return (String(argument[..<colon]), String(argument[argument.index(after: colon)...]))
+        }
+        return (argument, nil)
+    }
+
+    /// A PKCS#12 or PEM identity; a local certificate problem exits 58 (curl's "problem with the local certificate").
+    func loadIdentity(_ argument: String, diagnostics: Diagnostics) throws -> ClientIdentity {
+        do {
+            let (path, inlinePassword) = Self.splitCertArgument(argument)
+            let passphrase = certPassword ?? inlinePassword
+            let lower = path.lowercased()
+            let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
+            let isPKCS12: Bool
+            switch certType?.uppercased() {
+            case "P12", "PKCS12", "PFX": isPKCS12 = true
+            case "PEM": isPKCS12 = false
+            case nil: isPKCS12 = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") || (bytes.first == 0x30 && key == nil)
+            case let other?:
+                diagnostics.error("--cert-type \(other): use P12 or PEM")
+                throw ExitCode(2)
+            }
+            if isPKCS12 {
+                return try ClientIdentity(pkcs12File: path, passphrase: passphrase)
+            }
+            return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: passphrase)
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            diagnostics.error("client certificate: \(error)")
+            throw ExitCode(58)
+        }
+    }
+
+    func trustConfiguration() throws -> ServerTrustConfiguration {
+        if let config {
+            var reporting = SessionConfiguration()
+            reporting.resolve = try TrustOptions.resolveMap(resolve)
+            return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))
+        }
+        var anchors: [Certificate] = []
+        for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
+        switch try trustOptions.policy(anchors: anchors) {
+        case .securityPolicy(let policy): return .securityPolicy(policy)
+        case .validator(let validator): return .evaluator(validator)
+        }
+    }
+
+    /// The lines to print for `error` (with every trust reason) and curl's exit code for it.
+    func report(_ error: SessionError) -> (Int32, [String]) {
+        var lines = ["\(error.code) (\(error.code.rawValue)): \(error.message)"]
+        if let underlying = error.underlying, verbose { lines.append("  \(underlying)") }
+        if let decision = error.trustDecision {
+            for reason in decision.reasons { lines.append("  [\(reason.code)] \(reason)") }
+            if !decision.expectedPins.isEmpty {
+                lines.append("  pins seen: " + decision.pinsSeen.map(\.description).joined(separator: ", "))
+                lines.append("  pins expected: " + decision.expectedPins.map(\.description).joined(separator: ", "))
+            }
+            if verbose {
+                lines.append("  presented chain:")
+                for (index, certificate) in decision.presentedChain.enumerated() {
+                    lines.append("    \(index): \(certificate.subject) \(certificate.spkiPin)")
+                }
+            }
+        }
+        return (Self.exitCode(for: error), lines)
+    }
+
+    /// curl's exit code for a session error.
+    static func exitCode(for error: SessionError) -> Int32 {
+        switch error.code {
+        case .cannotFindHost: return 6
+        case .cannotConnectToHost: return 7
+        case .timedOut: return 28
+        case .httpTooManyRedirects: return 47
+        case .badURL: return 3
+        case .unsupportedURL: return 1
+        case .serverCertificateHasBadDate, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateNotYetValid:
+            return 60
+        case .cancelled where error.trustDecision != nil:
+            return 60
+        case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return 35
+        case .networkConnectionLost, .badServerResponse:
+            return 56
+        // A body over a limit is curl's CURLE_FILESIZE_EXCEEDED (63); a head over curl's own header
+        // limits (300 KiB, 100 KiB a field) is CURLE_RECV_ERROR (56) in curl 7.88.
+        case .responseTooLarge:
+            return error.limit?.kind == .body ? 63 : 56
+        case .userAuthenticationRequired, .userCancelledAuthentication:
+            return 67
+        default:
+            return 1
+        }
+    }
+}

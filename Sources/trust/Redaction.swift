@@ -1,0 +1,77 @@
+import Foundation
+
+/// The secrets a `trust get` command line carries — passwords, passphrases, `Authorization` and
+/// `Proxy-Authorization` values, URL user-info — kept so that none of them is ever printed.
+///
+/// Messages are built without them in the first place (URLs are shown with their user-info
+/// replaced, request headers with secret values replaced); as a second line of defence every line
+/// `trust get` writes to stderr is scrubbed of every secret of ``minimumScrubbedLength`` characters
+/// or more (shorter ones would turn ordinary words into asterisks).
+struct Secrets: Sendable {
+    /// The secret strings, longest first (so a secret containing another is replaced whole).
+    private(set) var values: [String] = []
+
+    /// Secrets shorter than this are kept out of messages by construction only.
+    static let minimumScrubbedLength = 4
+
+    /// Header fields whose values are credentials (RFC 9110 §11.6.2 and §11.7.2).
+    static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization"]
+
+    /// Adds a secret (and its percent-encoded form, as it may appear inside a URL).
+    mutating func add(_ secret: String?) {
+        guard let secret, !secret.isEmpty else { return }
+        var forms = [secret]
+        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed), encoded != secret { forms.append(encoded) }
+        if let decoded = secret.removingPercentEncoding, decoded != secret { forms.append(decoded) }
+        for form in forms where !values.contains(form) { values.append(form) }
+        values.sort { $0.count > $1.count }
+    }
+
+    /// Adds the password of a `USER:PASSWORD` argument (curl's `-u` and `-U`: split at the first colon).
+    mutating func addPassword(ofUserArgument argument: String?) {
+        guard let argument, let colon = argument.firstIndex(of: ":") else { return }
+        add(String(argument[argument.index(after: colon)...]))
+    }
+
+    /// Adds the user-info (user and password) of a URL given as text, parsed or not.
+    mutating func addUserInfo(ofURL text: String?) {
+        guard let text, let userInfo = Self.userInfo(in: text) else { return }
+        add(userInfo)
+        if let colon = userInfo.firstIndex(of: ":") {
+            add(String(userInfo[..<colon]))
+            add(String(userInfo[userInfo.index(after: colon)...]))
+        }
+    }
+
+    /// `text` with every secret long enough to scrub replaced by `***`.
+    func scrub(_ text: String) -> String {
+        var result = text
+        for secret in values where secret.count >= Self.minimumScrubbedLength {
+            result = result.replacingOccurrences(of: secret, with: "***")
+        }
+        return result
+    }
+
+    /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any.
+    static func userInfo(in text: String) -> String? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return nil }
+        return String(authority[..<at])
+    }
+
+    /// A URL as text with any user-info replaced by `***` (RFC 3986 §3.2.1: user-info is not for display).
+    static func redactedURL(_ text: String) -> String {
+        guard let userInfo = userInfo(in: text), let range = text.range(of: userInfo + "@") else { return text }
+        return text.replacingCharacters(in: range, with: "***@")
+    }
+
+    /// A URL with any user-info replaced by `***`.
+    static func redactedURL(_ url: URL) -> String { redactedURL(url.absoluteString) }
+
+    /// A header value as shown by `-v`: `***` for credential headers.
+    static func displayValue(name: String, value: String) -> String {
+        credentialHeaders.contains(name.lowercased()) ? "***" : value
+    }
+}

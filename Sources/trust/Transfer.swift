@@ -1,0 +1,301 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import Trust
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What `trust get` says on stderr: errors unless `-s` (and `-S` brings them back, as curl's),
+/// verbose lines with `-v`; every line scrubbed of the command line's secrets.
+struct Diagnostics: Sendable {
+    /// Whether error messages and warnings are printed (`-s` without `-S` hides them).
+    var showsErrors = true
+    /// The secrets never to print.
+    var secrets = Secrets()
+
+    /// `trust: message`, unless silenced.
+    func error(_ message: String) {
+        if showsErrors { StandardError.line(secrets.scrub("trust: " + message)) }
+    }
+
+    /// `trust: warning: message`, unless silenced.
+    func warning(_ message: String) {
+        error("warning: " + message)
+    }
+
+    /// A `-v` line (`* …`, `> …`, `< …`).
+    func verbose(_ line: String) {
+        StandardError.line(secrets.scrub("trust: " + line))
+    }
+}
+
+/// What is known about the transfer so far, for `-w` and for messages.
+struct TransferFacts: Sendable {
+    /// The URL requested last (after redirects), user-info replaced.
+    var effectiveURL: String
+    var method: String
+    var statusCode: Int?
+    var redirects = 0
+    /// `HTTP/1.1` or `HTTP/2`.
+    var httpVersion: String?
+    var headers: [(name: String, value: String)] = []
+    /// Body bytes received.
+    var bytes: Int64 = 0
+    /// The response head's size as HTTP/1.1 text (status line, fields, blank line).
+    var headerSize = 0
+    /// `Content-Length`, when the server announced one.
+    var expectedBytes: Int64?
+    /// OpenSSL's verify result for the server's chain (0 when trusted; see ``TrustVerdictCode``).
+    var verifyResult = 0
+    /// When the server's certificate arrived (its trust challenge was raised), since the start.
+    var trustChallengeAt: Duration?
+    /// When the trust challenge was answered (the handshake then completes), since the start.
+    var trustAnsweredAt: Duration?
+    /// When the response head arrived, since the start.
+    var headAt: Duration?
+    /// When the transfer ended, since the start.
+    var endedAt: Duration?
+}
+
+/// Watches one `trust get` transfer: counts bytes, enforces `-m` and `--speed-time`/`--speed-limit`,
+/// handles Ctrl-C, draws the progress meter, and ends the process — once — with curl's exit code,
+/// leaving no partial `-o` file behind.
+///
+/// Ending does not wait for the session to shut down or the event loops to wind down: the error is
+/// printed, output flushed and the process exits (curl's `-m` is a deadline, not a request).
+final class TransferMonitor: Sendable {
+    struct State {
+        var facts: TransferFacts
+        /// The `-o` temporary file to remove if the transfer does not complete.
+        var temporaryPath: String?
+        /// Set by whoever ends the process first.
+        var ending = false
+        /// (time, bytes) once a second, the last six: curl's current speed is over about five seconds.
+        var samples: [(ContinuousClock.Instant, Int64)] = []
+        /// Since when the transfer has been slower than the speed limit.
+        var slowSince: ContinuousClock.Instant?
+        var meterShown = false
+        /// The body is complete (and any -o file in place): deadlines no longer apply.
+        var done = false
+    }
+
+    let diagnostics: Diagnostics
+    let writeOut: WriteOut?
+    let meter: ProgressMeter?
+    /// `--speed-limit` bytes per second over `--speed-time` seconds.
+    let speedLimit: (bytes: Int, seconds: Int)?
+    /// `-m`.
+    let maximumTime: Duration?
+    /// Where `%{remote_ip}` comes from (looked up only when asked for).
+    let remote: @Sendable () -> (address: String, port: Int)?
+    /// When the transfer started (``start()``), for `-w` times and messages.
+    private let startedAt = NIOLockedValueBox(ContinuousClock.now)
+    private var started: ContinuousClock.Instant { startedAt.withLockedValue { $0 } }
+    private let state: NIOLockedValueBox<State>
+    private let sources = DispatchSources()
+
+    init(facts: TransferFacts, diagnostics: Diagnostics, writeOut: WriteOut?, meter: ProgressMeter?, speedLimit: (bytes: Int, seconds: Int)?,
+         maximumTime: Duration?, remote: @escaping @Sendable () -> (address: String, port: Int)?) {
+        self.diagnostics = diagnostics
+        self.writeOut = writeOut
+        self.meter = meter
+        self.speedLimit = speedLimit
+        self.maximumTime = maximumTime
+        self.remote = remote
+        self.state = NIOLockedValueBox(State(facts: facts))
+    }
+
+    /// Time since the start.
+    var elapsed: Duration { started.duration(to: .now) }
+
+    /// Starts the watch: SIGINT/SIGTERM, the `-m` deadline, the once-a-second tick.
+    func start() {
+        startedAt.withLockedValue { $0 = .now }
+        let queue = DispatchQueue(label: "trust.get.monitor")
+        // A closed pipe must be an error from write(2) (EPIPE → exit 23), not a silent death.
+        signal(SIGPIPE, SIG_IGN)
+        for (number, code) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
+            // The signal is ignored so that only the dispatch source sees it (no default termination).
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            // A shell reports a process ended by signal N as 128+N; curl leaves no message either.
+            source.setEventHandler { [self] in end(code, message: nil) }
+            source.resume()
+            sources.keep(source)
+        }
+        if let maximumTime {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .nanoseconds(Int(Self.nanoseconds(maximumTime))))
+            timer.setEventHandler { [self] in
+                let (facts, done) = state.withLockedValue { ($0.facts, $0.done) }
+                // curl's -m bounds the transfer; winding the session down after it is not part of it.
+                guard !done else { return }
+                end(28, message: "(28) Operation timed out after \(Self.milliseconds(elapsed)) milliseconds with \(facts.bytes) bytes received")
+            }
+            timer.resume()
+            sources.keep(timer)
+        }
+        if speedLimit != nil || meter != nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
+            timer.setEventHandler { [self] in tick() }
+            timer.resume()
+            sources.keep(timer)
+        }
+    }
+
+    /// Updates what is known.
+    func update(_ change: (inout TransferFacts) -> Void) {
+        state.withLockedValue { change(&$0.facts) }
+    }
+
+    /// The facts so far.
+    var facts: TransferFacts { state.withLockedValue { $0.facts } }
+
+    /// Counts received body bytes.
+    func received(_ count: Int) {
+        state.withLockedValue { $0.facts.bytes += Int64(count) }
+    }
+
+    /// The temporary file to remove if the process ends before the transfer completes.
+    func setTemporaryPath(_ path: String?) {
+        state.withLockedValue { $0.temporaryPath = path }
+    }
+
+    /// Runs `commit` (the rename of a completed `-o` file) unless the process is already ending —
+    /// never both: an interrupt either comes first (nothing is renamed) or finds the file complete.
+    func commit(_ commit: () throws(OutputWriteError) -> Void) throws(OutputWriteError) {
+        let result: Result<Void, OutputWriteError>? = state.withLockedValue { state in
+            guard !state.ending else { return nil }
+            do throws(OutputWriteError) {
+                try commit()
+                state.temporaryPath = nil
+                state.done = true
+                return .success(())
+            } catch {
+                state.temporaryPath = nil
+                return .failure(error)
+            }
+        }
+        guard let result else { Self.parkForever() }
+        try result.get()
+    }
+
+    /// Ends the process with `code` — only the first caller does; any other waits for the exit.
+    /// Removes the `-o` temporary file, finishes the meter, prints `message` and the `-w` output.
+    func end(_ code: Int32, message: String?) -> Never {
+        let claimed: (Bool, String?, Bool) = state.withLockedValue { state in
+            guard !state.ending else { return (false, nil, false) }
+            state.ending = true
+            state.facts.endedAt = started.duration(to: .now)
+            defer { state.temporaryPath = nil }
+            return (true, state.temporaryPath, state.meterShown)
+        }
+        guard claimed.0 else { Self.parkForever() }
+        if let temporaryPath = claimed.1 { unlink(temporaryPath) }
+        if claimed.2, code != 130, code != 143 { drawMeter(final: true) } else if claimed.2 { StandardError.write("\n") }
+        if let message { diagnostics.error(message) }
+        if let writeOut {
+            let facts = state.withLockedValue { $0.facts }
+            writeOut.emit(facts: facts, exitCode: code, errorMessage: message ?? "", remote: remote, diagnostics: diagnostics)
+        }
+        exit(code)
+    }
+
+    /// Once a second: the current speed against `--speed-limit`, and the meter.
+    private func tick() {
+        let now = ContinuousClock.now
+        let tooSlow: (Int64, Int)? = state.withLockedValue { state in
+            guard !state.ending, !state.done else { return nil }
+            state.samples.append((now, state.facts.bytes))
+            if state.samples.count > 6 { state.samples.removeFirst() }
+            guard let speedLimit, let first = state.samples.first else { return nil }
+            // curl's rule (lib/speedcheck.c): the current speed below the limit for speed-time seconds in a row.
+            let span = max(Self.seconds(first.0.duration(to: now)), 1)
+            let speed = Double(state.facts.bytes - first.1) / span
+            let startedSeconds = Self.seconds(started.duration(to: now))
+            let current = state.samples.count > 1 ? speed : Double(state.facts.bytes) / max(startedSeconds, 1)
+            guard current < Double(speedLimit.bytes) else {
+                state.slowSince = nil
+                return nil
+            }
+            let since = state.slowSince ?? now
+            state.slowSince = since
+            return Self.seconds(since.duration(to: now)) >= Double(speedLimit.seconds) ? (Int64(speedLimit.bytes), speedLimit.seconds) : nil
+        }
+        if let tooSlow {
+            end(28, message: "(28) Operation too slow. Less than \(tooSlow.0) bytes/sec transferred the last \(tooSlow.1) seconds")
+        }
+        if meter != nil { drawMeter(final: false) }
+    }
+
+    /// Redraws the progress meter (curl's layout) on stderr.
+    private func drawMeter(final: Bool) {
+        guard let meter else { return }
+        let drawn: (TransferFacts, Bool, Double)? = state.withLockedValue { state in
+            // After the last line (or while ending), the once-a-second redraw has nothing to add.
+            if !final && (state.done || state.ending) { return nil }
+            let header = !state.meterShown
+            state.meterShown = true
+            var speed = 0.0
+            if let first = state.samples.first, let last = state.samples.last, state.samples.count > 1 {
+                speed = Double(last.1 - first.1) / max(Self.seconds(first.0.duration(to: last.0)), 0.001)
+            }
+            return (state.facts, header, speed)
+        }
+        guard let (facts, header, speed) = drawn else { return }
+        var text = header ? meter.header : ""
+        text += "\r" + meter.line(received: facts.bytes, expected: facts.expectedBytes, elapsed: Self.seconds(elapsed), currentSpeed: final ? nil : speed)
+        if final { text += "\n" }
+        StandardError.write(text)
+    }
+
+    /// Marks the transfer complete: the meter's last line.
+    func finishMeter() {
+        let shown = state.withLockedValue { $0.meterShown }
+        if shown || meter != nil { drawMeter(final: true) }
+    }
+
+    /// Writes `-w` for a transfer that completed (the process then exits with `code` normally).
+    func completed(_ code: Int32) {
+        let facts: TransferFacts = state.withLockedValue { state in
+            state.ending = true
+            state.facts.endedAt = started.duration(to: .now)
+            return state.facts
+        }
+        writeOut?.emit(facts: facts, exitCode: code, errorMessage: "", remote: remote, diagnostics: diagnostics)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    /// The thread of a second caller of ``end(_:message:)`` waits here for the first one's exit.
+    static func parkForever() -> Never {
+        while true { sleep(60) }
+    }
+}
+
+/// Keeps the dispatch sources alive for the process's life (they are only ever appended to,
+/// under the lock; a `DispatchSource` is thread-safe itself).
+private final class DispatchSources: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var sources: [any DispatchSourceProtocol] = []
+
+    func keep(_ source: any DispatchSourceProtocol) {
+        lock.withLock { sources.append(source) }
+    }
+}

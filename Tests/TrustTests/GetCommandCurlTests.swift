@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import Trust
+import TrustLab
+
+/// curl's habits in `trust get`, with curl 7.88's names and meanings — compared with curl itself
+/// where that is cheap.
+@Suite("trust get as curl", .serialized, .timeLimit(.minutes(5)))
+struct GetCommandCurlTests {
+    static let curl = "/usr/bin/curl"
+
+    func lab(_ server: LabServer) -> [String] {
+        ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLITests.lab + "/roots.pem"]
+    }
+
+    func trust(_ server: LabServer, _ path: String, _ extra: [String]) async throws -> (Int32, String, String) {
+        try await run(CLITests.binary, ["get", server.baseURL + path] + lab(server) + extra)
+    }
+
+    func curl(_ server: LabServer, _ path: String, _ extra: [String]) async throws -> (Int32, String, String) {
+        try await run(Self.curl, ["-sS", server.baseURL + path] + lab(server) + extra)
+    }
+
+    @Test func includeAndHeadAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            for version in ["--http1.1", "--http2"] {
+                let (status, out, err) = try await trust(good, "/", ["-i", version])
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/", ["-i", version])).1)
+                let (headStatus, head, _) = try await trust(good, "/", ["-I", version])
+                #expect(headStatus == 0)
+                #expect(head == (try await curl(good, "/", ["-I", version])).1)
+            }
+            #expect(try await trust(good, "/", ["-I", "-d", "x"]).0 == 2)
+        }
+    }
+
+    @Test func writeOutAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let format = "%{http_code} %{url_effective} %{num_redirects} %{remote_ip} %{remote_port} %{size_download} %{ssl_verify_result} %{http_version} %{content_type} %% \\t|%header{content-length}\\n"
+            for extra in [["-o", "/dev/null"], ["-o", "/dev/null", "--http1.1"], ["-o", "/dev/null", "-d", "a=1"]] {
+                let (status, out, err) = try await trust(good, "/redirect?to=/echo", ["-w", format] + extra)
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/redirect?to=/echo", ["-L", "-w", format] + extra)).1)
+            }
+            // Times are numbers in seconds, in order; %{stderr} switches the rest to stderr.
+            let (_, out, err) = try await trust(good, "/", ["-o", "/dev/null", "-w", "%{time_connect} %{time_appconnect} %{time_total}%{stderr}on stderr\\n%{stdout}!"])
+            let times = out.dropLast().split(separator: " ").compactMap { Double($0) }
+            #expect(times.count == 3, "\(out)")
+            #expect(times.count == 3 && times[0] > 0 && times[0] <= times[1] && times[1] <= times[2])
+            #expect(out.hasSuffix("!"))
+            #expect(err == "on stderr\n")
+            // A failed transfer still writes -w: 000 as curl.
+            let (failed, failedOut, _) = try await run(CLITests.binary, ["get", "https://127.0.0.1:1/", "-s", "-w", "%{http_code} %{exitcode}"])
+            #expect(failed == 7)
+            #expect(failedOut == "000 7")
+        }
+    }
+
+    /// `-d @file` drops CR and LF; `--data-binary @file` sends the file as it is (curl's documented difference).
+    @Test func dataFlagsAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let file = try temporaryDirectory() + "/data"
+            try Data("a=1\r\nb=2\n".utf8).write(to: URL(fileURLWithPath: file))
+            for flags in [["-d", "@" + file], ["--data-binary", "@" + file], ["-d", "x=1", "-d", "y=2"], ["--data-raw", "@x"], ["-d", "q", "-X", "PUT"]] {
+                let (status, out, err) = try await trust(good, "/echo", flags)
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/echo", flags)).1, "\(flags)")
+            }
+            #expect(try await trust(good, "/echo", ["-d", "@" + file]).1 == "POST\na=1b=2")
+            #expect(try await trust(good, "/echo", ["--data-binary", "@" + file]).1 == "POST\na=1\r\nb=2\n")
+        }
+    }
+
+    @Test func userAgentRefererAndVersions() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let (status, out, _) = try await trust(good, "/headers", ["-A", "agent/1.0", "-e", "https://from.example/"])
+            #expect(status == 0)
+            #expect(out.contains("user-agent: agent/1.0\n"))
+            #expect(out.contains("referer: https://from.example/\n"))
+            #expect(try await trust(good, "/", ["--http1.1", "-w", "%{http_version}", "-o", "/dev/null"]).1 == "1.1")
+            #expect(try await trust(good, "/", ["--http2", "-w", "%{http_version}", "-o", "/dev/null"]).1 == "2")
+            #expect(try await trust(good, "/", ["--http1.1", "--http2"]).0 == 2)
+        }
+    }
+
+    /// `-k`: the request proceeds and the whole verdict is printed as a warning; pins stay enforced.
+    @Test func insecureProceedsWithTheVerdictOnStderr() async throws {
+        try await withLabServers(["expired", "self-signed", "mitm"]) { servers in
+            let (status, out, err) = try await trust(servers["expired"]!, "/", ["-k", "-w", "%{ssl_verify_result}"])
+            #expect(status == 0, "\(err)")
+            #expect(out == "hello from expired\n10")
+            #expect(err.contains("NOT trusted"))
+            #expect(err.contains("[expired]"))
+            let (selfSigned, _, selfErr) = try await trust(servers["self-signed"]!, "/", ["--insecure"])
+            #expect(selfSigned == 0)
+            #expect(selfErr.contains("warning"))
+            #expect(try await trust(servers["self-signed"]!, "/", ["-k", "-s"]).2.isEmpty)
+            #expect(try await trust(servers["expired"]!, "/", []).0 == 60)
+            let pin = Lab.pki.intermediate.certificate.spkiPin.description
+            #expect(try await trust(servers["mitm"]!, "/", ["-k", "--pin", pin]).0 == 60)
+        }
+    }
+
+    /// -s hides error messages, -S brings them back; without a terminal there is no meter.
+    @Test func silentShowErrorAndMeter() async throws {
+        let (silent, _, quiet) = try await run(CLITests.binary, ["get", "https://127.0.0.1:1/", "-s"])
+        #expect(silent == 7)
+        #expect(quiet.isEmpty)
+        let (shown, _, loud) = try await run(CLITests.binary, ["get", "https://127.0.0.1:1/", "-sS"])
+        #expect(shown == 7)
+        #expect(!loud.isEmpty)
+        let server = try await LabServer.startPlain(name: "plain")
+        defer { Task { try? await server.shutdown() } }
+        let args = ["get", server.baseURL + "/bytes/100000", "--resolve", "\(server.host):\(server.port):127.0.0.1", "-o", "/dev/null"]
+        #expect(try await run(CLITests.binary, args).2.isEmpty)
+        // On a terminal (script(1) gives one), with the body going to a file: curl's meter.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        let command = args.map { "'\($0)'" }.joined(separator: " ")
+        let (_, meter, _) = try await run("/usr/bin/script", ["-qec", "'\(CLITests.binary)' " + command, "/dev/null"])
+        #expect(meter.contains("% Total    % Received"), "\(meter)")
+        let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLITests.binary)' " + command + " --no-progress-meter", "/dev/null"])
+        #expect(!none.contains("% Total"))
+    }
+
+    @Test func versionOnTheRootCommand() async throws {
+        let (status, out, _) = try await run(CLITests.binary, ["--version"])
+        #expect(status == 0)
+        #expect(out.hasPrefix("trust "))
+    }
+}
