@@ -7,11 +7,18 @@ enum Redirects {
     /// Headers dropped when a redirect leaves the origin.
     static let originBound: Set<String> = ["authorization", "proxy-authorization", "cookie"]
 
-    static func next(after response: StreamingResponse, for request: Request) -> Request? {
+    /// The request that follows `response`, nil when it is no redirect (or its `Location` is not a
+    /// URL: the response is then the answer). A redirect to any scheme but `http`/`https` (`file:`,
+    /// `ftp:`, `data:`, `javascript:` …) is refused — a server must never make the client read a local
+    /// file or speak another protocol (curl refuses the same, "Protocol … not supported").
+    static func next(after response: StreamingResponse, for request: Request) throws -> Request? {
         guard statuses.contains(response.statusCode), let location = response.value(forHeader: "location"),
-            let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
-            let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+            let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            response.body.abandon()
+            throw SessionError(.unsupportedURL, "refused a redirect to a \(target.scheme.map { "\($0): " } ?? "")URL (only http and https are followed)", url: request.url)
+        }
         var next = request
         next.url = target
         let method = request.method.uppercased()

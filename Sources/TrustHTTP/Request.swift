@@ -12,6 +12,8 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     public var body: Data?
     /// Overrides the session's request timeout for this request.
     public var timeout: Duration?
+    /// Overrides ``ResponseLimits/maximumBodySize`` for this request's collected body.
+    public var maximumResponseBodySize: Int?
     /// The task-level challenge handler, asked before the session's.
     public var challengeHandler: (any ChallengeHandler)?
     /// The credential for this request's HTTP authentication challenges (the `proposedCredential`

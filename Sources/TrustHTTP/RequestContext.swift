@@ -2,18 +2,40 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// One request's deadline (across redirects and challenges) and whether it fired.
+/// One request's deadlines (across redirects and challenges) and whether one fired.
 final class RequestContext: Sendable {
     let timeout: Duration
     let deadline: ContinuousClock.Instant
     /// Whether the timeout also bounds reading the body (`data(for:)`) or only the head (`bytes(for:)`).
     let coversBody: Bool
+    /// The deadline of the whole transfer, streamed body included (``SessionConfiguration/resourceTimeout``).
+    let resourceDeadline: ContinuousClock.Instant?
+    /// The read timeout of every exchange.
+    let readTimeout: Duration?
+    /// The configured resource timeout (for messages).
+    let resourceTimeout: Duration?
     private let fired = NIOLockedValueBox(false)
 
-    init(timeout: Duration, coversBody: Bool) {
-        self.timeout = timeout
-        self.deadline = .now + timeout
+    /// - Parameters:
+    ///   - timeout: Until the body has been read (`coversBody`), or until the response head.
+    ///   - resourceTimeout: For the whole transfer; with `coversBody` the earlier of the two applies.
+    init(timeout: Duration, resourceTimeout: Duration? = nil, readTimeout: Duration? = nil, coversBody: Bool) {
+        let now = ContinuousClock.now
+        self.timeout = coversBody ? min(timeout, resourceTimeout ?? timeout) : timeout
+        self.deadline = now + min(timeout, resourceTimeout ?? timeout)
+        self.resourceDeadline = coversBody ? nil : resourceTimeout.map { now + $0 }
+        self.readTimeout = readTimeout
+        self.resourceTimeout = resourceTimeout
         self.coversBody = coversBody
+    }
+
+    /// The deadlines of the next exchange, or a `timedOut` error.
+    func exchangeTimeouts(url: URL) throws -> Connection.ExchangeTimeouts {
+        let head = try remaining(url: url)
+        let total = coversBody ? head : resourceDeadline.map { ContinuousClock.now.duration(to: $0) }
+        return Connection.ExchangeTimeouts(
+            head: head, total: total, read: readTimeout, onTimeout: markTimedOut, headMessage: "the request timed out after \(timeout)",
+            totalMessage: coversBody ? "the request timed out after \(timeout)" : "the transfer timed out after \(resourceTimeout ?? timeout) (resource timeout)")
     }
 
     var timedOut: Bool { fired.withLockedValue { $0 } }

@@ -62,6 +62,8 @@ public struct StreamingResponse: Sendable {
     public var body: ResponseBody
     /// A proxy's own answer to CONNECT (a 407 that may ask for proxy credentials).
     var isProxyAnswer = false
+    /// An answer that has no body whatever its `Content-Length` says (to HEAD, 204, 304; RFC 9110 §8.6).
+    var bodyless = false
 
     /// The first value of a header field.
     public func value(forHeader name: String) -> String? {
@@ -91,17 +93,24 @@ public struct StreamingResponse: Sendable {
         try await read(limit: limit, truncating: true)
     }
 
-    /// Reads the rest of the body into a ``Response``.
+    /// Reads the rest of the body into a ``Response``. A body longer than `limit` bytes — announced
+    /// by `Content-Length` or sent — fails with ``SessionError/Code/responseTooLarge`` as soon as
+    /// that is known, and its connection is closed.
     public func collect(limit: Int = .max) async throws -> Response {
         try await read(limit: limit, truncating: false)
     }
 
     /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
     private func read(limit: Int, truncating: Bool) async throws -> Response {
+        if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
+            body.abandon()
+            throw SessionError(ResponseLimit(.body, observed: announced, limit: limit), url: url)
+        }
         var data = Data()
         for try await chunk in body {
             if data.count + chunk.count > limit {
-                guard truncating else { throw SessionError(.badServerResponse, "the response body is larger than \(limit) bytes", url: url) }
+                body.abandon()
+                guard truncating else { throw SessionError(ResponseLimit(.body, observed: data.count + chunk.count, limit: limit), url: url) }
                 data.append(contentsOf: chunk.prefix(limit - data.count))
                 break
             }
@@ -126,6 +135,11 @@ public struct ResponseBody: AsyncSequence, Sendable {
     let onEnd: @Sendable () async -> Void
     /// The request's URL, for errors.
     var url: URL?
+    /// Gives up on the rest of the body: the connection closes (it is never reused with a response
+    /// half read).
+    var abandon: @Sendable () -> Void = {}
+    /// The typed error for a failure that says what the server did wrong (a limit, a protocol rule).
+    var explain: @Sendable (any Error) -> SessionError? = { _ in nil }
 
     /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
     /// cancelled) throws a ``SessionError`` — it never ends as if it were complete.
@@ -134,6 +148,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         let consumed: @Sendable (Int) -> Void
         let onEnd: @Sendable () async -> Void
         let url: URL?
+        let explain: @Sendable (any Error) -> SessionError?
         var ended = false
 
         /// The next chunk, or nil at the end of the body.
@@ -144,6 +159,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
             } catch let error as SessionError {
                 throw error
             } catch {
+                if let explained = explain(error) { throw explained }
                 if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlying: "\(error)") }
                 throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlying: "\(error)")
             }
@@ -162,7 +178,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// An iterator over the body's chunks.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url) }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url, explain: explain) }
 
     /// A body already read.
     static func buffered(_ data: Data) -> ResponseBody {

@@ -65,16 +65,21 @@ public final class Session: Sendable {
     /// (bounded); the whole exchange, body included, is bounded by the request timeout;
     /// cancelling the Task cancels the request.
     public func data(for request: Request) async throws -> Response {
-        let context = RequestContext(timeout: request.timeout ?? configuration.requestTimeout, coversBody: true)
+        let context = RequestContext(
+            timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
+            readTimeout: configuration.readTimeout, coversBody: true)
+        let limit = request.maximumResponseBodySize ?? configuration.responseLimits.maximumBodySize
         return try await context.mapErrors(url: request.url) {
-            try await self.send(request, context: context).collect()
+            try await self.send(request, context: context).collect(limit: limit)
         }
     }
 
     /// Sends `request` and returns as soon as the response head arrives; the body streams.
     /// The request timeout bounds the time to the response head.
     public func bytes(for request: Request) async throws -> StreamingResponse {
-        let context = RequestContext(timeout: request.timeout ?? configuration.requestTimeout, coversBody: false)
+        let context = RequestContext(
+            timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
+            readTimeout: configuration.readTimeout, coversBody: false)
         return try await context.mapErrors(url: request.url) {
             try await self.send(request, context: context)
         }
@@ -107,7 +112,7 @@ public final class Session: Sendable {
                 }
             }
             try authenticator.succeeded(response, request: prepared)
-            guard configuration.followsRedirects, var next = Redirects.next(after: response, for: request) else {
+            guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: request) else {
                 return response
             }
             // Answers the session computed belong to the URL they were computed for (a Digest
@@ -131,6 +136,14 @@ public final class Session: Sendable {
         }
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
             throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
+        }
+        // RFC 9110 §5.1, §5.5: a field name is a token; a value never holds CR, LF or NUL (they would
+        // split the request). The value is not quoted: it may be a secret.
+        for (name, value) in request.headers {
+            let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
+            guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
+                throw SessionError(.badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token", url: request.url)
+            }
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
         var route = configuration.serverTrust.evaluator(for: origin.host, port: origin.port)
@@ -204,8 +217,8 @@ public final class Session: Sendable {
                 pool.register(connection, key: key)
             }
             do {
-                let remaining = try context.remaining(url: request.url)
-                let (responseHead, exchange) = try await connection.exchange(head: head, body: body, timeout: remaining, onTimeout: context.markTimedOut, coversBody: context.coversBody)
+                let (responseHead, exchange) = try await connection.exchange(
+                    head: head, body: body, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
                 let pool = self.pool
                 let released = NIOLockedValueBox(false)
                 // Under the lock: a caller that comes second returns only once the connection is back in
@@ -226,14 +239,23 @@ public final class Session: Sendable {
                 let flow = exchange.flow
                 responseBody.bufferedBytes = { flow.bufferedBytes }
                 responseBody.url = request.url
-                return StreamingResponse(
+                responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
+                let errors = connection.tlsErrors
+                responseBody.explain = { error in (ServerViolation(error) ?? errors.violation)?.sessionError(origin: origin, url: request.url) }
+                var response = StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
                     tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
                     body: responseBody)
+                response.bodyless = head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304
+                return response
             } catch let error as SessionError {
                 throw error
             } catch {
+                // A server that broke a limit or a protocol rule is not asked again.
+                if let violation = ServerViolation(error) ?? connection.tlsErrors.violation {
+                    throw violation.sessionError(origin: origin, url: request.url)
+                }
                 if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
                 if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
                 // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.

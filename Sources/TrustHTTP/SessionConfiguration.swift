@@ -68,8 +68,20 @@ public struct SessionConfiguration: Sendable {
     public var httpVersion: HTTPVersionPreference = .automatic
     /// Time to establish a connection (TCP and TLS).
     public var connectTimeout: Duration = .seconds(10)
-    /// Time for a whole request, redirects and challenges included.
+    /// Time for a whole request, redirects and challenges included: with ``Session/data(for:)``
+    /// until the body has been read, with ``Session/bytes(for:)`` until the response head.
     public var requestTimeout: Duration = .seconds(60)
+    /// The longest wait for the next bytes of a response (head or body) while the reader wants
+    /// them — URLSession's `timeoutIntervalForRequest`. A server that trickles keeps a request
+    /// alive only within ``requestTimeout``; a stalled streamed body fails here. Time the reader
+    /// itself spends behind (backpressure) does not count. `nil`: no read timeout.
+    public var readTimeout: Duration? = .seconds(60)
+    /// A deadline for the whole transfer that also covers a streamed body
+    /// (``Session/bytes(for:)``) — URLSession's `timeoutIntervalForResource`. `nil` (the default):
+    /// a streamed body is bounded by ``readTimeout`` only.
+    public var resourceTimeout: Duration?
+    /// Bounds on what a server may send (body collected, head size, header fields, 1xx responses).
+    public var responseLimits = ResponseLimits()
     /// How long an idle pooled connection is kept.
     public var idleTimeout: Duration = .seconds(60)
     /// Redirects followed before failing with `httpTooManyRedirects` (0: none followed).

@@ -22,8 +22,11 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         case networkConnectionLost = -1005
         /// More redirects than the configuration's `maximumRedirects`.
         case httpTooManyRedirects = -1007
-        /// The server or proxy answered with something unusable (a body too large, a wrong `rspauth`, a refused CONNECT).
+        /// The server or proxy answered with something unusable (a wrong `rspauth`, a refused CONNECT, a broken HTTP/2 rule).
         case badServerResponse = -1011
+        /// The response exceeded a ``ResponseLimits`` bound (body, head, header fields, 1xx responses);
+        /// ``SessionError/limit`` says which. Foundation's `dataLengthExceedsMaximum`.
+        case responseTooLarge = -1103
         /// An HTTP authentication challenge was cancelled.
         case userCancelledAuthentication = -1012
         /// An HTTP authentication challenge could not be answered.
@@ -55,6 +58,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
             case .networkConnectionLost: return "networkConnectionLost"
             case .httpTooManyRedirects: return "httpTooManyRedirects"
             case .badServerResponse: return "badServerResponse"
+            case .responseTooLarge: return "responseTooLarge"
             case .userCancelledAuthentication: return "userCancelledAuthentication"
             case .userAuthenticationRequired: return "userAuthenticationRequired"
             case .secureConnectionFailed: return "secureConnectionFailed"
@@ -78,14 +82,22 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     public var trustDecision: TrustDecision?
     /// The lower-level error, described (NIO, NIOSSL, the OS).
     public var underlying: String?
+    /// For ``Code/responseTooLarge``: the limit the response exceeded.
+    public var limit: ResponseLimit?
 
     /// An error with its code, message and optional details.
-    public init(_ code: Code, _ message: String, url: URL? = nil, trustDecision: TrustDecision? = nil, underlying: String? = nil) {
+    public init(_ code: Code, _ message: String, url: URL? = nil, trustDecision: TrustDecision? = nil, underlying: String? = nil, limit: ResponseLimit? = nil) {
         self.code = code
         self.message = message
         self.url = url
         self.trustDecision = trustDecision
         self.underlying = underlying
+        self.limit = limit
+    }
+
+    /// The error for a response that exceeded `limit`.
+    init(_ limit: ResponseLimit, url: URL?) {
+        self.init(.responseTooLarge, limit.description, url: url, limit: limit)
     }
 
     /// The URLError code number (e.g. -1202).

@@ -101,7 +101,7 @@ struct GetCommandStreamingTests {
         let (status, _, err) = try await run(CLITests.binary, ["get", stalled.baseURL + "/", "--speed-time", "1", "-o", "/dev/null"])
         #expect(status == 28)
         #expect(err.contains("Operation too slow. Less than 1 bytes/sec transferred the last 1 seconds"), "\(err)")
-        #expect(start.duration(to: .now) < .seconds(6))
+        #expect(start.duration(to: .now) < .seconds(12), "loose: the machine runs suites in parallel")
 
         let slow = try TrickleServer(total: 10_000_000, first: 100, chunk: 100, interval: 0.1)
         defer { slow.stop() }

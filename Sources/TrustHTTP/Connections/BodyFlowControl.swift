@@ -24,6 +24,9 @@ final class BodyFlowControl: Sendable {
     /// Bytes handed to the reader and not yet taken.
     var bufferedBytes: Int { state.withLockedValue { $0.buffered } }
 
+    /// Whether socket reads are held because the reader is behind (its own wait is not the peer's).
+    var isHoldingReads: Bool { state.withLockedValue { $0.readPending } }
+
     /// Called on the event loop when bytes are handed to the reader.
     func produced(_ count: Int) {
         state.withLockedValue { $0.buffered += count }

@@ -60,41 +60,45 @@ final class Connection: Sendable {
         return error is ConnectionClosedError && Self.idempotentMethods.contains(method)
     }
 
-    /// Sends one request and returns once the response head arrives. If `timeout` passes first (or,
-    /// with `coversBody`, before the response ends), `onTimeout` runs and the stream is closed.
+    /// Sends one request and returns once the response head arrives. Each deadline of `timeouts`
+    /// that passes first runs `onTimeout`, fails the exchange at once (whoever waits hears of it
+    /// then, not once the connection has finished closing) and closes the stream.
     func exchange(
-        head: HTTPRequestHead, body: ByteBuffer?, timeout: Duration, onTimeout: @escaping @Sendable () -> Void, coversBody: Bool
+        head: HTTPRequestHead, body: ByteBuffer?, url: URL, timeouts: ExchangeTimeouts, limits: ResponseLimits
     ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
         let target: any Channel
         if let multiplexer {
-            target = try await openStream(multiplexer, timeout: timeout, onTimeout: onTimeout)
+            target = try await openStream(multiplexer, timeout: timeouts.head, onTimeout: timeouts.onTimeout)
         } else {
             target = channel
         }
-        let exchange = HTTPExchange(head: head, body: body, channel: target)
-        let ended = coversBody ? exchange.completion.futureResult.map { _ in } : exchange.responseHead.futureResult.map { _ in }
+        let exchange = HTTPExchange(head: head, body: body, channel: target, url: url, readTimeout: timeouts.read, limits: limits)
         let responseHead = try await withTaskCancellationHandler {
-            // One hop to the event loop: arm the timeout and write the request.
+            // One hop to the event loop: arm the deadlines and write the request.
             target.eventLoop.execute {
-                let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                    onTimeout()
-                    target.close(promise: nil)
+                @Sendable func arm(_ timeout: Duration, _ message: String, until end: EventLoopFuture<Void>) {
+                    let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                        timeouts.onTimeout()
+                        exchange.abort(SessionError(.timedOut, message, url: url))
+                    }
+                    end.whenComplete { _ in timer.cancel() }
                 }
-                ended.whenComplete { _ in timer.cancel() }
+                arm(timeouts.head, timeouts.headMessage, until: exchange.responseHead.futureResult.map { _ in })
+                if let total = timeouts.total { arm(total, timeouts.totalMessage, until: exchange.completion.futureResult.map { _ in }) }
                 // A channel that closed before this write (a TLS 1.3 server refusing the client
                 // certificate right after the handshake, say) has already dropped its handlers: the
                 // write then fails at the head of the pipeline and only this promise hears of it.
                 let written = target.eventLoop.makePromise(of: Void.self)
                 written.futureResult.whenFailure { error in
                     if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
-                        exchange.fail(ConnectionClosedError(), headDelivered: false)
+                        exchange.fail(ConnectionClosedError())
                     }
                 }
                 target.writeAndFlush(exchange, promise: written)
             }
             return try await exchange.responseHead.futureResult.get()
         } onCancel: {
-            target.close(promise: nil)
+            exchange.abort(CancellationError())
         }
         return (responseHead, exchange)
     }
@@ -105,10 +109,27 @@ final class Connection: Sendable {
 
     struct StreamTimeout: Error {}
 
+    /// The deadlines of one exchange.
+    struct ExchangeTimeouts: Sendable {
+        /// Until the response head.
+        var head: Duration
+        /// Until the end of the response (nil: the body is not bounded in time as a whole).
+        var total: Duration?
+        /// The longest wait for more bytes of the response while the reader wants them.
+        var read: Duration?
+        /// Runs when `head` or `total` passes.
+        var onTimeout: @Sendable () -> Void
+        /// What the error says when `head` or `total` passes.
+        var headMessage = "the request timed out"
+        var totalMessage = "the transfer timed out"
+    }
+
     /// Opens an HTTP/2 stream, failing (never hanging) if the connection closes first or the
     /// deadline passes: a server that refuses a client certificate under TLS 1.3 closes the
     /// connection right after a handshake the client already considered complete.
-    private func openStream(_ multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, timeout: Duration, onTimeout: @escaping @Sendable () -> Void) async throws -> any Channel {
+    private func openStream(
+        _ multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, timeout: Duration, onTimeout: @escaping @Sendable () -> Void
+    ) async throws -> any Channel {
         let channel = self.channel
         let created = channel.eventLoop.makePromise(of: Channel.self)
         let done = NIOLockedValueBox(false)

@@ -18,12 +18,18 @@ struct ConnectionFactory: Sendable {
     /// For connections that can answer a client-certificate request (a per-connection context with NIOSSL's context callback).
     let tlsConfiguration: TLSConfiguration
     let resolve: [String: String]
+    let limits: ResponseLimits
 
     init(configuration: SessionConfiguration, group: any EventLoopGroup) throws {
+        self.limits = configuration.responseLimits
         var tls = TLSConfiguration.trustClient(
             minimumTLSVersion: configuration.minimumTLSVersion == .tls13 ? .tlsv13 : .tlsv12,
             applicationProtocols: configuration.httpVersion == .http1Only ? ["http/1.1"] : ["h2", "http/1.1"])
         tls.maximumTLSVersion = nil
+        // Closing sends close_notify and waits at most this long for the peer's (NIOSSL's default
+        // is 5 s): HTTP messages carry their own framing, so nothing is lost by not waiting, and a
+        // hostile peer that never answers must not hold a connection — or a deadline — open.
+        tls.shutdownTimeout = .milliseconds(100)
         self.tlsConfiguration = tls
         self.sslContext = try NIOSSLContext(configuration: tls)
         if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
@@ -70,6 +76,7 @@ struct ConnectionFactory: Sendable {
             }
         }
         let context = sslContext
+        let limits = self.limits
         let timeAmount = TimeAmount.nanoseconds(timeout.nanoseconds)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeAmount)
@@ -81,17 +88,17 @@ struct ConnectionFactory: Sendable {
                             let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
                             try pipeline.addHandler(tls)
                             try pipeline.addHandler(TLSErrorRecorder(log: errorLog))
-                            try pipeline.addHandler(HandshakeWaiter(promise: handshake))
+                            try pipeline.addHandler(HandshakeWaiter(promise: handshake, limits: limits, errorLog: errorLog))
                         }
                         if proxy != nil {
                             try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
-                                authority: origin.authority, proxyAuthorization: proxyAuthorization,
+                                authority: origin.authority, proxyAuthorization: proxyAuthorization, maximumHeadSize: limits.maximumHeadSize,
                                 established: { try addTLS($0.pipeline.syncOperations) }, failed: { handshake.fail($0) }))
                         } else {
                             try addTLS(channel.pipeline.syncOperations)
                         }
                     } else {
-                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false))
+                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false, limits: limits))
                     }
                 }
             }
@@ -124,6 +131,7 @@ struct ConnectionFactory: Sendable {
             timer.cancel()
             channel.close(promise: nil)
             if error is ProxyRefusal { throw error }
+            if let exceeded = error as? ResponseLimitExceeded { throw SessionError(exceeded.limit, url: url) }
             if record.decision?.isTrusted != false, let clientError = ClientCertificateChallenge.error(clientCertificate, "\(error)", origin: origin, url: url) {
                 throw clientError
             }

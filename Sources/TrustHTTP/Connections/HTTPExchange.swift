@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -12,25 +13,41 @@ final class HTTPExchange: Sendable {
     /// Succeeds with whether the connection may be reused once the response has ended.
     let completion: EventLoopPromise<Bool>
     let flow: BodyFlowControl
+    /// The request's URL, for errors raised inside the pipeline.
+    let url: URL?
+    /// The longest wait for the next bytes of the response while the reader wants them (nil: none).
+    let readTimeout: Duration?
+    /// The response limits (interim responses are counted per exchange).
+    let limits: ResponseLimits
 
-    private let ended = NIOLockedValueBox(false)
-    private let reusable = NIOLockedValueBox(false)
+    private struct State {
+        var ended = false
+        var headDelivered = false
+        var reusable = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let channel: any Channel
 
     /// Whether the response ended normally on a connection that may be reused (known once the body has ended).
-    var endedReusable: Bool { reusable.withLockedValue { $0 } }
+    var endedReusable: Bool { state.withLockedValue { $0.reusable } }
 
     /// - Parameter channel: closed if the reader abandons the body before its end (the rest of the
     ///   response would otherwise block the connection).
-    init(head: HTTPRequestHead, body: ByteBuffer?, channel: any Channel) {
+    init(head: HTTPRequestHead, body: ByteBuffer?, channel: any Channel, url: URL? = nil, readTimeout: Duration? = nil, limits: ResponseLimits = ResponseLimits()) {
         self.head = head
         self.body = body
+        self.url = url
+        self.readTimeout = readTimeout
+        self.limits = limits
+        self.channel = channel
         self.responseHead = channel.eventLoop.makePromise()
         self.completion = channel.eventLoop.makePromise()
         self.flow = BodyFlowControl(channel: channel)
         (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
-        let ended = self.ended
+        let state = self.state
         self.bodyContinuation.onTermination = { termination in
-            if case .cancelled = termination, !ended.withLockedValue({ $0 }) {
+            if case .cancelled = termination, !state.withLockedValue({ $0.ended }) {
                 channel.close(promise: nil)
             }
         }
@@ -38,26 +55,41 @@ final class HTTPExchange: Sendable {
 
     /// Marks the exchange ended; false if it already was.
     private func markEnded() -> Bool {
-        ended.withLockedValue { flag in
-            defer { flag = true }
-            return !flag
+        state.withLockedValue { state in
+            defer { state.ended = true }
+            return !state.ended
         }
+    }
+
+    /// The final response head arrived.
+    func deliver(_ head: HTTPResponseHead) {
+        state.withLockedValue { $0.headDelivered = true }
+        responseHead.succeed(head)
     }
 
     /// The response ended normally.
     func finish(keepAlive: Bool) {
         guard markEnded() else { return }
-        reusable.withLockedValue { $0 = keepAlive }
+        state.withLockedValue { $0.reusable = keepAlive }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
     }
 
-    /// The response failed; only the first end (normal or failed) counts.
-    func fail(_ error: any Error, headDelivered: Bool) {
+    /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
+    /// head or for the next body bytes — hears of it at once, before the connection has finished
+    /// closing (a TLS close waits for the peer's close_notify, which a hostile peer never sends).
+    func fail(_ error: any Error) {
         guard markEnded() else { return }
-        if !headDelivered { responseHead.fail(error) }
+        if !state.withLockedValue({ $0.headDelivered }) { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
         completion.fail(error)
+    }
+
+    /// Fails the exchange with `error` and closes its channel (a limit or deadline reached, the
+    /// reader gone): the rest of the response is never read.
+    func abort(_ error: any Error) {
+        fail(error)
+        channel.close(promise: nil)
     }
 }
 
@@ -75,42 +107,54 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private var current: HTTPExchange?
     private var responseHead: HTTPResponseHead?
+    private var informational = 0
+    /// When bytes of the current response last arrived (or the reader last asked for more).
+    private var lastActivity = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
-        guard current == nil else {
-            exchange.fail(ConnectionClosedError(), headDelivered: false)
-            promise?.fail(ConnectionClosedError())
-            return
-        }
-        guard context.channel.isActive else {
-            exchange.fail(ConnectionClosedError(), headDelivered: false)
+        guard current == nil, context.channel.isActive else {
+            exchange.fail(ConnectionClosedError())
             promise?.fail(ConnectionClosedError())
             return
         }
         current = exchange
+        informational = 0
+        context.triggerUserOutboundEvent(ResponseHeadLimiter.ExpectResponse(), promise: nil)
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if let body = exchange.body, body.readableBytes > 0 {
             context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        if let readTimeout = exchange.readTimeout {
+            lastActivity = .now()
+            scheduleIdleCheck(context: context, exchange: exchange, in: readTimeout)
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let exchange = current else { return }
+        lastActivity = .now()
         switch unwrapInboundIn(data) {
         case .head(let head):
             // Interim responses (100 Continue, 103 Early Hints) are not the response.
-            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols { return }
+            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
+                informational += 1
+                let maximum = exchange.limits.maximumInformationalResponses
+                if informational > maximum {
+                    fail(ResponseLimitExceeded(limit: ResponseLimit(.informationalResponses, observed: informational, limit: maximum)), context: context)
+                }
+                return
+            }
             responseHead = head
-            exchange.responseHead.succeed(head)
+            exchange.deliver(head)
         case .body(let buffer):
             exchange.flow.produced(buffer.readableBytes)
             exchange.bodyContinuation.yield(Array(buffer.readableBytesView))
         case .end:
             let keepAlive = responseHead?.isKeepAlive ?? false
-            current = nil
-            responseHead = nil
+            endCurrent()
             exchange.finish(keepAlive: keepAlive)
         }
     }
@@ -121,9 +165,16 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.read()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ResponseHeadLimiter.HeadBytesArrived {
+            lastActivity = .now()
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        failCurrent(error)
-        context.close(promise: nil)
+        fail(error, context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -131,10 +182,45 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
+    private func fail(_ error: any Error, context: ChannelHandlerContext) {
+        failCurrent(error)
+        context.close(promise: nil)
+    }
+
     private func failCurrent(_ error: any Error) {
         guard let exchange = current else { return }
+        endCurrent()
+        exchange.fail(error)
+    }
+
+    private func endCurrent() {
         current = nil
-        exchange.fail(error, headDelivered: responseHead != nil)
         responseHead = nil
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+
+    /// The read timeout: checked when it could have run out, re-armed for what is left while bytes
+    /// keep arriving; not counted while the reader is behind (the channel is not reading then).
+    private func scheduleIdleCheck(context: ChannelHandlerContext, exchange: HTTPExchange, in delay: Duration) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleCheck = context.eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) {
+            let (handler, context) = loopBound.value
+            guard handler.current === exchange, let readTimeout = exchange.readTimeout else { return }
+            let limit = TimeAmount.nanoseconds(readTimeout.nanoseconds)
+            let idle = NIODeadline.now() - handler.lastActivity
+            if exchange.flow.isHoldingReads {
+                // The reader is behind: the wait for the peer starts again once it catches up.
+                handler.lastActivity = .now()
+                handler.scheduleIdleCheck(context: context, exchange: exchange, in: readTimeout)
+                return
+            }
+            if idle < limit {
+                let next = limit - idle
+                handler.scheduleIdleCheck(context: context, exchange: exchange, in: .nanoseconds(next.nanoseconds))
+                return
+            }
+            handler.fail(SessionError(.timedOut, "no data from the server for \(readTimeout) (read timeout)", url: exchange.url), context: context)
+        }
     }
 }

@@ -17,9 +17,13 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
     private let promise: EventLoopPromise<NegotiatedProtocol>
+    private let limits: ResponseLimits
+    private let errorLog: TLSErrorLog?
 
-    init(promise: EventLoopPromise<NegotiatedProtocol>) {
+    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, errorLog: TLSErrorLog?) {
         self.promise = promise
+        self.limits = limits
+        self.errorLog = errorLog
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -28,7 +32,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
                 let pipeline = context.pipeline.syncOperations
                 let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion?.displayName
                 pipeline.removeHandler(self, promise: nil)
-                var result = try Self.configure(context.channel, http2: negotiated == "h2")
+                var result = try Self.configure(context.channel, http2: negotiated == "h2", limits: limits, errorLog: errorLog)
                 result.tlsVersion = tlsVersion ?? nil
                 promise.succeed(result)
             } catch {
@@ -40,17 +44,57 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Adds the HTTP/1.1 or HTTP/2 handlers; must run on the channel's event loop.
-    static func configure(_ channel: any Channel, http2: Bool) throws -> NegotiatedProtocol {
+    static func configure(_ channel: any Channel, http2: Bool, limits: ResponseLimits, errorLog: TLSErrorLog? = nil) throws -> NegotiatedProtocol {
         let pipeline = channel.pipeline.syncOperations
         if http2 {
+            try pipeline.addHandler(HTTP2FloodGuard())
             let multiplexer = try pipeline.configureHTTP2Pipeline(
-                mode: .client, connectionConfiguration: .init(), streamConfiguration: .init(),
+                mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: .init(),
                 inboundStreamInitializer: { $0.close() })
+            try pipeline.addHandler(TLSErrorRecorder(log: errorLog ?? TLSErrorLog(), closesOnViolation: true))
             return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
         }
-        try pipeline.addHTTPClientHandlers()
+        // Our limiter counts the head's bytes first and reports which limit broke; NIO's parser keeps
+        // the same bounds for what the limiter does not see (trailers after a chunked body).
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderListSize = limits.maximumHeadSize
+        decoderLimits.maxHeaderFieldSize = limits.maximumHeaderFieldSize
+        decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
+        try pipeline.addHandler(ResponseHeadLimiter(limits: limits))
+        try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: decoderLimits)
         try pipeline.addHandler(HTTPExchangeHandler())
         return NegotiatedProtocol(multiplexer: nil)
+    }
+
+    /// swift-nio-http2's protections, set deliberately rather than inherited:
+    /// - `SETTINGS_MAX_HEADER_LIST_SIZE` (RFC 9113 §6.5.2) = ``ResponseLimits/maximumHeadSize``; the
+    ///   HPACK decoder refuses a larger list (`ExcessivelyLargeHeaderBlock`), counted as RFC 7541 §4.1
+    ///   says (name + value + 32 per field);
+    /// - at most 5 CONTINUATION frames after a HEADERS frame (`ExcessiveContinuationFrames`) — a header
+    ///   block larger than six frames of 16 KiB is refused before it is decoded;
+    /// - `SETTINGS_HEADER_TABLE_SIZE` stays 4,096 (RFC 7541 §4.2: the peer cannot grow our decoder's
+    ///   table past what we advertise; its own table size changes only what we encode);
+    /// - at most 200 PING/SETTINGS/PRIORITY frames per 30 s (`ExcessiveControlFrames`), 200 stream
+    ///   resets per 30 s (`ExcessiveRSTFrames`), 1 empty DATA frame in a row, 10,000 buffered outbound
+    ///   control frames (a peer that floods PINGs and never reads our ACKs), and the connection
+    ///   closed after 200 protocol "glitches" (`ExcessiveNumberOfGlitches`); WINDOW_UPDATE and GOAWAY
+    ///   floods, which it does not assess, are ended by ``HTTP2FloodGuard``;
+    /// - flow-control windows of 64 KiB: a peer ignoring them is a protocol error (`FlowControlViolation`).
+    static func http2Configuration(_ limits: ResponseLimits) -> NIOHTTP2Handler.ConnectionConfiguration {
+        var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+        configuration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: limits.maximumHeadSize),
+            HTTP2Setting(parameter: .enablePush, value: 0),
+        ]
+        configuration.maximumSequentialContinuationFrames = 5
+        configuration.maximumSequentialEmptyDataFrames = 1
+        configuration.maximumBufferedControlFrames = 10_000
+        configuration.controlFrameRateLimit.maximumCount = 200
+        configuration.controlFrameRateLimit.windowLength = .seconds(30)
+        configuration.maximumConnectionGlitches = 200
+        configuration.targetWindowSize = 65_535
+        return configuration
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -4,27 +4,47 @@ import NIOCore
 /// Remembers the TLS-level errors a connection saw (a TLS 1.3 server's "certificate required" or
 /// "unknown CA" alert arrives after the handshake, often after a pending write has already failed
 /// with "I/O on closed channel": errors are classified by looking at both).
+///
+/// Also keeps the first ``ServerViolation`` seen on the connection: an HTTP/2 connection error
+/// (a flood, a broken rule) is raised on the connection, while its streams only hear that they
+/// were closed.
 final class TLSErrorLog: Sendable {
-    private let errors = NIOLockedValueBox<[String]>([])
+    private let errors = NIOLockedValueBox<(texts: [String], violation: ServerViolation?)>(([], nil))
 
     func append(_ error: any Error) {
-        errors.withLockedValue { if $0.count < 8 { $0.append("\(error)") } }
+        let violation = ServerViolation(error)
+        errors.withLockedValue {
+            if $0.texts.count < 8 { $0.texts.append("\(error)") }
+            if $0.violation == nil { $0.violation = violation }
+        }
     }
 
-    var text: String { errors.withLockedValue { $0.joined(separator: " ") } }
+    var text: String { errors.withLockedValue { $0.texts.joined(separator: " ") } }
+
+    /// The first violation of the connection's protocol seen, if any.
+    var violation: ServerViolation? { errors.withLockedValue { $0.violation } }
 }
 
-/// Sits right after the TLS handler and logs every error that passes.
+/// Sits right after the TLS handler (and after the HTTP/2 connection handler) and logs every error that passes.
+/// After the HTTP/2 connection handler it also closes the connection on a violation: swift-nio-http2
+/// answers a connection error (a flood, a broken rule) with GOAWAY but leaves the channel open,
+/// and a peer that goes on flooding must not keep it.
 final class TLSErrorRecorder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     let log: TLSErrorLog
+    let closesOnViolation: Bool
 
-    init(log: TLSErrorLog) {
+    init(log: TLSErrorLog, closesOnViolation: Bool = false) {
         self.log = log
+        self.closesOnViolation = closesOnViolation
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         log.append(error)
+        if closesOnViolation && log.violation != nil {
+            context.close(promise: nil)
+            return
+        }
         context.fireErrorCaught(error)
     }
 }

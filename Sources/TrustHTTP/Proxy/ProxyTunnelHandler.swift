@@ -18,10 +18,10 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    static let maximumHeadBytes = 64 * 1024
-
     private let authority: String
     private let proxyAuthorization: String?
+    /// The largest reply head accepted (``ResponseLimits/maximumHeadSize``).
+    private let maximumHeadSize: Int
     private let established: (ChannelHandlerContext) throws -> Void
     private let failed: (any Error) -> Void
     private var buffer = ByteBuffer()
@@ -29,7 +29,9 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var scanned = 0
     private var done = false
 
-    init(authority: String, proxyAuthorization: String?, established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void) {
+    init(authority: String, proxyAuthorization: String?, maximumHeadSize: Int,
+         established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void) {
+        self.maximumHeadSize = maximumHeadSize
         self.authority = authority
         self.proxyAuthorization = proxyAuthorization
         self.established = established
@@ -72,7 +74,9 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let bytes = buffer.readableBytesView
         guard let end = Self.headEnd(bytes, from: scanned) else {
             scanned = max(0, bytes.count - 3)
-            if buffer.readableBytes > Self.maximumHeadBytes { fail(context: context, ProxyRefusal(statusCode: 0, headers: [])) }
+            if buffer.readableBytes > maximumHeadSize {
+                fail(context: context, ResponseLimitExceeded(limit: ResponseLimit(.headSize, observed: buffer.readableBytes, limit: maximumHeadSize, fromProxy: true)))
+            }
             return
         }
         done = true

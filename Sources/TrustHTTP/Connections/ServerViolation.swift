@@ -1,0 +1,63 @@
+import Foundation
+import NIOHTTP1
+import NIOHTTP2
+
+/// What a server did wrong, read from an error raised inside a connection's pipeline: a response
+/// over a ``ResponseLimits`` bound, an HTTP/1.1 message NIO's parser refused (a bare CR or a NUL in a
+/// header, an invalid header token — RFC 9112 §2.2, §5), or an HTTP/2 rule broken (a flood of control
+/// frames, resets or CONTINUATION frames, a header block too large, a flow-control violation —
+/// the protections listed in ``HandshakeWaiter/http2Configuration(_:)``). Errors that only say a
+/// stream or connection ended (`StreamClosed`, a closed channel) are not violations: they may be
+/// retried.
+struct ServerViolation: Sendable, Equatable {
+    /// `responseTooLarge` or `badServerResponse`.
+    var code: SessionError.Code = .badServerResponse
+    /// The limit exceeded, when it is known.
+    var limit: ResponseLimit?
+    /// What happened, in words.
+    var message: String
+    /// The error as NIO described it.
+    var underlying: String
+
+    init?(_ error: any Error) {
+        underlying = "\(error)"
+        if let exceeded = error as? ResponseLimitExceeded {
+            code = .responseTooLarge
+            limit = exceeded.limit
+            message = exceeded.limit.description
+            return
+        }
+        if let parser = error as? HTTPParserError {
+            // The connection ending mid-message is a lost connection, not a malformed one.
+            if parser == .invalidEOFState || parser == .closedConnection { return nil }
+            if parser == .headerOverflow {
+                code = .responseTooLarge
+                message = "response header or trailer section over the limits (ResponseLimits)"
+            } else {
+                message = "malformed HTTP/1.1 response (\(parser))"
+            }
+            return
+        }
+        if let flood = error as? HTTP2FloodGuard.Flood {
+            message = "broke an HTTP/2 rule (\(flood))"
+            return
+        }
+        guard let http2 = error as? any NIOHTTP2Error else { return nil }
+        switch http2 {
+        case is NIOHTTP2Errors.StreamClosed, is NIOHTTP2Errors.IOOnClosedConnection,
+            is NIOHTTP2Errors.CreatedStreamAfterGoaway, is NIOHTTP2Errors.NoStreamIDAvailable, is NIOHTTP2Errors.ActivationError:
+            return nil
+        case is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock, is NIOHTTP2Errors.ExcessiveContinuationFrames:
+            code = .responseTooLarge
+            message = "HTTP/2 response header block over the limit (\(String(describing: type(of: http2))))"
+        default:
+            message = "broke an HTTP/2 rule (\(String(describing: type(of: http2))))"
+        }
+    }
+
+    /// The ``SessionError`` for this violation by `origin`.
+    func sessionError(origin: Origin, url: URL?) -> SessionError {
+        if let limit { return SessionError(limit, url: url) }
+        return SessionError(code, "\(origin): " + message, url: url, underlying: underlying)
+    }
+}
