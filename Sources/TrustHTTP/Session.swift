@@ -62,8 +62,10 @@ public final class Session: Sendable {
     }
 
     /// Sends `request` and returns the response with its whole body. Redirects are followed
-    /// (bounded); the whole exchange, body included, is bounded by the request timeout;
-    /// cancelling the Task cancels the request.
+    /// (bounded); the whole exchange, body included, is bounded by the request timeout (and the
+    /// resource timeout, when set), each wait for bytes by the read timeout, and the body by
+    /// ``ResponseLimits/maximumBodySize`` (or ``Request/maximumResponseBodySize``): a larger one
+    /// fails with ``SessionError/Code/responseTooLarge``. Cancelling the Task cancels the request.
     public func data(for request: Request) async throws -> Response {
         let context = RequestContext(
             timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
@@ -74,8 +76,9 @@ public final class Session: Sendable {
         }
     }
 
-    /// Sends `request` and returns as soon as the response head arrives; the body streams.
-    /// The request timeout bounds the time to the response head.
+    /// Sends `request` and returns as soon as the response head arrives; the body streams, of any
+    /// size, with backpressure. The request timeout bounds the time to the response head; the read
+    /// timeout each wait for bytes; the resource timeout, when set, the whole transfer.
     public func bytes(for request: Request) async throws -> StreamingResponse {
         let context = RequestContext(
             timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
