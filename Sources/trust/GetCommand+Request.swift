@@ -367,6 +367,13 @@ extension GetCommand {
             return 60
         case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
             return 35
+        // curl: a malformed HTTP/1.1 head (a NUL in a header) is CURLE_WEIRD_SERVER_REPLY (8); an HTTP/2
+        // rule broken (a flood, a flow-control violation, GOAWAY abuse) is CURLE_HTTP2, "HTTP/2 framing
+        // layer" (16). SessionError has no typed field for them yet: its message says which (ServerViolation).
+        case .badServerResponse where error.message.contains("malformed HTTP/1.1 response"):
+            return 8
+        case .badServerResponse where error.message.contains("broke an HTTP/2 rule"):
+            return 16
         case .networkConnectionLost, .badServerResponse:
             return 56
         // A body over a limit is curl's CURLE_FILESIZE_EXCEEDED (63); a head over curl's own header

@@ -20,9 +20,10 @@ struct GetCommand: AsyncParsableCommand {
             The body is written as it arrives; -o FILE writes a temporary file beside FILE and renames it into place
             once complete (nothing is left behind on failure or Ctrl-C).
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
-            7 could not connect, 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
+            7 could not connect, 8 malformed HTTP/1.1 response head (a bare CR or LF, a NUL in a header field),
+            16 the server broke an HTTP/2 rule (a frame flood, a flow-control violation, GOAWAY abuse), 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
             full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake failure other than trust
-            (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost,
+            (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost or a response head over the limits,
             58 local client-certificate problem, 60 server trust failure (reasons on stderr), 63 --max-filesize exceeded,
             67 authentication failed (--user given and the final response is still 401, or --proxy-user and 407),
             130 interrupted (Ctrl-C).

@@ -226,7 +226,11 @@ final class TransferMonitor: Sendable {
             }
             let since = state.slowSince ?? now
             state.slowSince = since
-            return Self.seconds(since.duration(to: now)) >= Double(speedLimit.seconds) ? (Int64(speedLimit.bytes), speedLimit.seconds) : nil
+            // The ticks are anchored to a schedule: one that fired a few milliseconds late is followed by
+            // one a little under a second later, which must still count as a whole second (else the
+            // abort slips by a tick).
+            let slow = Self.seconds(since.duration(to: now)) + 0.1
+            return slow >= Double(speedLimit.seconds) ? (Int64(speedLimit.bytes), speedLimit.seconds) : nil
         }
         if let tooSlow {
             end(28, message: "(28) Operation too slow. Less than \(tooSlow.0) bytes/sec transferred the last \(tooSlow.1) seconds")
