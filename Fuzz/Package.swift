@@ -9,6 +9,8 @@ let package = Package(
     dependencies: [
         .package(name: "swift-trust", path: ".."),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
     ],
     targets: [
         // libFuzzer's driver, declared for Swift.
@@ -50,6 +52,30 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "Trust", package: "swift-trust"),
                 .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        // The client's response parsers: internal to TrustHTTP, reached with `@testable import`
+        // (run.sh builds the whole graph with `-enable-testing`).
+        .executableTarget(
+            name: "FuzzHTTP1ResponseHead",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "TrustHTTP", package: "swift-trust"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "FuzzHTTP2Frames",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "TrustHTTP", package: "swift-trust"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
             ]
         ),
     ],

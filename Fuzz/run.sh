@@ -15,7 +15,7 @@ root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
 mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
-all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzEvaluateChainInput)
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
@@ -25,8 +25,11 @@ for target in "${targets[@]}"; do
 done
 
 # -parse-as-library: main() comes from libFuzzer, which calls our LLVMFuzzerTestOneInput.
+# -enable-testing: the HTTP targets reach TrustHTTP's internal connection handlers with
+# `@testable import` (nothing of them is public API); SwiftPM enables testability only for debug
+# builds of test targets, so the whole graph is built with it.
 # C and C++ dependencies (BoringSSL) are built without instrumentation.
-build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing)
 
 started=$(date +%s)
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address)"
@@ -165,6 +168,42 @@ A<?xml version="1.0" encoding="utf-8"?>
 XML
 printf 'O*.example.com %s %s\n**.example.org %s\nsha1/AAAA\n' "$p1" "$p2" "$p1" > "$c/okhttp.txt"
 printf 'O.add("api.example.com", "%s", "%s")\n.add("*.example.com", "sha1/BBBB").add("x")\n' "$p1" "$p2" > "$c/okhttp.kt"
+
+# HTTP/1.1 responses: one byte (low three bits: chunks minus one; bit 3: the request is HEAD), one
+# byte per further chunk placing its start, then the server's bytes.
+r="$seeds/FuzzHTTP1ResponseHead"
+printf '\x00HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Type: text/plain\r\n\r\nhello' > "$r/content-length"
+printf '\x02\x30\xa0HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n3;ext=1\r\n, w\r\n0\r\nX-Trailer: t\r\n\r\n' > "$r/chunked"
+printf '\x00HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok' > "$r/interim-then-200"
+printf '\x00HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\r\n' > "$r/too-many-interim"
+printf '\x08HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n' > "$r/head-request"
+printf '\x00HTTP/1.0 200 OK\r\nServer: x\r\n\r\nthe body ends when the connection closes' > "$r/close-delimited"
+printf '\x01\x80HTTP/1.1 204 No Content\nX-A: 1\n\nHTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n' > "$r/bare-lf-pipelined"
+printf '\x00HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x00' > "$r/switching"
+{ printf '\x00HTTP/1.1 200 OK\r\n'; for i in $(seq 1 33); do printf 'X-Field-%d: %d\r\n' "$i" "$i"; done; printf 'Content-Length: 0\r\n\r\n'; } > "$r/too-many-fields"
+{ printf '\x00HTTP/1.1 200 OK\r\nX-Big: '; head -c 1100 /dev/zero | tr '\0' a; printf '\r\n\r\n'; } > "$r/field-too-large"
+
+# HTTP/2 frames from the server, after the empty SETTINGS the harness sends first: one byte (low
+# three bits: chunks minus one; bit 3: the server's SETTINGS arrive before the stream opens), one
+# byte per further chunk placing its start, then frames (9-byte header: length, type, flags, stream).
+f="$seeds/FuzzHTTP2Frames"
+ack='\x00\x00\x00\x04\x01\x00\x00\x00\x00'
+h200='\x00\x00\x01\x01\x04\x00\x00\x00\x01\x88'                        # HEADERS :status 200 (HPACK 0x88)
+data_end='\x00\x00\x05\x00\x01\x00\x00\x00\x01hello'                   # DATA END_STREAM
+printf "\\x00$ack$h200$data_end" > "$f/headers-data"
+printf "\\x0b\\x40\\x80\\xc0$ack$h200$data_end" > "$f/headers-data-in-chunks"
+printf "\\x00$ack"'\x00\x00\x01\x01\x05\x00\x00\x00\x01\x88' > "$f/headers-end-stream"
+# :status 200 and content-length: 5 (literal, indexed name 28), then the body.
+printf "\\x00$ack"'\x00\x00\x05\x01\x04\x00\x00\x00\x01\x88\x0f\x0d\x015'"$data_end" > "$f/content-length"
+# :status 100 (literal, indexed name 8), then 200.
+printf "\\x00$ack"'\x00\x00\x05\x01\x04\x00\x00\x00\x01\x08\x03100'"$h200$data_end" > "$f/interim-then-200"
+# HEADERS without END_HEADERS, then CONTINUATION (server: x, literal, indexed name 54); DATA; trailers (x-t: y).
+printf "\\x00$ack"'\x00\x00\x01\x01\x00\x00\x00\x00\x01\x88\x00\x00\x04\x09\x04\x00\x00\x00\x01\x0f\x27\x01x\x00\x00\x02\x00\x00\x00\x00\x00\x01hi\x00\x00\x07\x01\x05\x00\x00\x00\x01\x00\x03x-t\x01y' > "$f/continuation-trailers"
+# SETTINGS with values, PING, WINDOW_UPDATE on the connection and the stream, then the response.
+printf '\x00\x00\x00\x0c\x04\x00\x00\x00\x00\x00\x00\x04\x00\x00\xff\xff\x00\x03\x00\x00\x00\x64\x00\x00\x08\x06\x00\x00\x00\x00\x0012345678\x00\x00\x04\x08\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x04\x08\x00\x00\x00\x00\x01\x00\x00\x00\x01'"$ack$h200$data_end" > "$f/control-frames"
+printf "\\x00$ack"'\x00\x00\x04\x03\x00\x00\x00\x00\x01\x00\x00\x00\x07' > "$f/rst-refused"
+printf "\\x00$ack"'\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$f/goaway"
+printf "\\x08$h200"'\x00\x00\x05\x00\x00\x00\x00\x00\x01hello\x00\x00\x00\x00\x01\x00\x00\x00\x01' > "$f/settings-first-empty-end"
 
 # ---------------------------------------------------------------------------------------------
 # Runs. Leaks are checked at exit of every input that allocated more than it freed
