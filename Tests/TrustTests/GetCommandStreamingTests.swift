@@ -89,7 +89,7 @@ struct GetCommandStreamingTests {
         let (status, _, err) = try await run(CLITests.binary, ["get", server.baseURL + "/", "-m", "1", "-o", dir + "/out"])
         #expect(status == 28)
         #expect(err.contains("Operation timed out after"), "\(err)")
-        #expect(start.duration(to: .now) < .seconds(4))
+        #expect(start.duration(to: .now) < .seconds(12), "loose: the machine runs suites in parallel")
         #expect(filesIn(dir).isEmpty)
     }
 

@@ -153,7 +153,9 @@ struct HostileServerCLITests {
         } else {
             #expect(outcome.status.map(exits.contains) == true, Comment(rawValue: expected), sourceLocation: sourceLocation)
         }
-        let bound = Int64(((deadline.map { $0 + 3 }) ?? 10) * 1000)
+        // Loose: a missed deadline (a hang, a wait for the server) shows as tens of seconds; the figures
+        // printed above are what is reported, measured alone.
+        let bound = Int64(((deadline.map { $0 + 10 }) ?? 15) * 1000)
         #expect(outcome.milliseconds < bound, "\(name) took \(outcome.milliseconds) ms", sourceLocation: sourceLocation)
         #expect(outcome.peakKiB - baseline <= memoryBoundKiB,
                 "\(name): peak RSS \(mebibytes(outcome.peakKiB)) MiB, more than 64 MiB above the idle \(mebibytes(baseline)) MiB", sourceLocation: sourceLocation)

@@ -75,7 +75,7 @@ struct HostileServerTests {
 
     static func session(deadline: Duration?, _ configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
         try labSession { configuration in
-            configuration.requestTimeout = deadline == requestTimeout ? requestTimeout : .seconds(20)
+            configuration.requestTimeout = .seconds(20)  // a case's request deadline is set on its request
             configuration.readTimeout = deadline == readTimeout ? readTimeout : .seconds(20)
             configuration.responseLimits.maximumBodySize = 1 << 20
             // 127.0.0.1 as well as good.lab.test (the redirect loop alternates them): both are on the lab certificate.
@@ -89,14 +89,16 @@ struct HostileServerTests {
         let server = try await LabHostileServer.start(behaviour, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki, protocols: behaviour.isHTTP2 ? .http2Only : .http1Only)
         let session = try Self.session(deadline: deadline)
-        let failure = await timedFailure { try await session.data(for: Request(url: server.url(path: "/"))) }
+        let request = Request(url: server.url(path: "/"), timeout: deadline == Self.requestTimeout ? Self.requestTimeout : nil)
+        let failure = await timedFailure { try await session.data(for: request) }
         let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
         print("[hostile] data(for:) \(behaviour.rawValue) → \(failure.error.map { "\($0.code) \($0.message)" } ?? "no error") in \(milliseconds) ms"
             + (deadline.map { " (deadline \($0))" } ?? ""))
         #expect(outcome.matches(failure.error), "\(behaviour.rawValue): expected \(outcome), got \(String(describing: failure.error))")
-        // Loose bounds (parallel suites on 2 cores): the deadline plus 3 s, or 10 s for "fails fast"
-        // (measured alone, every case ends within 250 ms of its deadline, or in well under 1 s).
-        #expect(failure.elapsed < (deadline.map { $0 + .seconds(3) } ?? .seconds(10)), "\(behaviour.rawValue) took \(failure.elapsed)")
+        // Loose bounds (parallel suites on 2 cores): a missed deadline shows as tens of seconds (the
+        // session's own are 20 s); measured alone, every case ends within 250 ms of its deadline, or
+        // in well under 1 s — the printed figures.
+        #expect(failure.elapsed < (deadline.map { $0 + .seconds(10) } ?? .seconds(15)), "\(behaviour.rawValue) took \(failure.elapsed)")
         await expectUsable(session, good)
         await session.shutdown()
         await server.shutdown()
@@ -127,7 +129,7 @@ struct HostileServerTests {
         let elapsed = start.duration(to: clock.now)
         print("[hostile] bytes(for:) \(behaviour.rawValue) → \(failure.map { "\($0.code) \($0.message)" } ?? "no error") after \(received) bytes in \(elapsed); most buffered \(buffered)")
         #expect(failure?.code == .timedOut)
-        #expect(elapsed < .seconds(6))
+        #expect(elapsed < .seconds(15))
         #expect(buffered <= 2 << 20, "backpressure holds the unread part near 1 MiB")
         await session.shutdown()
         await server.shutdown()
