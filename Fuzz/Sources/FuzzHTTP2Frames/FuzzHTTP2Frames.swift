@@ -90,7 +90,7 @@ final class Outcome: @unchecked Sendable {
 /// The errors a stream may fail with.
 func isTyped(_ error: any Error) -> Bool {
     error is any NIOHTTP2Error || error is any NIOHPACKError || error is ResponseLimitExceeded
-        || error is ConnectionClosedError || error is ChannelError
+        || error is ConnectionClosedError || error is ChannelError || error is HTTP2StatusGuard.InvalidStatus
 }
 
 /// Errors that say only that the stream or the connection ended.
@@ -134,7 +134,7 @@ func test(_ bytes: [UInt8]) -> CInt {
     let outcome = Outcome()
     multiplexer.createStreamChannel { stream in
         stream.eventLoop.makeCompletedFuture {
-            try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+            try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
         }
     }.whenComplete { result in
         switch result {

@@ -158,7 +158,7 @@ final class Connection: Sendable {
             }
             multiplexer.value.createStreamChannel { stream in
                 stream.eventLoop.makeCompletedFuture {
-                    try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+                    try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
                 }
             }.whenComplete { result in
                 timer.cancel()

@@ -38,6 +38,10 @@ struct ServerViolation: Sendable, Equatable {
             }
             return
         }
+        if error is HTTP2StatusGuard.InvalidStatus {
+            message = "broke an HTTP/2 rule (a response :status that is not three digits)"
+            return
+        }
         if let flood = error as? HTTP2FloodGuard.Flood {
             message = "broke an HTTP/2 rule (\(flood))"
             return

@@ -1,0 +1,30 @@
+import NIOCore
+import NIOHTTP2
+
+/// Refuses a response HEADERS frame whose `:status` is not three digits (RFC 9113 §8.3.2, RFC 9110
+/// §15) before swift-nio-http2's HTTP/1 codec reads it: swift-nio-http2 1.46 force-unwraps the first
+/// character of `:status` (`HPACKHeaders.isInformationalResponse`), so an empty value from a server
+/// would trap the whole process (found by `Fuzz/FuzzHTTP2Frames`). Sits first in each stream channel.
+final class HTTP2StatusGuard: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias InboundOut = HTTP2Frame.FramePayload
+
+    /// A response whose `:status` is not three digits.
+    struct InvalidStatus: Error, CustomStringConvertible {
+        var description: String { "HTTP/2 response with an invalid :status" }
+    }
+
+    private var failed = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !failed else { return }
+        if case .headers(let headers) = unwrapInboundIn(data) {
+            for status in headers.headers[":status"] where status.utf8.count != 3 || !status.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                failed = true
+                context.fireErrorCaught(InvalidStatus())
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+}
