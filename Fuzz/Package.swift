@@ -56,10 +56,21 @@ let package = Package(
         ),
         // The client's response parsers: internal to TrustHTTP, reached with `@testable import`
         // (run.sh builds the whole graph with `-enable-testing`).
+        // Shared by the two: chunked input, small limits, an exchange written and watched.
+        .target(
+            name: "FuzzHTTPSupport",
+            dependencies: [
+                .product(name: "TrustHTTP", package: "swift-trust"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "FuzzHTTP1ResponseHead",
             dependencies: [
                 "FuzzSupport",
+                "FuzzHTTPSupport",
                 .product(name: "TrustHTTP", package: "swift-trust"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -70,6 +81,7 @@ let package = Package(
             name: "FuzzHTTP2Frames",
             dependencies: [
                 "FuzzSupport",
+                "FuzzHTTPSupport",
                 .product(name: "TrustHTTP", package: "swift-trust"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

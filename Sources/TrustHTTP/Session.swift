@@ -243,8 +243,7 @@ public final class Session: Sendable {
                 responseBody.bufferedBytes = { flow.bufferedBytes }
                 responseBody.url = request.url
                 responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
-                let errors = connection.tlsErrors
-                responseBody.explain = { error in (ServerViolation(error) ?? errors.violation)?.sessionError(origin: origin, url: request.url) }
+                responseBody.explain = { error in connection.violation(explaining: error)?.sessionError(origin: origin, url: request.url) }
                 var response = StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
@@ -256,14 +255,14 @@ public final class Session: Sendable {
                 throw error
             } catch {
                 // A server that broke a limit or a protocol rule is not asked again.
-                if let violation = ServerViolation(error) ?? connection.tlsErrors.violation {
+                if let violation = connection.violation(explaining: error) {
                     throw violation.sessionError(origin: origin, url: request.url)
                 }
                 if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
                 if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
                 // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
                 if !reused, let clientError = ClientCertificateChallenge.error(
-                    connection.clientCertificate, "\(error) \(connection.tlsErrors.text)", origin: origin, url: request.url)
+                    connection.clientCertificate, "\(error) \(connection.errors.text)", origin: origin, url: request.url)
                 {
                     throw clientError
                 }

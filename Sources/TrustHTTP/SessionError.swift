@@ -84,6 +84,18 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     public var underlying: String?
     /// For ``Code/responseTooLarge``: the limit the response exceeded.
     public var limit: ResponseLimit?
+    /// For ``Code/badServerResponse`` raised by the protocol itself: which rule the server broke.
+    public var protocolViolation: ProtocolViolation?
+
+    /// A rule of the HTTP protocol a server broke.
+    public enum ProtocolViolation: String, Sendable, Hashable {
+        /// An HTTP/1.1 response head NIO's parser refused: a bare CR or LF, a NUL, an invalid token
+        /// (RFC 9112 §2.2, §5; RFC 9110 §5.5).
+        case malformedHTTP1Response = "malformed-http1-response"
+        /// An HTTP/2 rule: a frame flood, a flow-control violation, GOAWAY abuse, an invalid
+        /// `:status` (RFC 9113).
+        case http2 = "http2"
+    }
 
     /// An error with its code, message and optional details.
     public init(_ code: Code, _ message: String, url: URL? = nil, trustDecision: TrustDecision? = nil, underlying: String? = nil, limit: ResponseLimit? = nil) {

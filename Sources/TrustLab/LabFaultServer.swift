@@ -59,25 +59,20 @@ public final class LabFaultServer: Sendable {
     public let host: String
     /// `https`, or `http` for a plain server.
     public let scheme: String
-    private let channel: any Channel
-    private let connections: NIOLockedValueBox<[ObjectIdentifier: any Channel]>
-    private let accepted: NIOLockedValueBox<Int>
+    private let listener: LabListener
 
     /// `SCHEME://HOST:PORT`.
     public var baseURL: String { "\(scheme)://\(host):\(port)" }
 
     /// How many connections the server has accepted so far.
-    public var acceptedConnections: Int { accepted.withLockedValue { $0 } }
+    public var acceptedConnections: Int { listener.acceptedConnections }
 
-    private init(fault: Fault, port: Int, host: String, scheme: String, channel: any Channel,
-                 connections: NIOLockedValueBox<[ObjectIdentifier: any Channel]>, accepted: NIOLockedValueBox<Int>) {
+    private init(fault: Fault, host: String, scheme: String, listener: LabListener) {
         self.fault = fault
-        self.port = port
+        self.port = listener.port
         self.host = host
         self.scheme = scheme
-        self.channel = channel
-        self.connections = connections
-        self.accepted = accepted
+        self.listener = listener
     }
 
     /// Starts a TLS server presenting `chain` (leaf first) with `privateKey` whose connections meet `fault`.
@@ -127,24 +122,13 @@ public final class LabFaultServer: Sendable {
 
     private static func start(_ fault: Fault, host: String, scheme: String, group: any EventLoopGroup,
                               _ configure: @escaping @Sendable (any Channel) throws -> Void) async throws -> LabFaultServer {
-        let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-        let accepted = NIOLockedValueBox(0)
-        let (channel, port) = try await LabServer.bind(group: group) { channel in
-            accepted.withLockedValue { $0 += 1 }
-            let id = ObjectIdentifier(channel)
-            connections.withLockedValue { $0[id] = channel }
-            channel.closeFuture.whenComplete { _ in _ = connections.withLockedValue { $0.removeValue(forKey: id) } }
-            return channel.eventLoop.makeCompletedFuture { try configure(channel) }
-        }
-        return LabFaultServer(fault: fault, port: port, host: host, scheme: scheme, channel: channel, connections: connections, accepted: accepted)
+        let listener = try await LabListener.bind(group: group) { channel, _ in try configure(channel) }
+        return LabFaultServer(fault: fault, host: host, scheme: scheme, listener: listener)
     }
 
     /// Closes the listener and every connection still open (a stalled one included).
     public func shutdown() async throws {
-        try await channel.close()
-        for connection in connections.withLockedValue({ Array($0.values) }) {
-            try? await connection.close()
-        }
+        await listener.close()
     }
 
     /// Closes the connection as soon as the client has sent something.

@@ -149,9 +149,7 @@ public final class LabHostileServer: Sendable {
     /// `https`, or `http` for a plain server.
     public let scheme: String
     private let base: URL
-    private let channel: any Channel
-    private let connections: NIOLockedValueBox<[ObjectIdentifier: any Channel]>
-    private let accepted: NIOLockedValueBox<Int>
+    private let listener: LabListener
 
     /// `SCHEME://HOST:PORT`.
     public var baseURL: String { base.absoluteString }
@@ -162,21 +160,18 @@ public final class LabHostileServer: Sendable {
     }
 
     /// How many connections the server has accepted so far.
-    public var connectionCount: Int { accepted.withLockedValue { $0 } }
+    public var connectionCount: Int { listener.acceptedConnections }
 
     /// How many of them are still open.
-    public var openConnectionCount: Int { connections.withLockedValue { $0.count } }
+    public var openConnectionCount: Int { listener.openConnections }
 
-    private init(behaviour: Behaviour, port: Int, host: String, scheme: String, base: URL, channel: any Channel,
-                 connections: NIOLockedValueBox<[ObjectIdentifier: any Channel]>, accepted: NIOLockedValueBox<Int>) {
+    private init(behaviour: Behaviour, host: String, scheme: String, base: URL, listener: LabListener) {
         self.behaviour = behaviour
-        self.port = port
+        self.port = listener.port
         self.host = host
         self.scheme = scheme
         self.base = base
-        self.channel = channel
-        self.connections = connections
-        self.accepted = accepted
+        self.listener = listener
     }
 
     /// Starts a TLS server presenting `chain` (leaf first) with `privateKey` whose connections meet `behaviour`.
@@ -219,31 +214,17 @@ public final class LabHostileServer: Sendable {
     private static func start(_ behaviour: Behaviour, host: String, scheme: String, limits: LabHostileConnection.Limits,
                               group: any EventLoopGroup,
                               _ configure: @escaping @Sendable (any Channel, Int) throws -> Void) async throws -> LabHostileServer {
-        let connections = NIOLockedValueBox<[ObjectIdentifier: any Channel]>([:])
-        let accepted = NIOLockedValueBox(0)
-        let (channel, port) = try await LabServer.bind(group: group) { channel in
-            accepted.withLockedValue { $0 += 1 }
-            let id = ObjectIdentifier(channel)
-            connections.withLockedValue { $0[id] = channel }
-            channel.closeFuture.whenComplete { _ in _ = connections.withLockedValue { $0.removeValue(forKey: id) } }
-            return channel.eventLoop.makeCompletedFuture {
-                try configure(channel, channel.localAddress?.port ?? 0)
-            }
-        }
+        let listener = try await LabListener.bind(group: group, configure)
         let authority = host.contains(":") ? "[\(host)]" : host
-        guard let base = URL(string: "\(scheme)://\(authority):\(port)") else {
-            try? await channel.close()
+        guard let base = URL(string: "\(scheme)://\(authority):\(listener.port)") else {
+            await listener.close()
             throw LabError.cannotWrite(host, "not a host name for a URL")
         }
-        return LabHostileServer(behaviour: behaviour, port: port, host: host, scheme: scheme, base: base, channel: channel,
-                                connections: connections, accepted: accepted)
+        return LabHostileServer(behaviour: behaviour, host: host, scheme: scheme, base: base, listener: listener)
     }
 
     /// Closes the listener and every connection still open.
     public func shutdown() async {
-        try? await channel.close()
-        for connection in connections.withLockedValue({ Array($0.values) }) {
-            try? await connection.close()
-        }
+        await listener.close()
     }
 }

@@ -267,7 +267,7 @@ extension GetCommand {
             defer { freeaddrinfo(list) }
             var name = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &name, socklen_t(name.count), nil, 0, NI_NUMERICHOST) == 0 else { return nil }
-            return (String(cString: name), port)
+            return (String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), port)
         }
     }
 
@@ -369,10 +369,10 @@ extension GetCommand {
             return 35
         // curl: a malformed HTTP/1.1 head (a NUL in a header) is CURLE_WEIRD_SERVER_REPLY (8); an HTTP/2
         // rule broken (a flood, a flow-control violation, GOAWAY abuse) is CURLE_HTTP2, "HTTP/2 framing
-        // layer" (16). SessionError has no typed field for them yet: its message says which (ServerViolation).
-        case .badServerResponse where error.message.contains("malformed HTTP/1.1 response"):
+        // layer" (16).
+        case .badServerResponse where error.protocolViolation == .malformedHTTP1Response:
             return 8
-        case .badServerResponse where error.message.contains("broke an HTTP/2 rule"):
+        case .badServerResponse where error.protocolViolation == .http2:
             return 16
         case .networkConnectionLost, .badServerResponse:
             return 56

@@ -68,7 +68,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
         guard warmUp >= 0, requests - warmUp >= 2 else { throw UsageError("--requests must exceed --warm-up by at least 2") }
         let pki = try LabPKI.make()
         let server = try await LabServer.start("good", pki: pki, protocols: version.protocols)
-        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: .only(pki.trustedRoots)))
+        let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: .only(pki.trustedRoots)))
         var configuration = SessionConfiguration()
         configuration.serverTrust = .evaluator(counting)
         configuration.resolve = LabPKI.loopbackResolve
@@ -102,7 +102,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
         report.succeeded = results.reduce(0) { $0 + $1.succeeded }
         report.failed = results.reduce(0) { $0 + $1.failed }
         report.failures = Array(results.flatMap(\.failures).prefix(Self.failuresKept))
-        report.connectionsOpened = counting.count.withLockedValue { $0 }
+        report.connectionsOpened = counting.count
         report.openConnections = session.openConnectionCount
 
         report.afterLoadFailure = await Self.failure(of: session, target, version: version)
@@ -207,20 +207,5 @@ struct LoadCheckCommand: AsyncParsableCommand {
         var afterLoadFailure: String?
         /// The session's open connections after its shutdown.
         var openConnectionsAfterShutdown = 0
-    }
-
-    /// An evaluator that counts its evaluations (with the evaluation cache off, one per connection).
-    final class CountingEvaluator: TrustEvaluator {
-        /// The evaluator that decides.
-        let inner: any TrustEvaluator
-        /// Evaluations so far.
-        let count = NIOLockedValueBox(0)
-
-        init(_ inner: any TrustEvaluator) { self.inner = inner }
-
-        func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-            count.withLockedValue { $0 += 1 }
-            return await inner.evaluate(trust)
-        }
     }
 }

@@ -10,19 +10,19 @@ import X509
 struct EvaluationCacheTests {
     @Test func onlyIdenticalChainNameAndPolicyHit() async throws {
         let cache = TrustEvaluationCache()
-        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         let evaluator = CachingTrustEvaluator(counting, cache: cache, policyIdentity: "lab")
         #expect(await evaluator.evaluate(Lab.trust("good")).isTrusted)
         #expect(await evaluator.evaluate(Lab.trust("good")).isTrusted)
-        #expect(counting.count.withLockedValue { $0 } == 1)
+        #expect(counting.count == 1)
         // Another name for the same chain, another policy, another chain: evaluated.
         #expect(await evaluator.evaluate(Lab.trust("good", host: "api.good.lab.test")).isTrusted)
         #expect(await CachingTrustEvaluator(counting, cache: cache, policyIdentity: "other").evaluate(Lab.trust("good")).isTrusted)
         #expect(await !evaluator.evaluate(Lab.trust("good", host: "evil.lab.test")).isTrusted)
-        #expect(counting.count.withLockedValue { $0 } == 4)
+        #expect(counting.count == 4)
         // Refusals are never cached; the append attack is refused every time.
         let pinned = CachingTrustEvaluator(
-            CountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)),
+            LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)),
             cache: cache, policyIdentity: "pinned")
         for _ in 0..<3 { #expect(await !pinned.evaluate(Lab.trust("mitm")).isTrusted) }
         #expect(cache.statistics.entries == 3)
@@ -43,12 +43,12 @@ struct EvaluationCacheTests {
     }
 
     @Test func entriesExpireAfterTheirTimeToLiveAndTheCacheIsBounded() async throws {
-        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         let shortLived = CachingTrustEvaluator(counting, cache: TrustEvaluationCache(capacity: 1, timeToLive: .milliseconds(50)), policyIdentity: "lab")
         _ = await shortLived.evaluate(Lab.trust("good"))
         try await Task.sleep(for: .milliseconds(100))
         _ = await shortLived.evaluate(Lab.trust("good"))
-        #expect(counting.count.withLockedValue { $0 } == 2)
+        #expect(counting.count == 2)
         _ = await shortLived.evaluate(Lab.trust("ip-only", host: "127.0.0.1"))
         #expect(shortLived.cache.statistics.entries == 1)
     }
@@ -58,7 +58,7 @@ struct EvaluationCacheTests {
     @Test func sessionStillAsksOnEveryNewConnection() async throws {
         try await withLabServers(["good", "mitm"], protocols: .http1Only) { servers in
             let challenges = NIOLockedValueBox(0)
-            let counting = CountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
+            let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             let session = try labSession(.evaluator(counting)) { configuration in
                 configuration.challengeHandler = ClosureChallengeHandler { _ in
                     challenges.withLockedValue { $0 += 1 }
@@ -72,7 +72,7 @@ struct EvaluationCacheTests {
                 #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
             }
             #expect(challenges.withLockedValue { $0 } == 6)
-            #expect(counting.count.withLockedValue { $0 } == 4)  // good once (then cached), mitm three times
+            #expect(counting.count == 4)  // good once (then cached), mitm three times
             #expect(session.evaluationCache?.statistics.hits == 2)
         }
     }
@@ -81,7 +81,7 @@ struct EvaluationCacheTests {
     /// to-be-signed bytes and a tampered signature is still evaluated (and refused), every time.
     @Test func aTamperedSignatureNeverHitsTheGenuineEntry() async throws {
         let cache = TrustEvaluationCache()
-        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         let evaluator = CachingTrustEvaluator(counting, cache: cache, policyIdentity: "lab")
         let chain = Lab.chain("good")
         #expect(await evaluator.evaluate(try ServerTrust(presentedChain: chain, host: "good.lab.test")).isTrusted)
@@ -93,24 +93,24 @@ struct EvaluationCacheTests {
             let decision = await evaluator.evaluate(try ServerTrust(presentedChain: [forged] + chain.dropFirst(), host: "good.lab.test"))
             #expect(!decision.isTrusted)
         }
-        #expect(counting.count.withLockedValue { $0 } == 4)
+        #expect(counting.count == 4)
         #expect(cache.statistics.hits == 0)
     }
 
     /// Bounded by least recent *use*: with room for two, the entry used last survives a third.
     @Test func theLeastRecentlyUsedEntryGoesFirst() async throws {
-        let counting = CountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         let cache = TrustEvaluationCache(capacity: 2)
         let evaluator = CachingTrustEvaluator(counting, cache: cache, policyIdentity: "lab")
         let a = Lab.trust("good")
         let b = Lab.trust("good", host: "api.good.lab.test")
         let c = Lab.trust("good", host: "www.good.lab.test")
         for trust in [a, b, a, c] { #expect(await evaluator.evaluate(trust).isTrusted) }  // c evicts b, not a
-        #expect(counting.count.withLockedValue { $0 } == 3)
+        #expect(counting.count == 3)
         #expect(await evaluator.evaluate(a).isTrusted)
-        #expect(counting.count.withLockedValue { $0 } == 3)
+        #expect(counting.count == 3)
         #expect(await evaluator.evaluate(b).isTrusted)
-        #expect(counting.count.withLockedValue { $0 } == 4)
+        #expect(counting.count == 4)
         #expect(cache.statistics.entries == 2)
         // Many more distinct names than room: never more than the capacity.
         for index in 0..<50 { _ = await evaluator.evaluate(Lab.trust("good", host: "n\(index).good.lab.test")) }

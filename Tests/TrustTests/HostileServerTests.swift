@@ -96,6 +96,9 @@ struct HostileServerTests {
         print("[hostile] data(for:) \(behaviour.rawValue) → \(failure.error.map { "\($0.code) \($0.message)" } ?? "no error") in \(milliseconds) ms"
             + (deadline.map { " (deadline \($0))" } ?? ""))
         #expect(outcome.matches(failure.error), "\(behaviour.rawValue): expected \(outcome), got \(String(describing: failure.error))")
+        if let error = failure.error, error.code == .badServerResponse {
+            #expect(error.protocolViolation == (behaviour.isHTTP2 ? .http2 : .malformedHTTP1Response), "\(behaviour.rawValue): \(error)")
+        }
         // Loose bounds (parallel suites on 2 cores): a missed deadline shows as tens of seconds (the
         // session's own are 20 s); measured alone, every case ends within 250 ms of its deadline, or
         // in well under 1 s — the printed figures.

@@ -47,16 +47,6 @@ func sessionError(_ body: () async throws -> Response) async -> SessionError? {
     }
 }
 
-/// An evaluator that counts evaluations (to prove every new connection is evaluated).
-final class CountingEvaluator: TrustEvaluator {
-    let inner: any TrustEvaluator
-    let count = NIOLockedValueBox(0)
-    init(_ inner: any TrustEvaluator) { self.inner = inner }
-    func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-        count.withLockedValue { $0 += 1 }
-        return await inner.evaluate(trust)
-    }
-}
 
 @Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(3)))
 struct SessionTests {
@@ -138,7 +128,7 @@ struct SessionTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func pinsAreEnforcedOnFirstPooledAndNewConnections(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
-            let counting = CountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
+            let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             // Without the evaluation cache, so that every new connection is evaluated from scratch.
             let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
             defer { Task { await session.shutdown() } }
@@ -147,10 +137,10 @@ struct SessionTests {
                 #expect(error?.code == .serverCertificateUntrusted)
                 #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
             }
-            #expect(counting.count.withLockedValue { $0 } == 3)
+            #expect(counting.count == 3)
             // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
             for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
-            #expect(counting.count.withLockedValue { $0 } == 4)
+            #expect(counting.count == 4)
             #expect(session.openConnectionCount == 1)
             if protocols == .http1Only {
                 // The server closes after each of these: every following request needs, and evaluates, a new connection.
@@ -159,7 +149,7 @@ struct SessionTests {
                     #expect(try await session.data(for: close).statusCode == 200)
                 }
                 #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
-                #expect(counting.count.withLockedValue { $0 } == 6)
+                #expect(counting.count == 6)
             }
         }
     }

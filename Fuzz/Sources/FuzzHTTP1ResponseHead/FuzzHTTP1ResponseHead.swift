@@ -1,6 +1,7 @@
 import FuzzSupport
 import NIOCore
 import NIOEmbedded
+import FuzzHTTPSupport
 import NIOHTTP1
 @testable import TrustHTTP
 
@@ -35,46 +36,7 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
     runFuzzer(argc, argv) { data, count in test(fuzzInput(data, count)) }
 }
 
-let limits: ResponseLimits = {
-    var limits = ResponseLimits()
-    limits.maximumHeadSize = 4 << 10
-    limits.maximumHeaderFieldSize = 1 << 10
-    limits.maximumHeaderFields = 32
-    limits.maximumInformationalResponses = 3
-    return limits
-}()
-
-/// The input's layout: flags, then chunk starts, then the server's bytes cut at them.
-struct Layout {
-    var head = false
-    var chunks: [ArraySlice<UInt8>] = []
-
-    init(_ bytes: [UInt8]) {
-        guard let first = bytes.first else { return }
-        let count = Int(first & 0x07) + 1
-        head = first & 0x08 != 0
-        let cutBytes = bytes.dropFirst().prefix(count - 1)
-        let payload = bytes.dropFirst(1 + cutBytes.count)
-        var cuts = cutBytes.map { payload.startIndex + Int($0) * payload.count / 256 }
-        cuts.sort()
-        var from = payload.startIndex
-        for cut in cuts + [payload.endIndex] {
-            chunks.append(payload[from..<cut])
-            from = cut
-        }
-    }
-}
-
-/// What happened to the exchange, recorded by its promises' callbacks (which run on the embedded loop, at once).
-final class Outcome: @unchecked Sendable {
-    var head: HTTPResponseHead?
-    var headError: (any Error)?
-    var completed: Bool?
-    var completionError: (any Error)?
-
-    var headSettled: Bool { head != nil || headError != nil }
-    var completionSettled: Bool { completed != nil || completionError != nil }
-}
+let limits = smallResponseLimits
 
 func isLimit(_ error: any Error) -> Bool { error is ResponseLimitExceeded }
 func isParser(_ error: any Error) -> Bool { error is HTTPParserError }
@@ -82,7 +44,7 @@ func isClose(_ error: any Error) -> Bool { error is ConnectionClosedError }
 
 /// One input: every property must hold.
 func test(_ bytes: [UInt8]) -> CInt {
-    let layout = Layout(bytes)
+    let input = ChunkedInput(bytes)
     let channel = EmbeddedChannel()
     defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
     do {
@@ -92,36 +54,13 @@ func test(_ bytes: [UInt8]) -> CInt {
         fatalError("setting up the pipeline failed: \(error)")
     }
 
-    // The request, written as Connection.exchange writes it.
-    var headers = HTTPHeaders()
-    headers.add(name: "Host", value: "example.com")
-    let requestHead = HTTPRequestHead(version: .http1_1, method: layout.head ? .HEAD : .GET, uri: "/", headers: headers)
-    let exchange = HTTPExchange(head: requestHead, body: nil, channel: channel, limits: limits)
-    let outcome = Outcome()
-    exchange.responseHead.futureResult.whenComplete { result in
-        switch result {
-        case .success(let head): outcome.head = head
-        case .failure(let error): outcome.headError = error
-        }
-    }
-    exchange.completion.futureResult.whenComplete { result in
-        switch result {
-        case .success(let keepAlive): outcome.completed = keepAlive
-        case .failure(let error): outcome.completionError = error
-        }
-    }
-    let written = channel.eventLoop.makePromise(of: Void.self)
-    written.futureResult.whenFailure { error in
-        if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
-            exchange.fail(ConnectionClosedError())
-        }
-    }
-    channel.writeAndFlush(exchange, promise: written)
+    // The request, written as Connection.exchange writes it (bit 3: a HEAD request).
+    let outcome = sendRequest(on: channel, head: input.flag)
     require(outcome.headError == nil, "writing the request failed: \(String(describing: outcome.headError))")
     drainOutbound(channel)
 
     // The server's bytes, chunk by chunk, while the connection is open.
-    for chunk in layout.chunks where channel.isActive {
+    for chunk in input.chunks where channel.isActive {
         var buffer = channel.allocator.buffer(capacity: chunk.count)
         buffer.writeBytes(chunk)
         _ = try? channel.writeInbound(buffer)
@@ -137,7 +76,7 @@ func test(_ bytes: [UInt8]) -> CInt {
     return 0
 }
 
-func check(_ outcome: Outcome, closedByUs: Bool, channel: EmbeddedChannel, input: [UInt8]) {
+func check(_ outcome: ExchangeOutcome, closedByUs: Bool, channel: EmbeddedChannel, input: [UInt8]) {
     let allowed: (any Error) -> Bool = { isLimit($0) || isParser($0) || (closedByUs && isClose($0)) }
     if let error = outcome.headError {
         require(outcome.head == nil, "both a head and a failure")
@@ -170,15 +109,4 @@ func check(_ outcome: Outcome, closedByUs: Bool, channel: EmbeddedChannel, input
 /// invalid sequence (at least one byte) into U+FFFD, which takes three bytes in the String.
 func wireBytes(_ text: String) -> Int {
     text.unicodeScalars.reduce(0) { $0 + ($1 == "\u{FFFD}" ? 1 : UTF8.width($1)) }
-}
-
-/// Drops what the client wrote (the request, our SETTINGS and ACKs): its type does not matter here.
-func drainOutbound(_ channel: EmbeddedChannel) {
-    while true {
-        do {
-            guard try channel.readOutbound(as: IOData.self) != nil else { return }
-        } catch {
-            continue  // an element of another type, removed all the same
-        }
-    }
 }

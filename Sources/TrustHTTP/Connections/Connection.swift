@@ -20,17 +20,17 @@ final class Connection: Sendable {
     /// The client-certificate challenge of this connection, if one could be raised (explains a later
     /// TLS 1.3 "certificate required" alert).
     let clientCertificate: ClientCertificateChallenge?
-    /// TLS errors seen on the connection (alerts that arrive after the handshake).
-    let tlsErrors: TLSErrorLog
+    /// Errors seen on the connection: TLS alerts that arrive after the handshake, HTTP/2 connection errors.
+    let errors: ConnectionErrorLog
     /// A plain connection to an HTTP proxy: requests carry the absolute URI.
     let usesAbsoluteForm: Bool
     private let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
 
     init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?,
-         clientCertificate: ClientCertificateChallenge? = nil, tlsErrors: TLSErrorLog = TLSErrorLog(), usesAbsoluteForm: Bool = false) {
+         clientCertificate: ClientCertificateChallenge? = nil, errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false) {
         self.usesAbsoluteForm = usesAbsoluteForm
         self.clientCertificate = clientCertificate
-        self.tlsErrors = tlsErrors
+        self.errors = errors
         self.channel = channel
         self.multiplexer = multiplexer
         self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"
@@ -85,16 +85,7 @@ final class Connection: Sendable {
                 }
                 arm(timeouts.head, timeouts.headMessage, until: exchange.responseHead.futureResult.map { _ in })
                 if let total = timeouts.total { arm(total, timeouts.totalMessage, until: exchange.completion.futureResult.map { _ in }) }
-                // A channel that closed before this write (a TLS 1.3 server refusing the client
-                // certificate right after the handshake, say) has already dropped its handlers: the
-                // write then fails at the head of the pipeline and only this promise hears of it.
-                let written = target.eventLoop.makePromise(of: Void.self)
-                written.futureResult.whenFailure { error in
-                    if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
-                        exchange.fail(ConnectionClosedError())
-                    }
-                }
-                target.writeAndFlush(exchange, promise: written)
+                exchange.send(on: target)
             }
             return try await exchange.responseHead.futureResult.get()
         } onCancel: {
@@ -105,6 +96,18 @@ final class Connection: Sendable {
 
     func close() {
         channel.close(promise: nil)
+    }
+
+    /// What the server did wrong, if `error` — or an earlier error on the connection (an HTTP/2
+    /// connection error reaches its streams only as their closing) — says so.
+    func violation(explaining error: any Error) -> ServerViolation? {
+        ServerViolation(error) ?? errors.violation
+    }
+
+    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` guard, NIO's
+    /// HTTP/2-to-HTTP/1 codec and the exchange handler. Must run on the stream's event loop.
+    static func configureStream(_ stream: any Channel) throws {
+        try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
     }
 
     struct StreamTimeout: Error {}
@@ -158,7 +161,7 @@ final class Connection: Sendable {
             }
             multiplexer.value.createStreamChannel { stream in
                 stream.eventLoop.makeCompletedFuture {
-                    try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+                    try Self.configureStream(stream)
                 }
             }.whenComplete { result in
                 timer.cancel()

@@ -63,7 +63,7 @@ struct ConnectionFactory: Sendable {
         let eventLoop = group.next()
         let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
         let record = TrustRecord()
-        let errorLog = TLSErrorLog()
+        let errorLog = ConnectionErrorLog()
         var sslContext = requiresTLS13 ? tls13Context ?? self.sslContext : self.sslContext
         if let clientCertificate, verifier != nil {
             var configuration = tlsConfiguration
@@ -87,7 +87,7 @@ struct ConnectionFactory: Sendable {
                         @Sendable func addTLS(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
                             let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
                             try pipeline.addHandler(tls)
-                            try pipeline.addHandler(TLSErrorRecorder(log: errorLog))
+                            try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog))
                             try pipeline.addHandler(HandshakeWaiter(promise: handshake, limits: limits, errorLog: errorLog))
                         }
                         if proxy != nil {
@@ -144,7 +144,7 @@ struct ConnectionFactory: Sendable {
 
         return Connection(
             channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
-            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, tlsErrors: errorLog,
+            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, errors: errorLog,
             usesAbsoluteForm: proxy != nil && !origin.isSecure)
     }
 

@@ -61,6 +61,20 @@ final class HTTPExchange: Sendable {
         }
     }
 
+    /// Writes the request on `channel` (on its event loop). A channel that closed before this write
+    /// (a TLS 1.3 server refusing the client certificate right after the handshake, say) has
+    /// already dropped its handlers: the write then fails at the head of the pipeline and only its
+    /// promise hears of it, so that failure ends the exchange.
+    func send(on channel: any Channel) {
+        let written = channel.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenFailure { error in
+            if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
+                self.fail(ConnectionClosedError())
+            }
+        }
+        channel.writeAndFlush(self, promise: written)
+    }
+
     /// The final response head arrived.
     func deliver(_ head: HTTPResponseHead) {
         state.withLockedValue { $0.headDelivered = true }

@@ -18,9 +18,9 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
 
     private let promise: EventLoopPromise<NegotiatedProtocol>
     private let limits: ResponseLimits
-    private let errorLog: TLSErrorLog?
+    private let errorLog: ConnectionErrorLog?
 
-    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, errorLog: TLSErrorLog?) {
+    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, errorLog: ConnectionErrorLog?) {
         self.promise = promise
         self.limits = limits
         self.errorLog = errorLog
@@ -44,14 +44,14 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Adds the HTTP/1.1 or HTTP/2 handlers; must run on the channel's event loop.
-    static func configure(_ channel: any Channel, http2: Bool, limits: ResponseLimits, errorLog: TLSErrorLog? = nil) throws -> NegotiatedProtocol {
+    static func configure(_ channel: any Channel, http2: Bool, limits: ResponseLimits, errorLog: ConnectionErrorLog? = nil) throws -> NegotiatedProtocol {
         let pipeline = channel.pipeline.syncOperations
         if http2 {
             try pipeline.addHandler(HTTP2FloodGuard())
             let multiplexer = try pipeline.configureHTTP2Pipeline(
                 mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: .init(),
                 inboundStreamInitializer: { $0.close() })
-            try pipeline.addHandler(TLSErrorRecorder(log: errorLog ?? TLSErrorLog(), closesOnViolation: true))
+            try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog ?? ConnectionErrorLog(), closesOnViolation: true))
             return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
         }
         // Our limiter counts the head's bytes first and reports which limit broke; NIO's parser keeps

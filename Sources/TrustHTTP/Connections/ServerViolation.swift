@@ -14,6 +14,8 @@ struct ServerViolation: Sendable, Equatable {
     var code: SessionError.Code = .badServerResponse
     /// The limit exceeded, when it is known.
     var limit: ResponseLimit?
+    /// The protocol rule broken, when it is not a limit.
+    var rule: SessionError.ProtocolViolation?
     /// What happened, in words.
     var message: String
     /// The error as NIO described it.
@@ -34,15 +36,18 @@ struct ServerViolation: Sendable, Equatable {
                 code = .responseTooLarge
                 message = "response header or trailer section over the limits (ResponseLimits)"
             } else {
+                rule = .malformedHTTP1Response
                 message = "malformed HTTP/1.1 response (\(parser))"
             }
             return
         }
         if error is HTTP2StatusGuard.InvalidStatus {
+            rule = .http2
             message = "broke an HTTP/2 rule (a response :status that is not three digits)"
             return
         }
         if let flood = error as? HTTP2FloodGuard.Flood {
+            rule = .http2
             message = "broke an HTTP/2 rule (\(flood))"
             return
         }
@@ -55,6 +60,7 @@ struct ServerViolation: Sendable, Equatable {
             code = .responseTooLarge
             message = "HTTP/2 response header block over the limit (\(String(describing: type(of: http2))))"
         default:
+            rule = .http2
             message = "broke an HTTP/2 rule (\(String(describing: type(of: http2))))"
         }
     }
@@ -62,6 +68,8 @@ struct ServerViolation: Sendable, Equatable {
     /// The ``SessionError`` for this violation by `origin`.
     func sessionError(origin: Origin, url: URL?) -> SessionError {
         if let limit { return SessionError(limit, url: url) }
-        return SessionError(code, "\(origin): " + message, url: url, underlying: underlying)
+        var error = SessionError(code, "\(origin): " + message, url: url, underlying: underlying)
+        error.protocolViolation = rule
+        return error
     }
 }

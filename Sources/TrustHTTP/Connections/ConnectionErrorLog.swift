@@ -1,14 +1,14 @@
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Remembers the TLS-level errors a connection saw (a TLS 1.3 server's "certificate required" or
+/// Remembers the errors a connection saw below its streams: TLS-level errors (a TLS 1.3 server's "certificate required" or
 /// "unknown CA" alert arrives after the handshake, often after a pending write has already failed
 /// with "I/O on closed channel": errors are classified by looking at both).
 ///
 /// Also keeps the first ``ServerViolation`` seen on the connection: an HTTP/2 connection error
 /// (a flood, a broken rule) is raised on the connection, while its streams only hear that they
 /// were closed.
-final class TLSErrorLog: Sendable {
+final class ConnectionErrorLog: Sendable {
     private let errors = NIOLockedValueBox<(texts: [String], violation: ServerViolation?)>(([], nil))
 
     func append(_ error: any Error) {
@@ -29,12 +29,12 @@ final class TLSErrorLog: Sendable {
 /// After the HTTP/2 connection handler it also closes the connection on a violation: swift-nio-http2
 /// answers a connection error (a flood, a broken rule) with GOAWAY but leaves the channel open,
 /// and a peer that goes on flooding must not keep it.
-final class TLSErrorRecorder: ChannelInboundHandler, RemovableChannelHandler {
+final class ConnectionErrorRecorder: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
-    let log: TLSErrorLog
+    let log: ConnectionErrorLog
     let closesOnViolation: Bool
 
-    init(log: TLSErrorLog, closesOnViolation: Bool = false) {
+    init(log: ConnectionErrorLog, closesOnViolation: Bool = false) {
         self.log = log
         self.closesOnViolation = closesOnViolation
     }
