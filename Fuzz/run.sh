@@ -204,6 +204,9 @@ printf '\x00\x00\x00\x0c\x04\x00\x00\x00\x00\x00\x00\x04\x00\x00\xff\xff\x00\x03
 printf "\\x00$ack"'\x00\x00\x04\x03\x00\x00\x00\x00\x01\x00\x00\x00\x07' > "$f/rst-refused"
 printf "\\x00$ack"'\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$f/goaway"
 printf "\\x08$h200"'\x00\x00\x05\x00\x00\x00\x00\x00\x01hello\x00\x00\x00\x00\x01\x00\x00\x00\x01' > "$f/settings-first-empty-end"
+# Regression: a HEADERS frame whose :status is empty (literal, indexed name 8, empty value) trapped
+# swift-nio-http2 1.46 (HPACKHeaders.isInformationalResponse); HTTP2StatusGuard refuses it.
+printf "\\x00$ack"'\x00\x00\x02\x01\x04\x00\x00\x00\x01\x08\x00' > "$f/empty-status"
 
 # ---------------------------------------------------------------------------------------------
 # Runs. Leaks are checked at exit of every input that allocated more than it freed
