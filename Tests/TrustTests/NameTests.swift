@@ -1,7 +1,7 @@
 import Foundation
 import SwiftASN1
 import Testing
-import Trust
+@testable import Trust
 import TrustLab
 import X509
 
@@ -70,18 +70,115 @@ struct NameTests {
     }
 }
 
-@Suite("Wildcards on public suffixes (system Public Suffix List)")
+@Suite("Wildcards on public suffixes (the embedded Public Suffix List)")
 struct PublicSuffixWildcardTests {
     @Test func defaultPolicyRefusesAWildcardOnAPublicSuffix() async throws {
-        guard PublicSuffixList.system() != nil else {
-            Issue.record("the system Public Suffix List is missing (Debian package publicsuffix); .ci/run installs it")
-            return
-        }
         let root = try LabAuthority.root(commonName: "PSL Root")
         let leaf = try root.leaf(dnsNames: ["*.co.uk"])
         let decision = await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: leaf.chain, host: "example.co.uk"))
         #expect(decision.codes == ["name-mismatch"])
         let fine = try root.leaf(dnsNames: ["*.example.co.uk"])
         #expect(await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: fine.chain, host: "www.example.co.uk")).isTrusted)
+    }
+}
+
+@Suite("Public Suffix List: embedded copy, parsing, newer system copies")
+struct PublicSuffixListTests {
+    @Test func embeddedListAnswersTheListsOwnExamples() {
+        let list = PublicSuffixList.embedded
+        for suffix in ["com", "uk", "co.uk", "jp", "anything.kawasaki.jp", "xn--0trq7p7nn.jp", "github.io", "s3.amazonaws.com", "unlisted-tld"] {
+            #expect(list.isPublicSuffix(suffix), "\(suffix)")
+        }
+        // An exception rule (!city.kawasaki.jp) beats the wildcard (*.kawasaki.jp); registrable names are not suffixes.
+        for name in ["city.kawasaki.jp", "example.com", "example.co.uk", "www.example.com", "a.github.io", "kawasaki.jp"] {
+            #expect(!list.isPublicSuffix(name), "\(name)")
+        }
+        #expect(!list.isEmpty)
+        #expect(list.date == PublicSuffixList.embeddedListDate)
+        #expect(PublicSuffixList.shared.isPublicSuffix("co.uk"))
+    }
+
+    @Test func binarySearchFindsEveryRuleAndNothingBetween() {
+        let rules = PublicSuffixList.embedded.allRules
+        #expect(rules.count > 9_000)
+        for rule in rules where !rule.hasPrefix("*.") && !rule.hasPrefix("!") {
+            #expect(PublicSuffixList.embedded.isPublicSuffix(rule), "\(rule)")
+        }
+        // Names just before, between and after sorted rules are not found by the search.
+        let plain = rules.filter { !$0.hasPrefix("*.") && !$0.hasPrefix("!") && $0.contains(".") }
+        let blob: StaticString = "b\nd\nf\n"
+        for (name, expected) in [("a", false), ("b", true), ("c", false), ("d", true), ("e", false), ("f", true), ("g", false), ("bb", false), ("", false)] {
+            #expect(PublicSuffixList.search(blob, for: name) == expected, "\(name)")
+        }
+        for rule in plain.prefix(500) {
+            #expect(!PublicSuffixList.search(PublicSuffixList.embeddedRules, for: rule + "-"), "\(rule)-")
+            #expect(!PublicSuffixList.search(PublicSuffixList.embeddedRules, for: String(rule.dropLast())) || rules.contains(String(rule.dropLast())))
+        }
+    }
+
+    /// The generator and the library canonicalise alike: when the system copy is the one the embedded
+    /// list was generated from (same date), their rules are identical, IDN A-labels included.
+    @Test func embeddedListEqualsTheSystemCopyOfTheSameDate() throws {
+        guard let system = PublicSuffixList.system() else {
+            print("no system Public Suffix List (Debian package publicsuffix): comparison skipped")
+            return
+        }
+        let systemDate = try systemListDay()
+        guard systemDate == PublicSuffixList.embeddedListDate || system.date == PublicSuffixList.embeddedListDate else {
+            print("system Public Suffix List dated \(system.date ?? systemDate), embedded \(PublicSuffixList.embeddedListDate): comparison skipped")
+            return
+        }
+        let embedded = PublicSuffixList.embedded.allRules
+        let parsed = system.allRules
+        #expect(embedded.count == parsed.count)
+        #expect(Set(embedded).symmetricDifference(parsed).sorted().prefix(10) == [])
+    }
+
+    private func systemListDay() throws -> String {
+        let path = try #require(PublicSuffixList.systemPaths.first { FileManager.default.fileExists(atPath: $0) })
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+        return String(ISO8601DateFormatter.string(from: modified, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]))
+    }
+
+    @Test func parsingIsByteLevelAndCanonical() {
+        let list = PublicSuffixList(contents: "// VERSION: 2031-01-02_00-00-00_UTC\r\n// comment\nCOM\n*.CK  trailing words\n!WWW.ck\n\u{516C}\u{53F8}.cn\n\tbad\n..\nexa mple\n")
+        #expect(list.date == "2031-01-02")
+        // A rule ends at the first space or tab; a line that starts with one holds none (the list's format).
+        #expect(list.allRules == ["com", "exa", "xn--55qx5d.cn", "*.ck", "!www.ck"])
+        #expect(list.isPublicSuffix("foo.ck"))
+        #expect(!list.isPublicSuffix("www.ck"))
+        #expect(list.isPublicSuffix("xn--55qx5d.cn"))
+        #expect(PublicSuffixList(contents: "").isEmpty)
+        #expect(PublicSuffixList(bytes: [0xFF, 0xFE, 0x0A, 0x80]).isEmpty)
+    }
+
+    @Test func aNewerSystemCopyOverridesTheEmbeddedOneAndAnOlderDoesNot() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("psl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let newer = folder.appendingPathComponent("newer.dat")
+        try Data("// VERSION: 2999-12-31_00-00-00_UTC\nexample\n".utf8).write(to: newer)
+        let chosen = PublicSuffixList.newest(systemPaths: [newer.path])
+        #expect(chosen.date == "2999-12-31")
+        #expect(chosen.isPublicSuffix("example"))
+        #expect(!chosen.isPublicSuffix("co.uk"))
+
+        let older = folder.appendingPathComponent("older.dat")
+        try Data("// VERSION: 2001-01-01_00-00-00_UTC\nexample\n".utf8).write(to: older)
+        #expect(PublicSuffixList.newest(systemPaths: [older.path]) == .embedded)
+
+        // No header: the file's modification day decides.
+        let undated = folder.appendingPathComponent("undated.dat")
+        try Data("example\n".utf8).write(to: undated)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 0)], ofItemAtPath: undated.path)
+        #expect(PublicSuffixList.newest(systemPaths: [undated.path]) == .embedded)
+        try FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: undated.path)
+        #expect(PublicSuffixList.newest(systemPaths: [undated.path]).isPublicSuffix("example"))
+
+        // Missing or empty files leave the embedded list in place.
+        #expect(PublicSuffixList.newest(systemPaths: [folder.appendingPathComponent("missing").path]) == .embedded)
+        let empty = folder.appendingPathComponent("empty.dat")
+        try Data("// VERSION: 2999-12-31_00-00-00_UTC\n".utf8).write(to: empty)
+        #expect(PublicSuffixList.newest(systemPaths: [empty.path]) == .embedded)
     }
 }

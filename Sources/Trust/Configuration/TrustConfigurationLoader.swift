@@ -196,7 +196,7 @@ extension TrustConfiguration {
                     }
                 } else if !warnedMissingList {
                     warnedMissingList = true
-                    problem(path, "cannot check \"\(text)\" against the Public Suffix List: none found at \(PublicSuffixList.systemPaths.joined(separator: " or ")) (Debian: apt-get install publicsuffix)")
+                    problem(path, "cannot check \"\(text)\" against the Public Suffix List: none was given (PublicSuffixList.shared is the default)")
                     return nil
                 }
             }
