@@ -43,6 +43,9 @@ final class LabListener: Sendable {
         try? await channel.close()
         for connection in state.withLockedValue({ Array($0.open.values) }) {
             try? await connection.close()
+            // A connection the peer was already closing refuses close() at once, before its close
+            // future (which takes it off the list) has completed: wait for that future too.
+            try? await connection.closeFuture.get()
         }
     }
 }

@@ -125,9 +125,14 @@ func stop(_ process: Process) {
 }
 
 /// Whether `session` still completes a normal request to a good lab server (`LabServer.start("good", …)`).
+///
+/// The follow-up request has its own generous deadline: a session built with a 1 s request timeout
+/// for the case under test must not fail the follow-up because the machine is busy.
 func expectUsable(_ session: Session, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
     do {
-        let response = try await session.data(for: Request(url: url(server)))
+        var request = Request(url: url(server))
+        request.timeout = .seconds(60)
+        let response = try await session.data(for: request)
         #expect(response.statusCode == 200, sourceLocation: sourceLocation)
         #expect(response.text == "hello from good\n", sourceLocation: sourceLocation)
     } catch {
