@@ -86,31 +86,32 @@ public enum CertificateSource {
         if bytes.first == 0x30 {
             return [try entry(der: bytes, source: source, block: nil)]
         }
-        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN") else {
-            throw CertificateLoadingError(source: source, kind: .noCertificates)
-        }
-        return try entries(pem: text, source: source)
+        return try entries(pemBytes: bytes, source: source)
     }
 
     /// Lenient reading of PEM text; see ``entries(atPath:)``.
     public static func entries(pem: String, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
-        let begin = "-----BEGIN CERTIFICATE-----"
-        let end = "-----END CERTIFICATE-----"
+        try entries(pemBytes: Array(pem.utf8), source: source)
+    }
+
+    /// PEM on its bytes (``PEMDecoder``): no string work.
+    private static func entries(pemBytes bytes: [UInt8], source: String) throws(CertificateLoadingError) -> [CertificateEntry] {
+        let decoded = bytes.withUnsafeBufferPointer { buffer -> Result<[[UInt8]], PEMDecoder.Failure> in
+            do throws(PEMDecoder.Failure) {
+                return .success(try PEMDecoder.certificateDERs(in: buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let ders: [[UInt8]]
+        switch decoded {
+        case .success(let found): ders = found
+        case .failure(.unterminated(let block)): throw CertificateLoadingError(source: source, kind: .unterminatedPEMBlock(block: block))
+        case .failure(.invalidBase64(let block)): throw CertificateLoadingError(source: source, kind: .invalidBase64(block: block))
+        }
         var result: [CertificateEntry] = []
-        var rest = Substring(pem)
-        var block = 0
-        while let start = rest.range(of: begin) {
-            block += 1
-            let afterBegin = rest[start.upperBound...]
-            guard let stop = afterBegin.range(of: end) else {
-                throw CertificateLoadingError(source: source, kind: .unterminatedPEMBlock(block: block))
-            }
-            let body = afterBegin[..<stop.lowerBound].filter { !$0.isWhitespace }
-            guard !body.contains("-"), let der = Data(base64Encoded: String(body)) else {
-                throw CertificateLoadingError(source: source, kind: .invalidBase64(block: block))
-            }
-            result.append(try entry(der: Array(der), source: source, block: block))
-            rest = afterBegin[stop.upperBound...]
+        for (index, der) in ders.enumerated() {
+            result.append(try entry(der: der, source: source, block: index + 1))
         }
         if result.isEmpty { throw CertificateLoadingError(source: source, kind: .noCertificates) }
         return result

@@ -14,7 +14,7 @@ import X509
 public struct PathValidator: Sendable {
     /// The certificates a path may end at.
     public var anchors: TrustAnchors {
-        didSet { anchorIndex = BudgetedCertificateStore.index(anchors.allCertificates) }
+        didSet { anchorIndex = AnchorIndex(anchors) }
     }
     /// The policy whose rules every candidate path must satisfy.
     public var policy: ValidationPolicy {
@@ -27,7 +27,7 @@ public struct PathValidator: Sendable {
     /// Named in decisions.
     public var name: String
     /// Built once (not per evaluation): the anchors by subject, and the rules.
-    private var anchorIndex: [DistinguishedName: [Certificate]]
+    private var anchorIndex: AnchorIndex
     private var rules: [any PathRule]
 
     /// Creates a validator.
@@ -36,7 +36,7 @@ public struct PathValidator: Sendable {
         self.policy = policy
         self.additionalRules = additionalRules
         self.name = name
-        self.anchorIndex = BudgetedCertificateStore.index(anchors.allCertificates)
+        self.anchorIndex = AnchorIndex(anchors)
         self.rules = policy.rules() + additionalRules
     }
 
@@ -51,7 +51,7 @@ public struct PathValidator: Sendable {
         let limit = policy.maximumSignatureChecks
         let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
         let handled = rulesPolicy.verifyingCriticalExtensions
-        let anchorStore = BudgetedCertificateStore(index: anchorIndex, budget: budget, limit: limit)
+        let anchorStore = BudgetedCertificateStore(anchors: anchorIndex, budget: budget, limit: limit)
         let intermediates = BudgetedCertificateStore(Array(trust.presentedChain.dropFirst()), budget: budget, limit: limit)
 
         var verifier = Verifier(rootCertificates: CertificateStore(custom: anchorStore)) { rulesPolicy }
@@ -93,7 +93,7 @@ public struct PathValidator: Sendable {
     /// Follows the presented chain from the leaf by name and signature (bounded), to explain
     /// why it does not reach an anchor.
     static func linkPresentedChain(
-        leaf: Certificate, presented: [Certificate], anchors: [DistinguishedName: [Certificate]], handled: [ASN1ObjectIdentifier]
+        leaf: Certificate, presented: [Certificate], anchors: AnchorIndex, handled: [ASN1ObjectIdentifier]
     ) -> (path: [Certificate], detail: TrustFailureReason.NoPathDetail, problems: [TrustFailureReason]) {
         var path = [leaf]
         var problems: [TrustFailureReason] = []

@@ -36,32 +36,3 @@ public struct TrustAnchors: Sendable, Hashable {
         includesSystemRoots ? SystemRoots.certificates + certificates : certificates
     }
 }
-
-/// The operating system's root certificates, read once.
-public enum SystemRoots {
-    /// Bundle files tried in order (Debian/Ubuntu, Fedora/RHEL, Alpine/macOS, SUSE).
-    public static let bundlePaths = [
-        "/etc/ssl/certs/ca-certificates.crt",
-        "/etc/pki/tls/certs/ca-bundle.crt",
-        "/etc/ssl/cert.pem",
-        "/etc/ssl/ca-bundle.pem",
-    ]
-
-    /// The system roots; empty when no bundle is installed (see ``bundlePath``).
-    public static let certificates: [Certificate] = {
-        guard let path = bundlePath else { return [] }
-        // A bundle may hold a certificate swift-certificates cannot parse (e.g. an RSA-PSS key):
-        // skip that block instead of losing the whole store.
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        var result: [Certificate] = []
-        for block in text.components(separatedBy: "-----END CERTIFICATE-----") where block.contains("-----BEGIN CERTIFICATE-----") {
-            if let certs = try? CertificateSource.certificates(pem: block + "-----END CERTIFICATE-----") {
-                result += certs
-            }
-        }
-        return result
-    }()
-
-    /// The bundle file in use, if any.
-    public static let bundlePath: String? = bundlePaths.first { FileManager.default.isReadableFile(atPath: $0) }
-}

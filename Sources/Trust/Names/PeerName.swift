@@ -44,6 +44,7 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         // Bounded before any IDN work (Punycode is quadratic in a label's length): 253 octets is the
         // DNS limit; 4 bytes per character leaves room for any Unicode spelling of a valid name.
         guard name.utf8.count <= 253 * 4 else { throw .tooLong(String(raw.prefix(64)) + "…") }
+        if name.utf8.allSatisfy({ $0 < 0x80 }) { return try canonicalASCIIName(name, raw: raw) }
         // IDNA: map full-width dots to ASCII dots, then NFC-normalise and lower-case.
         let dotted = name.replacingOccurrences(of: "\u{3002}", with: ".")
             .replacingOccurrences(of: "\u{FF0E}", with: ".")
@@ -56,6 +57,34 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         let result = labels.joined(separator: ".")
         guard result.utf8.count <= 253 else { throw .tooLong(raw) }
         return result
+    }
+
+    /// The same result for an all-ASCII name without Foundation's Unicode normalisation: lower-cased
+    /// byte by byte, each label checked as ``canonicalLabel(_:in:)`` checks an ASCII label.
+    private static func canonicalASCIIName(_ name: String, raw: String) throws(PeerNameError) -> String {
+        var bytes = Array(name.utf8)
+        var labelLength = 0
+        for index in bytes.indices {
+            var byte = bytes[index]
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                byte |= 0x20
+                bytes[index] = byte
+            }
+            if byte == UInt8(ascii: ".") {
+                guard labelLength > 0 else { throw .emptyLabel(raw) }
+                guard labelLength <= 63 else { throw .labelTooLong(raw) }
+                labelLength = 0
+                continue
+            }
+            let ok = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            guard ok else { throw .invalidCharacter(raw, String(UnicodeScalar(byte))) }
+            labelLength += 1
+        }
+        guard labelLength > 0 else { throw .emptyLabel(raw) }
+        guard labelLength <= 63 else { throw .labelTooLong(raw) }
+        guard bytes.count <= 253 else { throw .tooLong(raw) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func canonicalLabel(_ label: String, in raw: String) throws(PeerNameError) -> String {

@@ -1,0 +1,125 @@
+/// Finds the `CERTIFICATE` blocks of PEM text (RFC 7468) and decodes their Base64, working on
+/// bytes only.
+///
+/// Hand-written rather than Foundation's `Data(base64Encoded:)` on a filtered `String`: loading
+/// a system bundle of ~150 roots is on every process's start-up path, and character-by-character
+/// string work (grapheme breaking, `isWhitespace`) cost more than the decoding itself. Strictness
+/// is RFC 7468's "strict" form for the body: Base64 characters and whitespace only, padding only
+/// at the end, a length that is a multiple of four; anything between blocks is ignored.
+enum PEMDecoder {
+    /// Why a block could not be decoded; `block` counts `BEGIN CERTIFICATE` lines from 1.
+    enum Failure: Error, Equatable {
+        case unterminated(block: Int)
+        case invalidBase64(block: Int)
+    }
+
+    private static let begin = Array("-----BEGIN CERTIFICATE-----".utf8)
+    private static let end = Array("-----END CERTIFICATE-----".utf8)
+
+    /// Whether `bytes` hold a PEM `BEGIN` line of any kind (to tell PEM from other input).
+    static func containsBeginLine(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        find(Array("-----BEGIN".utf8), in: bytes, from: 0) != nil
+    }
+
+    /// The DER of every `CERTIFICATE` block, in order; the first bad block fails the whole input.
+    static func certificateDERs(in bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> [[UInt8]] {
+        var result: [[UInt8]] = []
+        for (index, block) in blocks(in: bytes).enumerated() {
+            guard let der = block else { throw .invalidBase64(block: index + 1) }
+            result.append(der)
+        }
+        if let unterminated = unterminatedBlock(in: bytes) { throw .unterminated(block: unterminated) }
+        return result
+    }
+
+    /// Every terminated `CERTIFICATE` block's DER, or `nil` for one whose Base64 is invalid; an
+    /// unterminated last block is left out. For bundles, where one bad block must not cost the rest.
+    static func blocks(in bytes: UnsafeBufferPointer<UInt8>) -> [[UInt8]?] {
+        var result: [[UInt8]?] = []
+        var position = 0
+        while let start = find(begin, in: bytes, from: position) {
+            let bodyStart = start + begin.count
+            guard let stop = find(end, in: bytes, from: bodyStart) else { break }
+            result.append(decodeBase64(bytes, from: bodyStart, to: stop))
+            position = stop + end.count
+        }
+        return result
+    }
+
+    /// The number of the first block with no `END` line, if any.
+    private static func unterminatedBlock(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var position = 0
+        var block = 0
+        while let start = find(begin, in: bytes, from: position) {
+            block += 1
+            guard let stop = find(end, in: bytes, from: start + begin.count) else { return block }
+            position = stop + end.count
+        }
+        return nil
+    }
+
+    /// The first index of `needle` in `bytes` at or after `from`.
+    static func find(_ needle: [UInt8], in bytes: UnsafeBufferPointer<UInt8>, from: Int) -> Int? {
+        guard let first = needle.first, bytes.count >= needle.count else { return nil }
+        var index = from
+        let last = bytes.count - needle.count
+        while index <= last {
+            if bytes[index] == first {
+                var matched = 1
+                while matched < needle.count && bytes[index + matched] == needle[matched] { matched += 1 }
+                if matched == needle.count { return index }
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The value of each Base64 character (RFC 4648 §4); 0xFF for others, 0xFE for whitespace.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(character)] = UInt8(index)
+        }
+        for space in [0x20, 0x09, 0x0A, 0x0D] { table[space] = 0xFE }
+        return table
+    }()
+
+    /// Decodes `bytes[from..<to]`, skipping whitespace; `nil` on any other non-Base64 byte,
+    /// misplaced padding or a length that is not a multiple of four.
+    static func decodeBase64(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> [UInt8]? {
+        var output: [UInt8] = []
+        output.reserveCapacity((to - from) * 3 / 4)
+        var quad: UInt32 = 0
+        var filled = 0
+        var padding = 0
+        for index in from..<to {
+            let byte = bytes[index]
+            let value = values[Int(byte)]
+            if value == 0xFE { continue }
+            if byte == UInt8(ascii: "=") {
+                // Padding may end the last quad only: "xx==" or "xxx=".
+                guard filled >= 2 else { return nil }
+                padding += 1
+                quad <<= 6
+                filled += 1
+            } else {
+                guard value != 0xFF, padding == 0 else { return nil }
+                quad = quad << 6 | UInt32(value)
+                filled += 1
+            }
+            if filled == 4 {
+                output.append(UInt8(truncatingIfNeeded: quad >> 16))
+                if padding < 2 { output.append(UInt8(truncatingIfNeeded: quad >> 8)) }
+                if padding < 1 { output.append(UInt8(truncatingIfNeeded: quad)) }
+                if padding > 0 {
+                    // Nothing may follow the padded quad but whitespace.
+                    for rest in (index + 1)..<to where values[Int(bytes[rest])] != 0xFE { return nil }
+                    return output
+                }
+                quad = 0
+                filled = 0
+            }
+        }
+        return filled == 0 ? output : nil
+    }
+}
