@@ -85,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TrustTests",
-            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio")] + nio
         ),
     ]
 )

@@ -125,10 +125,15 @@ extension TLSConfiguration {
     /// A client configuration for use with ``ServerTrustVerifier``: TLS 1.2 or later (NIOSSL's own
     /// default minimum is TLS 1.0), `.noHostnameVerification` so the verifier's verdict is binding,
     /// ALPN as given, and Ed25519 among the accepted signature algorithms.
+    ///
+    /// No trust roots are loaded into BoringSSL (NIOSSL's `.default` parses the whole system bundle
+    /// each time a context is made): with the verifier's callback installed BoringSSL never consults
+    /// them, and without it every handshake fails — closed, never open.
     public static func trustClient(minimumTLSVersion: TLSVersion = .tlsv12, applicationProtocols: [String] = ["h2", "http/1.1"]) -> TLSConfiguration {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = minimumTLSVersion
         configuration.certificateVerification = .noHostnameVerification
+        configuration.trustRoots = .certificates([])
         configuration.applicationProtocols = applicationProtocols
         configuration.verifySignatureAlgorithms = [
             .ecdsaSecp256R1Sha256, .ecdsaSecp384R1Sha384, .ecdsaSecp521R1Sha512,
