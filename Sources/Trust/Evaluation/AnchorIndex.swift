@@ -1,15 +1,16 @@
 import X509
 
 /// A validator's anchors by subject, built once per validator: its custom anchors indexed up
-/// front, the system roots (when included) through ``SystemRootIndex``, which parses a root only
-/// when it is looked up.
+/// front, the system roots (when included) through ``SystemRootIndex`` — read at the first lookup,
+/// not when the validator is made, and each root parsed only when it is looked up.
 struct AnchorIndex: Sendable {
     private let custom: [DistinguishedName: [Certificate]]
-    private let system: SystemRootIndex?
+    private let includesSystemRoots: Bool
+    private var system: SystemRootIndex? { includesSystemRoots ? SystemRootIndex.shared : nil }
 
     init(_ anchors: TrustAnchors) {
         self.custom = BudgetedCertificateStore.index(anchors.certificates)
-        self.system = anchors.includesSystemRoots ? SystemRootIndex.shared : nil
+        self.includesSystemRoots = anchors.includesSystemRoots
     }
 
     /// The anchors named `subject`: custom ones first, then system roots not already among them.
