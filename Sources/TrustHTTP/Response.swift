@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import Trust
 
 /// An HTTP response with its whole body.
@@ -161,6 +162,11 @@ public struct ResponseBody: AsyncSequence, Sendable {
             } catch {
                 if let explained = explain(error) { throw explained }
                 if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlying: "\(error)") }
+                if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
+                    var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlying: "\(error)")
+                    incomplete.isIncompleteBody = true
+                    throw incomplete
+                }
                 throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlying: "\(error)")
             }
             if let chunk {

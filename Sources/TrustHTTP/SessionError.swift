@@ -86,6 +86,11 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     public var limit: ResponseLimit?
     /// For ``Code/badServerResponse`` raised by the protocol itself: which rule the server broke.
     public var protocolViolation: ProtocolViolation?
+    /// For ``Code/networkConnectionLost`` while reading a body: the server closed the connection in
+    /// an orderly way before the body's end (fewer bytes than its `Content-Length`, a chunked body
+    /// without its last chunk; RFC 9112 §8) — curl's "partial file" — rather than the connection
+    /// failing (a reset, a TLS connection cut without close_notify).
+    public var isIncompleteBody = false
 
     /// A rule of the HTTP protocol a server broke.
     public enum ProtocolViolation: String, Sendable, Hashable {

@@ -374,6 +374,9 @@ extension GetCommand {
             return 8
         case .badServerResponse where error.protocolViolation == .http2:
             return 16
+        // A body cut short by an orderly close is CURLE_PARTIAL_FILE (18); a connection that failed, 56.
+        case .networkConnectionLost where error.isIncompleteBody:
+            return 18
         case .networkConnectionLost, .badServerResponse:
             return 56
         // A body over a limit is curl's CURLE_FILESIZE_EXCEEDED (63); a head over curl's own header

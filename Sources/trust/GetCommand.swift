@@ -21,7 +21,8 @@ struct GetCommand: AsyncParsableCommand {
             once complete (nothing is left behind on failure or Ctrl-C).
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
             7 could not connect, 8 malformed HTTP/1.1 response head (a bare CR or LF, a NUL in a header field),
-            16 the server broke an HTTP/2 rule (a frame flood, a flow-control violation, GOAWAY abuse), 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
+            16 the server broke an HTTP/2 rule (a frame flood, a flow-control violation, GOAWAY abuse), 18 the server closed
+            the connection before the end of the body (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
             full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake failure other than trust
             (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost or a response head over the limits,
             58 local client-certificate problem, 60 server trust failure (reasons on stderr), 63 --max-filesize exceeded,

@@ -107,7 +107,7 @@ final class Connection: Sendable {
     /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` guard, NIO's
     /// HTTP/2-to-HTTP/1 codec and the exchange handler. Must run on the stream's event loop.
     static func configureStream(_ stream: any Channel) throws {
-        try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler()])
+        try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler(isHTTP2Stream: true)])
     }
 
     struct StreamTimeout: Error {}

@@ -109,7 +109,12 @@ final class HTTPExchange: Sendable {
 
 /// The connection closed before the response was complete.
 struct ConnectionClosedError: Error, CustomStringConvertible {
-    var description: String { "the connection closed before the response was complete" }
+    /// Closed under an HTTP/2 stream (the stream ended without END_STREAM) rather than an
+    /// HTTP/1.1 connection closing in order.
+    var isHTTP2Stream = false
+    var description: String {
+        isHTTP2Stream ? "the HTTP/2 stream closed before the response was complete" : "the connection closed before the response was complete"
+    }
 }
 
 /// Writes one ``HTTPExchange`` at a time and feeds the response back to it. Sits at the end of an
@@ -125,6 +130,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// When bytes of the current response last arrived (or the reader last asked for more).
     private var lastActivity = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
+    /// At the end of an HTTP/2 stream channel's pipeline (not an HTTP/1.1 connection's).
+    private let isHTTP2Stream: Bool
+
+    init(isHTTP2Stream: Bool = false) {
+        self.isHTTP2Stream = isHTTP2Stream
+    }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
@@ -192,7 +203,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        failCurrent(ConnectionClosedError())
+        failCurrent(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
         context.fireChannelInactive()
     }
 
