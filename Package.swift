@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         .target(
@@ -48,7 +49,10 @@ let package = Package(
         ),
         .target(
             name: "TrustHTTP",
-            dependencies: ["Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")] + nio
+            dependencies: [
+                "Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ] + nio
         ),
         .target(
             name: "TrustLab",

@@ -44,6 +44,10 @@ public struct ResponseLimit: Sendable, Hashable, CustomStringConvertible {
         case headerFields = "header-fields"
         /// Interim 1xx responses (``ResponseLimits/maximumInformationalResponses``).
         case informationalResponses = "informational-responses"
+        /// Decompressed bytes per compressed byte (``ResponseDecompression/maximumRatio``). Reading
+        /// stops at the first 16 KiB of output over the limit, so `observed` is `limit + 1`: the body
+        /// inflated to more than `limit` times its compressed size.
+        case decompressionRatio = "decompression-ratio"
     }
 
     /// The quantity that was bounded.
@@ -72,6 +76,8 @@ public struct ResponseLimit: Sendable, Hashable, CustomStringConvertible {
         case .headerFieldSize: what = "response header field too large"
         case .headerFields: what = "too many response header fields"
         case .informationalResponses: what = "too many interim (1xx) responses"
+        case .decompressionRatio:
+            return "decompressed response body more than \(limit) times its compressed size"
         }
         let unit = kind == .headerFields || kind == .informationalResponses ? "" : " bytes"
         return (fromProxy ? "proxy CONNECT reply: " : "") + "\(what): \(observed) > \(limit)\(unit)"

@@ -243,7 +243,11 @@ public final class Session: Sendable {
                 responseBody.bufferedBytes = { flow.bufferedBytes }
                 responseBody.url = request.url
                 responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
-                responseBody.explain = { error in connection.violation(explaining: error)?.sessionError(origin: origin, url: request.url) }
+                let decompression = configuration.decompression
+                responseBody.explain = { error in
+                    connection.violation(explaining: error)?.sessionError(origin: origin, url: request.url)
+                        ?? SessionError(decompressionFailure: error, decompression: decompression, url: request.url)
+                }
                 var response = StreamingResponse(
                     url: request.url, statusCode: Int(responseHead.status.code),
                     headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,

@@ -82,6 +82,9 @@ public struct SessionConfiguration: Sendable {
     public var resourceTimeout: Duration?
     /// Bounds on what a server may send (body collected, head size, header fields, 1xx responses).
     public var responseLimits = ResponseLimits()
+    /// Whether responses are requested compressed and delivered decompressed (gzip, deflate), and how
+    /// far a body may inflate: ``ResponseDecompression/disabled`` by default.
+    public var decompression = ResponseDecompression.disabled
     /// How long an idle pooled connection is kept.
     public var idleTimeout: Duration = .seconds(60)
     /// Redirects followed before failing with `httpTooManyRedirects` (0: none followed).

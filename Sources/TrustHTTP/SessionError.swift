@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTPCompression
 import Trust
 
 /// The one error a ``Session`` throws: a URLError-style code users already know, a message
@@ -27,6 +28,8 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         /// The response exceeded a ``ResponseLimits`` bound (body, head, header fields, 1xx responses);
         /// ``SessionError/limit`` says which. Foundation's `dataLengthExceedsMaximum`.
         case responseTooLarge = -1103
+        /// A compressed body (``ResponseDecompression``) is not valid gzip or deflate. Foundation's `cannotDecodeContentData`.
+        case cannotDecodeContentData = -1016
         /// An HTTP authentication challenge was cancelled.
         case userCancelledAuthentication = -1012
         /// An HTTP authentication challenge could not be answered.
@@ -59,6 +62,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
             case .httpTooManyRedirects: return "httpTooManyRedirects"
             case .badServerResponse: return "badServerResponse"
             case .responseTooLarge: return "responseTooLarge"
+            case .cannotDecodeContentData: return "cannotDecodeContentData"
             case .userCancelledAuthentication: return "userCancelledAuthentication"
             case .userAuthenticationRequired: return "userAuthenticationRequired"
             case .secureConnectionFailed: return "secureConnectionFailed"
@@ -113,6 +117,23 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The error for a response that exceeded `limit`.
+    /// The error for a failure of ``ResponseDecompression`` (swift-nio-extras' decompressor), or `nil`
+    /// when `error` is not one.
+    init?(decompressionFailure error: any Error, decompression: ResponseDecompression, url: URL?) {
+        if let failure = error as? NIOHTTPDecompression.DecompressionError {
+            switch failure {
+            case .limit:
+                self.init(ResponseLimit(.decompressionRatio, observed: decompression.maximumRatio + 1, limit: decompression.maximumRatio), url: url)
+            case .inflationError, .initializationError:
+                self.init(.cannotDecodeContentData, "the response body is not valid gzip or deflate data", url: url, underlying: "\(failure)")
+            }
+        } else if let failure = error as? NIOHTTPDecompression.ExtraDecompressionError {
+            self.init(.cannotDecodeContentData, "the response body is not valid gzip or deflate data (\(failure))", url: url)
+        } else {
+            return nil
+        }
+    }
+
     init(_ limit: ResponseLimit, url: URL?) {
         self.init(.responseTooLarge, limit.description, url: url, limit: limit)
     }

@@ -98,6 +98,17 @@ final class HostileHTTP1: HostileDialect {
             let chunk = "4000\r\n" + String(repeating: "x", count: 16 * 1024) + "\r\n"
             return [.bytes(ok + "content-type: application/octet-stream\r\ntransfer-encoding: chunked\r\n\r\n"),
                     .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(string: chunk) }]
+        case .zipBomb:
+            let prefix = LabGzip.zeroBombPrefix
+            let units = Array([[UInt8]](repeating: LabGzip.zeroBombUnit, count: 1260).joined())
+            return [.bytes(ok + "content-type: application/octet-stream\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n"),
+                    .generated(count: .max, pace: nil) { index, allocator in
+                        let payload = index == 0 ? prefix + units : units
+                        var buffer = allocator.buffer(string: String(payload.count, radix: 16) + "\r\n")
+                        buffer.writeBytes(payload)
+                        buffer.writeString("\r\n")
+                        return buffer
+                    }]
         case .endlessBody:
             return [.bytes(ok + "content-type: application/octet-stream\r\ncontent-length: 1000000000000\r\n\r\n"),
                     .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(repeating: UInt8(ascii: "x"), count: 16 * 1024) }]

@@ -62,6 +62,16 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// `("gzip", N)` for `/gzip/N`, `("deflate", N)` for `/deflate/N`, `("gzip-corrupt", 1000)` for `/gzip-corrupt`.
+    private static func compressedRoute(_ path: String) -> (String, Int)? {
+        if path == "/gzip-corrupt" { return ("gzip-corrupt", 1000) }
+        for coding in ["gzip", "deflate"] where path.hasPrefix("/\(coding)/") {
+            guard let count = Int(path.dropFirst(coding.count + 2)), (0...100_000_000).contains(count) else { return nil }
+            return (coding, count)
+        }
+        return nil
+    }
+
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead) {
         let components = URLComponents(string: "http://lab" + request.uri)
         let path = components?.path ?? "/"
@@ -84,6 +94,20 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.write(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
                 remaining -= size
             }
+            finish(context: context, keepAlive: keepAlive)
+            return
+        }
+        // Compressed bodies (LabGzip): /gzip/N and /deflate/N are N bytes of text with that content
+        // coding; /gzip-corrupt is a gzip body whose CRC-32 is wrong.
+        if let (coding, count) = Self.compressedRoute(path) {
+            let text = Array(String(repeating: "swift-trust lab text\n", count: count / 21 + 1).utf8.prefix(count))
+            var encoded = coding == "deflate" ? LabGzip.zlib(text) : LabGzip.gzip(text)
+            if coding == "gzip-corrupt" { encoded[encoded.count - 5] ^= 0xFF }
+            var headers = HTTPHeaders([("content-type", "text/plain"), ("content-encoding", coding == "deflate" ? "deflate" : "gzip"),
+                                       ("content-length", String(encoded.count))])
+            if !keepAlive { headers.add(name: "connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: encoded)))), promise: nil)
             finish(context: context, keepAlive: keepAlive)
             return
         }

@@ -32,6 +32,9 @@ public final class LabHostileServer: Sendable {
         case endlessChunkedBody = "endless-chunked-body"
         /// `200` announcing `content-length: 1000000000000`, then body bytes forever.
         case endlessBody = "endless-body"
+        /// `200` with `content-encoding: gzip`, chunked: a gzip stream of zeros without end, each
+        /// 16 KiB chunk inflating to about 2.5 MiB (``LabGzip/zeroBombUnit``) — a "zip bomb".
+        case zipBomb = "zip-bomb"
         /// A valid response head (and a 2-byte body), one byte per trickle interval (200 ms by default).
         case trickleHead = "trickle-head"
         /// A head announcing `content-length: 1000000`, then one body byte per trickle interval.
@@ -111,6 +114,7 @@ public final class LabHostileServer: Sendable {
         public var summary: String {
             switch self {
             case .endlessChunkedBody: "200, chunked, 16 KiB chunks forever"
+            case .zipBomb: "200, content-encoding gzip, chunked: zeros inflating 159 times, forever"
             case .endlessBody: "200, content-length 10^12, bytes forever"
             case .trickleHead: "the response head one byte at a time"
             case .trickleBody: "content-length 1000000, one body byte at a time"

@@ -67,6 +67,7 @@ extension GetCommand {
         configuration.resolve = try TrustOptions.resolveMap(resolve)
         configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
         if http11 { configuration.httpVersion = .http1Only }
+        if compressed { configuration.decompression = .enabled() }
         if let userAgent { configuration.userAgent = userAgent }
         let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
         let proxyCredential = proxyUser.flatMap { value -> Credential? in
@@ -381,6 +382,12 @@ extension GetCommand {
             return 56
         // A body over a limit is curl's CURLE_FILESIZE_EXCEEDED (63); a head over curl's own header
         // limits (300 KiB, 100 KiB a field) is CURLE_RECV_ERROR (56) in curl 7.88.
+        // curl's CURLE_BAD_CONTENT_ENCODING (61): a --compressed body it cannot decode; ours also when it
+        // inflates past the ratio limit (curl has none).
+        case .cannotDecodeContentData:
+            return 61
+        case .responseTooLarge where error.limit?.kind == .decompressionRatio:
+            return 61
         case .responseTooLarge:
             return error.limit?.kind == .body ? 63 : 56
         case .userAuthenticationRequired, .userCancelledAuthentication:

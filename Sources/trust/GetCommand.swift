@@ -25,7 +25,8 @@ struct GetCommand: AsyncParsableCommand {
             the connection before the end of the body (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
             full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake failure other than trust
             (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost or a response head over the limits,
-            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 63 --max-filesize exceeded,
+            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable
+            or inflating more than 100 times, 63 --max-filesize exceeded,
             67 authentication failed (--user given and the final response is still 401, or --proxy-user and 407),
             130 interrupted (Ctrl-C).
             Proxies: -x/--proxy URL (http proxy; https through CONNECT, TLS and trust end to end), -U/--proxy-user,
@@ -141,6 +142,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .customLong("http2"), help: "HTTP/2 when the server offers it, else HTTP/1.1 (the default).")
     var http2 = false
 
+    @Flag(name: .long, help: "Ask for a compressed response (Accept-Encoding: deflate, gzip) and write it decompressed; a body inflating more than 100 times its compressed size (a zip bomb) or invalid gzip/deflate data ends with exit 61.")
+    var compressed = false
+
     @Option(name: .long, help: "Seconds allowed to connect (TCP + TLS).")
     var connectTimeout: Double = 10
 
@@ -245,7 +249,7 @@ struct GetCommand: AsyncParsableCommand {
         } catch let error as SessionError {
             monitor.update { $0.verifyResult = TrustVerdictCode.code(for: error.trustDecision) }
             let (code, lines) = report(error)
-            await finish(code, lines)
+            await finish(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines)
         } catch {
             await finish(1, ["\(error)"])
         }
@@ -309,7 +313,7 @@ struct GetCommand: AsyncParsableCommand {
         } catch let error as SessionError {
             writer.discard()
             let (code, lines) = report(error)
-            await finish(code, lines)
+            await finish(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines)
         } catch {
             writer.discard()
             await finish(56, ["(56) Failure when receiving data from the peer: \(error)"])

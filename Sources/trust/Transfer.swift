@@ -113,6 +113,12 @@ final class TransferMonitor: Sendable {
     /// Time since the start.
     var elapsed: Duration { started.duration(to: .now) }
 
+    /// curl's line for a timeout (exit 28), whichever deadline fired: -m here, or the session's.
+    func timeoutLine(bytes: Int64? = nil) -> String {
+        let received = bytes ?? state.withLockedValue { $0.facts.bytes }
+        return "(28) Operation timed out after \(Self.milliseconds(elapsed)) milliseconds with \(received) bytes received"
+    }
+
     /// Starts the watch: SIGINT/SIGTERM, the `-m` deadline, the once-a-second tick.
     func start() {
         startedAt.withLockedValue { $0 = .now }
@@ -135,7 +141,7 @@ final class TransferMonitor: Sendable {
                 let (facts, done) = state.withLockedValue { ($0.facts, $0.done) }
                 // curl's -m bounds the transfer; winding the session down after it is not part of it.
                 guard !done else { return }
-                end(28, message: "(28) Operation timed out after \(Self.milliseconds(elapsed)) milliseconds with \(facts.bytes) bytes received")
+                end(28, message: timeoutLine(bytes: facts.bytes))
             }
             timer.resume()
             sources.keep(timer)

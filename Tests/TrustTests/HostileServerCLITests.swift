@@ -42,6 +42,10 @@ struct HostileServerCLITests {
         Case(behaviour: .endlessChunkedBody, arguments: ["--max-filesize", "1000000"], exits: [63]),
         Case(behaviour: .endlessBody, arguments: ["--max-filesize", "1000000"], exits: [63]),
         Case(behaviour: .endlessData, arguments: ["--max-filesize", "1000000"], exits: [63]),
+        // A zip bomb: --compressed refuses it past 100 times its compressed size (61, curl's
+        // CURLE_BAD_CONTENT_ENCODING), fast; without --compressed it is an endless body like another.
+        Case(behaviour: .zipBomb, arguments: ["--compressed"], exits: [61]),
+        Case(behaviour: .zipBomb, arguments: ["-m", "2"], exits: [28], deadline: 2),
         // Trickles and stalls: the deadline (28). Bytes keep coming in a trickle, so only -m ends it;
         // --speed-time measures once a second, so a 1 s window ends after about 2 s.
         Case(behaviour: .trickleHead, arguments: ["-m", "2"], exits: [28], deadline: 2),

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOHTTP2
 import Trust
 import TrustNIO
@@ -25,9 +26,13 @@ final class Connection: Sendable {
     /// A plain connection to an HTTP proxy: requests carry the absolute URI.
     let usesAbsoluteForm: Bool
     private let multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
+    /// Set up in each HTTP/2 stream (the HTTP/1.1 pipeline has it already).
+    private let decompression: ResponseDecompression
 
     init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?,
-         clientCertificate: ClientCertificateChallenge? = nil, errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false) {
+         clientCertificate: ClientCertificateChallenge? = nil, errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
+         decompression: ResponseDecompression = .disabled) {
+        self.decompression = decompression
         self.usesAbsoluteForm = usesAbsoluteForm
         self.clientCertificate = clientCertificate
         self.errors = errors
@@ -105,9 +110,15 @@ final class Connection: Sendable {
     }
 
     /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` guard, NIO's
-    /// HTTP/2-to-HTTP/1 codec and the exchange handler. Must run on the stream's event loop.
-    static func configureStream(_ stream: any Channel) throws {
-        try stream.pipeline.syncOperations.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https), HTTPExchangeHandler(isHTTP2Stream: true)])
+    /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler. Must run on
+    /// the stream's event loop.
+    static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled) throws {
+        let pipeline = stream.pipeline.syncOperations
+        try pipeline.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https)])
+        if decompression.isEnabled {
+            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
+        }
+        try pipeline.addHandler(HTTPExchangeHandler(isHTTP2Stream: true))
     }
 
     struct StreamTimeout: Error {}
@@ -134,6 +145,7 @@ final class Connection: Sendable {
         _ multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, timeout: Duration, onTimeout: @escaping @Sendable () -> Void
     ) async throws -> any Channel {
         let channel = self.channel
+        let decompression = self.decompression
         let created = channel.eventLoop.makePromise(of: Channel.self)
         let done = NIOLockedValueBox(false)
         @Sendable func complete(_ result: Result<Channel, any Error>) {
@@ -161,7 +173,7 @@ final class Connection: Sendable {
             }
             multiplexer.value.createStreamChannel { stream in
                 stream.eventLoop.makeCompletedFuture {
-                    try Self.configureStream(stream)
+                    try Self.configureStream(stream, decompression: decompression)
                 }
             }.whenComplete { result in
                 timer.cancel()

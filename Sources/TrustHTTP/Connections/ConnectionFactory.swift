@@ -19,9 +19,11 @@ struct ConnectionFactory: Sendable {
     let tlsConfiguration: TLSConfiguration
     let resolve: [String: String]
     let limits: ResponseLimits
+    let decompression: ResponseDecompression
 
     init(configuration: SessionConfiguration, group: any EventLoopGroup) throws {
         self.limits = configuration.responseLimits
+        self.decompression = configuration.decompression
         var tls = TLSConfiguration.trustClient(
             minimumTLSVersion: configuration.minimumTLSVersion == .tls13 ? .tlsv13 : .tlsv12,
             applicationProtocols: configuration.httpVersion == .http1Only ? ["http/1.1"] : ["h2", "http/1.1"])
@@ -77,6 +79,7 @@ struct ConnectionFactory: Sendable {
         }
         let context = sslContext
         let limits = self.limits
+        let decompression = self.decompression
         let timeAmount = TimeAmount.nanoseconds(timeout.nanoseconds)
         let bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(timeAmount)
@@ -88,7 +91,7 @@ struct ConnectionFactory: Sendable {
                             let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
                             try pipeline.addHandler(tls)
                             try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog))
-                            try pipeline.addHandler(HandshakeWaiter(promise: handshake, limits: limits, errorLog: errorLog))
+                            try pipeline.addHandler(HandshakeWaiter(promise: handshake, limits: limits, decompression: decompression, errorLog: errorLog))
                         }
                         if proxy != nil {
                             try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
@@ -98,7 +101,7 @@ struct ConnectionFactory: Sendable {
                             try addTLS(channel.pipeline.syncOperations)
                         }
                     } else {
-                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false, limits: limits))
+                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false, limits: limits, decompression: decompression))
                     }
                 }
             }
@@ -145,7 +148,7 @@ struct ConnectionFactory: Sendable {
         return Connection(
             channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
             tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, errors: errorLog,
-            usesAbsoluteForm: proxy != nil && !origin.isSecure)
+            usesAbsoluteForm: proxy != nil && !origin.isSecure, decompression: negotiated.decompression)
     }
 
     struct HandshakeTimeout: Error {}

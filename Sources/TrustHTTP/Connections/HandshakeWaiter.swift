@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOHTTP2
 import NIOSSL
 import NIOTLS
@@ -9,6 +10,8 @@ import TrustNIO
 struct NegotiatedProtocol: Sendable {
     var multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
     var tlsVersion: String?
+    /// Set up in each HTTP/2 stream too (``Connection/configureStream(_:decompression:)``).
+    var decompression: ResponseDecompression = .disabled
 }
 
 /// Waits for the TLS handshake and, in the same event-loop turn, sets up HTTP/1.1 or HTTP/2 as
@@ -20,7 +23,10 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     private let limits: ResponseLimits
     private let errorLog: ConnectionErrorLog?
 
-    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, errorLog: ConnectionErrorLog?) {
+    private let decompression: ResponseDecompression
+
+    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, decompression: ResponseDecompression = .disabled, errorLog: ConnectionErrorLog?) {
+        self.decompression = decompression
         self.promise = promise
         self.limits = limits
         self.errorLog = errorLog
@@ -32,7 +38,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
                 let pipeline = context.pipeline.syncOperations
                 let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion?.displayName
                 pipeline.removeHandler(self, promise: nil)
-                var result = try Self.configure(context.channel, http2: negotiated == "h2", limits: limits, errorLog: errorLog)
+                var result = try Self.configure(context.channel, http2: negotiated == "h2", limits: limits, decompression: decompression, errorLog: errorLog)
                 result.tlsVersion = tlsVersion ?? nil
                 promise.succeed(result)
             } catch {
@@ -44,7 +50,9 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Adds the HTTP/1.1 or HTTP/2 handlers; must run on the channel's event loop.
-    static func configure(_ channel: any Channel, http2: Bool, limits: ResponseLimits, errorLog: ConnectionErrorLog? = nil) throws -> NegotiatedProtocol {
+    static func configure(
+        _ channel: any Channel, http2: Bool, limits: ResponseLimits, decompression: ResponseDecompression = .disabled, errorLog: ConnectionErrorLog? = nil
+    ) throws -> NegotiatedProtocol {
         let pipeline = channel.pipeline.syncOperations
         if http2 {
             try pipeline.addHandler(HTTP2FloodGuard())
@@ -52,7 +60,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
                 mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: .init(),
                 inboundStreamInitializer: { $0.close() })
             try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog ?? ConnectionErrorLog(), closesOnViolation: true))
-            return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop))
+            return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), decompression: decompression)
         }
         // Our limiter counts the head's bytes first and reports which limit broke; NIO's parser keeps
         // the same bounds for what the limiter does not see (trailers after a chunked body).
@@ -62,8 +70,11 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
         try pipeline.addHandler(ResponseHeadLimiter(limits: limits))
         try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: decoderLimits)
+        if decompression.isEnabled {
+            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
+        }
         try pipeline.addHandler(HTTPExchangeHandler())
-        return NegotiatedProtocol(multiplexer: nil)
+        return NegotiatedProtocol(multiplexer: nil, decompression: decompression)
     }
 
     /// swift-nio-http2's protections, set deliberately rather than inherited:
