@@ -140,7 +140,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
     /// half read).
     var abandon: @Sendable () -> Void = {}
     /// The typed error for a failure that says what the server did wrong (a limit, a protocol rule).
-    var explain: @Sendable (any Error) -> SessionError? = { _ in nil }
+    var explain: @Sendable (any Error) async -> SessionError? = { _ in nil }
 
     /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
     /// cancelled) throws a ``SessionError`` — it never ends as if it were complete.
@@ -149,7 +149,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         let consumed: @Sendable (Int) -> Void
         let onEnd: @Sendable () async -> Void
         let url: URL?
-        let explain: @Sendable (any Error) -> SessionError?
+        let explain: @Sendable (any Error) async -> SessionError?
         var ended = false
 
         /// The next chunk, or nil at the end of the body.
@@ -160,7 +160,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
             } catch let error as SessionError {
                 throw error
             } catch {
-                if let explained = explain(error) { throw explained }
+                if let explained = await explain(error) { throw explained }
                 if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlying: "\(error)") }
                 if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
                     var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlying: "\(error)")

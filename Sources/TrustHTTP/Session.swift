@@ -245,7 +245,7 @@ public final class Session: Sendable {
                 responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
                 let decompression = configuration.decompression
                 responseBody.explain = { error in
-                    connection.violation(explaining: error)?.sessionError(origin: origin, url: request.url)
+                    await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: request.url)
                         ?? SessionError(decompressionFailure: error, decompression: decompression, url: request.url)
                 }
                 var response = StreamingResponse(
@@ -259,7 +259,7 @@ public final class Session: Sendable {
                 throw error
             } catch {
                 // A server that broke a limit or a protocol rule is not asked again.
-                if let violation = connection.violation(explaining: error) {
+                if let violation = await connection.settledViolation(explaining: error) {
                     throw violation.sessionError(origin: origin, url: request.url)
                 }
                 if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }

@@ -30,10 +30,6 @@ struct HostileServerCLITests {
         var testDescription: String { ([behaviour.rawValue] + arguments).joined(separator: " ") }
     }
 
-    /// Session.bytes(for:) sometimes sees the request's stream end (StreamClosed, a closed channel:
-    /// networkConnectionLost) before the connection error that names the rule broken is recorded.
-    static let streamEndsFirst = "the stream ends (networkConnectionLost, 56) before the HTTP/2 violation is recorded"
-
     static let cases: [Case] = [
         // Endless bodies: -m ends them (28) in flat memory; --max-filesize refuses them (63).
         Case(behaviour: .endlessChunkedBody, arguments: ["-m", "3"], exits: [28], deadline: 3),
@@ -70,9 +66,9 @@ struct HostileServerCLITests {
         Case(behaviour: .settingsFlood, exits: [16]),
         Case(behaviour: .pingFlood, exits: [16]),
         Case(behaviour: .windowUpdateFlood, exits: [16]),
-        Case(behaviour: .resetStreamFlood, exits: [16], knownIssue: ([56], Self.streamEndsFirst)),
+        Case(behaviour: .resetStreamFlood, exits: [16]),
         Case(behaviour: .goAwayLoop, exits: [16]),
-        Case(behaviour: .endlessDataIgnoringFlowControl, exits: [16], knownIssue: ([56], Self.streamEndsFirst)),
+        Case(behaviour: .endlessDataIgnoringFlowControl, exits: [16]),
         // HTTP/2 header blocks over the limits: 56 (head over limits); the HPACK table abuse may
         // instead be refused as a compression error, an HTTP/2 rule broken (16).
         Case(behaviour: .endlessContinuation, exits: [56]),

@@ -109,6 +109,24 @@ final class Connection: Sendable {
         ServerViolation(error) ?? errors.violation
     }
 
+    /// ``violation(explaining:)``, once the connection has settled: an HTTP/2 stream closed under a
+    /// request (closed, or reset: `StreamClosed`) can be the first sign of a connection error that is recorded a moment later, on the
+    /// connection's event loop, while this runs on another thread. So for a closed stream this waits
+    /// until a violation is recorded, the connection has closed, or `grace` has passed (a stream the
+    /// server reset on a healthy connection), whichever comes first.
+    func settledViolation(explaining error: any Error, grace: TimeAmount = .milliseconds(100)) async -> ServerViolation? {
+        if let violation = violation(explaining: error) { return violation }
+        let streamEnded = (error as? ConnectionClosedError)?.isHTTP2Stream == true || error is NIOHTTP2Errors.StreamClosed
+        guard isHTTP2, streamEnded || !channel.isActive else { return nil }
+        let settled = channel.eventLoop.makePromise(of: Void.self)
+        errors.whenViolation { settled.succeed() }
+        channel.closeFuture.whenComplete { _ in settled.succeed() }
+        let timer = channel.eventLoop.scheduleTask(in: grace) { settled.succeed() }
+        try? await settled.futureResult.get()
+        timer.cancel()
+        return errors.violation
+    }
+
     /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` guard, NIO's
     /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler. Must run on
     /// the stream's event loop.

@@ -9,14 +9,28 @@ import NIOCore
 /// (a flood, a broken rule) is raised on the connection, while its streams only hear that they
 /// were closed.
 final class ConnectionErrorLog: Sendable {
-    private let errors = NIOLockedValueBox<(texts: [String], violation: ServerViolation?)>(([], nil))
+    private let errors = NIOLockedValueBox<(texts: [String], violation: ServerViolation?, waiters: [@Sendable () -> Void])>(([], nil, []))
 
     func append(_ error: any Error) {
         let violation = ServerViolation(error)
-        errors.withLockedValue {
-            if $0.texts.count < 8 { $0.texts.append("\(error)") }
-            if $0.violation == nil { $0.violation = violation }
+        let waiters = errors.withLockedValue { state -> [@Sendable () -> Void] in
+            if state.texts.count < 8 { state.texts.append("\(error)") }
+            guard state.violation == nil, let violation else { return [] }
+            state.violation = violation
+            defer { state.waiters = [] }
+            return state.waiters
         }
+        for waiter in waiters { waiter() }
+    }
+
+    /// Calls `callback` once a violation is recorded (at once if one is).
+    func whenViolation(_ callback: @escaping @Sendable () -> Void) {
+        let now = errors.withLockedValue { state -> Bool in
+            if state.violation != nil { return true }
+            state.waiters.append(callback)
+            return false
+        }
+        if now { callback() }
     }
 
     var text: String { errors.withLockedValue { $0.texts.joined(separator: " ") } }
