@@ -20,7 +20,7 @@ struct BenchCommand: AsyncParsableCommand {
             checks: uncached against the cost of their signature verifications, cached against uncached. Loopback TLS \
             handshakes (client and server in this process) with our evaluation in NIOSSL's verification callback, \
             uncached and cached, against the same client using BoringSSL's built-in verification (trustRoots, no \
-            callback) of the same chain. Every ratio compares two figures measured in the same run.
+            callback) of the same chain. Cold processes: a new `trust evaluate` of a depth-3 chain (reading the files,             the first validation) against `openssl verify` of the same files, and each tool's bare start. Every ratio             compares two figures measured in the same run.
             """)
 
     @Option(help: "Measured iterations per evaluation figure.")
@@ -52,6 +52,7 @@ struct BenchCommand: AsyncParsableCommand {
             try await benchHandshakes(chain)
         }
         await benchPins()
+        if let chain = chains.first(where: { $0.depth == 3 && $0.keyType == .p256 }) { try benchColdStart(chain) }
     }
 
     func wants(_ name: String) -> Bool {

@@ -1,0 +1,89 @@
+import Foundation
+import Trust
+
+/// Whole-process figures for `trust bench`: a fresh `trust evaluate` of a chain against `openssl
+/// verify` of the same files, and the bare process start of each tool, in the same run.
+///
+/// A cold process pays what an app pays on its first evaluation (loading the binary, reading the
+/// anchors, the first path validation) and nothing is cached between runs. Wall time is the median
+/// of the runs, alternating the two commands; CPU time (user + system) is the mean, read from
+/// `getrusage(RUSAGE_CHILDREN)` around each run.
+extension BenchCommand {
+    func benchColdStart(_ chain: BenchChain) throws {
+        let name = "cold process: trust evaluate depth-\(chain.depth) \(chain.keyType.rawValue)"
+        guard wants(name) || wants("cold") else { return }
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            print("cold process: skipped (no openssl to compare with)")
+            return
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let chainFile = folder.appendingPathComponent("chain.pem").path
+        let rootFile = folder.appendingPathComponent("root.pem").path
+        try Data(chain.presented.map(\.pemString).joined().utf8).write(to: URL(fileURLWithPath: chainFile))
+        try Data(chain.root.pemString.utf8).write(to: URL(fileURLWithPath: rootFile))
+        let trust = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let runs = max(5, rounds * 4)
+
+        let evaluate = [trust, "evaluate", "--chain", chainFile, "--anchors", rootFile, "--anchors-only", "--host", chain.host, "--pin", chain.pin.description]
+        let verify = [openssl, "verify", "-CAfile", rootFile, "-untrusted", chainFile, chainFile]
+        let (ours, theirs) = try Self.alternate(runs, evaluate, verify)
+        Self.reportProcess(name + " (name + pin)", ours, "openssl verify (same files)", theirs)
+        let (start, opensslStart) = try Self.alternate(runs, [trust, "--version"], [openssl, "version"])
+        Self.reportProcess("cold process: trust --version (start only)", start, "openssl version", opensslStart)
+    }
+
+    /// Median wall time and mean CPU time of each command, run `runs` times alternately.
+    static func alternate(_ runs: Int, _ first: [String], _ second: [String]) throws -> ((wall: Duration, cpu: Duration), (wall: Duration, cpu: Duration)) {
+        var samples: [[(Duration, Duration)]] = [[], []]
+        for _ in 0..<runs {
+            for (index, command) in [first, second].enumerated() {
+                samples[index].append(try runOnce(command))
+            }
+        }
+        func summary(_ values: [(Duration, Duration)]) -> (wall: Duration, cpu: Duration) {
+            let walls = values.map(\.0).sorted()
+            let cpu = values.map(\.1).reduce(Duration.zero, +) / values.count
+            return (walls[walls.count / 2], cpu)
+        }
+        return (summary(samples[0]), summary(samples[1]))
+    }
+
+    /// One run: wall time and the CPU time it added to this process's reaped children.
+    static func runOnce(_ command: [String]) throws -> (Duration, Duration) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let before = childrenCPU()
+        let clock = ContinuousClock()
+        let start = clock.now
+        try process.run()
+        process.waitUntilExit()
+        let wall = start.duration(to: clock.now)
+        guard process.terminationStatus == 0 else {
+            throw UsageError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return (wall, childrenCPU() - before)
+    }
+
+    static func childrenCPU() -> Duration {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_CHILDREN, &usage)
+        #endif
+        func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
+        return duration(usage.ru_utime) + duration(usage.ru_stime)
+    }
+
+    static func reportProcess(_ name: String, _ value: (wall: Duration, cpu: Duration), _ baselineName: String, _ baseline: (wall: Duration, cpu: Duration)) {
+        let ms = { (d: Duration) in micros(d) / 1000 }
+        print(pad(name, 46) + String(format: " %7.2f ms wall, %6.2f ms CPU   ", ms(value.wall), ms(value.cpu)) + pad(baselineName, 26)
+              + String(format: " %7.2f ms wall, %6.2f ms CPU   %6.3f× wall, %6.3f× CPU", ms(baseline.wall), ms(baseline.cpu),
+                       ms(value.wall) / max(ms(baseline.wall), 1e-9), ms(value.cpu) / max(ms(baseline.cpu), 1e-9)))
+    }
+}
