@@ -4,8 +4,9 @@ import X509
 
 /// The operating system's root certificates, read once per process, when first needed.
 ///
-/// The bundle is `SSL_CERT_FILE` when that names a readable file (OpenSSL's variable), else the
-/// first readable file of ``bundlePaths``. Reading it decodes each PEM block and reads only its
+/// As in OpenSSL, the bundle is `SSL_CERT_FILE` when that names a readable file, else the first
+/// readable file of ``bundlePaths``; and when `SSL_CERT_DIR` is set (folders separated by `:`),
+/// every PEM file in those folders is read too (OpenSSL's hashed `c_rehash` names included). Reading it decodes each PEM block and reads only its
 /// subject name; a root is parsed in full (its key included) the first time a path search looks
 /// it up, so a process that validates one chain parses one or two roots, not the ~150 of a bundle.
 public enum SystemRoots {
@@ -26,6 +27,12 @@ public enum SystemRoots {
         return bundlePaths.first { FileManager.default.isReadableFile(atPath: $0) }
     }()
 
+    /// The `SSL_CERT_DIR` folders, if that variable is set.
+    public static let certificateDirectories: [String] = {
+        guard let variable = ProcessInfo.processInfo.environment["SSL_CERT_DIR"], !variable.isEmpty else { return [] }
+        return variable.split(separator: ":").map(String.init).filter { !$0.isEmpty }
+    }()
+
     /// Every system root, parsed (all of them: prefer the lazy lookups of a ``PathValidator``);
     /// empty when no bundle is installed (see ``bundlePath``). A block that swift-certificates cannot
     /// parse (an RSA-PSS key, say) is skipped instead of losing the whole store.
@@ -38,10 +45,17 @@ public enum SystemRoots {
 /// The system bundle indexed by subject, each root parsed on its first lookup (see ``SystemRoots``).
 final class SystemRootIndex: @unchecked Sendable {
     static let shared: SystemRootIndex = {
-        guard let path = SystemRoots.bundlePath, let data = FileManager.default.contents(atPath: path) else {
-            return SystemRootIndex(bundle: [])
+        var bundle: [UInt8] = []
+        if let path = SystemRoots.bundlePath, let data = FileManager.default.contents(atPath: path) { bundle = Array(data) }
+        for folder in SystemRoots.certificateDirectories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            for name in names.sorted() {
+                // PEM only, as OpenSSL reads a certificate folder; duplicates are indexed once.
+                guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { continue }
+                bundle += [0x0A] + Array(data)
+            }
         }
-        return SystemRootIndex(bundle: Array(data))
+        return SystemRootIndex(bundle: bundle)
     }()
 
     private let ders: [[UInt8]]
