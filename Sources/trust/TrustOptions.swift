@@ -78,7 +78,10 @@ struct TrustOptions: ParsableArguments {
         for entry in entries {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
             guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
-            map["\(parts[0].lowercased()):\(parts[1])"] = parts[2].trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            // curl writes an IPv6 address in brackets: [::1].
+            var address = Substring(parts[2])
+            if address.hasPrefix("[") && address.hasSuffix("]") && address.count >= 2 { address = address.dropFirst().dropLast() }
+            map["\(parts[0].lowercased()):\(parts[1])"] = String(address)
         }
         return map
     }

@@ -140,6 +140,18 @@ struct PublicSuffixListTests {
         return String(ISO8601DateFormatter.string(from: modified, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate]))
     }
 
+    /// The modification day is computed without a Calendar; it agrees with Foundation's.
+    @Test func modificationDayAgreesWithFoundation() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for seconds in stride(from: -5_000_000_000.0, through: 10_000_000_000.0, by: 7_777_777.7) + [0, 86_399, 86_400, 951_782_400, 4_107_542_400] {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+            #expect(PublicSuffixList.day(of: date) == expected, "\(seconds)")
+        }
+    }
+
     @Test func parsingIsByteLevelAndCanonical() {
         let list = PublicSuffixList(contents: "// VERSION: 2031-01-02_00-00-00_UTC\r\n// comment\nCOM\n*.CK  trailing words\n!WWW.ck\n\u{516C}\u{53F8}.cn\n\tbad\n..\nexa mple\n")
         #expect(list.date == "2031-01-02")
