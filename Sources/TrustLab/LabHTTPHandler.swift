@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -72,6 +73,9 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         return nil
     }
 
+    /// Requests seen per `/flaky` id, across connections and servers of this process.
+    static let flakyCounts = NIOLockedValueBox<[String: Int]>([:])
+
     private func respond(context: ChannelHandlerContext, to request: HTTPRequestHead) {
         let components = URLComponents(string: "http://lab" + request.uri)
         let path = components?.path ?? "/"
@@ -109,6 +113,23 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: encoded)))), promise: nil)
             finish(context: context, keepAlive: keepAlive)
+            return
+        }
+        // /flaky?id=X&fail=N&status=S[&retry-after=T]: the first N requests with that id get status S
+        // (503 by default, with Retry-After: T when given), the next ones 200 — for clients that retry.
+        if path == "/flaky", let id = query["id"] {
+            let failures = Int(query["fail"] ?? "") ?? 1
+            let seen = Self.flakyCounts.withLockedValue { counts -> Int in
+                counts[id, default: 0] += 1
+                return counts[id]!
+            }
+            if seen <= failures {
+                let status = Int(query["status"] ?? "") ?? 503
+                let extra = query["retry-after"].map { [("retry-after", $0)] } ?? []
+                send(context: context, request: request, status: HTTPResponseStatus(statusCode: status), body: "failure \(seen) of \(failures)\n", extra: extra)
+            } else {
+                send(context: context, request: request, status: .ok, body: "ok after \(failures) failures\n")
+            }
             return
         }
         if path.hasPrefix("/status/"), let code = Int(path.dropFirst("/status/".count)) {

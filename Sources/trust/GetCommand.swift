@@ -157,6 +157,21 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: [.customShort("Y"), .customLong("speed-limit")], help: "Bytes per second below which --speed-time aborts (1 when only --speed-time is given).")
     var speedLimit: Int?
 
+    @Option(name: .customLong("retry"), help: "Retry a transient failure this many times (curl's: a timeout, an unresolvable host, HTTP 408/429/500/502/503/504).")
+    var retryCount = 0
+
+    @Option(name: .long, help: "Seconds between retries (default: 1, doubling up to 600).")
+    var retryDelay: Int?
+
+    @Option(name: .long, help: "No retry after this many seconds since the first attempt.")
+    var retryMaxTime: Int?
+
+    @Flag(name: .customLong("retry-connrefused"), help: "With --retry, also retry a refused connection.")
+    var retryConnrefused = false
+
+    @Flag(name: .long, help: "With --retry, retry every failure.")
+    var retryAllErrors = false
+
     @Option(name: .long, help: "The largest body accepted, in bytes: exit 63 when it is larger (announced or received).")
     var maxFilesize: Int64?
 
@@ -243,80 +258,111 @@ struct GetCommand: AsyncParsableCommand {
             monitor.end(code, message: lines.last)
         }
 
-        let response: StreamingResponse
-        do {
-            response = try await session.bytes(for: request)
-        } catch let error as SessionError {
-            monitor.update { $0.verifyResult = TrustVerdictCode.code(for: error.trustDecision) }
-            let (code, lines) = report(error)
-            await finish(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines)
-        } catch {
-            await finish(1, ["\(error)"])
-        }
-        let headText = Self.headText(response)
-        monitor.update { facts in
-            facts.statusCode = response.statusCode
-            facts.effectiveURL = Secrets.redactedURL(response.url)
-            facts.redirects = response.redirects.count
-            facts.httpVersion = response.httpVersion
-            facts.headers = response.headers
-            facts.headerSize = headText.utf8.count
-            facts.expectedBytes = response.value(forHeader: "content-length").flatMap { Int64($0) }
-            facts.headAt = monitor.elapsed
-            if !insecure { facts.verifyResult = TrustVerdictCode.code(for: response.serverTrust) }
-        }
-        if verbose {
-            diagnostics.verbose("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
-            for redirect in response.redirects { diagnostics.verbose("* redirected from \(Secrets.redactedURL(redirect))") }
-            diagnostics.verbose("< \(response.httpVersion) \(response.statusCode)")
-            for (name, value) in response.headers { diagnostics.verbose("< \(name): \(value)") }
-        }
-        if (user != nil && response.statusCode == 401) || (configuration.proxy?.credential != nil && response.statusCode == 407) {
-            await finish(67, ["authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))"])
-        }
-        if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
-            await finish(56, ["CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user"])
-        }
-        if fail && response.statusCode >= 400 {
-            await finish(22, ["the requested URL returned error: \(response.statusCode)"])
-        }
-        // curl: a body announced larger than --max-filesize is refused before it is read.
-        if let maxFilesize, let announced = monitor.facts.expectedBytes, announced > maxFilesize, !headOnly {
-            await finish(63, ["(63) Maximum file size exceeded: \(announced) > \(maxFilesize) bytes"])
-        }
-
-        let writer: BodyWriter
-        do {
-            writer = try BodyWriter(destination)
-        } catch {
-            await finish(23, ["(23) Failure writing output to destination: \(error)"])
-        }
-        monitor.setTemporaryPath(writer.temporaryPath)
-        do {
-            if include || headOnly { try writer.write(headText) }
-            var received: Int64 = 0
-            for try await chunk in response.body {
-                received += Int64(chunk.count)
-                if let maxFilesize, received > maxFilesize {
-                    writer.discard()
-                    await finish(63, ["(63) Maximum file size exceeded: more than \(maxFilesize) bytes"])
-                }
-                if !headOnly { try writer.write(chunk) }
-                monitor.received(chunk.count)
+        var retry = RetryPolicy(count: retryCount, delay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnrefused,
+                                allErrors: retryAllErrors, failOnError: fail)
+        /// Ends the command with `code` — or, when --retry allows it for this failure, unwinds to try again.
+        func giveUp(_ code: Int32, _ lines: [String], error: SessionError? = nil) async throws -> Never {
+            if let reason = retry.transientFailure(code: code, error: error, status: monitor.facts.statusCode), retry.allows(reason) {
+                throw RetryAttempt(reason: reason, retryAfter: nil)
             }
-            try writer.close()
-            try monitor.commit { () throws(OutputWriteError) in try writer.commit() }
-        } catch let error as OutputWriteError {
-            writer.discard()
-            // curl: "Failure writing output to destination" — one line, whatever the destination.
-            await finish(23, ["(23) Failure writing output to destination" + (error.errorNumber == EPIPE ? "" : ": \(error)")])
-        } catch let error as SessionError {
-            writer.discard()
-            let (code, lines) = report(error)
-            await finish(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines)
-        } catch {
-            writer.discard()
-            await finish(56, ["(56) Failure when receiving data from the peer: \(error)"])
+            await finish(code, lines)
+        }
+        while true {
+            do {
+                monitor.update { facts in
+                    facts.bytes = 0
+                    facts.statusCode = nil
+                }
+                let response: StreamingResponse
+                do {
+                    response = try await session.bytes(for: request)
+                } catch let error as SessionError {
+                    monitor.update { $0.verifyResult = TrustVerdictCode.code(for: error.trustDecision) }
+                    let (code, lines) = report(error)
+                    try await giveUp(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines, error: error)
+                } catch {
+                    try await giveUp(1, ["\(error)"])
+                }
+                let headText = Self.headText(response)
+                monitor.update { facts in
+                    facts.statusCode = response.statusCode
+                    facts.effectiveURL = Secrets.redactedURL(response.url)
+                    facts.redirects = response.redirects.count
+                    facts.httpVersion = response.httpVersion
+                    facts.headers = response.headers
+                    facts.headerSize = headText.utf8.count
+                    facts.expectedBytes = response.value(forHeader: "content-length").flatMap { Int64($0) }
+                    facts.headAt = monitor.elapsed
+                    if !insecure { facts.verifyResult = TrustVerdictCode.code(for: response.serverTrust) }
+                }
+                if verbose {
+                    diagnostics.verbose("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
+                    for redirect in response.redirects { diagnostics.verbose("* redirected from \(Secrets.redactedURL(redirect))") }
+                    diagnostics.verbose("< \(response.httpVersion) \(response.statusCode)")
+                    for (name, value) in response.headers { diagnostics.verbose("< \(name): \(value)") }
+                }
+                if (user != nil && response.statusCode == 401) || (configuration.proxy?.credential != nil && response.statusCode == 407) {
+                    try await giveUp(67, ["authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))"])
+                }
+                if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
+                    try await giveUp(56, ["CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user"])
+                }
+                if fail && response.statusCode >= 400 {
+                    try await giveUp(22, ["the requested URL returned error: \(response.statusCode)"])
+                }
+                // curl: a body announced larger than --max-filesize is refused before it is read.
+                if let maxFilesize, let announced = monitor.facts.expectedBytes, announced > maxFilesize, !headOnly {
+                    try await giveUp(63, ["(63) Maximum file size exceeded: \(announced) > \(maxFilesize) bytes"])
+                }
+
+                let writer: BodyWriter
+                do {
+                    writer = try BodyWriter(destination)
+                } catch {
+                    try await giveUp(23, ["(23) Failure writing output to destination: \(error)"])
+                }
+                monitor.setTemporaryPath(writer.temporaryPath)
+                do {
+                    if include || headOnly { try writer.write(headText) }
+                    var received: Int64 = 0
+                    for try await chunk in response.body {
+                        received += Int64(chunk.count)
+                        if let maxFilesize, received > maxFilesize {
+                            writer.discard()
+                            try await giveUp(63, ["(63) Maximum file size exceeded: more than \(maxFilesize) bytes"])
+                        }
+                        if !headOnly { try writer.write(chunk) }
+                        monitor.received(chunk.count)
+                    }
+                    try writer.close()
+                    // curl's transient HTTP answers (408, 429, 500, 502, 503, 504) are retried with --retry; a
+                    // file then holds only the last answer (curl truncates it), stdout keeps every body.
+                    if let reason = retry.transientStatus(response.statusCode), retry.allows(reason) {
+                        writer.discard()
+                        throw RetryAttempt(reason: reason, retryAfter: response.value(forHeader: "retry-after"))
+                    }
+                    try monitor.commit { () throws(OutputWriteError) in try writer.commit() }
+                } catch let retrying as RetryAttempt {
+                    throw retrying
+                } catch let error as OutputWriteError {
+                    writer.discard()
+                    // curl: "Failure writing output to destination" — one line, whatever the destination.
+                    try await giveUp(23, ["(23) Failure writing output to destination" + (error.errorNumber == EPIPE ? "" : ": \(error)")])
+                } catch let error as SessionError {
+                    writer.discard()
+                    let (code, lines) = report(error)
+                    try await giveUp(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines, error: error)
+                } catch {
+                    writer.discard()
+                    try await giveUp(56, ["(56) Failure when receiving data from the peer: \(error)"])
+                }
+                break
+            } catch let attempt as RetryAttempt {
+                let wait = retry.next(retryAfter: attempt.retryAfter)
+                // curl's warning, word for word.
+                if !silent { diagnostics.curlWarning("Problem \(attempt.reason.rawValue). Will retry in \(wait) seconds. \(retry.remaining + 1) retries left.") }
+                try? await Task.sleep(for: .seconds(wait))
+            }
         }
         monitor.finishMeter()
         await session.shutdown()

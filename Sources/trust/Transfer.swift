@@ -28,6 +28,11 @@ struct Diagnostics: Sendable {
         error("warning: " + message)
     }
 
+    /// curl's own warning line, `Warning: message`, as curl prints it (scripts match it).
+    func curlWarning(_ message: String) {
+        StandardError.line(secrets.scrub("Warning: " + message))
+    }
+
     /// A `-v` line (`* …`, `> …`, `< …`).
     func verbose(_ line: String) {
         StandardError.line(secrets.scrub("trust: " + line))

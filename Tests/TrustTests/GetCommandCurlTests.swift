@@ -37,6 +37,53 @@ struct GetCommandCurlTests {
         }
     }
 
+    /// --retry as curl 7.88: which answers are retried, the waits, curl's warning line, the bodies
+    /// written (every body to stdout, only the last to -o), the exit code once retries run out.
+    @Test func retryAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let dir = try temporaryDirectory()
+            // Each tool gets its own /flaky id: the server counts requests per id.
+            func both(_ path: (String) -> String, _ extra: [String], file: Bool = false) async throws -> [(Int32, String, String, String?)] {
+                var results: [(Int32, String, String, String?)] = []
+                for (tool, executable, first) in [("trust", CLITests.binary, ["get"]), ("curl", Self.curl, [])] {
+                    let output = dir + "/\(tool)-\(UUID().uuidString)"
+                    let (status, out, err) = try await run(executable, first + [good.baseURL + path("\(tool)-\(UUID().uuidString)")] + lab(good)
+                                                           + ["--no-progress-meter"] + extra + (file ? ["-o", output] : []))
+                    results.append((status, out, err, file ? try? String(contentsOfFile: output, encoding: .utf8) : nil))
+                }
+                return results
+            }
+            func warnings(_ stderr: String) -> [String] { stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("Warning:") } }
+
+            // Two 503s, then 200: three bodies on stdout, two warnings, exit 0.
+            let flaky = try await both({ "/flaky?id=\($0)&fail=2" }, ["--retry", "3", "--retry-delay", "1"])
+            #expect(flaky[0].0 == 0 && flaky[1].0 == 0, "\(flaky[0].2)")
+            #expect(flaky[0].1 == flaky[1].1)
+            #expect(flaky[0].1 == "failure 1 of 2\nfailure 2 of 2\nok after 2 failures\n")
+            #expect(warnings(flaky[0].2) == warnings(flaky[1].2), "\(flaky[0].2) | \(flaky[1].2)")
+            #expect(warnings(flaky[0].2) == ["Warning: Problem : HTTP error. Will retry in 1 seconds. 3 retries left.",
+                                             "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left."])
+            // 429 with Retry-After: 1, to -o: the file holds the last answer only.
+            let limited = try await both({ "/flaky?id=\($0)&fail=1&status=429&retry-after=1" }, ["--retry", "1"], file: true)
+            #expect(limited[0].0 == limited[1].0)
+            #expect(limited[0].3 == limited[1].3)
+            #expect(limited[0].3 == "ok after 1 failures\n")
+            #expect(warnings(limited[0].2) == warnings(limited[1].2))
+            // Out of retries under --fail: 22, no body. Not transient (404), or no --retry: no retry at all.
+            let failing = try await both({ "/flaky?id=\($0)&fail=5" }, ["--retry", "1", "--retry-delay", "1", "--fail"])
+            #expect(failing[0].0 == 22 && failing[1].0 == 22)
+            #expect(failing[0].1 == "" && failing[1].1 == "")
+            #expect(warnings(failing[0].2) == warnings(failing[1].2))
+            let notFound = try await both({ "/flaky?id=\($0)&fail=1&status=404" }, ["--retry", "2"])
+            #expect(notFound[0].1 == notFound[1].1)
+            #expect(warnings(notFound[0].2).isEmpty && warnings(notFound[1].2).isEmpty)
+            let once = try await both({ "/flaky?id=\($0)&fail=1" }, [])
+            #expect(once[0].1 == "failure 1 of 1\n" && once[1].1 == once[0].1)
+        }
+    }
+
     @Test func writeOutAsCurl() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
         try await withLabServers(["good"]) { servers in
