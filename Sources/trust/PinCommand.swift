@@ -3,44 +3,66 @@ import Foundation
 import Trust
 import X509
 
-/// `trust pin FILE…`: the SPKI SHA-256 pin of every certificate in the files.
+/// `trust pin FILE…`: the SPKI SHA-256 pin of every certificate, public key, private key (its
+/// public half) and certificate request in the files, or on standard input (`-`).
 struct PinCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pin",
-        abstract: "Print the SPKI SHA-256 pin of every certificate in the given files (PEM or DER) or folders.",
+        abstract: "Print the SPKI SHA-256 pin of every certificate, public key, private key or certificate request given.",
         discussion: """
-            One line per certificate: sha256/<base64>  <subject>. The value equals
-            openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64
+            Reads PEM (CERTIFICATE, PUBLIC KEY, PRIVATE KEY, EC PRIVATE KEY, RSA PRIVATE KEY, CERTIFICATE REQUEST \
+            blocks, any number) or one DER item from each file, from standard input for -, and every .cer/.crt/.der/.pem \
+            certificate of a folder. A private key gives the pin of its public half, so a backup key can be pinned \
+            before any certificate exists; an encrypted key is refused (pin its public key instead).
+            One line per item: sha256/<base64>  <subject or key type>. The value equals
+            openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64 (for a certificate,
+            openssl x509 -pubkey -noout first).
             """)
 
-    @Argument(help: "Certificate files (PEM with one or more certificates, or DER) or folders of .cer/.crt/.der/.pem files.")
+    @Argument(help: "Files (PEM or DER), - for standard input, or folders of .cer/.crt/.der/.pem certificates.")
     var files: [String]
 
-    @Flag(help: "Print [{\"pin\": …, \"subject\": …}] as JSON.")
+    @Flag(help: "Print [{\"kind\": …, \"pin\": …, \"subject\": …}] as JSON.")
     var json = false
 
     func validate() throws {
-        if files.isEmpty { throw ValidationError("give at least one certificate file") }
+        if files.isEmpty { throw ValidationError("give at least one file (or - for standard input)") }
     }
 
     func run() async throws {
-        var entries: [(pin: SPKIPin, subject: String)] = []
+        var entries: [PinSource.Entry] = []
         for file in files {
             do {
                 // Lenient: a certificate the engine would refuse (RSA-1024, RSA-PSS…) still has a pin.
-                for entry in try CertificateSource.entries(atPath: file) {
-                    entries.append((entry.spkiPin, entry.subject))
+                if file == "-" {
+                    entries += try PinSource.entries(bytes: Array(FileHandle.standardInput.readDataToEndOfFile()), source: "<stdin>")
+                } else if FileManager.default.isDirectory(file) {
+                    entries += try CertificateSource.entries(inDirectory: file).map { PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject) }
+                } else {
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        let why = FileManager.default.fileExists(atPath: file) ? "permission denied" : "no such file or folder"
+                        throw UsageError(CertificateLoadingError(source: file, kind: .unreadable(why)).description)
+                    }
+                    entries += try PinSource.entries(bytes: Array(data), source: file)
                 }
-            } catch {
+            } catch let error as CertificateLoadingError {
                 throw UsageError(error.description)
             }
         }
         if json {
-            let objects = entries.map { ["pin": $0.pin.description, "subject": $0.subject] }
+            let objects = entries.map { ["kind": $0.kind.rawValue, "pin": $0.pin.description, "subject": $0.subject] }
             let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             print(String(decoding: data, as: UTF8.self))
         } else {
             for entry in entries { print("\(entry.pin)  \(entry.subject)") }
         }
+    }
+}
+
+extension FileManager {
+    /// Whether `path` is a folder.
+    func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }

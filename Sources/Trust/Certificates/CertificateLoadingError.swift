@@ -14,6 +14,9 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
         /// The DER is not a well-formed X.509 certificate (or uses an algorithm or key
         /// that cannot be processed, e.g. RSA under 2048 bits or RSA-PSS).
         case malformedCertificate(block: Int?, detail: String)
+        /// Nothing to pin could be read (``PinSource``): an encrypted private key, a key or request
+        /// that cannot be parsed.
+        case unpinnable(block: Int?, detail: String)
     }
 
     /// The file path the certificates were read from, or `"<memory>"`.
@@ -37,6 +40,9 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
         case .malformedCertificate(let block, let detail):
             let which = block.map { " (PEM block \($0))" } ?? ""
             return "\(source)\(which): not a valid X.509 certificate: \(detail)"
+        case .unpinnable(let block, let detail):
+            let which = block.map { " (PEM block \($0))" } ?? ""
+            return "\(source)\(which): nothing to pin: \(detail)"
         }
     }
 }

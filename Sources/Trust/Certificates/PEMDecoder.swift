@@ -46,6 +46,34 @@ enum PEMDecoder {
         return result
     }
 
+    /// A PEM block of any type: its label (`PUBLIC KEY`, `CERTIFICATE REQUEST`…) and its DER, or
+    /// `nil` for a body that is not valid Base64.
+    struct Document {
+        var label: String
+        var der: [UInt8]?
+    }
+
+    /// Every PEM block, whatever its label, in order.
+    static func documents(in bytes: UnsafeBufferPointer<UInt8>) throws(Failure) -> [Document] {
+        let beginPrefix = Array("-----BEGIN ".utf8)
+        let dashes = Array("-----".utf8)
+        var result: [Document] = []
+        var position = 0
+        while let start = find(beginPrefix, in: bytes, from: position) {
+            let labelStart = start + beginPrefix.count
+            guard let labelEnd = find(dashes, in: bytes, from: labelStart), labelEnd - labelStart <= 64 else {
+                throw .unterminated(block: result.count + 1)
+            }
+            let label = String(decoding: UnsafeBufferPointer(rebasing: bytes[labelStart..<labelEnd]), as: UTF8.self)
+            let endLine = Array("-----END \(label)-----".utf8)
+            let bodyStart = labelEnd + dashes.count
+            guard let stop = find(endLine, in: bytes, from: bodyStart) else { throw .unterminated(block: result.count + 1) }
+            result.append(Document(label: label, der: decodeBase64(bytes, from: bodyStart, to: stop)))
+            position = stop + endLine.count
+        }
+        return result
+    }
+
     /// The number of the first block with no `END` line, if any.
     private static func unterminatedBlock(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var position = 0
