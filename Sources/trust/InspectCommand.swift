@@ -49,10 +49,15 @@ struct InspectCommand: AsyncParsableCommand {
     @Flag(help: "Print a JSON report.")
     var json = false
 
+    @Flag(help: "Also print each presented certificate as PEM (as openssl s_client -showcerts).")
+    var showcerts = false
+
     struct Observed: Sendable {
         var chain: [Certificate] = []
         var tlsVersion: String?
         var alpn: String?
+        /// Whether the server asked for a client certificate (none is sent).
+        var clientCertificateRequested = false
     }
 
     func run() async throws {
@@ -84,6 +89,8 @@ struct InspectCommand: AsyncParsableCommand {
         if json {
             let report = InspectReport(url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
                                        presentedChain: observed.chain.map(CertificateSummary.init), validatedPath: decision.validatedPath.map(CertificateSummary.init),
+                                       presentedChainPEM: showcerts ? observed.chain.map(\.pemString) : nil,
+                                       clientCertificateRequested: observed.clientCertificateRequested,
                                        policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
                                        explanation: Self.explain(decision, trust: trust, name: nameToCheck))
             let encoder = JSONEncoder()
@@ -110,6 +117,14 @@ struct InspectCommand: AsyncParsableCommand {
         tls.minimumTLSVersion = .tlsv12
         tls.certificateVerification = .noHostnameVerification
         tls.applicationProtocols = ["h2", "http/1.1"]
+        let requested = NIOLockedValueBox(false)
+        // BoringSSL asks for the client's certificate only when the server sent a CertificateRequest
+        // (RFC 8446 §4.3.2, RFC 5246 §7.4.4): noted, and answered with none. (The CA names the request
+        // carries are not reachable through swift-nio-ssl's API.)
+        tls.sslContextCallback = { _, promise in
+            requested.withLockedValue { $0 = true }
+            promise.succeed(NIOSSLContextConfigurationOverride())
+        }
         let context = try NIOSSLContext(configuration: tls)
         let group = MultiThreadedEventLoopGroup.singleton
         let eventLoop = group.next()
@@ -128,7 +143,7 @@ struct InspectCommand: AsyncParsableCommand {
                             promise.succeed(.certificateVerified(VerificationMetadata(nil)))
                         })
                         try channel.pipeline.syncOperations.addHandler(handler)
-                        try channel.pipeline.syncOperations.addHandler(InspectHandshakeObserver(done: done, chain: chainBox))
+                        try channel.pipeline.syncOperations.addHandler(InspectHandshakeObserver(done: done, chain: chainBox, requested: requested))
                     }
                 }
                 .connect(host: address, port: port).get()
@@ -147,14 +162,45 @@ struct InspectCommand: AsyncParsableCommand {
         do {
             return try await done.futureResult.get()
         } catch let failure as InspectFailure {
+            if requested.withLockedValue({ $0 }) {
+                throw InspectFailure(message: "the server asked for a client certificate and, given none, \(failure.message.replacingOccurrences(of: "the server ", with: ""))", exitCode: 35)
+            }
             throw failure
         } catch {
-            let text = "\(error)"
-            if text.contains("UNSUPPORTED_PROTOCOL") || text.contains("PROTOCOL_VERSION") || text.contains("TLSV1_ALERT_PROTOCOL_VERSION") {
-                throw InspectFailure(message: "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration", exitCode: 35)
-            }
-            throw InspectFailure(message: "the TLS handshake failed: \(text)", exitCode: 35)
+            throw InspectFailure(message: Self.handshakeFailure(error, address: serverName, port: port, clientCertificateRequested: requested.withLockedValue { $0 }), exitCode: 35)
         }
+    }
+
+    /// A failed handshake in one plain sentence. BoringSSL's error text carries its source paths
+    /// and line numbers; only its reason code (`WRONG_VERSION_NUMBER`…) is kept, and the common ones
+    /// are said in words.
+    static func handshakeFailure(_ error: any Error, address: String, port: Int, clientCertificateRequested: Bool) -> String {
+        let reason = boringSSLReason("\(error)")
+        switch reason {
+        case "WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_TOO_LARGE":
+            return "\(address):\(port) does not speak TLS (a plain-HTTP port?): try http://\(address):\(port)/ instead"
+        case "UNSUPPORTED_PROTOCOL", "TLSV1_ALERT_PROTOCOL_VERSION", "PROTOCOL_VERSION":
+            return "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration"
+        case "SSLV3_ALERT_HANDSHAKE_FAILURE", "NO_SHARED_CIPHER", "NO_CIPHERS_AVAILABLE":
+            return "the server and this client share no cipher suite or signature algorithm (TLS 1.2+ with modern suites is required)"
+        case "TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED" where clientCertificateRequested:
+            return "the server asked for a client certificate and refused the connection without one (alert \(reason ?? "")): give one with trust get --cert"
+        default:
+            if clientCertificateRequested {
+                return "the server asked for a client certificate and the handshake failed without one" + (reason.map { " (\($0))" } ?? "")
+            }
+            return "the TLS handshake failed" + (reason.map { " (BoringSSL: \($0))" } ?? "")
+        }
+    }
+
+    /// The reason code of a BoringSSL error string (`error:…:SSL routines:OPENSSL_internal:REASON at path:line`).
+    static func boringSSLReason(_ text: String) -> String? {
+        for marker in ["OPENSSL_internal:", "routines:"] {
+            guard let range = text.range(of: marker, options: .backwards) else { continue }
+            let code = text[range.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
+            if !code.isEmpty { return String(code) }
+        }
+        return nil
     }
 
     // MARK: - The verdict
@@ -242,6 +288,11 @@ struct InspectCommand: AsyncParsableCommand {
             print("     key:       \(summary.key); signature \(summary.signatureAlgorithm.replacingOccurrences(of: "SignatureAlgorithm.", with: ""))")
             print("     pin:       \(summary.pin)")
             print("     sha256:    \(summary.sha256Fingerprint)")
+            if showcerts { print(certificate.pemString, terminator: "") }
+        }
+        if observed.clientCertificateRequested {
+            print("")
+            print("client certificate: the server asked for one (none was sent; the CA names it suggested are not shown)")
         }
         print("")
         if decision.validatedPath.isEmpty {
@@ -263,6 +314,9 @@ struct InspectReport: Codable {
     var checkedName: String
     var presentedChain: [CertificateSummary]
     var validatedPath: [CertificateSummary]
+    /// With --showcerts: each presented certificate as PEM.
+    var presentedChainPEM: [String]?
+    var clientCertificateRequested: Bool
     var policy: String
     var trusted: Bool
     var reasons: [String]
@@ -274,16 +328,19 @@ final class InspectHandshakeObserver: ChannelInboundHandler, RemovableChannelHan
     typealias InboundIn = NIOAny
     let done: EventLoopPromise<InspectCommand.Observed>
     let chain: NIOLockedValueBox<[Certificate]>
+    let requested: NIOLockedValueBox<Bool>
 
-    init(done: EventLoopPromise<InspectCommand.Observed>, chain: NIOLockedValueBox<[Certificate]>) {
+    init(done: EventLoopPromise<InspectCommand.Observed>, chain: NIOLockedValueBox<[Certificate]>, requested: NIOLockedValueBox<Bool>) {
         self.done = done
         self.chain = chain
+        self.requested = requested
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let protocolName) = event {
             let text = (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion)??.displayName
-            done.succeed(InspectCommand.Observed(chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName))
+            done.succeed(InspectCommand.Observed(chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName,
+                                                 clientCertificateRequested: requested.withLockedValue { $0 }))
         }
         context.fireUserInboundEventTriggered(event)
     }

@@ -30,6 +30,36 @@ struct InspectCommandTests {
         }
     }
 
+    /// --showcerts prints the presented chain as PEM; a server that asks for a client certificate is
+    /// named as such; a plain-HTTP port gets one sentence, no BoringSSL text or source path.
+    @Test func showcertsClientCertificateRequestsAndPlainPorts() async throws {
+        let good = try await LabServer.start("good", pki: Lab.pki)
+        let (code, out, err) = try await inspect(good, ["--showcerts"])
+        #expect(code == 0, "\(err)")
+        let pem = out.components(separatedBy: "\n").filter { !$0.hasPrefix(" ") }.joined(separator: "\n")
+        #expect(try CertificateSource.certificates(pem: pem) == Lab.chain("good"))
+        #expect(!out.contains("client certificate:"))
+        try await good.shutdown()
+
+        for mode in [LabServer.MutualTLSMode.required, .optional] {
+            let server = try await LabServer.start(mutualTLS: mode, pki: Lab.pki)
+            let (mtlsCode, mtlsOut, mtlsErr) = try await inspect(server)
+            #expect(mtlsCode == 0 || mtlsCode == 35, "\(mtlsErr)")
+            #expect((mtlsOut + mtlsErr).contains("asked for a client certificate") || mtlsOut.contains("client certificate: the server asked for one"), "\(mode): \(mtlsOut) \(mtlsErr)")
+            let (_, json, _) = try await inspect(server, ["--json"])
+            if mtlsCode == 0 { #expect(json.contains("\"clientCertificateRequested\" : true"), "\(json)") }
+            try await server.shutdown()
+        }
+
+        let plain = try await LabServer.startPlain(name: "plain")
+        let (plainCode, plainOut, plainErr) = try await run(CLITests.binary, ["inspect", "https://\(plain.host):\(plain.port)/", "--resolve", "\(plain.host):\(plain.port):127.0.0.1"])
+        #expect(plainCode == 35)
+        #expect(plainErr.contains("does not speak TLS") && plainErr.contains("http://\(plain.host):\(plain.port)/"), "\(plainErr)")
+        #expect(!plainErr.contains(".cc") && !plainErr.contains("OPENSSL_internal") && !plainErr.contains("error:"), "\(plainErr)")
+        #expect(plainOut.isEmpty)
+        try await plain.shutdown()
+    }
+
     @Test func pinsConfigJSONAndConnectionFailures() async throws {
         let mitm = try await LabServer.start("mitm", pki: Lab.pki)
         let pin = Lab.pki.intermediate.certificate.spkiPin.description
