@@ -24,6 +24,9 @@ struct SystemRootsEnvironmentTests {
         try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: folder + "/README"))
         let (byDirectory, out2, err2) = try await evaluate(["-u", "SSL_CERT_FILE", "SSL_CERT_DIR=/nonexistent:" + folder])
         #expect(byDirectory == 0, "\(out2)\(err2)")
+        // Beside a named file, a folder is not read (see SystemRoots).
+        let (both, _, _) = try await evaluate(["SSL_CERT_FILE=/nonexistent/bundle.pem", "SSL_CERT_DIR=" + folder])
+        #expect(both == 1)
         // A variable naming nothing readable falls back to the usual bundle: refused again, no crash.
         let (fallback, _, _) = try await evaluate(["-u", "SSL_CERT_DIR", "SSL_CERT_FILE=/nonexistent/bundle.pem"])
         #expect(fallback == 1)

@@ -115,6 +115,11 @@ enum PEMDecoder {
     /// Decodes `bytes[from..<to]`, skipping whitespace; `nil` on any other non-Base64 byte,
     /// misplaced padding or a length that is not a multiple of four.
     static func decodeBase64(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> [UInt8]? {
+        // The table is read through one buffer pointer (not the lazily initialised global per byte).
+        values.withUnsafeBufferPointer { table in decodeBase64(bytes, from: from, to: to, table: table) }
+    }
+
+    private static func decodeBase64(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int, table: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity((to - from) * 3 / 4)
         var quad: UInt32 = 0
@@ -122,7 +127,7 @@ enum PEMDecoder {
         var padding = 0
         for index in from..<to {
             let byte = bytes[index]
-            let value = values[Int(byte)]
+            let value = table[Int(byte)]
             if value == 0xFE { continue }
             if byte == UInt8(ascii: "=") {
                 // Padding may end the last quad only: "xx==" or "xxx=".
@@ -141,7 +146,7 @@ enum PEMDecoder {
                 if padding < 1 { output.append(UInt8(truncatingIfNeeded: quad)) }
                 if padding > 0 {
                     // Nothing may follow the padded quad but whitespace.
-                    for rest in (index + 1)..<to where values[Int(bytes[rest])] != 0xFE { return nil }
+                    for rest in (index + 1)..<to where table[Int(bytes[rest])] != 0xFE { return nil }
                     return output
                 }
                 quad = 0

@@ -5,8 +5,12 @@ import X509
 /// The operating system's root certificates, read once per process, when first needed.
 ///
 /// As in OpenSSL, the bundle is `SSL_CERT_FILE` when that names a readable file, else the first
-/// readable file of ``bundlePaths``; and when `SSL_CERT_DIR` is set (folders separated by `:`),
-/// every PEM file in those folders is read too (OpenSSL's hashed `c_rehash` names included). Reading it decodes each PEM block and reads only its
+/// readable file of ``bundlePaths``. `SSL_CERT_DIR` (folders separated by `:`) is read when
+/// `SSL_CERT_FILE` is not set: every PEM file in those folders, each file once whatever its names
+/// (`c_rehash` links included). OpenSSL reads both, looking a folder up by subject hash at each
+/// miss; reading a whole folder eagerly beside a bundle would double every process's start-up for
+/// the usual setup where both name the same store (`/etc/ssl/certs` and its bundle), so a folder
+/// next to a named file is not read (lookup by subject hash is future work). Reading it decodes each PEM block and reads only its
 /// subject name; a root is parsed in full (its key included) the first time a path search looks
 /// it up, so a process that validates one chain parses one or two roots, not the ~150 of a bundle.
 public enum SystemRoots {
@@ -29,7 +33,9 @@ public enum SystemRoots {
 
     /// The `SSL_CERT_DIR` folders, if that variable is set.
     public static let certificateDirectories: [String] = {
-        guard let variable = ProcessInfo.processInfo.environment["SSL_CERT_DIR"], !variable.isEmpty else { return [] }
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["SSL_CERT_FILE"]?.isEmpty ?? true else { return [] }
+        guard let variable = environment["SSL_CERT_DIR"], !variable.isEmpty else { return [] }
         return variable.split(separator: ":").map(String.init).filter { !$0.isEmpty }
     }()
 
@@ -47,11 +53,13 @@ final class SystemRootIndex: @unchecked Sendable {
     static let shared: SystemRootIndex = {
         var bundle: [UInt8] = []
         if let path = SystemRoots.bundlePath, let data = FileManager.default.contents(atPath: path) { bundle = Array(data) }
+        var read: Set<String> = SystemRoots.bundlePath.map { [URL(fileURLWithPath: $0).resolvingSymlinksInPath().path] } ?? []
         for folder in SystemRoots.certificateDirectories {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for name in names.sorted() {
-                // PEM only, as OpenSSL reads a certificate folder; duplicates are indexed once.
-                guard let data = FileManager.default.contents(atPath: folder + "/" + name) else { continue }
+                // PEM only, as OpenSSL reads a certificate folder; each file once, whatever links name it.
+                let path = URL(fileURLWithPath: folder + "/" + name).resolvingSymlinksInPath().path
+                guard read.insert(path).inserted, let data = FileManager.default.contents(atPath: path) else { continue }
                 bundle += [0x0A] + Array(data)
             }
         }
