@@ -9,7 +9,8 @@ struct CheckConfigCommand: ParsableCommand {
         commandName: "check-config",
         abstract: "Validate a trust configuration file (every problem, with its JSON path) and summarise it per host.",
         discussion: """
-            Exit 0 valid (warnings may be printed), 1 invalid (each problem as PATH: message on stderr), 2 bad usage.
+            Exit 0 valid (warnings may be printed), 1 invalid (each problem as PATH: message on stderr), 2 bad usage or an
+            unreadable file (as in every trust command).
             Warns about pin sets expiring within 30 days and about anchor or pinned certificates whose notAfter is near.
             """)
 
@@ -20,6 +21,11 @@ struct CheckConfigCommand: ParsableCommand {
     var warnDays = 30
 
     func run() throws {
+        // Unreadable input is exit 2 in every command; 1 is kept for a file that was read and is invalid.
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            printError("\(file): cannot read: \(FileManager.default.fileExists(atPath: file) ? "permission denied" : "no such file")")
+            throw ExitCode(2)
+        }
         let evaluator: ConfiguredTrustEvaluator
         do {
             evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
