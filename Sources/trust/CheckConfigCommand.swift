@@ -20,6 +20,40 @@ struct CheckConfigCommand: ParsableCommand {
     @Option(help: "Days ahead that count as \"near\" for expiry warnings.")
     var warnDays = 30
 
+    @Flag(help: "Print the result as JSON on standard output (schema in the README): file, valid, problems, entries, warnings.")
+    var json = false
+
+    /// `check-config --json`.
+    struct Report: Encodable {
+        struct Problem: Encodable {
+            var path: String
+            var message: String
+        }
+        struct Entry: Encodable {
+            /// `base`, or the entry's host pattern.
+            var host: String
+            /// `system`, `system+custom` or `custom-only`.
+            var anchors: String
+            var anchorSources: Int
+            var pins: [String]
+            var pinsExpire: Date?
+            var pinsEnforced: Bool
+            var mode: String
+            var minimumTLSVersion: String
+            var minimumRSABits: Int
+            var minimumECBits: Int
+            var exclude: [String]
+            var reportURIs: [String]
+            var clientIdentity: Bool
+            var debugOverrides: Bool
+        }
+        var file: String
+        var valid: Bool
+        var problems: [Problem]
+        var entries: [Entry]
+        var warnings: [String]
+    }
+
     func run() throws {
         // Unreadable input is exit 2 in every command; 1 is kept for a file that was read and is invalid.
         guard FileManager.default.isReadableFile(atPath: file) else {
@@ -30,44 +64,48 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
-            for problem in error.problems { printError(problem.description) }
-            printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
+            if json {
+                try JSONOutput.print(Report(file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: $0.message) },
+                                            entries: [], warnings: []))
+            } else {
+                for problem in error.problems { printError(problem.description) }
+                printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
+            }
             throw ExitCode(1)
         }
+        let (entries, warnings) = summarise(evaluator)
+        if json {
+            try JSONOutput.print(Report(file: file, valid: true, problems: [], entries: entries, warnings: warnings))
+            return
+        }
+        for entry in entries { print("\(entry.host): " + Self.text(entry)) }
+        for warning in warnings { printError("warning: \(warning)") }
+        let hosts = entries.count - 1
+        print("\(file): valid (\(hosts) host entr\(hosts == 1 ? "y" : "ies"), \(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
+    }
+
+    /// Each entry (the base first) and the warnings: pin sets and certificates near or past their end.
+    func summarise(_ evaluator: ConfiguredTrustEvaluator) -> ([Report.Entry], [String]) {
         let now = Date()
         let horizon = now.addingTimeInterval(Double(warnDays) * 86_400)
         let configuration = evaluator.configuration
+        var entries: [Report.Entry] = []
         var warnings: [String] = []
         for (index, entry) in ([configuration.base] + configuration.hosts).enumerated() {
             let name = index == 0 ? "base" : (entry.host?.description ?? "?")
-            var parts: [String] = []
-            if let anchors = entry.anchors {
-                parts.append("anchors: \(anchors.replaceSystem ? "only" : "system +") \(anchors.certificates.count + anchors.pem.count) source(s)")
-            } else {
-                parts.append("anchors: system")
+            let expires = entry.pins?.expires
+            if let expires, expires <= now {
+                warnings.append("\(name): the pin set expired at \(RFC3339.string(expires)); it is not enforced")
+            } else if let expires, expires <= horizon {
+                warnings.append("\(name): the pin set expires in \(Int(expires.timeIntervalSince(now) / 86_400)) days (\(RFC3339.string(expires)))")
             }
-            if let pins = entry.pins {
-                var text = "pins: \(pins.sha256.count)"
-                if let expires = pins.expires {
-                    let days = Int(expires.timeIntervalSince(now) / 86_400)
-                    text += " (expire \(RFC3339.string(expires)), \(expires <= now ? "EXPIRED: not enforced" : "in \(days) days"))"
-                    if expires <= now {
-                        warnings.append("\(name): the pin set expired at \(RFC3339.string(expires)); it is not enforced")
-                    } else if expires <= horizon {
-                        warnings.append("\(name): the pin set expires in \(days) days (\(RFC3339.string(expires)))")
-                    }
-                }
-                parts.append(text)
-            } else {
-                parts.append("pins: none")
-            }
-            parts.append(entry.mode.rawValue)
-            parts.append("TLS ≥ \(entry.minimumTLSVersion), RSA ≥ \(entry.minimumRSABits), EC ≥ \(entry.minimumECBits)")
-            if !entry.exclude.isEmpty { parts.append("excluding " + entry.exclude.map(\.description).joined(separator: ", ")) }
-            if !entry.reportURIs.isEmpty { parts.append("reports → " + entry.reportURIs.map(\.absoluteString).joined(separator: ", ")) }
-            if entry.clientIdentity != nil { parts.append("client identity") }
-            if entry.debugOverrides != nil { parts.append("debug overrides (DEBUG builds only)") }
-            print("\(name): " + parts.joined(separator: "; "))
+            let anchors = entry.anchors.map { $0.replaceSystem ? "custom-only" : "system+custom" } ?? "system"
+            entries.append(Report.Entry(
+                host: name, anchors: anchors, anchorSources: entry.anchors.map { $0.certificates.count + $0.pem.count } ?? 0,
+                pins: entry.pins?.sha256.map(\.description) ?? [], pinsExpire: expires, pinsEnforced: expires.map { $0 > now } ?? (entry.pins != nil),
+                mode: entry.mode.rawValue, minimumTLSVersion: "\(entry.minimumTLSVersion)", minimumRSABits: entry.minimumRSABits,
+                minimumECBits: entry.minimumECBits, exclude: entry.exclude.map(\.description), reportURIs: entry.reportURIs.map(\.absoluteString),
+                clientIdentity: entry.clientIdentity != nil, debugOverrides: entry.debugOverrides != nil))
             // Certificates near their end: anchors, and those whose key is pinned.
             let pinned = Set(entry.pins?.sha256 ?? [])
             let certificates = entry.anchors?.load(baseDirectory: evaluator.baseDirectory, path: "").certificates ?? []
@@ -76,7 +114,31 @@ struct CheckConfigCommand: ParsableCommand {
                 warnings.append("\(name): \(role) \(certificate.subject) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
             }
         }
-        for warning in warnings { printError("warning: \(warning)") }
-        print("\(file): valid (\(configuration.hosts.count) host entr\(configuration.hosts.count == 1 ? "y" : "ies"), \(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
+        return (entries, warnings)
+    }
+
+    /// The one-line text summary of an entry.
+    static func text(_ entry: Report.Entry) -> String {
+        var parts: [String] = []
+        switch entry.anchors {
+        case "system": parts.append("anchors: system")
+        case "custom-only": parts.append("anchors: only \(entry.anchorSources) source(s)")
+        default: parts.append("anchors: system + \(entry.anchorSources) source(s)")
+        }
+        if entry.pins.isEmpty {
+            parts.append("pins: none")
+        } else if let expires = entry.pinsExpire {
+            let days = Int(expires.timeIntervalSinceNow / 86_400)
+            parts.append("pins: \(entry.pins.count) (expire \(RFC3339.string(expires)), \(entry.pinsEnforced ? "in \(days) days" : "EXPIRED: not enforced"))")
+        } else {
+            parts.append("pins: \(entry.pins.count)")
+        }
+        parts.append(entry.mode)
+        parts.append("TLS ≥ \(entry.minimumTLSVersion), RSA ≥ \(entry.minimumRSABits), EC ≥ \(entry.minimumECBits)")
+        if !entry.exclude.isEmpty { parts.append("excluding " + entry.exclude.joined(separator: ", ")) }
+        if !entry.reportURIs.isEmpty { parts.append("reports → " + entry.reportURIs.joined(separator: ", ")) }
+        if entry.clientIdentity { parts.append("client identity") }
+        if entry.debugOverrides { parts.append("debug overrides (DEBUG builds only)") }
+        return parts.joined(separator: "; ")
     }
 }

@@ -65,13 +65,6 @@ enum DecisionReport {
             validatedPath: decision.validatedPath.map(CertificateSummary.init),
             closestPath: decision.closestPath.map(CertificateSummary.init),
             presentedChain: decision.presentedChain.map(CertificateSummary.init))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(RFC3339.string(date))
-        }
-        guard let data = try? encoder.encode(value) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return (try? JSONOutput.document(value)) ?? "{}\n"
     }
 }

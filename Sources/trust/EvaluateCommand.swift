@@ -104,7 +104,7 @@ struct EvaluateCommand: AsyncParsableCommand {
         var decision = decision
         decision.notes += notes
         if json {
-            print(DecisionReport.json(decision))
+            print(DecisionReport.json(decision), terminator: "")
         } else {
             print(DecisionReport.text(decision), terminator: "")
         }

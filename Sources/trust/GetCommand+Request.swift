@@ -177,16 +177,19 @@ extension GetCommand {
         if let body = try requestBody() {
             request.body = body
             if request.value(forHeader: "content-type") == nil {
-                request.headers.append(("content-type", "application/x-www-form-urlencoded"))
+                request.headers.append(("content-type", json.isEmpty ? "application/x-www-form-urlencoded" : "application/json"))
             }
+            if !json.isEmpty && request.value(forHeader: "accept") == nil { request.headers.append(("accept", "application/json")) }
         }
         request.method = requestMethod
         return request
     }
 
-    /// curl's data flags, joined with `&` (curl joins them in command-line order; here `-d` pieces
-    /// come first, then `--data-binary`, then `--data-raw`). `-d @FILE` drops the file's CR and LF
-    /// characters, `--data-binary @FILE` sends it unchanged (curl's documented difference).
+    /// curl's data flags: `-d`, `--data-binary` and `--data-raw` pieces joined with `&`, `--json` pieces appended
+    /// with nothing between (curl 7.82+ adds no `&` before a `--json` piece). curl takes the pieces in
+    /// command-line order; here `-d` pieces come first, then `--data-binary`, `--data-raw`, `--json`.
+    /// `-d @FILE` drops the file's CR and LF characters, `--data-binary @FILE` and `--json @FILE` send it
+    /// unchanged (curl's documented difference).
     func requestBody() throws -> Data? {
         func read(_ name: String) throws -> Data {
             if name == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
@@ -203,11 +206,14 @@ extension GetCommand {
         }
         for piece in dataBinary { pieces.append(piece.hasPrefix("@") ? try read(String(piece.dropFirst())) : Data(piece.utf8)) }
         for piece in dataRaw { pieces.append(Data(piece.utf8)) }
-        guard !pieces.isEmpty else { return nil }
-        return pieces.dropFirst().reduce(into: pieces[0]) { body, piece in
+        var body: Data? = pieces.isEmpty ? nil : pieces.dropFirst().reduce(into: pieces[0]) { body, piece in
             body.append(UInt8(ascii: "&"))
             body.append(piece)
         }
+        for piece in json {
+            body = (body ?? Data()) + (piece.hasPrefix("@") ? try read(String(piece.dropFirst())) : Data(piece.utf8))
+        }
+        return body
     }
 
     /// `-v`: the request line and the header fields this command sets, credentials as `***`

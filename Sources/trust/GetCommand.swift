@@ -62,6 +62,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .customLong("data-raw"), help: "Request body as is, '@' not special; repeatable (joined with '&').")
     var dataRaw: [String] = []
 
+    @Option(name: .customLong("json"), help: "A JSON request body, as curl's --json: POST, with Content-Type and Accept application/json unless -H sets them; @FILE reads a file unchanged (@-: standard input); repeated: concatenated.")
+    var json: [String] = []
+
     @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
     var userAgent: String?
 
@@ -201,7 +204,7 @@ struct GetCommand: AsyncParsableCommand {
         if output != nil && remoteName { throw ValidationError("use one of -o and -O") }
         if http11 && http2 { throw ValidationError("use one of --http1.1 and --http2") }
         // curl: "You can only select one HTTP request method!"
-        if headOnly && !(data.isEmpty && dataBinary.isEmpty && dataRaw.isEmpty) {
+        if headOnly && hasBody {
             throw ValidationError("you can only select one HTTP request method: -I sends HEAD, -d sends a body")
         }
     }
@@ -374,6 +377,9 @@ struct GetCommand: AsyncParsableCommand {
     var requestMethod: String {
         if let method { return method.uppercased() }
         if headOnly { return "HEAD" }
-        return data.isEmpty && dataBinary.isEmpty && dataRaw.isEmpty ? "GET" : "POST"
+        return hasBody ? "POST" : "GET"
     }
+
+    /// Whether any data flag gives a body.
+    var hasBody: Bool { !(data.isEmpty && dataBinary.isEmpty && dataRaw.isEmpty && json.isEmpty) }
 }

@@ -93,11 +93,7 @@ struct InspectCommand: AsyncParsableCommand {
                                        clientCertificateRequested: observed.clientCertificateRequested,
                                        policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
                                        explanation: Self.explain(decision, trust: trust, name: nameToCheck))
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            encoder.dateEncodingStrategy = .iso8601
-            FileHandle.standardOutput.write(try encoder.encode(report))
-            print("")
+            try JSONOutput.print(report)
         } else {
             render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck)
         }
@@ -183,7 +179,8 @@ struct InspectCommand: AsyncParsableCommand {
             return "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration"
         case "SSLV3_ALERT_HANDSHAKE_FAILURE", "NO_SHARED_CIPHER", "NO_CIPHERS_AVAILABLE":
             return "the server and this client share no cipher suite or signature algorithm (TLS 1.2+ with modern suites is required)"
-        case "TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED" where clientCertificateRequested:
+        case let alert? where clientCertificateRequested
+            && ["TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED"].contains(alert):
             return "the server asked for a client certificate and refused the connection without one (alert \(reason ?? "")): give one with trust get --cert"
         default:
             if clientCertificateRequested {
@@ -285,7 +282,7 @@ struct InspectCommand: AsyncParsableCommand {
             print("     issuer:    \(summary.issuer)")
             print("     valid:     \(RFC3339.string(summary.notBefore)) → \(RFC3339.string(summary.notAfter)) (\(validity))")
             if let names = summary.subjectAlternativeNames { print("     names:     \(names.isEmpty ? "(none)" : names.joined(separator: ", "))") } else { print("     names:     (no subjectAltName extension)") }
-            print("     key:       \(summary.key); signature \(summary.signatureAlgorithm.replacingOccurrences(of: "SignatureAlgorithm.", with: ""))")
+            print("     key:       \(summary.key); signature \(summary.signatureAlgorithm)")
             print("     pin:       \(summary.pin)")
             print("     sha256:    \(summary.sha256Fingerprint)")
             if showcerts { print(certificate.pemString, terminator: "") }

@@ -50,13 +50,18 @@ struct PinCommand: AsyncParsableCommand {
             }
         }
         if json {
-            let objects = entries.map { ["kind": $0.kind.rawValue, "pin": $0.pin.description, "subject": $0.subject] }
-            let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            print(String(decoding: data, as: UTF8.self))
+            try JSONOutput.print(entries.map { PinReport(kind: $0.kind.rawValue, pin: $0.pin.description, subject: $0.subject) })
         } else {
             for entry in entries { print("\(entry.pin)  \(entry.subject)") }
         }
     }
+}
+
+/// One element of `trust pin --json`.
+struct PinReport: Encodable {
+    var kind: String
+    var pin: String
+    var subject: String
 }
 
 extension FileManager {

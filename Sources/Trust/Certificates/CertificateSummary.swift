@@ -7,7 +7,7 @@ public struct CertificateSummary: Sendable, Hashable, Codable {
     public var subject: String
     /// The issuer distinguished name, as text.
     public var issuer: String
-    /// The serial number, as text.
+    /// The serial number as `openssl x509 -serial` prints it (upper-case hex, two digits a byte).
     public var serialNumber: String
     /// The start of the validity period.
     public var notBefore: Date
@@ -17,7 +17,7 @@ public struct CertificateSummary: Sendable, Hashable, Codable {
     public var subjectAlternativeNames: [String]?
     /// The key type and size, such as `RSA 2048` or `ECDSA P-256`.
     public var key: String
-    /// The certificate's signature algorithm, as text.
+    /// The certificate's signature algorithm under OpenSSL's name (`ecdsa-with-SHA256`, `sha256WithRSAEncryption`).
     public var signatureAlgorithm: String
     /// `sha256/BASE64`.
     public var pin: String
@@ -32,12 +32,12 @@ public struct CertificateSummary: Sendable, Hashable, Codable {
     public init(_ certificate: Certificate) {
         subject = certificate.subject.description
         issuer = certificate.issuer.description
-        serialNumber = certificate.serialNumber.description
+        serialNumber = certificate.openSSLSerial
         notBefore = certificate.notValidBefore
         notAfter = certificate.notValidAfter
         subjectAlternativeNames = certificate.subjectAlternativeNameStrings
         key = certificate.publicKeyDescription.description
-        signatureAlgorithm = certificate.signatureAlgorithm.description
+        signatureAlgorithm = certificate.openSSLSignatureAlgorithmName
         pin = certificate.spkiPin.description
         sha256Fingerprint = certificate.sha256Fingerprint.map { String(format: "%02X", $0) }.joined(separator: ":")
         isCertificateAuthority = certificate.isCertificateAuthority

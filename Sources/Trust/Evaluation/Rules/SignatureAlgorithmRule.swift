@@ -24,7 +24,7 @@ public struct SignatureAlgorithmRule: PathRule {
             let algorithm = certificate.signatureAlgorithm
             if Self.strong.contains(algorithm) { continue }
             if allowsSHA1 && algorithm == .sha1WithRSAEncryption { continue }
-            reasons.append(.weakSignatureAlgorithm(subject: certificate.displayName, algorithm: algorithm.description))
+            reasons.append(.weakSignatureAlgorithm(subject: certificate.displayName, algorithm: certificate.openSSLSignatureAlgorithmName))
         }
         return reasons
     }

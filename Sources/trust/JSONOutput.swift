@@ -1,0 +1,24 @@
+import Foundation
+import Trust
+
+/// The one writer behind every `--json` of the `trust` command, so that all commands print the same dialect:
+/// UTF-8, pretty-printed, keys sorted (a stable order scripts and diffs can rely on),
+/// "/" not escaped (RFC 8259 §7 allows it unescaped; `sha256/…` pins and URLs stay readable), dates as
+/// RFC 3339 strings in UTC. The schema of each command is documented in the README ("JSON output").
+enum JSONOutput {
+    /// `value` as one JSON document followed by a newline.
+    static func document<Value: Encodable>(_ value: Value) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(RFC3339.string(date))
+        }
+        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
+    }
+
+    /// Writes `value` to standard output as one JSON document.
+    static func print<Value: Encodable>(_ value: Value) throws {
+        FileHandle.standardOutput.write(Data(try document(value).utf8))
+    }
+}
