@@ -11,7 +11,7 @@ modification time. Run it again to take a newer list; `swift test` checks that t
 rules equal the system file's whenever both carry the same date.
 
 The rules are written in the same canonical form as `PeerName.canonicalDNSName` (lower case;
-NFC; internationalised labels as Punycode A-labels, RFC 3492), in three sorted
+internationalised names through UTS #46 and IDNA2008 to A-labels), in three sorted
 newline-terminated blobs that the library binary-searches in place: no parsing, no
 allocation at start-up.
 """
@@ -21,7 +21,6 @@ import os
 import re
 import subprocess
 import sys
-import unicodedata
 
 DEFAULT_LIST = "/usr/share/publicsuffix/public_suffix_list.dat"
 OUTPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "Trust", "Names",
@@ -30,25 +29,26 @@ ASCII_LABEL = re.compile(r"^[a-z0-9_-]{1,63}$")
 
 
 def canonical(name):
-    """PeerName.canonicalDNSName for the names the list holds; None when not a valid name."""
-    for dot in ("\u3002", "\uff0e", "\uff61"):
-        name = name.replace(dot, ".")
-    name = unicodedata.normalize("NFC", name).lower()
-    labels = []
-    for label in name.split("."):
-        if not label:
+    """PeerName.canonicalDNSName for the names the list holds; None when not a valid name.
+
+    ASCII names: lower case, labels of [a-z0-9_-]. Other names: UTS #46 and IDNA2008 as
+    `idna.encode(name, uts46=True)` (the Python package `idna`, the same data as
+    Sources/Trust/Names/EmbeddedIDNATables.swift)."""
+    if name.endswith("."):
+        name = name[:-1]
+    if not name.isascii():
+        try:
+            import idna
+            name = idna.encode(name, uts46=True).decode("ascii")
+        except ImportError:
+            sys.exit("the idna package is needed for internationalised rules: pip install idna==3.13")
+        except (idna.IDNAError, UnicodeError):
             return None
-        if label.isascii():
-            if not ASCII_LABEL.match(label):
-                return None
-            labels.append(label)
-        else:
-            encoded = "xn--" + label.encode("punycode").decode("ascii")
-            if len(encoded) > 63:
-                return None
-            labels.append(encoded)
-    result = ".".join(labels)
-    return result if len(result) <= 253 else None
+    name = name.lower()
+    labels = name.split(".")
+    if not all(ASCII_LABEL.match(label) for label in labels):
+        return None
+    return name if len(name) <= 253 else None
 
 
 def list_date(path, text, given):

@@ -223,7 +223,8 @@ extension GetCommand {
         let path = request.url.path(percentEncoded: true)
         let target = (path.isEmpty ? "/" : path) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
         diagnostics.verbose("> \(request.method) \(target)")
-        let host = request.url.host(percentEncoded: true) ?? ""
+        // As sent: Foundation's `host` is the ASCII (IDNA) form the session connects to and names in Host.
+        let host = (request.url.host ?? "").lowercased()
         diagnostics.verbose("> host: \(host)\(request.url.port.map { ":\($0)" } ?? "")")
         if request.value(forHeader: "user-agent") == nil { diagnostics.verbose("> user-agent: \(userAgent)") }
         if request.authenticatesPreemptively && request.value(forHeader: "authorization") == nil {

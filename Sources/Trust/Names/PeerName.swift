@@ -45,23 +45,13 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         // DNS limit; 4 bytes per character leaves room for any Unicode spelling of a valid name.
         guard name.utf8.count <= 253 * 4 else { throw .tooLong(String(raw.prefix(64)) + "…") }
         if name.utf8.allSatisfy({ $0 < 0x80 }) { return try canonicalASCIIName(name, raw: raw) }
-        // IDNA: map full-width dots to ASCII dots, then NFC-normalise and lower-case.
-        let dotted = name.replacingOccurrences(of: "\u{3002}", with: ".")
-            .replacingOccurrences(of: "\u{FF0E}", with: ".")
-            .replacingOccurrences(of: "\u{FF61}", with: ".")
-        let normalised = dotted.precomposedStringWithCanonicalMapping.lowercased()
-        var labels: [String] = []
-        for label in normalised.split(separator: ".", omittingEmptySubsequences: false) {
-            labels.append(try canonicalLabel(String(label), in: raw))
-        }
-        let result = labels.joined(separator: ".")
-        guard result.utf8.count <= 253 else { throw .tooLong(raw) }
-        return result
+        return try IDNA.canonicalName(name, raw: raw)
     }
 
-    /// The same result for an all-ASCII name without Foundation's Unicode normalisation: lower-cased
-    /// byte by byte, each label checked as ``canonicalLabel(_:in:)`` checks an ASCII label.
-    private static func canonicalASCIIName(_ name: String, raw: String) throws(PeerNameError) -> String {
+    /// An all-ASCII name, without Foundation's Unicode normalisation: lower-cased byte by byte (what UTS #46
+    /// maps ASCII to), labels of letters, digits, `-` and `_` (host names in use carry underscores, and
+    /// curl and browsers accept them), at most 63 octets each; an `xn--` label must be a valid A-label.
+    static func canonicalASCIIName(_ name: String, raw: String) throws(PeerNameError) -> String {
         var bytes = Array(name.utf8)
         var labelLength = 0
         for index in bytes.indices {
@@ -84,34 +74,21 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
         guard labelLength > 0 else { throw .emptyLabel(raw) }
         guard labelLength <= 63 else { throw .labelTooLong(raw) }
         guard bytes.count <= 253 else { throw .tooLong(raw) }
+        try checkALabels(bytes, raw: raw)
         return String(decoding: bytes, as: UTF8.self)
     }
+}
 
-    private static func canonicalLabel(_ label: String, in raw: String) throws(PeerNameError) -> String {
-        guard !label.isEmpty else { throw .emptyLabel(raw) }
-        if label.unicodeScalars.allSatisfy({ $0.isASCII }) {
-            for scalar in label.unicodeScalars {
-                let ok = (scalar >= "a" && scalar <= "z") || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "_"
-                guard ok else { throw .invalidCharacter(raw, String(scalar)) }
-            }
-            guard label.utf8.count <= 63 else { throw .labelTooLong(raw) }
-            return label
+extension PeerName {
+    /// Checks each `xn--` label of a lower-case ASCII name (most names have none: one pass over the bytes).
+    static func checkALabels(_ bytes: [UInt8], raw: String) throws(PeerNameError) {
+        var labelStart = 0
+        while labelStart < bytes.count {
+            let labelEnd = bytes[labelStart...].firstIndex(of: UInt8(ascii: ".")) ?? bytes.count
+            let label = bytes[labelStart..<labelEnd]
+            if label.count >= 4 && label.starts(with: "xn--".utf8) { try IDNA.checkALabel(label, raw: raw) }
+            labelStart = labelEnd + 1
         }
-        // A Unicode label: only letters, marks, digits and hyphens may appear (no symbols,
-        // spaces, controls or look-alike punctuation); then Punycode.
-        for scalar in label.unicodeScalars {
-            let props = scalar.properties
-            let allowed = props.isAlphabetic || props.generalCategory == .decimalNumber
-                || props.generalCategory == .nonspacingMark || props.generalCategory == .spacingMark
-                || scalar == "-"
-            guard allowed, !props.isWhitespace, !props.isDefaultIgnorableCodePoint else {
-                throw .invalidCharacter(raw, String(scalar))
-            }
-        }
-        guard let encoded = Punycode.encode(label) else { throw .invalidInternationalisedName(raw) }
-        let aLabel = "xn--" + encoded
-        guard aLabel.utf8.count <= 63 else { throw .labelTooLong(raw) }
-        return aLabel
     }
 }
 
@@ -124,6 +101,8 @@ public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidCharacter(String, String)
     case invalidInternationalisedName(String)
     case notADNSName(String)
+    /// An internationalised name breaks an IDNA rule (the name, then the rule in words).
+    case idnaRule(String, String)
 
     /// Human-readable form.
     public var description: String {
@@ -132,9 +111,10 @@ public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyLabel(let n): return "the host name \"\(n)\" has an empty label"
         case .labelTooLong(let n): return "the host name \"\(n)\" has a label longer than 63 octets"
         case .tooLong(let n): return "the host name \"\(n)\" is longer than 253 octets"
-        case .invalidCharacter(let n, let c): return "the host name \"\(n)\" contains the character \(c.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined()) which is not allowed in a host name"
+        case .invalidCharacter(let n, let c): return "the host name \"\(n)\" contains the character \(c.unicodeScalars.map(IDNA.name).joined(separator: " ")), which is not allowed in a host name"
         case .invalidInternationalisedName(let n): return "the internationalised host name \"\(n)\" cannot be converted to an A-label"
         case .notADNSName(let n): return "\"\(n)\" is an IP address, not a DNS name"
+        case .idnaRule(let n, let why): return "the internationalised host name \"\(n)\" is not valid: \(why)"
         }
     }
 }

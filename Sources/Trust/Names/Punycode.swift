@@ -1,5 +1,5 @@
-/// RFC 3492 Punycode encoding, used to turn an internationalised label into its
-/// ASCII-compatible form (`xn--…`).
+/// RFC 3492 Punycode, used to turn an internationalised label into its ASCII-compatible form
+/// (`xn--…`) and to read one back when an A-label is checked.
 enum Punycode {
     private static let base = 36
     private static let tMin = 1
@@ -66,5 +66,61 @@ enum Punycode {
             n += 1
         }
         return output
+    }
+
+    /// Decodes the part of an A-label after `xn--` (RFC 3492 §6.2); `nil` when it is not valid Punycode
+    /// (a non-basic or unknown digit, a truncated number, overflow, a code point that is not a scalar).
+    /// Upper-case digits are read as lower-case, as the RFC allows.
+    static func decode(_ input: some Collection<UInt8>) -> [Unicode.Scalar]? {
+        let bytes = Array(input)
+        var output: [UInt32] = []
+        var position = 0
+        if let delimiter = bytes.lastIndex(of: UInt8(ascii: "-")), delimiter > 0 {
+            for byte in bytes[..<delimiter] {
+                guard byte < 0x80 else { return nil }
+                output.append(UInt32(byte))
+            }
+            position = delimiter + 1
+        }
+        var n = initialN
+        var i = 0
+        var bias = initialBias
+        let limit = Int(Int32.max)
+        while position < bytes.count {
+            let oldI = i
+            var weight = 1
+            var k = base
+            while true {
+                guard position < bytes.count, let digit = digitValue(bytes[position]) else { return nil }
+                position += 1
+                let (product, overflow) = digit.multipliedReportingOverflow(by: weight)
+                guard !overflow, product <= limit - i else { return nil }
+                i += product
+                let t = k <= bias ? tMin : (k >= bias + tMax ? tMax : k - bias)
+                if digit < t { break }
+                let (nextWeight, weightOverflow) = weight.multipliedReportingOverflow(by: base - t)
+                guard !weightOverflow, nextWeight <= limit else { return nil }
+                weight = nextWeight
+                k += base
+            }
+            let count = output.count + 1
+            bias = adapt(i - oldI, count, oldI == 0)
+            guard i / count <= limit - n else { return nil }
+            n += i / count
+            i %= count
+            guard n <= 0x10FFFF, Unicode.Scalar(UInt32(n)) != nil else { return nil }
+            output.insert(UInt32(n), at: i)
+            i += 1
+        }
+        return output.compactMap(Unicode.Scalar.init)
+    }
+
+    private static func digitValue(_ byte: UInt8) -> Int? {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return Int(byte - UInt8(ascii: "a"))
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): return Int(byte - UInt8(ascii: "A"))
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return Int(byte - UInt8(ascii: "0")) + 26
+        default: return nil
+        }
     }
 }

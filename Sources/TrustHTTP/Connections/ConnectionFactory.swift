@@ -162,8 +162,12 @@ struct ConnectionFactory: Sendable {
         {
             return SessionError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlying: "\(error)")
         }
-        if let trustError = error as? PeerNameError {
-            return SessionError(.badURL, "the host name is not valid: \(trustError)", url: url)
+        // A host that cannot be a peer name is refused when the TLS handler is made, which NIO reports
+        // per connection attempt: the name's own reason is the error, not "could not connect".
+        let nameError = (error as? PeerNameError)
+            ?? (error as? NIOConnectionError)?.connectionErrors.lazy.compactMap { $0.error as? PeerNameError }.first
+        if let nameError {
+            return SessionError(.badURL, "the host name is not valid: \(nameError)", url: url)
         }
         return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlying: "\(error)")
     }
