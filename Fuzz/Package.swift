@@ -47,6 +47,13 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "FuzzHostNames",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "Trust", package: "swift-trust"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzEvaluateChainInput",
             dependencies: [
                 "FuzzSupport",

@@ -15,7 +15,7 @@ root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
 mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
-all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames)
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
@@ -112,6 +112,15 @@ printf '%s' 'Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256-s
 printf '%s' 'nextnonce="abc", qop=auth, rspauth="d1f", cnonce="x", nc=00000001' > "$h/authentication-info"
 printf '%s\n%s\n%s' 'Basic realm="one"' 'Digest realm="two", nonce="n", algorithm=MD5' 'Bearer' > "$h/three-fields"
 printf '%s' 'Digest realm="r", nonce="a", algorithm=MD5-sess, qop="auth-int", Digest realm="r", nonce="b", algorithm=SHA3-512, Basic, ,, Basic realm=x, realm=y' > "$h/tricky"
+
+# Host names: ASCII, fullwidth, compatibility and deviation characters, joiners, right-to-left labels, xn-- labels.
+n="$seeds/FuzzHostNames"
+i=0
+for name in 'API.Example.COM.' 'ＥＸＡＭＰＬＥ．com' 'ﬁle.com' 'faß.de' 'xn--fa-hia.de' 'XN--BCHER-KVA.example' 'l·l.cat' \
+  'क्‍ष.in' 'ا‌ب.com' 'שלום.co.il' 'مثال.إختبار' '١٢٣.com' '例え。テスト。' 'xn--abc.com' 'a_b-c.d' '☃.net' 'exam​ple.com' \
+  'βόλος.ΣΑΣ' 'ǅemal.hr' '①②.jp' 'ｶﾞ.jp'; do
+  i=$((i + 1)); printf '%s' "$name" > "$n/name-$i"
+done
 
 # Configuration files: first byte J (the configuration file), T TrustKit, S ATS, A Android NSC, O OkHttp.
 pins=()
