@@ -15,180 +15,90 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get",
         abstract: "Send an HTTP(S) request with server trust evaluated in the handshake; curl-compatible exit codes.",
         discussion: """
-            Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with --anchors-only
-            they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics.
-            The body is written as it arrives; -o FILE writes a temporary file beside FILE and renames it into place
-            once complete (nothing is left behind on failure or Ctrl-C).
-            Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL, 6 could not resolve host,
-            7 could not connect, 8 malformed HTTP/1.1 response head (a bare CR or LF, a NUL in a header field),
-            16 the server broke an HTTP/2 rule (a frame flood, a flow-control violation, GOAWAY abuse), 18 the server closed
-            the connection before the end of the body (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output (a closed pipe, a
-            full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake failure other than trust
-            (including a server refusing or requiring a client certificate), 47 too many redirects, 56 connection lost or a response head over the limits,
-            58 local client-certificate problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable
-            or inflating more than 100 times, 63 --max-filesize exceeded,
-            67 authentication failed (--user given and the final response is still 401, or --proxy-user and 407),
-            130 interrupted (Ctrl-C).
-            Proxies: -x/--proxy URL (http proxy; https through CONNECT, TLS and trust end to end), -U/--proxy-user,
-            --noproxy; without -x the environment's http_proxy/https_proxy/no_proxy apply, as in curl.
-            HTTP authentication: --user answers Basic and Digest challenges, the strongest offered first (--any-auth,
-            the default); --digest answers Digest only; --basic answers Basic only and sends it before any challenge,
-            as curl does. Basic is never sent over plain http unless --allow-cleartext-auth.
-            Secrets (passwords, passphrases, Authorization and Proxy-Authorization values, URL user-info) are never
-            printed: -v shows them as ***.
+            Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with \
+            --anchors-only they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics. \
+            The body is written as it arrives; -o FILE writes a temporary file beside FILE and renames it into \
+            place once complete (nothing is left behind on failure or Ctrl-C).
+
+            Secrets (passwords, passphrases, Authorization and Proxy-Authorization values, URL user-info) are \
+            never printed: -v shows them as ***. Basic credentials are never sent over plain http unless \
+            --allow-cleartext-auth. Without -x, the environment's http_proxy, https_proxy and no_proxy apply, \
+            as in curl.
+
+            Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL (an invalid \
+            internationalised host too), 6 could not resolve host, 7 could not connect, 8 malformed HTTP/1.1 \
+            response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
+            body ended early (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output \
+            (a closed pipe, a full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
+            failure other than trust (a client certificate required or refused included), 47 too many \
+            redirects, 56 connection lost or a response head over the limits, 58 local client-certificate \
+            problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
+            inflating more than 100 times, 63 --max-filesize exceeded, 67 authentication failed (a final 401 \
+            with --user, 407 with --proxy-user), 130 interrupted (Ctrl-C).
             """)
 
     @Argument(help: "The URL (http or https).")
     var url: String
 
-    @Option(name: .shortAndLong, help: "Write the body to FILE instead of standard output ('-': standard output).")
-    var output: String?
+    @OptionGroup(title: "Request") var requestOptions: GetRequestOptions
+    @OptionGroup(title: "Output") var outputOptions: GetOutputOptions
+    @OptionGroup(title: "Server trust") var serverTrustOptions: GetTrustOptions
+    @OptionGroup(title: "Client certificate") var clientCertificateOptions: GetClientCertificateOptions
+    @OptionGroup(title: "HTTP authentication and proxies") var authenticationOptions: GetAuthenticationOptions
+    @OptionGroup(title: "Connection and time limits") var connectionOptions: GetConnectionOptions
+    @OptionGroup(title: "Retries") var retryOptions: GetRetryOptions
 
-    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Write the body to a file in the current folder named as the URL's last path segment (curl's -O).")
-    var remoteName = false
-
-    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value'; repeatable.")
-    var header: [String] = []
-
-    @Option(name: [.customShort("X"), .customLong("request")], help: "The request method.")
-    var method: String?
-
-    @Option(name: [.customShort("d"), .customLong("data")], help: "Request body (sends POST unless -X says otherwise); @FILE reads a file without its CR and LF (@-: standard input); repeated: joined with '&'.")
-    var data: [String] = []
-
-    @Option(name: .customLong("data-binary"), help: "Request body as is; @FILE reads a file unchanged; repeatable (joined with '&').")
-    var dataBinary: [String] = []
-
-    @Option(name: .customLong("data-raw"), help: "Request body as is, '@' not special; repeatable (joined with '&').")
-    var dataRaw: [String] = []
-
-    @Option(name: .customLong("json"), help: "A JSON request body, as curl's --json: POST, with Content-Type and Accept application/json unless -H sets them; @FILE reads a file unchanged (@-: standard input); repeated: concatenated.")
-    var json: [String] = []
-
-    @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
-    var userAgent: String?
-
-    @Option(name: [.customShort("e"), .customLong("referer")], help: "The Referer header.")
-    var referer: String?
-
-    @Option(name: .long, help: "Anchor certificates (PEM/DER file or folder) added to the system roots; repeatable.")
-    var cacert: [String] = []
-
-    @OptionGroup var trustOptions: TrustOptions
-
-    @Flag(name: [.customShort("k"), .customLong("insecure")], help: "Proceed even when the server is not trusted; the full trust verdict is printed as a warning (--pin is still enforced, as curl's --pinnedpubkey).")
-    var insecure = false
-
-    @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file); curl's FILE:PASSWORD form is accepted.")
-    var cert: String?
-
-    @Option(name: [.customLong("cert-password"), .customLong("pass")], help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key (--pass as in curl).")
-    var certPassword: String?
-
-    @Option(name: .long, help: "The --cert file's type: P12 or PEM (default: from the name and content, as curl).")
-    var certType: String?
-
-    @Option(name: .long, help: "The private key (PEM: PKCS#8, SEC1 or PKCS#1) for a PEM --cert.")
-    var key: String?
-
-    @Option(name: .long, help: "A trust configuration file (per-host pins, anchors, report-only…); replaces --cacert/--pin/--mode.")
-    var config: String?
-
-    @Option(name: [.customShort("u"), .customLong("user")], help: "USER:PASSWORD for HTTP authentication (Basic or Digest).")
-    var user: String?
-
-    @Flag(name: .long, help: "Basic only, sent before any challenge (curl's --basic).")
-    var basic = false
-
-    @Flag(name: .long, help: "Digest only.")
-    var digest = false
-
-    @Flag(name: .long, help: "The strongest scheme the server offers (the default).")
-    var anyAuth = false
-
-    @Flag(name: .long, help: "Allow Basic credentials over plain http (clear text).")
-    var allowCleartextAuth = false
-
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT). Without it, http_proxy / https_proxy / no_proxy from the environment apply, as in curl.")
-    var proxy: String?
-
-    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks).")
-    var proxyUser: String?
-
-    @Option(name: .long, help: "Hosts reached without the proxy, comma-separated ('*': all), as curl's --noproxy.")
-    var noproxy: String?
-
-    @Option(name: .long, help: "The most redirects to follow (0: none).")
-    var maxRedirs: Int = 10
-
-    @Flag(name: [.customShort("L"), .customLong("location")], help: "Accepted for curl compatibility; redirects are followed by default.")
-    var location = false
-
-    @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the HTTP status is 400 or more.")
-    var fail = false
-
-    @Flag(name: [.customShort("i"), .customLong("include")], help: "Write the response head (status line and header fields) before the body.")
-    var include = false
-
-    @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and write the response head.")
-    var headOnly = false
-
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "After the transfer, write FORMAT: %{http_code}, %{url_effective}, %{num_redirects}, %{remote_ip}, %{time_total}, %{size_download}, %{ssl_verify_result}, %{stderr}, \\n… (curl's; @FILE reads it).")
-    var writeOut: String?
-
-    @Option(name: .long, help: "Connect HOST:PORT to ADDRESS instead (curl syntax HOST:PORT:ADDRESS); repeatable.")
-    var resolve: [String] = []
-
-    @Flag(name: .customLong("http1.1"), help: "HTTP/1.1 only.")
-    var http11 = false
-
-    @Flag(name: .customLong("http2"), help: "HTTP/2 when the server offers it, else HTTP/1.1 (the default).")
-    var http2 = false
-
-    @Flag(name: .long, help: "Ask for a compressed response (Accept-Encoding: deflate, gzip) and write it decompressed; a body inflating more than 100 times its compressed size (a zip bomb) or invalid gzip/deflate data ends with exit 61.")
-    var compressed = false
-
-    @Option(name: .long, help: "Seconds allowed to connect (TCP + TLS).")
-    var connectTimeout: Double = 10
-
-    @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds allowed for the whole transfer, body included (default: no limit, as curl).")
-    var maxTime: Double?
-
-    @Option(name: [.customShort("y"), .customLong("speed-time")], help: "Abort (exit 28) when slower than --speed-limit for this many seconds (curl's; 30 when only --speed-limit is given).")
-    var speedTime: Int?
-
-    @Option(name: [.customShort("Y"), .customLong("speed-limit")], help: "Bytes per second below which --speed-time aborts (1 when only --speed-time is given).")
-    var speedLimit: Int?
-
-    @Option(name: .customLong("retry"), help: "Retry a transient failure this many times (curl's: a timeout, an unresolvable host, HTTP 408/429/500/502/503/504).")
-    var retryCount = 0
-
-    @Option(name: .long, help: "Seconds between retries (default: 1, doubling up to 600).")
-    var retryDelay: Int?
-
-    @Option(name: .long, help: "No retry after this many seconds since the first attempt.")
-    var retryMaxTime: Int?
-
-    @Flag(name: .customLong("retry-connrefused"), help: "With --retry, also retry a refused connection.")
-    var retryConnrefused = false
-
-    @Flag(name: .long, help: "With --retry, retry every failure.")
-    var retryAllErrors = false
-
-    @Option(name: .long, help: "The largest body accepted, in bytes: exit 63 when it is larger (announced or received).")
-    var maxFilesize: Int64?
-
-    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No progress meter, no error messages.")
-    var silent = false
-
-    @Flag(name: [.customShort("S"), .customLong("show-error")], help: "With -s, still show error messages.")
-    var showError = false
-
-    @Flag(name: .long, help: "No progress meter (error messages still shown).")
-    var noProgressMeter = false
-
-    @Flag(name: [.customShort("v"), .customLong("verbose")], help: "Show the request and response headers (secrets as ***), TLS version, ALPN, the presented chain with pins, every challenge and its disposition (on stderr).")
-    var verbose = false
+    // The options by name, as the rest of the command reads them.
+    var method: String? { requestOptions.method }
+    var header: [String] { requestOptions.header }
+    var data: [String] { requestOptions.data }
+    var dataBinary: [String] { requestOptions.dataBinary }
+    var dataRaw: [String] { requestOptions.dataRaw }
+    var json: [String] { requestOptions.json }
+    var userAgent: String? { requestOptions.userAgent }
+    var referer: String? { requestOptions.referer }
+    var compressed: Bool { requestOptions.compressed }
+    var http11: Bool { requestOptions.http11 }
+    var http2: Bool { requestOptions.http2 }
+    var maxRedirs: Int { requestOptions.maxRedirs }
+    var location: Bool { requestOptions.location }
+    var output: String? { outputOptions.output }
+    var remoteName: Bool { outputOptions.remoteName }
+    var include: Bool { outputOptions.include }
+    var headOnly: Bool { outputOptions.headOnly }
+    var writeOut: String? { outputOptions.writeOut }
+    var fail: Bool { outputOptions.fail }
+    var maxFilesize: Int64? { outputOptions.maxFilesize }
+    var silent: Bool { outputOptions.silent }
+    var showError: Bool { outputOptions.showError }
+    var noProgressMeter: Bool { outputOptions.noProgressMeter }
+    var verbose: Bool { outputOptions.verbose }
+    var cacert: [String] { serverTrustOptions.cacert }
+    var trustOptions: TrustOptions { serverTrustOptions.trustOptions }
+    var insecure: Bool { serverTrustOptions.insecure }
+    var config: String? { serverTrustOptions.config }
+    var cert: String? { clientCertificateOptions.cert }
+    var certPassword: String? { clientCertificateOptions.certPassword }
+    var certType: String? { clientCertificateOptions.certType }
+    var key: String? { clientCertificateOptions.key }
+    var user: String? { authenticationOptions.user }
+    var basic: Bool { authenticationOptions.basic }
+    var digest: Bool { authenticationOptions.digest }
+    var anyAuth: Bool { authenticationOptions.anyAuth }
+    var allowCleartextAuth: Bool { authenticationOptions.allowCleartextAuth }
+    var proxy: String? { authenticationOptions.proxy }
+    var proxyUser: String? { authenticationOptions.proxyUser }
+    var noproxy: String? { authenticationOptions.noproxy }
+    var resolve: [String] { connectionOptions.resolve }
+    var connectTimeout: Double { connectionOptions.connectTimeout }
+    var maxTime: Double? { connectionOptions.maxTime }
+    var speedTime: Int? { connectionOptions.speedTime }
+    var speedLimit: Int? { connectionOptions.speedLimit }
+    var retryCount: Int { retryOptions.retryCount }
+    var retryDelay: Int? { retryOptions.retryDelay }
+    var retryMaxTime: Int? { retryOptions.retryMaxTime }
+    var retryConnrefused: Bool { retryOptions.retryConnrefused }
+    var retryAllErrors: Bool { retryOptions.retryAllErrors }
 
     func validate() throws {
         if maxRedirs < 0 { throw ValidationError("--max-redirs must be 0 or more") }

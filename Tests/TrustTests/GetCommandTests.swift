@@ -68,23 +68,12 @@ struct GetCommandTests {
         guard FileManager.default.isExecutableFile(atPath: openssl) else {
             Issue.record("openssl is needed for this interoperability test"); return
         }
-        let port = Int.random(in: 20_000..<40_000)
         let lab = CLITests.lab
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
-                             "-key", lab + "/good/key.pem", "-www", "-quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let (process, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
+                                                            "-key", lab + "/good/key.pem", "-www"])
         defer { stop(process) }
         let resolve = ["--resolve", "good.lab.test:\(port):127.0.0.1"]
-        var status: Int32 = -1
-        for _ in 0..<50 {  // wait (bounded) for openssl to listen
-            status = try await run(CLITests.binary, ["get", "https://good.lab.test:\(port)/", "--cacert", lab + "/roots.pem", "-o", "/dev/null"] + resolve).0
-            if status != 7 { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        let status = try await run(CLITests.binary, ["get", "https://good.lab.test:\(port)/", "--cacert", lab + "/roots.pem", "-o", "/dev/null"] + resolve).0
         #expect(status == 0)
         #expect(try await run(CLITests.binary, ["get", "https://good.lab.test:\(port)/", "-o", "/dev/null"] + resolve).0 == 60)
         #expect(try await run(CLITests.binary, ["get", "https://127.0.0.1:\(port)/", "--cacert", lab + "/roots.pem", "-o", "/dev/null"]).0 == 0)

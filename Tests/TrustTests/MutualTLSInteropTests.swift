@@ -20,21 +20,11 @@ struct MutualTLSInteropTests {
     @Test func ourClientAgainstOpenSSLServer() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
         let lab = CLITests.lab
-        let port = Int.random(in: 40_000..<50_000)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: Self.openssl)
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
-                            "-key", lab + "/good/key.pem", "-Verify", "1", "-verify_return_error", "-CAfile", lab + "/root.pem", "-www", "-quiet"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
+                                                           "-key", lab + "/good/key.pem", "-Verify", "1", "-verify_return_error", "-CAfile", lab + "/root.pem", "-www"])
         defer { stop(server) }
         let base = ["get", "https://good.lab.test:\(port)/", "--resolve", "good.lab.test:\(port):127.0.0.1", "--cacert", lab + "/roots.pem", "-o", "/dev/null"]
-        var withoutCert: Int32 = 7
-        for _ in 0..<50 where withoutCert == 7 {  // bounded wait for openssl to listen
-            withoutCert = try await run(CLITests.binary, base).0
-            if withoutCert == 7 { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let withoutCert = try await run(CLITests.binary, base).0
         #expect(withoutCert == 35)  // the server requires a certificate
         for options in [[], ["-legacy"]] {
             let file = try await p12(options, password: "secret")
