@@ -33,8 +33,8 @@ public final class Session: Sendable {
     public let evaluationCache: TrustEvaluationCache?
     /// Digest nonces in use per origin.
     let digestSessions = DigestSessionCache()
-    /// Client identities named by a trust configuration's entries (by entry pattern; nil = base).
-    private let configuredIdentities: [String: ClientIdentity]
+    /// Per-host decisions (evaluator, pool key, TLS minimum, identity, proxy), made once per host.
+    private let router: SessionRouter
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -51,7 +51,8 @@ public final class Session: Sendable {
             cacheSettings = EvaluationCacheSettings.stricter(cacheSettings, evaluator.configuration.evaluationCache)
         }
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
-        self.configuredIdentities = try Self.loadConfiguredIdentities(configuration.serverTrust)
+        self.router = SessionRouter(configuration: configuration, cache: evaluationCache,
+                                    configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust))
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -101,7 +102,7 @@ public final class Session: Sendable {
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var request = original
         var redirects: [URL] = []
-        var authenticator = HTTPAuthenticator(request: original, configuration: configuration, sessionHandler: sessionHandler, digestSessions: digestSessions)
+        var authenticator = HTTPAuthenticator(request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
         while true {
             let prepared = authenticator.prepare(request)
             let response = try await perform(prepared, redirects: redirects, context: context)
@@ -149,29 +150,11 @@ public final class Session: Sendable {
             }
         }
         let taskScoped = request.challengeHandler != nil && origin.isSecure
-        var route = configuration.serverTrust.evaluator(for: origin.host, port: origin.port)
-        var known: ServerTrustVerifier.Known?
-        if let cache = evaluationCache {
-            // The route key names the evaluator uniquely within this session's configuration.
-            let base = route.evaluate
-            let identity = route.key
-            if request.challengeHandler == nil && sessionHandler == nil {
-                // With no handler to ask, a cached decision is the whole answer, decided in the handshake
-                // itself; on a miss the evaluation only stores (the cache was just asked).
-                known = { cache.decision(for: $0, policy: identity) }
-                route.evaluate = { trust in
-                    let decision = await base(trust)
-                    cache.store(decision, for: trust, policy: identity)
-                    return decision
-                }
-            } else {
-                route.evaluate = { await cache.evaluate($0, policy: identity, using: base) }
-            }
-        }
-        let proxy = configuration.proxy(for: origin)
-        // The host's trust configuration entry, looked up once: its TLS minimum and client identity.
-        let configuredEntry: TrustConfiguration.Entry? =
-            if case .configuration(let evaluator, _) = configuration.serverTrust { evaluator.entry(for: origin.host) } else { nil }
+        let route = router.route(for: origin)
+        // With no handler to ask, a cached decision is the whole answer, decided in the handshake itself.
+        let alone = request.challengeHandler == nil && sessionHandler == nil
+        let evaluate = alone ? route.evaluateAlone : route.evaluate
+        let proxy = router.proxy(for: origin)
         let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description)
         let head = makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure)
         let body = request.body.map { ByteBuffer(bytes: $0) }
@@ -189,18 +172,17 @@ public final class Session: Sendable {
             } else {
                 let remaining = try context.remaining(url: request.url)
                 let challenge = ServerTrustChallenge(
-                    origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: route.evaluate,
+                    origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: evaluate,
                     handlerTimeout: remaining)
-                let verifier = origin.isSecure ? ServerTrustVerifier(known: known, decide: { await challenge.decide($0) }) : nil
-                let identity = configuration.clientIdentities[origin.host]
-                    ?? configuredEntry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
+                let verifier = origin.isSecure ? ServerTrustVerifier(known: alone ? route.known : nil, decide: { await challenge.decide($0) }) : nil
+                let identity = route.clientIdentity
                 let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
                     ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
                     : nil
                 do {
                     connection = try await factory.connect(
                         origin: origin, verifier: verifier, clientCertificate: clientCertificate,
-                        requiresTLS13: origin.isSecure && configuredEntry?.minimumTLSVersion == "1.3", shareable: !taskScoped,
+                        requiresTLS13: route.requiresTLS13, shareable: !taskScoped,
                         timeout: min(configuration.connectTimeout, remaining), url: request.url,
                         proxy: proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
                         trustError: { challenge.error(for: $0, url: request.url) })

@@ -15,31 +15,6 @@ public enum ServerTrustConfiguration: Sendable {
     /// A per-host `TrustConfiguration` (pins, patterns, report-only…); failure reports go out
     /// through `reporter` (nil: none are sent).
     case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
-
-    /// The evaluator for `host` and a key naming it (connections are pooled per key).
-    func evaluator(for host: String, port: Int = 443) -> (key: String, evaluate: @Sendable (ServerTrust) async -> TrustDecision) {
-        switch self {
-        case .configuration(let evaluator, let reporter):
-            return ("configuration", { trust in
-                let evaluation = await evaluator.evaluation(for: trust, port: port)
-                if let report = evaluation.report, let reporter { reporter.submit(report, to: evaluation.reportURIs) }
-                return evaluation.decision
-            })
-        case .systemDefault:
-            let evaluator = DefaultTrustEvaluator()
-            return ("system", { await evaluator.evaluate($0) })
-        case .evaluator(let evaluator):
-            return ("evaluator", { await evaluator.evaluate($0) })
-        case .securityPolicy(let policy):
-            return ("security-policy", { trust in await policy.evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime) })
-        case .perHost(let evaluators, let otherHosts):
-            let canonical = (try? PeerName(host: host))?.description ?? host.lowercased()
-            for (pattern, evaluator) in evaluators where ((try? PeerName(host: pattern))?.description ?? pattern.lowercased()) == canonical {
-                return ("host:" + canonical, { await evaluator.evaluate($0) })
-            }
-            return ("other-hosts", { await otherHosts.evaluate($0) })
-        }
-    }
 }
 
 /// The TLS versions a session accepts.
@@ -125,7 +100,7 @@ public struct SessionConfiguration: Sendable {
     /// The HTTP proxy for every request (`http` in absolute form, `https` through `CONNECT`).
     public var proxy: ProxyConfiguration?
     /// When ``proxy`` is nil: use `http_proxy` / `https_proxy` / `no_proxy` (or their uppercase
-    /// forms) from the environment. Off by default.
+    /// forms) from the environment, as it is when the session is created. Off by default.
     public var usesEnvironmentProxies: Bool = false
     /// How many times a protection space may refuse a credential before the 401/407 is returned
     /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
@@ -133,15 +108,4 @@ public struct SessionConfiguration: Sendable {
 
     /// A configuration with the defaults.
     public init() {}
-
-    /// The proxy for a request to `origin`, if any.
-    func proxy(for origin: Origin) -> ProxyConfiguration? {
-        var chosen = proxy
-        if chosen == nil && usesEnvironmentProxies {
-            let environment = ProxyConfiguration.environment()
-            chosen = origin.isSecure ? environment.https : environment.http
-        }
-        guard let chosen, chosen.applies(toHost: origin.host, port: origin.port) else { return nil }
-        return chosen
-    }
 }

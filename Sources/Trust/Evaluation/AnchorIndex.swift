@@ -9,6 +9,7 @@ struct AnchorIndex: Sendable {
     private var system: SystemRootIndex? { includesSystemRoots ? SystemRootIndex.shared : nil }
 
     init(_ anchors: TrustAnchors) {
+        ConstructionCounter.anchorIndexes.increment()
         self.custom = BudgetedCertificateStore.index(anchors.certificates)
         self.includesSystemRoots = anchors.includesSystemRoots
     }

@@ -38,6 +38,7 @@ public struct PathValidator: Sendable {
         self.name = name
         self.anchorIndex = AnchorIndex(anchors)
         self.rules = policy.rules() + additionalRules
+        ConstructionCounter.pathValidators.increment()
     }
 
     /// Searches for a path from `trust`'s chain to an anchor that passes every rule, and decides on it.

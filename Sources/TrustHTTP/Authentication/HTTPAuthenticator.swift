@@ -24,6 +24,8 @@ struct HTTPAuthenticator {
     }
 
     let configuration: SessionConfiguration
+    /// The session's per-host decisions (the proxy a request goes through).
+    let router: SessionRouter
     let taskHandler: (any ChallengeHandler)?
     let sessionHandler: (any ChallengeHandler)?
     let digestSessions: DigestSessionCache
@@ -44,8 +46,9 @@ struct HTTPAuthenticator {
     static let maximumRounds = 8
     static let maximumFailureResponseBytes = 1 << 20
 
-    init(request: Request, configuration: SessionConfiguration, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
+    init(request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
         self.configuration = configuration
+        self.router = router
         self.taskHandler = request.challengeHandler
         self.sessionHandler = sessionHandler
         self.digestSessions = digestSessions
@@ -111,7 +114,7 @@ struct HTTPAuthenticator {
     mutating func respond(to response: StreamingResponse, request: Request, remaining: Duration) async throws -> Outcome {
         let isProxy = response.statusCode == 407
         guard let requestOrigin = Origin(request.url) else { return .final(response) }
-        let proxyConfiguration = isProxy ? configuration.proxy(for: requestOrigin) : nil
+        let proxyConfiguration = isProxy ? router.proxy(for: requestOrigin) : nil
         // A 407 is a proxy's only from the proxy: for https, its answer to CONNECT (an origin
         // cannot obtain proxy credentials by sending 407 through the tunnel).
         guard !isProxy || (proxyConfiguration != nil && (!requestOrigin.isSecure || response.isProxyAnswer)) else { return .final(response) }
@@ -251,7 +254,7 @@ struct HTTPAuthenticator {
     /// (or for the same realm under the other HTTP scheme).
     private func proposedCredential(for space: ProtectionSpace, origin: Origin, isProxy: Bool) -> Credential? {
         if !isProxy, origin == originalOrigin, let requestCredential { return requestCredential }
-        if isProxy, let given = originalOrigin.flatMap({ configuration.proxy(for: $0) })?.credential, given.isUser { return given }
+        if isProxy, let given = originalOrigin.flatMap({ router.proxy(for: $0) })?.credential, given.isUser { return given }
         guard let store = configuration.credentialStore else { return nil }
         if let stored = store.defaultCredential(for: space) { return stored }
         var other = space

@@ -33,18 +33,25 @@ struct ConnectionFactory: Sendable {
         // hostile peer that never answers must not hold a connection — or a deadline — open.
         tls.shutdownTimeout = .milliseconds(100)
         self.tlsConfiguration = tls
-        self.sslContext = try NIOSSLContext(configuration: tls)
+        self.sslContext = try Self.makeContext( tls)
         if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
             ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == "1.3" })
         {
             var tls13 = tls
             tls13.minimumTLSVersion = .tlsv13
-            self.tls13Context = try NIOSSLContext(configuration: tls13)
+            self.tls13Context = try Self.makeContext( tls13)
         } else {
             self.tls13Context = nil
         }
         self.group = group
         self.resolve = configuration.resolve
+    }
+
+    /// A TLS context, counted (``ConstructionCounter/tlsContexts``): made when the session is, and per
+    /// connection only where a client-certificate challenge must be answered for that connection.
+    static func makeContext(_ configuration: TLSConfiguration) throws -> NIOSSLContext {
+        ConstructionCounter.tlsContexts.increment()
+        return try NIOSSLContext(configuration: configuration)
     }
 
     /// The address to connect to for `origin` (a `resolve` override, or the host itself).
@@ -72,7 +79,7 @@ struct ConnectionFactory: Sendable {
             configuration.sslContextCallback = clientCertificate.callback
             if requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
             do {
-                sslContext = try NIOSSLContext(configuration: configuration)
+                sslContext = try Self.makeContext( configuration)
             } catch {
                 throw SessionError(.secureConnectionFailed, "could not set up TLS for \(origin)", url: url, underlying: "\(error)")
             }

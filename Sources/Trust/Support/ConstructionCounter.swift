@@ -1,0 +1,23 @@
+import Foundation
+
+/// Counts how many times this process has built one kind of expensive object (a path validator, an
+/// anchor index, a TLS context), so that a test can prove a hot path builds none. One locked
+/// increment per construction; such constructions are rare by design.
+package final class ConstructionCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    package init() {}
+
+    /// The number of constructions so far.
+    package var value: Int { lock.withLock { count } }
+
+    package func increment() { lock.withLock { count += 1 } }
+
+    /// Path validators (every evaluator holds one).
+    package static let pathValidators = ConstructionCounter()
+    /// Anchor indexes (one per validator and anchor set).
+    package static let anchorIndexes = ConstructionCounter()
+    /// TLS contexts (`NIOSSLContext`) a session made.
+    package static let tlsContexts = ConstructionCounter()
+}

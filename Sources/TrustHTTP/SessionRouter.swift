@@ -1,0 +1,134 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Trust
+import TrustNIO
+
+/// What a session decides per host, decided once: the evaluator (with the evaluation cache around it), the
+/// key connections are pooled by, whether the host's trust configuration entry asks for TLS 1.3, the client
+/// identity offered by default, and the proxy.
+///
+/// Built with the session (its configuration is fixed): the default evaluator, the canonical per-host map
+/// and the environment's proxies are made here, once; each host's route is made on its first request and
+/// kept (up to ``capacity`` hosts), so nothing on the request path builds an evaluator, a validator or an
+/// anchor index, canonicalises a host pattern, or reads the environment.
+final class SessionRouter: Sendable {
+    /// One host's decisions.
+    struct Route: Sendable {
+        /// Names the evaluator within the session: connections are pooled by it, decisions cached under it.
+        let key: String
+        /// The evaluation for default handling when a challenge handler may answer first: the cache
+        /// consulted and filled around the evaluator.
+        let evaluate: TrustEvaluatorFunction
+        /// With no handler to ask: a cached decision, given in the handshake itself…
+        let known: ServerTrustVerifier.Known?
+        /// …and on a miss the evaluation, which only stores (the cache was just asked).
+        let evaluateAlone: TrustEvaluatorFunction
+        /// The host's trust configuration entry asks for TLS 1.3.
+        let requiresTLS13: Bool
+        /// Offered when the server asks for a certificate and the challenge gets default handling.
+        let clientIdentity: ClientIdentity?
+    }
+
+    typealias TrustEvaluatorFunction = @Sendable (ServerTrust) async -> TrustDecision
+
+    /// Hosts whose routes are kept; beyond it the table starts again (a session talking to more hosts
+    /// than this pays the route of a host again, never a wrong one).
+    static let capacity = 4096
+
+    private let configuration: SessionConfiguration
+    private let cache: TrustEvaluationCache?
+    private let configuredIdentities: [String: ClientIdentity]
+    /// `.systemDefault`'s evaluator, shared by every host.
+    private let defaultEvaluator: DefaultTrustEvaluator?
+    /// `.perHost`'s map with canonical keys.
+    private let perHost: [String: any TrustEvaluator]
+    /// `http_proxy` / `https_proxy` / `no_proxy`, read once when the configuration uses them.
+    private let environmentProxies: (http: ProxyConfiguration?, https: ProxyConfiguration?)
+    private let routes = NIOLockedValueBox<[String: Route]>([:])
+
+    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: [String: ClientIdentity]) {
+        self.configuration = configuration
+        self.cache = cache
+        self.configuredIdentities = configuredIdentities
+        if case .systemDefault = configuration.serverTrust { defaultEvaluator = DefaultTrustEvaluator() } else { defaultEvaluator = nil }
+        if case .perHost(let evaluators, _) = configuration.serverTrust {
+            var canonical: [String: any TrustEvaluator] = [:]
+            for (pattern, evaluator) in evaluators { canonical[Self.canonical(pattern)] = evaluator }
+            perHost = canonical
+        } else {
+            perHost = [:]
+        }
+        environmentProxies = configuration.proxy == nil && configuration.usesEnvironmentProxies ? ProxyConfiguration.environment() : (nil, nil)
+    }
+
+    /// The route for `origin`, made on the first request to its host and port.
+    func route(for origin: Origin) -> Route {
+        let name = "\(origin.host):\(origin.port)"
+        if let route = routes.withLockedValue({ $0[name] }) { return route }
+        let route = makeRoute(for: origin)
+        routes.withLockedValue { routes in
+            if routes.count >= Self.capacity { routes.removeAll(keepingCapacity: true) }
+            routes[name] = route
+        }
+        return route
+    }
+
+    /// The proxy for a request to `origin`, if any.
+    func proxy(for origin: Origin) -> ProxyConfiguration? {
+        let chosen = configuration.proxy ?? (origin.isSecure ? environmentProxies.https : environmentProxies.http)
+        guard let chosen, chosen.applies(toHost: origin.host, port: origin.port) else { return nil }
+        return chosen
+    }
+
+    private func makeRoute(for origin: Origin) -> Route {
+        let (key, evaluate) = evaluator(for: origin)
+        var entry: TrustConfiguration.Entry?
+        if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
+        let identity = configuration.clientIdentities[origin.host]
+            ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
+        let requiresTLS13 = origin.isSecure && entry?.minimumTLSVersion == "1.3"
+        guard let cache else {
+            return Route(key: key, evaluate: evaluate, known: nil, evaluateAlone: evaluate, requiresTLS13: requiresTLS13, clientIdentity: identity)
+        }
+        return Route(
+            key: key,
+            evaluate: { await cache.evaluate($0, policy: key, using: evaluate) },
+            known: { cache.decision(for: $0, policy: key) },
+            evaluateAlone: { trust in
+                let decision = await evaluate(trust)
+                cache.store(decision, for: trust, policy: key)
+                return decision
+            },
+            requiresTLS13: requiresTLS13, clientIdentity: identity)
+    }
+
+    /// The evaluator for `origin` and a key naming it uniquely within this session's configuration.
+    private func evaluator(for origin: Origin) -> (String, TrustEvaluatorFunction) {
+        switch configuration.serverTrust {
+        case .configuration(let evaluator, let reporter):
+            let port = origin.port
+            return ("configuration", { trust in
+                let evaluation = await evaluator.evaluation(for: trust, port: port)
+                if let report = evaluation.report, let reporter { reporter.submit(report, to: evaluation.reportURIs) }
+                return evaluation.decision
+            })
+        case .systemDefault:
+            let evaluator = defaultEvaluator ?? DefaultTrustEvaluator()
+            return ("system", { await evaluator.evaluate($0) })
+        case .evaluator(let evaluator):
+            return ("evaluator", { await evaluator.evaluate($0) })
+        case .securityPolicy(let policy):
+            return ("security-policy", { trust in await policy.evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime) })
+        case .perHost(_, let otherHosts):
+            let canonical = Self.canonical(origin.host)
+            if let evaluator = perHost[canonical] {
+                return ("host:" + canonical, { await evaluator.evaluate($0) })
+            }
+            return ("other-hosts", { await otherHosts.evaluate($0) })
+        }
+    }
+
+    private static func canonical(_ host: String) -> String {
+        (try? PeerName(host: host))?.description ?? host.lowercased()
+    }
+}
