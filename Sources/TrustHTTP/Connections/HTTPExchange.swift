@@ -130,6 +130,10 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// When bytes of the current response last arrived (or the reader last asked for more).
     private var lastActivity = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
+    /// Body bytes of the current read cycle, handed to the reader in one piece when the cycle ends
+    /// (`channelReadComplete`), before the response ends or fails, or at ``bodyChunkLimit``: one socket
+    /// read carries several TLS records, and each piece handed over wakes the reading task once.
+    private var pendingBody: [UInt8] = []
     /// At the end of an HTTP/2 stream channel's pipeline (not an HTTP/1.1 connection's).
     private let isHTTP2Stream: Bool
 
@@ -176,12 +180,30 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             exchange.deliver(head)
         case .body(let buffer):
             exchange.flow.produced(buffer.readableBytes)
-            exchange.bodyContinuation.yield(Array(buffer.readableBytesView))
+            pendingBody.append(contentsOf: buffer.readableBytesView)
+            if pendingBody.count >= Self.bodyChunkLimit { deliverPendingBody() }
         case .end:
             let keepAlive = responseHead?.isKeepAlive ?? false
+            deliverPendingBody()
             endCurrent()
             exchange.finish(keepAlive: keepAlive)
         }
+    }
+
+    /// The most body bytes held before they are handed over within one read cycle.
+    static let bodyChunkLimit = 256 * 1024
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        deliverPendingBody()
+        context.fireChannelReadComplete()
+    }
+
+    /// Hands the body bytes of this read cycle to the reader.
+    private func deliverPendingBody() {
+        guard !pendingBody.isEmpty else { return }
+        if let exchange = current { exchange.bodyContinuation.yield(pendingBody) }
+        pendingBody = []
+        pendingBody.reserveCapacity(64 * 1024)
     }
 
     /// Holds the socket read while the reader is behind (see ``BodyFlowControl``).
@@ -214,6 +236,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func failCurrent(_ error: any Error) {
         guard let exchange = current else { return }
+        deliverPendingBody()  // what arrived before the failure is the body's, as it would have been without holding it
         endCurrent()
         exchange.fail(error)
     }
