@@ -133,7 +133,68 @@ public final class Session: Sendable {
         }
     }
 
+    /// One request on one connection (pooled or new), retried once on a new connection when it never
+    /// reached the application; no redirects or authentication here (``send(_:context:)`` does those).
     private func perform(_ request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
+        let plan = try plan(for: request)
+        // One retry, on a new connection, when the request never reached the application: a pooled
+        // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
+        // server going away before any response (see `Connection.mayRetryHTTP2Request`).
+        var avoidsPool = false
+        for attempt in 0..<2 {
+            var reused = false
+            let connection: Connection
+            if !plan.taskScoped, !avoidsPool, let pooled = pool.take(plan.key) {
+                connection = pooled
+                reused = true
+            } else {
+                switch try await connect(plan, request: request, redirects: redirects, context: context) {
+                case .connection(let new): connection = new
+                case .proxyAnswer(let answer): return answer
+                }
+            }
+            do {
+                return try await exchange(on: connection, plan, request: request, redirects: redirects, context: context)
+            } catch let error as SessionError {
+                throw error
+            } catch {
+                switch try await recover(from: error, on: connection, plan, request: request, reused: reused, attempt: attempt, context: context) {
+                case .retry: continue
+                case .retryOnNewConnection: avoidsPool = true
+                }
+            }
+        }
+        throw SessionError(.networkConnectionLost, "the connection to \(plan.origin) was lost", url: request.url)
+    }
+
+    /// What a request needs before any connection: its origin and route, the pool key, the head.
+    private struct Plan {
+        let origin: Origin
+        let route: SessionRouter.Route
+        /// A task-level handler answers this request's challenges: its connection is its own.
+        let taskScoped: Bool
+        /// No handler to ask: default handling decides alone (a cached decision may answer in the handshake).
+        let alone: Bool
+        let proxy: ProxyConfiguration?
+        let key: PoolKey
+        let head: HTTPRequestHead
+        let body: ByteBuffer?
+    }
+
+    private func plan(for request: Request) throws -> Plan {
+        let origin = try Self.validate(request)
+        let route = router.route(for: origin)
+        let taskScoped = request.challengeHandler != nil && origin.isSecure
+        let proxy = router.proxy(for: origin)
+        return Plan(
+            origin: origin, route: route, taskScoped: taskScoped, alone: request.challengeHandler == nil && sessionHandler == nil, proxy: proxy,
+            key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
+            head: makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure),
+            body: request.body.map { ByteBuffer(bytes: $0) })
+    }
+
+    /// The request's origin, once its URL, method and header fields are known to be sendable.
+    private static func validate(_ request: Request) throws -> Origin {
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
             throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
@@ -149,118 +210,120 @@ public final class Session: Sendable {
                 throw SessionError(.badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token", url: request.url)
             }
         }
-        let taskScoped = request.challengeHandler != nil && origin.isSecure
-        let route = router.route(for: origin)
-        // With no handler to ask, a cached decision is the whole answer, decided in the handshake itself.
-        let alone = request.challengeHandler == nil && sessionHandler == nil
-        let evaluate = alone ? route.evaluateAlone : route.evaluate
-        let proxy = router.proxy(for: origin)
-        let key = PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description)
-        let head = makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure)
-        let body = request.body.map { ByteBuffer(bytes: $0) }
+        return origin
+    }
 
-        // One retry, on a new connection, when the request never reached the application: a pooled
-        // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
-        // server going away before any response (see `Connection.mayRetryHTTP2Request`).
-        var avoidsPool = false
-        for attempt in 0..<2 {
-            var reused = false
-            let connection: Connection
-            if !taskScoped, !avoidsPool, let pooled = pool.take(key) {
-                connection = pooled
-                reused = true
-            } else {
-                let remaining = try context.remaining(url: request.url)
-                let challenge = ServerTrustChallenge(
-                    origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, evaluate: evaluate,
-                    handlerTimeout: remaining)
-                let verifier = origin.isSecure ? ServerTrustVerifier(known: alone ? route.known : nil, decide: { await challenge.decide($0) }) : nil
-                let identity = route.clientIdentity
-                let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
-                    ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
-                    : nil
-                do {
-                    connection = try await factory.connect(
-                        origin: origin, verifier: verifier, clientCertificate: clientCertificate,
-                        requiresTLS13: route.requiresTLS13, shareable: !taskScoped,
-                        timeout: min(configuration.connectTimeout, remaining), url: request.url,
-                        proxy: proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
-                        trustError: { challenge.error(for: $0, url: request.url) })
-                } catch let refusal as ProxyRefusal {
-                    guard let proxy else { throw refusal }
-                    if refusal.statusCode == 407 {
-                        // The proxy wants credentials for the tunnel: HTTP authentication takes it from here.
-                        var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
-                                                                redirects: redirects))
-                        answer.isProxyAnswer = true
-                        return answer
-                    }
-                    throw SessionError(.badServerResponse, refusal.statusCode == 0
-                        ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
-                        : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
-                }
-                pool.register(connection, key: key)
+    private enum Connected {
+        case connection(Connection)
+        /// A proxy asked for credentials for the tunnel (407): HTTP authentication takes it from here.
+        case proxyAnswer(StreamingResponse)
+    }
+
+    /// A new connection for `plan`, with this request's challenges (server trust, client certificate).
+    private func connect(_ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
+        let origin = plan.origin
+        let remaining = try context.remaining(url: request.url)
+        let challenge = ServerTrustChallenge(
+            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
+            evaluate: plan.alone ? plan.route.evaluateAlone : plan.route.evaluate, handlerTimeout: remaining)
+        let verifier = origin.isSecure ? ServerTrustVerifier(known: plan.alone ? plan.route.known : nil, decide: { await challenge.decide($0) }) : nil
+        let identity = plan.route.clientIdentity
+        let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
+            ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
+            : nil
+        let connection: Connection
+        do {
+            connection = try await factory.connect(
+                origin: origin, verifier: verifier, clientCertificate: clientCertificate,
+                requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped,
+                timeout: min(configuration.connectTimeout, remaining), url: request.url,
+                proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
+                trustError: { challenge.error(for: $0, url: request.url) })
+        } catch let refusal as ProxyRefusal {
+            guard let proxy = plan.proxy else { throw refusal }
+            if refusal.statusCode == 407 {
+                var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                                                        redirects: redirects))
+                answer.isProxyAnswer = true
+                return .proxyAnswer(answer)
             }
-            do {
-                let (responseHead, exchange) = try await connection.exchange(
-                    head: head, body: body, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
-                let pool = self.pool
-                let released = NIOLockedValueBox(false)
-                // Under the lock: a caller that comes second returns only once the connection is back in
-                // the pool (else the reader could go on to its next request, find no idle connection while
-                // the event loop is still releasing this one, and open a needless new connection).
-                @Sendable func release(_ reusable: Bool) {
-                    released.withLockedValue { done in
-                        guard !done else { return }
-                        done = true
-                        pool.release(connection, key: key, reusable: reusable)
-                    }
-                }
-                // Released when the response ends (on the event loop), before the reader sees the end.
-                exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
-                // The event loop has normally released it already; this covers the rest without a hop.
-                let onEnd: @Sendable () async -> Void = { release(exchange.endedReusable) }
-                var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
-                let flow = exchange.flow
-                responseBody.bufferedBytes = { flow.bufferedBytes }
-                responseBody.url = request.url
-                responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
-                let decompression = configuration.decompression
-                responseBody.explain = { error in
-                    await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: request.url)
-                        ?? SessionError(decompressionFailure: error, decompression: decompression, url: request.url)
-                }
-                var response = StreamingResponse(
-                    url: request.url, statusCode: Int(responseHead.status.code),
-                    headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
-                    tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
-                    body: responseBody)
-                response.bodyless = head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304
-                return response
-            } catch let error as SessionError {
-                throw error
-            } catch {
-                // A server that broke a limit or a protocol rule is not asked again.
-                if let violation = await connection.settledViolation(explaining: error) {
-                    throw violation.sessionError(origin: origin, url: request.url)
-                }
-                if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
-                if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
-                // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
-                if !reused, let clientError = ClientCertificateChallenge.error(
-                    connection.clientCertificate, "\(error) \(connection.errors.text)", origin: origin, url: request.url)
-                {
-                    throw clientError
-                }
-                if reused && attempt == 0 && error is ConnectionClosedError { continue }
-                if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: request.method) {
-                    avoidsPool = true
-                    continue
-                }
-                throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
+            throw SessionError(.badServerResponse, refusal.statusCode == 0
+                ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
+                : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+        }
+        pool.register(connection, key: plan.key)
+        return .connection(connection)
+    }
+
+    /// Sends the request on `connection` and returns once the response head is in; the body streams,
+    /// and the connection goes back to the pool when it ends.
+    private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
+        let (responseHead, exchange) = try await connection.exchange(
+            head: plan.head, body: plan.body, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
+        let pool = self.pool
+        let key = plan.key
+        let released = NIOLockedValueBox(false)
+        // Under the lock: a caller that comes second returns only once the connection is back in
+        // the pool (else the reader could go on to its next request, find no idle connection while
+        // the event loop is still releasing this one, and open a needless new connection).
+        @Sendable func release(_ reusable: Bool) {
+            released.withLockedValue { done in
+                guard !done else { return }
+                done = true
+                pool.release(connection, key: key, reusable: reusable)
             }
         }
-        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url)
+        // Released when the response ends (on the event loop), before the reader sees the end.
+        exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
+        // The event loop has normally released it already; this covers the rest without a hop.
+        let onEnd: @Sendable () async -> Void = { release(exchange.endedReusable) }
+        var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
+        let flow = exchange.flow
+        responseBody.bufferedBytes = { flow.bufferedBytes }
+        responseBody.url = request.url
+        responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
+        let decompression = configuration.decompression
+        let origin = plan.origin
+        responseBody.explain = { error in
+            await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: request.url)
+                ?? SessionError(decompressionFailure: error, decompression: decompression, url: request.url)
+        }
+        var response = StreamingResponse(
+            url: request.url, statusCode: Int(responseHead.status.code),
+            headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
+            tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
+            body: responseBody)
+        response.bodyless = plan.head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304
+        return response
+    }
+
+    private enum Recovery {
+        /// The pooled connection was closed while idle: again, from the pool or a new connection.
+        case retry
+        /// The request never reached the application over HTTP/2: again, on a new connection.
+        case retryOnNewConnection
+    }
+
+    /// What an exchange that failed before its response head means: a retry, or the error to throw.
+    private func recover(
+        from error: any Error, on connection: Connection, _ plan: Plan, request: Request, reused: Bool, attempt: Int, context: RequestContext
+    ) async throws -> Recovery {
+        let origin = plan.origin
+        // A server that broke a limit or a protocol rule is not asked again.
+        if let violation = await connection.settledViolation(explaining: error) {
+            throw violation.sessionError(origin: origin, url: request.url)
+        }
+        if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
+        if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
+        // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
+        if !reused, let clientError = ClientCertificateChallenge.error(
+            connection.clientCertificate, "\(error) \(connection.errors.text)", origin: origin, url: request.url)
+        {
+            throw clientError
+        }
+        if reused && attempt == 0 && error is ConnectionClosedError { return .retry }
+        if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: request.method) { return .retryOnNewConnection }
+        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
     }
 
     static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {

@@ -34,16 +34,10 @@ struct HTTPAuthenticator {
     let requestCredential: Credential?
     let preemptive: Bool
 
-    private var failures: [ProtectionSpace: Int] = [:]
-    private var staleRetries = 0
-    private var rounds = 0
+    private var ledger = AuthenticationLedger()
     private var origin: Attempt?
     private var proxy: Attempt?
 
-    static let maximumStaleRetries = 2
-    /// Challenges answered per request, all spaces together (a server inventing a new realm on
-    /// every 401 must not keep the request going).
-    static let maximumRounds = 8
     static let maximumFailureResponseBytes = 1 << 20
 
     init(request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
@@ -120,8 +114,7 @@ struct HTTPAuthenticator {
         guard !isProxy || (proxyConfiguration != nil && (!requestOrigin.isSecure || response.isProxyAnswer)) else { return .final(response) }
         let challengeOrigin = proxyConfiguration?.origin ?? requestOrigin
         let fieldName = isProxy ? "proxy-authenticate" : "www-authenticate"
-        let values = response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value)
-        let parsed = AuthenticationHeaderParser.challenges(values)
+        let parsed = AuthenticationHeaderParser.challenges(response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value))
         var offers = OfferedAuthentication.rank(parsed.challenges, allowed: configuration.authenticationSchemes).offers
         guard !offers.isEmpty else {
             if !isProxy { origin = nil }
@@ -129,102 +122,137 @@ struct HTTPAuthenticator {
         }
         let failure = try await response.collectPrefix(limit: Self.maximumFailureResponseBytes)
         let final = StreamingResponse(failure)
-        rounds += 1
-        guard rounds <= Self.maximumRounds else { return .final(final) }
-
-        // The previous answer was refused — unless the nonce had only gone stale.
-        if let attempt = isProxy ? proxy : origin {
-            if attempt.digest != nil, let fresh = offers.first(where: { $0.digest?.isStale == true && $0.realm == attempt.space.realm }),
-                staleRetries < Self.maximumStaleRetries, let freshDigest = fresh.digest
-            {
-                staleRetries += 1
-                return .retry(answer(request, digestChallenge: freshDigest, attempt: attempt, isProxy: isProxy))
-            }
-            if attempt.counts {
-                var space = attempt.space
-                if space.realm == nil, let basic = offers.first(where: { $0.scheme == .basic }) {
-                    space.realm = basic.realm  // a preemptive answer: refused for the realm the server names
-                }
-                failures[space, default: 0] += 1
-            }
-            if !isProxy { digestSessions.remove(DigestSessionCache.key(challengeOrigin)) }
+        guard ledger.beginRound() else { return .final(final) }
+        if let staleRetry = settlePreviousAttempt(offers: offers, request: request, isProxy: isProxy, challengeOrigin: challengeOrigin) {
+            return .retry(staleRetry)
         }
-        if isProxy { proxy = nil } else { origin = nil }
 
-        // Basic over plain http sends the password in clear text: not unless allowed.
-        var refusedClearText = false
-        // A credential configured for the proxy itself was given to be sent to it — that one only.
+        // Basic over plain http sends the password in clear text: not unless allowed. A credential
+        // configured for the proxy itself was given to be sent to it — that one only.
         let configuredProxyCredential: (String, String)? = proxyConfiguration?.credential.flatMap {
             if case .user(let user, let password) = $0.kind { return (user, password) }
             return nil
         }
         let clearTextAllowed = challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP
+        var refusedClearText = false
         if !clearTextAllowed && configuredProxyCredential == nil {
             refusedClearText = offers.contains { $0.scheme == .basic }
             offers.removeAll { $0.scheme == .basic }
         }
-
+        let context = AnswerContext(request: request, failure: failure, isProxy: isProxy, challengeOrigin: challengeOrigin,
+                                    clearTextAllowed: clearTextAllowed, configuredProxyCredential: configuredProxyCredential, remaining: remaining)
         for offer in offers {
-            let space = ProtectionSpace(host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: offer.realm,
-                                        authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
-            let failureCount = failures[space] ?? 0
-            guard failureCount <= configuration.maximumAuthenticationFailures else { return .final(final) }
-            let proposed = proposedCredential(for: space, origin: challengeOrigin, isProxy: isProxy)
-            let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
-                                                    failureResponse: failure, httpChallenge: offer.challenge)
-            guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: remaining) else {
-                throw SessionError(.timedOut, "the \(space) challenge was not answered", url: request.url)
-            }
-            let credential: Credential?
-            switch disposition {
-            case .useCredential(let given):
-                credential = given
-            case .performDefaultHandling:
-                credential = failureCount == 0 ? proposed : nil
-            case .cancelAuthenticationChallenge:
-                throw SessionError(.userCancelledAuthentication, "the \(space) challenge was cancelled", url: request.url)
-            case .rejectProtectionSpace:
-                continue
-            }
-            guard let credential else { return .final(final) }
-            guard case .user(let user, let password) = credential.kind else {
-                throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: request.url)
-            }
-            guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: request.url)
-            }
-            if offer.scheme == .basic && !clearTextAllowed && !(configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
-                throw SessionError(.userAuthenticationRequired,
-                                   "\(challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
-                                   url: request.url)
-            }
-            let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
-            if let digest = offer.digest {
-                return .retry(answer(request, digestChallenge: digest, attempt: attempt, isProxy: isProxy))
-            }
-            do {
-                let basic = try BasicAuthorization(user: user, password: password)
-                var next = request
-                next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", basic.fieldValue)
-                if isProxy { proxy = attempt } else { origin = attempt }
-                return .retry(next)
-            } catch {
-                throw SessionError(.userAuthenticationRequired, "cannot answer the \(space) challenge: \(error)", url: request.url)
+            switch try await answer(offer, context) {
+            case .next: continue
+            case .outcome(.final): return .final(final)
+            case .outcome(let outcome): return outcome
             }
         }
-        // Say why rather than return a bare 401 — when a credential could have been sent.
+        try explainUnanswered(parsed.challenges, refusedClearText: refusedClearText, isProxy: isProxy, challengeOrigin: challengeOrigin, url: request.url)
+        return .final(final)
+    }
+
+    /// The previous answer, refused — unless its Digest nonce had only gone stale: then the request to
+    /// send again with a fresh nonce. Otherwise the refusal is counted for its protection space.
+    private mutating func settlePreviousAttempt(offers: [OfferedAuthentication], request: Request, isProxy: Bool, challengeOrigin: Origin) -> Request? {
+        guard let attempt = isProxy ? proxy : origin else { return nil }
+        if attempt.digest != nil, let fresh = offers.first(where: { $0.digest?.isStale == true && $0.realm == attempt.space.realm })?.digest,
+            ledger.allowsStaleRetry()
+        {
+            return answer(request, digestChallenge: fresh, attempt: attempt, isProxy: isProxy)
+        }
+        if attempt.counts {
+            var space = attempt.space
+            if space.realm == nil, let basic = offers.first(where: { $0.scheme == .basic }) {
+                space.realm = basic.realm  // a preemptive answer: refused for the realm the server names
+            }
+            ledger.recordRefusal(in: space)
+        }
+        if !isProxy { digestSessions.remove(DigestSessionCache.key(challengeOrigin)) }
+        if isProxy { proxy = nil } else { origin = nil }
+        return nil
+    }
+
+    /// What answering one round needs besides the offer.
+    private struct AnswerContext {
+        var request: Request
+        var failure: Response
+        var isProxy: Bool
+        var challengeOrigin: Origin
+        var clearTextAllowed: Bool
+        var configuredProxyCredential: (String, String)?
+        var remaining: Duration
+    }
+
+    private enum Step {
+        /// The protection space was rejected: the next offer.
+        case next
+        case outcome(Outcome)
+    }
+
+    /// Raises the challenge of one offer and turns the disposition into the request to send next, the
+    /// final response, or an error.
+    private mutating func answer(_ offer: OfferedAuthentication, _ context: AnswerContext) async throws -> Step {
+        let (request, origin, isProxy) = (context.request, context.challengeOrigin, context.isProxy)
+        let space = ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, realm: offer.realm,
+                                    authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
+        let failureCount = ledger.failureCount(in: space)
+        guard failureCount <= configuration.maximumAuthenticationFailures else { return .outcome(.final(StreamingResponse(context.failure))) }
+        let proposed = proposedCredential(for: space, origin: origin, isProxy: isProxy)
+        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
+                                                failureResponse: context.failure, httpChallenge: offer.challenge)
+        guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: context.remaining) else {
+            throw SessionError(.timedOut, "the \(space) challenge was not answered", url: request.url)
+        }
+        let credential: Credential?
+        switch disposition {
+        case .useCredential(let given): credential = given
+        case .performDefaultHandling: credential = failureCount == 0 ? proposed : nil
+        case .cancelAuthenticationChallenge: throw SessionError(.userCancelledAuthentication, "the \(space) challenge was cancelled", url: request.url)
+        case .rejectProtectionSpace: return .next
+        }
+        guard let credential else { return .outcome(.final(StreamingResponse(context.failure))) }
+        guard case .user(let user, let password) = credential.kind else {
+            throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: request.url)
+        }
+        guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: request.url)
+        }
+        if offer.scheme == .basic && !context.clearTextAllowed && !(context.configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
+            throw SessionError(.userAuthenticationRequired,
+                               "\(origin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
+                               url: request.url)
+        }
+        let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
+        if let digest = offer.digest {
+            return .outcome(.retry(answer(request, digestChallenge: digest, attempt: attempt, isProxy: isProxy)))
+        }
+        do {
+            let basic = try BasicAuthorization(user: user, password: password)
+            var next = request
+            next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", basic.fieldValue)
+            if isProxy { proxy = attempt } else { self.origin = attempt }
+            return .outcome(.retry(next))
+        } catch {
+            throw SessionError(.userAuthenticationRequired, "cannot answer the \(space) challenge: \(error)", url: request.url)
+        }
+    }
+
+    /// Says why rather than return a bare 401 — when only Basic over plain http was offered and a
+    /// credential could have been sent.
+    private func explainUnanswered(_ challenges: [HTTPChallenge], refusedClearText: Bool, isProxy: Bool, challengeOrigin: Origin, url: URL) throws {
+        guard refusedClearText else { return }
         let couldAnswer = taskHandler != nil || sessionHandler != nil || (!isProxy && challengeOrigin == originalOrigin && requestCredential != nil)
-            || parsed.challenges.contains { challenge in
+            || challenges.contains { challenge in
                 challenge.schemeName == "basic" && proposedCredential(for: ProtectionSpace(
                     host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: challenge.realm,
                     authenticationMethod: .httpBasic, isProxy: isProxy), origin: challengeOrigin, isProxy: isProxy) != nil
             }
-        if refusedClearText && couldAnswer {
+        if couldAnswer {
             throw SessionError(.userAuthenticationRequired,
                                "\(challengeOrigin) asks for Basic authentication over plain http: the password would travel in clear text (allow it with allowsCredentialsOverHTTP)",
-                               url: request.url)
+                               url: url)
         }
-        return .final(final)
     }
 
     private mutating func answer(_ request: Request, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool) -> Request {
