@@ -90,7 +90,11 @@ struct HostileServerTests {
         guard let (_, outcome, deadline) = Self.cases.first(where: { $0.0 == behaviour }) else { return }
         let server = try await LabHostileServer.start(behaviour, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki, protocols: behaviour.isHTTP2 ? .http2Only : .http1Only)
-        let session = try Self.session(deadline: deadline)
+        // DATA beyond flow control: the body limit must not end it first (the stream window is 256 KiB and
+        // grows as the body is read; the violation shows once the server runs past what was granted).
+        let session = try Self.session(deadline: deadline) {
+            if behaviour == .endlessDataIgnoringFlowControl { $0.responseLimits.maximumBodySize = 256 << 20 }
+        }
         let request = Request(url: server.url(path: "/"), timeout: deadline == Self.requestTimeout ? Self.requestTimeout : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000

@@ -57,7 +57,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         if http2 {
             try pipeline.addHandler(HTTP2FloodGuard())
             let multiplexer = try pipeline.configureHTTP2Pipeline(
-                mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: .init(),
+                mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: http2StreamConfiguration,
                 inboundStreamInitializer: { $0.close() })
             try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog ?? ConnectionErrorLog(), closesOnViolation: true))
             return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), decompression: decompression)
@@ -90,7 +90,11 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     ///   control frames (a peer that floods PINGs and never reads our ACKs), and the connection
     ///   closed after 200 protocol "glitches" (`ExcessiveNumberOfGlitches`); WINDOW_UPDATE and GOAWAY
     ///   floods, which it does not assess, are ended by ``HTTP2FloodGuard``;
-    /// - flow-control windows of 64 KiB: a peer ignoring them is a protocol error (`FlowControlViolation`).
+    /// - flow-control windows (RFC 9113 §5.2) of ``http2StreamWindow`` per stream and
+    ///   ``http2ConnectionWindow`` per connection — what a server may send ahead of the reader, so what a
+    ///   connection may hold in memory; a peer ignoring them is a protocol error (`FlowControlViolation`).
+    ///   64 KiB (the protocol's default) held a large body to a fraction of curl's rate on loopback: every
+    ///   64 KiB waited for a WINDOW_UPDATE.
     static func http2Configuration(_ limits: ResponseLimits) -> NIOHTTP2Handler.ConnectionConfiguration {
         var configuration = NIOHTTP2Handler.ConnectionConfiguration()
         configuration.initialSettings = [
@@ -104,7 +108,20 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         configuration.controlFrameRateLimit.maximumCount = 200
         configuration.controlFrameRateLimit.windowLength = .seconds(30)
         configuration.maximumConnectionGlitches = 200
-        configuration.targetWindowSize = 65_535
+        configuration.targetWindowSize = http2ConnectionWindow
+        return configuration
+    }
+
+    /// The flow-control window of each stream: 1 MiB, the body's backpressure high watermark
+    /// (``BodyFlowControl``), so a reader that keeps up never waits for a window update.
+    static let http2StreamWindow = 256 << 10
+    /// The connection's flow-control window, shared by its streams: 4 MiB.
+    static let http2ConnectionWindow = 1 << 20
+
+    /// Each stream's configuration: its window (``http2StreamWindow``).
+    static var http2StreamConfiguration: NIOHTTP2Handler.StreamConfiguration {
+        var configuration = NIOHTTP2Handler.StreamConfiguration()
+        configuration.targetWindowSize = http2StreamWindow
         return configuration
     }
 
