@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -45,13 +47,18 @@ let package = Package(
         ),
         .target(
             name: "TrustNIO",
-            dependencies: ["Trust", .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1")] + nio
+            dependencies: [
+                "Trust", .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ] + nio
         ),
         .target(
             name: "TrustHTTP",
             dependencies: [
                 "Trust", "TrustNIO", .product(name: "NIOTLS", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ] + nio
         ),
         .target(
@@ -89,7 +96,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TrustTests",
-            dependencies: ["Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio")] + nio
+            dependencies: [
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ] + nio
         ),
     ]
 )

@@ -35,6 +35,8 @@ public final class Session: Sendable {
     let digestSessions = DigestSessionCache()
     /// Per-host decisions (evaluator, pool key, TLS minimum, identity, proxy), made once per host.
     private let router: SessionRouter
+    /// Logs, metrics and the decision observer.
+    private let telemetry: SessionTelemetry
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -51,8 +53,9 @@ public final class Session: Sendable {
             cacheSettings = EvaluationCacheSettings.stricter(cacheSettings, evaluator.configuration.evaluationCache)
         }
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
+        self.telemetry = SessionTelemetry(configuration)
         self.router = SessionRouter(configuration: configuration, cache: evaluationCache,
-                                    configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust))
+                                    configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -72,8 +75,10 @@ public final class Session: Sendable {
             timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
             readTimeout: configuration.readTimeout, coversBody: true)
         let limit = request.maximumResponseBodySize ?? configuration.responseLimits.maximumBodySize
-        return try await context.mapErrors(url: request.url) {
-            try await self.send(request, context: context).collect(limit: limit)
+        return try await reportingFailure(of: request) {
+            try await context.mapErrors(url: request.url) {
+                try await self.send(request, context: context).collect(limit: limit)
+            }
         }
     }
 
@@ -84,8 +89,20 @@ public final class Session: Sendable {
         let context = RequestContext(
             timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
             readTimeout: configuration.readTimeout, coversBody: false)
-        return try await context.mapErrors(url: request.url) {
-            try await self.send(request, context: context)
+        return try await reportingFailure(of: request) {
+            try await context.mapErrors(url: request.url) {
+                try await self.send(request, context: context)
+            }
+        }
+    }
+
+    /// Runs `body`; a ``SessionError`` it throws is logged and counted before it is rethrown.
+    private func reportingFailure<T>(of request: Request, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as SessionError {
+            telemetry.requestFailed(error, url: request.url)
+            throw error
         }
     }
 
@@ -112,6 +129,9 @@ public final class Session: Sendable {
                     request = next
                     continue
                 case .final(let final):
+                    if let refusal = authenticator.lastRefusal {
+                        telemetry.authenticationFailed(space: refusal.space, scheme: refusal.scheme, failures: authenticator.refusals(in: refusal.space))
+                    }
                     return final
                 }
             }
@@ -232,6 +252,8 @@ public final class Session: Sendable {
             ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
             : nil
         let connection: Connection
+        let clock = ContinuousClock()
+        let started = clock.now
         do {
             connection = try await factory.connect(
                 origin: origin, verifier: verifier, clientCertificate: clientCertificate,
@@ -239,7 +261,10 @@ public final class Session: Sendable {
                 timeout: min(configuration.connectTimeout, remaining), url: request.url,
                 proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
                 trustError: { challenge.error(for: $0, url: request.url) })
-        } catch let refusal as ProxyRefusal {
+            telemetry.connected(origin, duration: started.duration(to: clock.now), failed: false)
+        } catch {
+            telemetry.connected(origin, duration: started.duration(to: clock.now), failed: true)
+            guard let refusal = error as? ProxyRefusal else { throw error }
             guard let proxy = plan.proxy else { throw refusal }
             if refusal.statusCode == 407 {
                 var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",

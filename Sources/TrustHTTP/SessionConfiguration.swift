@@ -1,4 +1,6 @@
+import CoreMetrics
 import Foundation
+import Logging
 import Trust
 import TrustNIO
 
@@ -105,6 +107,16 @@ public struct SessionConfiguration: Sendable {
     /// How many times a protection space may refuse a credential before the 401/407 is returned
     /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
     public var maximumAuthenticationFailures: Int = 1
+
+    /// Where the session logs its decisions, refusals and failures (see `SessionTelemetry` for the
+    /// levels and metadata keys); `nil` (the default): no log lines. Nothing logged carries a secret.
+    public var logger: Logger?
+    /// Where the session's metrics go; `nil` (the default): the factory the application bootstrapped
+    /// with `MetricsSystem.bootstrap` (none: nothing is recorded).
+    public var metricsFactory: (any MetricsFactory)?
+    /// Receives every server-trust decision default handling makes (host, decision with the presented
+    /// chain, cached or not), on the connection's task: keep it quick.
+    public var decisionObserver: (@Sendable (TrustDecisionEvent) -> Void)?
 
     /// A configuration with the defaults.
     public init() {}

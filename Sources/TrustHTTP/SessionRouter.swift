@@ -45,9 +45,12 @@ final class SessionRouter: Sendable {
     /// `http_proxy` / `https_proxy` / `no_proxy`, read once when the configuration uses them.
     private let environmentProxies: (http: ProxyConfiguration?, https: ProxyConfiguration?)
     private let routes = NIOLockedValueBox<[String: Route]>([:])
+    /// Where each decision is logged, counted and observed.
+    private let telemetry: SessionTelemetry
 
-    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: [String: ClientIdentity]) {
+    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: [String: ClientIdentity], telemetry: SessionTelemetry) {
         self.configuration = configuration
+        self.telemetry = telemetry
         self.cache = cache
         self.configuredIdentities = configuredIdentities
         if case .systemDefault = configuration.serverTrust { defaultEvaluator = DefaultTrustEvaluator() } else { defaultEvaluator = nil }
@@ -87,18 +90,39 @@ final class SessionRouter: Sendable {
         let identity = configuration.clientIdentities[origin.host]
             ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
         let requiresTLS13 = origin.isSecure && entry?.minimumTLSVersion == "1.3"
+        let telemetry = self.telemetry
+        @Sendable func observe(_ decision: TrustDecision, cached: Bool, _ duration: Duration) {
+            telemetry.decided(decision, host: origin.host, port: origin.port, cached: cached, duration: duration)
+        }
+        let timed: TrustEvaluatorFunction = { trust in
+            let clock = ContinuousClock()
+            let start = clock.now
+            let decision = await evaluate(trust)
+            observe(decision, cached: false, start.duration(to: clock.now))
+            return decision
+        }
         guard let cache else {
-            return Route(key: key, evaluate: evaluate, known: nil, evaluateAlone: evaluate, requiresTLS13: requiresTLS13, clientIdentity: identity)
+            return Route(key: key, evaluate: timed, known: nil, evaluateAlone: timed, requiresTLS13: requiresTLS13, clientIdentity: identity)
+        }
+        @Sendable func cached(_ trust: ServerTrust) -> TrustDecision? {
+            let hit = cache.decision(for: trust, policy: key)
+            telemetry.cacheLookup(hit: hit != nil)
+            if let hit { observe(hit, cached: true, .zero) }
+            return hit
+        }
+        @Sendable func evaluateAndStore(_ trust: ServerTrust) async -> TrustDecision {
+            let decision = await timed(trust)
+            cache.store(decision, for: trust, policy: key)
+            return decision
         }
         return Route(
             key: key,
-            evaluate: { await cache.evaluate($0, policy: key, using: evaluate) },
-            known: { cache.decision(for: $0, policy: key) },
-            evaluateAlone: { trust in
-                let decision = await evaluate(trust)
-                cache.store(decision, for: trust, policy: key)
-                return decision
+            evaluate: { trust in
+                if let hit = cached(trust) { return hit }
+                return await evaluateAndStore(trust)
             },
+            known: cached,
+            evaluateAlone: evaluateAndStore,
             requiresTLS13: requiresTLS13, clientIdentity: identity)
     }
 
@@ -107,9 +131,12 @@ final class SessionRouter: Sendable {
         switch configuration.serverTrust {
         case .configuration(let evaluator, let reporter):
             let port = origin.port
+            let telemetry = self.telemetry
             return ("configuration", { trust in
                 let evaluation = await evaluator.evaluation(for: trust, port: port)
-                if let report = evaluation.report, let reporter { reporter.submit(report, to: evaluation.reportURIs) }
+                if let report = evaluation.report, let reporter {
+                    telemetry.reportSubmitted(sent: reporter.submit(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
+                }
                 return evaluation.decision
             })
         case .systemDefault:

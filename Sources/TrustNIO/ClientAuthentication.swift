@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
@@ -38,6 +39,9 @@ public struct ClientAuthentication: Sendable {
     /// If not empty, the client leaf must hold one of these names: a SAN entry (DNS, email, URI, IP
     /// as text) or its whole subject DN as text.
     public var allowedNames: Set<String>
+    /// Where each client verification is logged: a verified client at `debug` (subject, pin), a refused
+    /// chain at `notice` (reason codes, pins seen); `nil` (the default): no log lines.
+    public var logger: Logger?
 
     /// Asks for client certificates that chain to `anchors`; required by default, validated for the `tlsClient` purpose.
     public init(requirement: Requirement = .required, anchors: [Certificate], pins: Set<SPKIPin> = [], allowedNames: Set<String> = [],
@@ -67,11 +71,29 @@ public struct ClientAuthentication: Sendable {
     /// A server TLS handler that verifies a presented client chain with ``validator`` and records the result.
     public func makeServerHandler(context: NIOSSLContext, record: ClientAuthenticationRecord) -> NIOSSLServerHandler {
         let validator = self.validator
+        let logger = self.logger
         return NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: { presented, promise in
             ServerTrustVerifier.verify(
                 presented, peerName: nil, at: Date(), known: nil, decide: { await validator.evaluate($0) }, promise: promise
-            ) { record.record($0) }
+            ) { decision in
+                record.record(decision)
+                Self.log(decision, to: logger)
+            }
         })
+    }
+
+    static func log(_ decision: TrustDecision, to logger: Logger?) {
+        guard let logger else { return }
+        let leaf = decision.presentedChain.first
+        var metadata: Logger.Metadata = [
+            "client.subject": "\(leaf.map { $0.subject.description } ?? "")", "client.pin": "\(leaf.map { $0.spkiPin.description } ?? "")",
+        ]
+        if decision.isTrusted {
+            logger.debug("client certificate verified", metadata: metadata)
+        } else {
+            metadata["client.reasons"] = .array(decision.reasons.map { .string($0.code) })
+            logger.notice("client certificate refused", metadata: metadata)
+        }
     }
 }
 

@@ -35,6 +35,11 @@ struct HTTPAuthenticator {
     let preemptive: Bool
 
     private var ledger = AuthenticationLedger()
+    /// The last credential refused: its protection space and scheme (`basic`, `digest`), for telemetry.
+    private(set) var lastRefusal: (space: ProtectionSpace, scheme: String)?
+
+    /// Credentials `space` has refused during this request.
+    func refusals(in space: ProtectionSpace) -> Int { ledger.failureCount(in: space) }
     private var origin: Attempt?
     private var proxy: Attempt?
 
@@ -167,6 +172,7 @@ struct HTTPAuthenticator {
                 space.realm = basic.realm  // a preemptive answer: refused for the realm the server names
             }
             ledger.recordRefusal(in: space)
+            lastRefusal = (space, attempt.digest != nil ? "digest" : "basic")
         }
         if !isProxy { digestSessions.remove(DigestSessionCache.key(challengeOrigin)) }
         if isProxy { proxy = nil } else { origin = nil }

@@ -1,0 +1,132 @@
+import CoreMetrics
+import Foundation
+import Logging
+import Trust
+import X509
+
+/// One server-trust decision of a session, as ``SessionConfiguration/decisionObserver`` receives it
+/// (TrustKit's `pinningValidatorCallback`, for apps with telemetry of their own).
+public struct TrustDecisionEvent: Sendable {
+    /// The host the connection was for (canonical) and its port.
+    public var host: String
+    public var port: Int
+    /// The decision: trusted or not, every reason, the presented chain, the validated path, pins.
+    public var decision: TrustDecision
+    /// Whether the decision came from the session's evaluation cache (no evaluation ran).
+    public var cached: Bool
+    /// How long the evaluation took (zero for a cached decision).
+    public var duration: Duration
+
+    /// The certificates the server presented, leaf first.
+    public var presentedChain: [Certificate] { decision.presentedChain }
+}
+
+/// What a session tells the world about itself: log lines (swift-log, when a logger is configured),
+/// metrics (swift-metrics: the configured factory, else the one the app bootstrapped), and each
+/// trust decision to the configured observer. Nothing it records carries a secret: hosts, ports,
+/// policies, reason codes, pins and error codes only — never a URL's path, query or user-info, a
+/// header value or a credential.
+///
+/// Log levels: a trusted decision and a successful connection at `debug`; a refused decision at
+/// `notice`, at `warning` when a pin did not match (the pattern of an interception); a failed request,
+/// a refused client certificate and failed HTTP authentication at `notice`; a pin-failure report at
+/// `info`.
+///
+/// Metrics (labels are stable API):
+/// - `swift_trust_decisions_total` {outcome: trusted|refused, reason: a reason code or `none`} —
+///   one increment per reason of a refused decision;
+/// - `swift_trust_evaluation_duration` (timer, nanoseconds) {cached: true|false};
+/// - `swift_trust_cache_lookups_total` {result: hit|miss};
+/// - `swift_trust_connection_duration` (timer, nanoseconds) {scheme, result: ok|failed} — TCP, TLS and
+///   the trust decision of a new connection;
+/// - `swift_trust_request_failures_total` {code: the `SessionError.Code` name};
+/// - `swift_trust_http_authentication_failures_total` {scheme: basic|digest, proxy: true|false};
+/// - `swift_trust_reports_total` {result: sent|dropped}.
+struct SessionTelemetry: Sendable {
+    let logger: Logger?
+    let observer: (@Sendable (TrustDecisionEvent) -> Void)?
+    let factory: any MetricsFactory
+
+    static let decisions = "swift_trust_decisions_total"
+    static let evaluationDuration = "swift_trust_evaluation_duration"
+    static let cacheLookups = "swift_trust_cache_lookups_total"
+    static let connectionDuration = "swift_trust_connection_duration"
+    static let requestFailures = "swift_trust_request_failures_total"
+    static let authenticationFailures = "swift_trust_http_authentication_failures_total"
+    static let reports = "swift_trust_reports_total"
+
+    init(_ configuration: SessionConfiguration) {
+        logger = configuration.logger
+        observer = configuration.decisionObserver
+        factory = configuration.metricsFactory ?? MetricsSystem.factory
+    }
+
+    /// A decision for a connection to `host:port`.
+    func decided(_ decision: TrustDecision, host: String, port: Int, cached: Bool, duration: Duration) {
+        Timer(label: Self.evaluationDuration, dimensions: [("cached", String(cached))], factory: factory).recordNanoseconds(duration.nanoseconds)
+        if decision.isTrusted {
+            Counter(label: Self.decisions, dimensions: [("outcome", "trusted"), ("reason", "none")], factory: factory).increment()
+        } else {
+            for code in Set(decision.reasons.map(\.code)).sorted() {
+                Counter(label: Self.decisions, dimensions: [("outcome", "refused"), ("reason", code)], factory: factory).increment()
+            }
+        }
+        observer?(TrustDecisionEvent(host: host, port: port, decision: decision, cached: cached, duration: duration))
+        guard let logger else { return }
+        var metadata: Logger.Metadata = [
+            "trust.host": "\(host)", "trust.port": "\(port)", "trust.policy": "\(decision.policy)",
+            "trust.decision": "\(decision.isTrusted ? "trusted" : "refused")", "trust.cached": "\(cached)",
+            "trust.pins_seen": .array(decision.pinsSeen.map { .string($0.description) }),
+        ]
+        if !decision.expectedPins.isEmpty { metadata["trust.pins_expected"] = .array(decision.expectedPins.map { .string($0.description) }) }
+        if decision.isTrusted {
+            logger.debug("server trusted", metadata: metadata)
+            return
+        }
+        metadata["trust.reasons"] = .array(decision.reasons.map { .string($0.code) })
+        let pinMismatch = decision.reasons.contains { $0.code == "pin-mismatch" }
+        logger.log(level: pinMismatch ? .warning : .notice, "server not trusted", metadata: metadata)
+    }
+
+    /// A cache lookup in the handshake.
+    func cacheLookup(hit: Bool) {
+        Counter(label: Self.cacheLookups, dimensions: [("result", hit ? "hit" : "miss")], factory: factory).increment()
+    }
+
+    /// A new connection made (or not) in `duration`.
+    func connected(_ origin: Origin, duration: Duration, failed: Bool) {
+        Timer(label: Self.connectionDuration, dimensions: [("scheme", origin.scheme), ("result", failed ? "failed" : "ok")], factory: factory)
+            .recordNanoseconds(duration.nanoseconds)
+        logger?.debug(failed ? "connection failed" : "connected", metadata: ["http.host": "\(origin.host)", "http.port": "\(origin.port)",
+                                                                           "connection.milliseconds": "\(duration.nanoseconds / 1_000_000)"])
+    }
+
+    /// A request that ended with an error.
+    func requestFailed(_ error: SessionError, url: URL) {
+        let code = "\(error.code)"
+        Counter(label: Self.requestFailures, dimensions: [("code", code)], factory: factory).increment()
+        guard let logger else { return }
+        let clientCertificate = error.code == .clientCertificateRejected || error.code == .clientCertificateRequired
+        logger.notice(clientCertificate ? "client certificate refused" : "request failed", metadata: [
+            "http.host": "\(url.host ?? "")", "http.port": "\(url.port.map(String.init) ?? "")", "error.code": "\(code)",
+            "error.code_value": "\(error.code.rawValue)",
+        ])
+    }
+
+    /// HTTP authentication that ended with the 401/407 after a credential was refused.
+    func authenticationFailed(space: ProtectionSpace, scheme: String, failures: Int) {
+        Counter(label: Self.authenticationFailures, dimensions: [("scheme", scheme), ("proxy", String(space.isProxy))], factory: factory).increment()
+        logger?.notice("HTTP authentication failed", metadata: [
+            "http.host": "\(space.host)", "http.port": "\(space.port)", "auth.scheme": "\(scheme)", "auth.realm": "\(space.realm ?? "")",
+            "auth.proxy": "\(space.isProxy)", "auth.failures": "\(failures)",
+        ])
+    }
+
+    /// A pin-failure report handed to the reporter: `sent` (scheduled) or dropped (a duplicate).
+    func reportSubmitted(sent: Bool, host: String, to uris: [URL]) {
+        Counter(label: Self.reports, dimensions: [("result", sent ? "sent" : "dropped")], factory: factory).increment()
+        logger?.info(sent ? "pin failure report sent" : "pin failure report dropped (a duplicate)", metadata: [
+            "trust.host": "\(host)", "report.endpoints": .array(uris.map { .string(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? "")) }),
+        ])
+    }
+}
