@@ -70,16 +70,24 @@ public struct ClientAuthentication: Sendable {
 
     /// A server TLS handler that verifies a presented client chain with ``validator`` and records the result.
     public func makeServerHandler(context: NIOSSLContext, record: ClientAuthenticationRecord) -> NIOSSLServerHandler {
+        NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: verificationCallback(record: record))
+    }
+
+    /// The verification callback itself, `@Sendable`, for servers that take one in their configuration
+    /// (Vapor's `customCertificateVerifyCallbackWithMetadata`, Hummingbird's TLS options): each presented
+    /// client chain is validated with ``validator``, logged, recorded in `record` when given, and a trusted
+    /// one is returned to NIOSSL as its validated path (Vapor's `req.peerCertificateChain`).
+    public func verificationCallback(record: ClientAuthenticationRecord? = nil) -> TrustVerificationCallback {
         let validator = self.validator
         let logger = self.logger
-        return NIOSSLServerHandler(context: context, customVerificationCallbackWithMetadata: { presented, promise in
+        return { presented, promise in
             ServerTrustVerifier.verify(
                 presented, peerName: nil, at: Date(), known: nil, decide: { await validator.evaluate($0) }, promise: promise
             ) { decision in
-                record.record(decision)
+                record?.record(decision)
                 Self.log(decision, to: logger)
             }
-        })
+        }
     }
 
     static func log(_ decision: TrustDecision, to logger: Logger?) {

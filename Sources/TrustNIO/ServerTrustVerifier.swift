@@ -46,7 +46,12 @@ public struct ServerTrustVerifier: Sendable {
     /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or
     /// pooled connection is never trusted without it), records the decision in `record`, and
     /// completes NIOSSL's promise.
-    public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> NIOSSLCustomVerificationCallbackWithMetadata {
+    ///
+    /// The callback is `@Sendable` (NIOSSL's own typealias is not), so it also fits servers whose
+    /// configuration takes a `@Sendable` verification callback (Vapor, Hummingbird). A trusted chain is
+    /// returned to NIOSSL as the validated path (leaf to anchor) in `VerificationMetadata`, where those
+    /// servers find the peer's chain (Vapor's `req.peerCertificateChain`).
+    public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> TrustVerificationCallback {
         let decide = self.decide
         let known = self.known
         return { presented, promise in
@@ -63,7 +68,7 @@ public struct ServerTrustVerifier: Sendable {
     ) {
         @Sendable func finish(_ decision: TrustDecision) {
             record(decision)
-            promise.succeed(decision.isTrusted ? .certificateVerified(VerificationMetadata(nil)) : .failed)
+            promise.succeed(decision.isTrusted ? .certificateVerified(metadata(for: decision, presented: presented)) : .failed)
         }
         switch serverTrust(presented, peerName: peerName, at: time) {
         case .failure(let refusal):
@@ -75,6 +80,23 @@ public struct ServerTrustVerifier: Sendable {
                 start { finish(await decide(trust)) }
             }
         }
+    }
+
+    /// The validated path (leaf to anchor) as NIOSSL certificates: the presented ones reused, an anchor the
+    /// peer did not send converted from its DER. Without a path (nothing validated), none.
+    static func metadata(for decision: TrustDecision, presented: [NIOSSLCertificate]) -> VerificationMetadata {
+        guard !decision.validatedPath.isEmpty else { return VerificationMetadata(nil) }
+        var byDER: [[UInt8]: NIOSSLCertificate] = [:]
+        for certificate in presented {
+            if let der = try? certificate.toDERBytes() { byDER[der] = certificate }
+        }
+        var chain: [NIOSSLCertificate] = []
+        for certificate in decision.validatedPath {
+            let der = certificate.derBytes
+            guard let converted = byDER[der] ?? (try? NIOSSLCertificate(bytes: der, format: .der)) else { return VerificationMetadata(nil) }
+            chain.append(converted)
+        }
+        return VerificationMetadata(NIOSSL.ValidatedCertificateChain(chain))
     }
 
     /// Starts the evaluation. Where the runtime has `Task.immediate`, it begins on this (the event
@@ -104,6 +126,24 @@ public struct ServerTrustVerifier: Sendable {
         var decision: TrustDecision
     }
 
+    /// Why a presented chain cannot even be evaluated: its leaf is not a certificate this engine accepts.
+    public struct UnusableLeaf: Error, Sendable, CustomStringConvertible {
+        /// Why, as the refusal a decision would carry (a weak key, an unsupported signature, malformed DER…).
+        public var reasons: [TrustFailureReason]
+        public var description: String { "the leaf certificate cannot be used: " + reasons.map(\.description).joined(separator: "; ") }
+    }
+
+    /// Converts NIOSSL's certificates (as a verification callback receives them, leaf first) into the
+    /// engine's ``ServerTrust``, for code that runs its own `TrustEvaluator` inside a NIOSSL callback.
+    /// Each certificate is parsed once per process (cached by DER); an extra certificate that cannot be
+    /// parsed is left out (it could only be a distractor); an unusable leaf throws ``UnusableLeaf``.
+    public static func serverTrust(presented: [NIOSSLCertificate], peerName: PeerName?, evaluationTime: Date = Date()) throws(UnusableLeaf) -> ServerTrust {
+        switch serverTrust(presented, peerName: peerName, at: evaluationTime) {
+        case .success(let trust): return trust
+        case .failure(let refusal): throw UnusableLeaf(reasons: refusal.decision.reasons)
+        }
+    }
+
     /// Converts NIOSSL's certificates; an unusable leaf becomes a refusal with its reasons,
     /// an unusable extra certificate is dropped (it can only be a distractor).
     static func serverTrust(_ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date) -> Result<ServerTrust, Refusal> {
@@ -120,6 +160,9 @@ public struct ServerTrustVerifier: Sendable {
         return .success(ServerTrust(presentedChain: chain, peerName: peerName, evaluationTime: time))
     }
 }
+
+/// A verification callback for NIOSSL (`customVerificationCallbackWithMetadata`), `@Sendable`.
+public typealias TrustVerificationCallback = @Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResultWithMetadata>) -> Void
 
 extension TLSConfiguration {
     /// A client configuration for use with ``ServerTrustVerifier``: TLS 1.2 or later (NIOSSL's own
