@@ -19,14 +19,6 @@ public enum ServerTrustConfiguration: Sendable {
     case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
 }
 
-/// The TLS versions a session accepts.
-public enum TLSMinimum: Sendable, Hashable {
-    /// TLS 1.2 and 1.3 (the default).
-    case tls12
-    /// TLS 1.3 only.
-    case tls13
-}
-
 /// Which HTTP versions a session offers over ALPN.
 public enum HTTPVersionPreference: Sendable, Hashable {
     /// HTTP/2 when the server offers it, else HTTP/1.1.

@@ -89,7 +89,7 @@ final class SessionRouter: Sendable {
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         let identity = configuration.clientIdentities[origin.host]
             ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
-        let requiresTLS13 = origin.isSecure && entry?.minimumTLSVersion == "1.3"
+        let requiresTLS13 = origin.isSecure && entry?.minimumTLSVersion == .tls13
         let telemetry = self.telemetry
         @Sendable func observe(_ decision: TrustDecision, cached: Bool, _ duration: Duration) {
             telemetry.decided(decision, host: origin.host, port: origin.port, cached: cached, duration: duration)
@@ -145,7 +145,7 @@ final class SessionRouter: Sendable {
         case .evaluator(let evaluator):
             return ("evaluator", { await evaluator.evaluate($0) })
         case .securityPolicy(let policy):
-            return ("security-policy", { trust in await policy.evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime) })
+            return ("security-policy", { await policy.evaluate($0) })
         case .perHost(_, let otherHosts):
             let canonical = Self.canonical(origin.host)
             if let evaluator = perHost[canonical] {

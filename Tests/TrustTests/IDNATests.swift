@@ -59,6 +59,14 @@ struct IDNATests {
         }
     }
 
+    /// Decoding goes through the same canonicalisation as parsing: no way to build a non-canonical name.
+    @Test func decodedPeerNamesAreCanonical() throws {
+        let decoded = try JSONDecoder().decode([PeerName].self, from: Data(#"["EXAMPLE.com.", "ＥＸＡＭＰＬＥ．com", "[::1]", "127.0.0.1"]"#.utf8))
+        #expect(decoded.map(\.description) == ["example.com", "example.com", "::1", "127.0.0.1"])
+        #expect(String(decoding: try JSONEncoder().encode(decoded), as: UTF8.self) == #"["example.com","example.com","::1","127.0.0.1"]"#)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(PeerName.self, from: Data(#""exa mple.com""#.utf8)) }
+    }
+
     @Test func punycodeDecodesWhatItEncodes() {
         for label in ["bücher", "例え", "ñandú", "ÿ", "αβγ", "ὀδυσσεύς", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢"] {
             let encoded = Punycode.encode(label)

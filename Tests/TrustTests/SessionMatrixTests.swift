@@ -16,18 +16,10 @@ struct SessionMatrixTests {
             ("lab anchors added to system", DefaultTrustEvaluator(anchors: .system(adding: Lab.pki.trustedRoots))),
             ("public-key pin", try PublicKeysTrustEvaluator(pins: [intermediate.spkiPin], anchors: Lab.anchors)),
             ("certificate pin", try PinnedCertificatesTrustEvaluator(certificates: [intermediate])),
-            ("AF none", AFEvaluator(policy: SecurityPolicy(pinningMode: .none, systemAnchors: Lab.anchors))),
-            ("AF public key", AFEvaluator(policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors))),
-            ("AF certificate", AFEvaluator(policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors))),
+            ("AF none", SecurityPolicy(pinningMode: .none, systemAnchors: Lab.anchors)),
+            ("AF public key", SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)),
+            ("AF certificate", SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)),
         ]
-    }
-
-    /// A SecurityPolicy as an evaluator (what `ServerTrustConfiguration.securityPolicy` does).
-    struct AFEvaluator: TrustEvaluator {
-        let policy: SecurityPolicy
-        func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-            await policy.evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime)
-        }
     }
 
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])

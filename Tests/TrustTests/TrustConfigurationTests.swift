@@ -40,8 +40,8 @@ struct TrustConfigurationTests {
         #expect(configuration.entry(for: "www.example.com").minimumRSABits == 4096)
         #expect(configuration.entry(for: "WWW.Example.COM.").minimumRSABits == 4096)
         #expect(configuration.entry(for: "mail.example.com").minimumRSABits == 3072)
-        #expect(configuration.entry(for: "legacy.example.com").minimumTLSVersion == "1.3")  // excluded from *. → falls to **.
-        #expect(configuration.entry(for: "example.com").minimumTLSVersion == "1.3")
+        #expect(configuration.entry(for: "legacy.example.com").minimumTLSVersion == .tls13)  // excluded from *. → falls to **.
+        #expect(configuration.entry(for: "example.com").minimumTLSVersion == .tls13)
         #expect(configuration.entry(for: "v1.api.example.com").minimumECBits == 384)
         #expect(configuration.entry(for: "api.example.com").minimumECBits == 384)
         #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base

@@ -43,7 +43,7 @@ extension TrustConfiguration {
             add("pins", .object(fields))
         }
         if entry.mode != .enforce { add("mode", .string(entry.mode.rawValue)) }
-        if entry.minimumTLSVersion != "1.2" { add("minimumTLSVersion", .string(entry.minimumTLSVersion)) }
+        if entry.minimumTLSVersion != .tls12 { add("minimumTLSVersion", .string(entry.minimumTLSVersion.rawValue)) }
         if entry.minimumRSABits != 2048 { add("minimumRSABits", .number(String(entry.minimumRSABits))) }
         if entry.minimumECBits != 256 { add("minimumECBits", .number(String(entry.minimumECBits))) }
         if !entry.reportURIs.isEmpty { add("reportURIs", strings(entry.reportURIs.map(\.absoluteString))) }

@@ -34,7 +34,11 @@ import X509
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
 ///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
-public struct TrustConfiguration: Sendable, Hashable, Codable {
+///
+/// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:)`` (or
+/// `ConfiguredTrustEvaluator(contentsOf:)`), where every member is validated, and written with
+/// ``jsonText()`` in the same form — a decoder that filled the fields directly would skip every check.
+public struct TrustConfiguration: Sendable, Hashable {
     /// The format version this library reads and writes.
     public static let currentVersion = 1
 
@@ -68,7 +72,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     }
 
     /// Certificates an entry trusts as anchors, added to the system roots or replacing them.
-    public struct Anchors: Sendable, Hashable, Codable {
+    public struct Anchors: Sendable, Hashable {
         /// Files (PEM or DER, or folders) relative to the configuration file.
         public var certificates: [String] = []
         /// Inline PEM.
@@ -112,7 +116,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The SPKI pins of an entry.
-    public struct Pins: Sendable, Hashable, Codable {
+    public struct Pins: Sendable, Hashable {
         /// The pinned SPKI SHA-256 hashes.
         public var sha256: [SPKIPin]
         /// When the pin set stops being enforced; `nil` for never.
@@ -134,7 +138,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     }
 
     /// Where an entry's client certificate is read from: a PKCS#12 file, or a certificate file and a key file.
-    public struct ClientIdentityReference: Sendable, Hashable, Codable {
+    public struct ClientIdentityReference: Sendable, Hashable {
         /// The PKCS#12 file, relative to the configuration file.
         public var pkcs12: String?
         /// The name of the environment variable that holds the passphrase.
@@ -154,7 +158,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     }
 
     /// Settings honoured only in DEBUG builds, such as a debugging proxy's CA.
-    public struct DebugOverrides: Sendable, Hashable, Codable {
+    public struct DebugOverrides: Sendable, Hashable {
         /// Extra anchors, such as a debugging proxy's CA.
         public var anchors: Anchors
         /// Whether a chain to these anchors is accepted without the entry's pins (a proxy CA re-signs everything).
@@ -168,7 +172,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
     }
 
     /// The settings for the hosts one pattern covers, or for every other host (the base entry).
-    public struct Entry: Sendable, Hashable, Codable {
+    public struct Entry: Sendable, Hashable {
         /// Nil for the base entry.
         public var host: HostPattern?
         /// Hosts the pattern matches that fall through to the next match instead.
@@ -180,7 +184,7 @@ public struct TrustConfiguration: Sendable, Hashable, Codable {
         /// Whether a pin failure refuses the connection or is only reported.
         public var mode: Mode = .enforce
         /// The lowest TLS version accepted: `"1.2"` or `"1.3"`.
-        public var minimumTLSVersion: String = "1.2"
+        public var minimumTLSVersion: TLSMinimum = .tls12
         /// The smallest RSA key accepted, in bits.
         public var minimumRSABits: Int = 2048
         /// The smallest EC key accepted, in bits.

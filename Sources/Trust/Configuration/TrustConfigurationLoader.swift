@@ -236,7 +236,7 @@ extension TrustConfiguration {
             }
             if let pinsValue = fields["pins"] { entry.pins = pins(pinsValue, path + ".pins", mode: entry.mode) }
             if let tlsValue = fields["minimumTLSVersion"], let text = string(tlsValue, path + ".minimumTLSVersion") {
-                if ["1.2", "1.3"].contains(text) { entry.minimumTLSVersion = text } else { problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"") }
+                if let minimum = TLSMinimum(rawValue: text) { entry.minimumTLSVersion = minimum } else { problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"") }
             }
             if let value = fields["minimumRSABits"], let bits = integer(value, path + ".minimumRSABits") {
                 if bits >= 2048 && bits <= 16384 { entry.minimumRSABits = bits } else { problem(path + ".minimumRSABits", "must be between 2048 and 16384, not \(bits)") }

@@ -92,6 +92,24 @@ extension PeerName {
     }
 }
 
+/// Encoded as its text; decoded through ``PeerName/init(host:)``, so a decoded name is canonical too
+/// (a synthesized decoder would accept `.dnsName("EXAMPLE.com.")` as it is).
+extension PeerName {
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            self = try PeerName(host: text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// Why a host name could not be used as a peer name.
 public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case empty

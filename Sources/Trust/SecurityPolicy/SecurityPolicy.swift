@@ -176,3 +176,11 @@ extension SecurityPolicy: Codable {
             validatesDomainName: try container.decode(Bool.self, forKey: .validatesDomainName))
     }
 }
+
+/// A policy is an evaluator like any other: it judges the presented chain for the trust's peer name at
+/// its evaluation time (whether the name is checked is `validatesDomainName`'s, as in AFNetworking).
+extension SecurityPolicy: TrustEvaluator {
+    public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
+        await evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime)
+    }
+}

@@ -35,7 +35,7 @@ struct ConnectionFactory: Sendable {
         self.tlsConfiguration = tls
         self.sslContext = try Self.makeContext( tls)
         if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
-            ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == "1.3" })
+            ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == .tls13 })
         {
             var tls13 = tls
             tls13.minimumTLSVersion = .tlsv13
