@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .library(name: "Trust", targets: ["Trust"]),
         .library(name: "TrustNIO", targets: ["TrustNIO"]),
+        .library(name: "TrustConfigurationImport", targets: ["TrustConfigurationImport"]),
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .executable(name: "trust", targets: ["trust"]),
@@ -44,6 +45,12 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
+        ),
+        // Other platforms' pinning configurations (TrustKit, ATS, Android NSC, OkHttp) to ours: apart from
+        // the engine, so that an app importing Trust does not link FoundationXML (libxml2).
+        .target(
+            name: "TrustConfigurationImport",
+            dependencies: ["Trust"]
         ),
         .target(
             name: "TrustNIO",
@@ -81,6 +88,7 @@ let package = Package(
                 "TrustNIO",
                 "TrustHTTP",
                 "TrustLab",
+                "TrustConfigurationImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -97,7 +105,8 @@ let package = Package(
         .testTarget(
             name: "TrustTests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ] + nio
         ),

@@ -44,6 +44,7 @@ let package = Package(
             dependencies: [
                 "FuzzSupport",
                 .product(name: "Trust", package: "swift-trust"),
+                .product(name: "TrustConfigurationImport", package: "swift-trust"),
             ]
         ),
         .executableTarget(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Trust
+import TrustConfigurationImport
 
 /// `trust import --from trustkit|android-nsc|ats|okhttp FILE`: converts another platform's pinning
 /// configuration into ours (JSON on standard output or -o FILE; what cannot be expressed on stderr).

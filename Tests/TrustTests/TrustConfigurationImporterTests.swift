@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trust
+import TrustConfigurationImport
 import TrustLab
 
 @Suite("Importers: TrustKit, Android NSC, ATS, OkHttp")

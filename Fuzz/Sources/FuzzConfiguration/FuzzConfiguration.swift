@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import Trust
+import TrustConfigurationImport
 
 /// A small, fixed Public Suffix List: the results do not depend on the machine, and no file is read per input.
 let publicSuffixes = PublicSuffixList(contents: "com\norg\nuk\nco.uk\n*.ck\n!www.ck\ntest\n")

@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
