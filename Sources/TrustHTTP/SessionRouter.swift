@@ -44,7 +44,13 @@ final class SessionRouter: Sendable {
     private let perHost: [String: any TrustEvaluator]
     /// `http_proxy` / `https_proxy` / `no_proxy`, read once when the configuration uses them.
     private let environmentProxies: (http: ProxyConfiguration?, https: ProxyConfiguration?)
-    private let routes = NIOLockedValueBox<[String: Route]>([:])
+    private let routes = NIOLockedValueBox<[RouteKey: Route]>([:])
+
+    /// A route's host and port (a struct, not an interpolated string: no allocation per request).
+    private struct RouteKey: Hashable {
+        var host: String
+        var port: Int
+    }
     /// Where each decision is logged, counted and observed.
     private let telemetry: SessionTelemetry
 
@@ -66,7 +72,7 @@ final class SessionRouter: Sendable {
 
     /// The route for `origin`, made on the first request to its host and port.
     func route(for origin: Origin) -> Route {
-        let name = "\(origin.host):\(origin.port)"
+        let name = RouteKey(host: origin.host, port: origin.port)
         if let route = routes.withLockedValue({ $0[name] }) { return route }
         let route = makeRoute(for: origin)
         routes.withLockedValue { routes in

@@ -202,8 +202,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func deliverPendingBody() {
         guard !pendingBody.isEmpty else { return }
         if let exchange = current { exchange.bodyContinuation.yield(pendingBody) }
+        // No capacity kept: an idle pooled connection holds no buffer, and the next piece is allocated
+        // at its own size.
         pendingBody = []
-        pendingBody.reserveCapacity(64 * 1024)
     }
 
     /// Holds the socket read while the reader is behind (see ``BodyFlowControl``).
