@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Trust", targets: ["Trust"]),
         .library(name: "TrustNIO", targets: ["TrustNIO"]),
         .library(name: "TrustConfigurationImport", targets: ["TrustConfigurationImport"]),
+        .library(name: "TrustServiceLifecycle", targets: ["TrustServiceLifecycle"]),
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .executable(name: "trust", targets: ["trust"]),
@@ -35,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -67,6 +69,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ] + nio
+        ),
+        // swift-service-lifecycle integration, apart so TrustHTTP users do not build it.
+        .target(
+            name: "TrustServiceLifecycle",
+            dependencies: ["TrustHTTP", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
         .target(
             name: "TrustLab",
@@ -105,7 +112,8 @@ let package = Package(
         .testTarget(
             name: "TrustTests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport",
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport", "TrustServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ] + nio

@@ -41,8 +41,8 @@ final class LogCapture: Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            capture.append(Record(level: level, message: message.description, metadata: self.metadata.merging(metadata ?? [:]) { $1 }))
+        func log(event: LogEvent) {
+            capture.append(Record(level: event.level, message: event.message.description, metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
         }
     }
 }

@@ -1,0 +1,32 @@
+import ServiceLifecycle
+import TrustHTTP
+
+/// A ``TrustHTTP/Session`` as a swift-service-lifecycle `Service`: run it in the application's
+/// `ServiceGroup` beside its servers, and the session closes every connection when the group shuts
+/// down gracefully (SIGTERM, when the group listens for it) or is cancelled — after the services
+/// before it in the group, which may still be using it, have stopped.
+///
+/// ```swift
+/// let session = try Session(configuration: configuration)
+/// let group = ServiceGroup(services: [server, SessionService(session)], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+/// ```
+///
+/// Its own target (`TrustServiceLifecycle`), so that `TrustHTTP` users who do not run a service group do not
+/// build swift-service-lifecycle.
+public struct SessionService: Service {
+    /// The session this service shuts down.
+    public let session: Session
+
+    /// A service for `session`.
+    public init(_ session: Session) {
+        self.session = session
+    }
+
+    /// Waits until the group shuts down gracefully or the task is cancelled, then shuts the session down
+    /// (requests still in flight fail; see ``TrustHTTP/Session/shutdown()``).
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await session.shutdown()
+    }
+}
