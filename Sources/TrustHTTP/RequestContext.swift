@@ -67,7 +67,7 @@ final class RequestContext: Sendable {
         } catch {
             if timedOut { throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url) }
             if Task.isCancelled || error is CancellationError { throw SessionError(.cancelled, "the request was cancelled", url: url) }
-            throw SessionError(.networkConnectionLost, "the request failed", url: url, underlying: "\(error)")
+            throw SessionError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
         }
     }
 }

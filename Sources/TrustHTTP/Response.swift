@@ -161,13 +161,13 @@ public struct ResponseBody: AsyncSequence, Sendable {
                 throw error
             } catch {
                 if let explained = await explain(error) { throw explained }
-                if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlying: "\(error)") }
+                if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlyingError: error) }
                 if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
-                    var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlying: "\(error)")
+                    var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
                     incomplete.isIncompleteBody = true
                     throw incomplete
                 }
-                throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlying: "\(error)")
+                throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlyingError: error)
             }
             if let chunk {
                 consumed(chunk.count)

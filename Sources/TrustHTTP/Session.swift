@@ -348,7 +348,7 @@ public final class Session: Sendable {
         }
         if reused && attempt == 0 && error is ConnectionClosedError { return .retry }
         if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: request.method) { return .retryOnNewConnection }
-        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlying: "\(error)")
+        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlyingError: error)
     }
 
     static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {

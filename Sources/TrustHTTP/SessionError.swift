@@ -4,7 +4,7 @@ import Trust
 
 /// The one error a ``Session`` throws: a URLError-style code users already know, a message
 /// that says what happened, and — for server trust — the full `TrustDecision`.
-public struct SessionError: Error, Sendable, CustomStringConvertible {
+public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// Foundation's `URLError` codes, with the same numbers.
     public enum Code: Int, Sendable, Hashable, CustomStringConvertible {
         /// The request, or one of its challenges, was cancelled.
@@ -86,6 +86,9 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
     public var trustDecision: TrustDecision?
     /// The lower-level error, described (NIO, NIOSSL, the OS).
     public var underlying: String?
+    /// The lower-level error itself (NIO, NIOSSL, the OS), for code that inspects it; ``underlying``
+    /// is its description.
+    public var underlyingError: (any Error)?
     /// For ``Code/responseTooLarge``: the limit the response exceeded.
     public var limit: ResponseLimit?
     /// For ``Code/badServerResponse`` raised by the protocol itself: which rule the server broke.
@@ -116,6 +119,12 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         self.limit = limit
     }
 
+    /// An error caused by a lower-level `underlyingError`, kept as it is and described in ``underlying``.
+    public init(_ code: Code, _ message: String, url: URL? = nil, underlyingError: any Error) {
+        self.init(code, message, url: url, underlying: "\(underlyingError)")
+        self.underlyingError = underlyingError
+    }
+
     /// The error for a response that exceeded `limit`.
     /// The error for a failure of ``ResponseDecompression`` (swift-nio-extras' decompressor), or `nil`
     /// when `error` is not one.
@@ -125,7 +134,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
             case .limit:
                 self.init(ResponseLimit(.decompressionRatio, observed: decompression.maximumRatio + 1, limit: decompression.maximumRatio), url: url)
             case .inflationError, .initializationError:
-                self.init(.cannotDecodeContentData, "the response body is not valid gzip or deflate data", url: url, underlying: "\(failure)")
+                self.init(.cannotDecodeContentData, "the response body is not valid gzip or deflate data", url: url, underlyingError: failure)
             }
         } else if let failure = error as? NIOHTTPDecompression.ExtraDecompressionError {
             self.init(.cannotDecodeContentData, "the response body is not valid gzip or deflate data (\(failure))", url: url)
@@ -151,6 +160,10 @@ public struct SessionError: Error, Sendable, CustomStringConvertible {
         if let underlying { text += " (\(underlying))" }
         return text
     }
+
+    /// ``description``, for `LocalizedError` (`error.localizedDescription`, SwiftUI alerts, logs that
+    /// print `localizedDescription`). Secret-free like the description: the URL's password is hidden.
+    public var errorDescription: String? { description }
 
     /// The code a refused server-trust decision maps to, as URLSession would report it.
     static func code(for decision: TrustDecision) -> Code {

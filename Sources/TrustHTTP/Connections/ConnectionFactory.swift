@@ -81,7 +81,7 @@ struct ConnectionFactory: Sendable {
             do {
                 sslContext = try Self.makeContext( configuration)
             } catch {
-                throw SessionError(.secureConnectionFailed, "could not set up TLS for \(origin)", url: url, underlying: "\(error)")
+                throw SessionError(.secureConnectionFailed, "could not set up TLS for \(origin)", url: url, underlyingError: error)
             }
         }
         let context = sslContext
@@ -162,12 +162,12 @@ struct ConnectionFactory: Sendable {
 
     static func connectError(_ error: any Error, origin: Origin, url: URL) -> SessionError {
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {
-            return SessionError(.timedOut, "connecting to \(origin) timed out", url: url, underlying: "\(error)")
+            return SessionError(.timedOut, "connecting to \(origin) timed out", url: url, underlyingError: error)
         }
         if let connection = error as? NIOConnectionError, connection.connectionErrors.isEmpty,
             connection.dnsAError != nil || connection.dnsAAAAError != nil
         {
-            return SessionError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlying: "\(error)")
+            return SessionError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlyingError: error)
         }
         // A host that cannot be a peer name is refused when the TLS handler is made, which NIO reports
         // per connection attempt: the name's own reason is the error, not "could not connect".
@@ -176,7 +176,7 @@ struct ConnectionFactory: Sendable {
         if let nameError {
             return SessionError(.badURL, "the host name is not valid: \(nameError)", url: url)
         }
-        return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlying: "\(error)")
+        return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlyingError: error)
     }
 
     static func handshakeError(_ error: any Error, record: TrustRecord, origin: Origin, url: URL, trustError: (TrustDecision) -> SessionError) -> SessionError {
@@ -186,6 +186,6 @@ struct ConnectionFactory: Sendable {
         if error is HandshakeTimeout {
             return SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
         }
-        return SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlying: "\(error)")
+        return SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlyingError: error)
     }
 }

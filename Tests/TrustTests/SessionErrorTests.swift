@@ -1,0 +1,28 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+import TrustHTTP
+import TrustLab
+
+/// `SessionError` as Foundation code expects an error: a `LocalizedError` whose description is the
+/// error's own (never a secret), and the lower-level error kept as an error.
+@Suite("SessionError: LocalizedError, the underlying error")
+struct SessionErrorTests {
+    @Test func refusedConnectionKeepsNIOsError() async throws {
+        // A port nobody listens on: bound, then closed.
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(channel.localAddress?.port)
+        try await channel.close()
+        let session = try labSession()
+        let secret = "Very-S3cret-Pass"
+        let error = try #require(await sessionError { try await session.data(for: Request(url: URL(string: "https://alice:\(secret)@127.0.0.1:\(port)/")!)) })
+        await session.shutdown()
+        #expect(error.code == .cannotConnectToHost)
+        let underlying = try #require(error.underlyingError)
+        #expect(error.underlying == "\(underlying)")
+        #expect(error.localizedDescription == error.description)
+        #expect(!error.localizedDescription.contains(secret))
+        #expect((error as any Error).localizedDescription.contains("cannotConnectToHost"))
+    }
+}
