@@ -66,11 +66,12 @@ public struct ServerTrustVerifier: Sendable {
         _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, decide: @escaping Decide,
         promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>, record: @escaping @Sendable (TrustDecision) -> Void
     ) {
+        let converted = convert(presented, peerName: peerName, at: time)
         @Sendable func finish(_ decision: TrustDecision) {
             record(decision)
-            promise.succeed(decision.isTrusted ? .certificateVerified(metadata(for: decision, presented: presented)) : .failed)
+            promise.succeed(decision.isTrusted ? .certificateVerified(metadata(for: decision, converted: converted)) : .failed)
         }
-        switch serverTrust(presented, peerName: peerName, at: time) {
+        switch converted.result {
         case .failure(let refusal):
             finish(refusal.decision)
         case .success(let trust):
@@ -82,19 +83,20 @@ public struct ServerTrustVerifier: Sendable {
         }
     }
 
-    /// The validated path (leaf to anchor) as NIOSSL certificates: the presented ones reused, an anchor the
-    /// peer did not send converted from its DER. Without a path (nothing validated), none.
-    static func metadata(for decision: TrustDecision, presented: [NIOSSLCertificate]) -> VerificationMetadata {
-        guard !decision.validatedPath.isEmpty else { return VerificationMetadata(nil) }
-        var byDER: [[UInt8]: NIOSSLCertificate] = [:]
-        for certificate in presented {
-            if let der = try? certificate.toDERBytes() { byDER[der] = certificate }
-        }
+    /// The validated path (leaf to anchor) as NIOSSL certificates: the presented ones reused (matched to the
+    /// parsed chain, nothing serialized again), an anchor the peer did not send converted from its DER.
+    /// Without a path (nothing validated), none.
+    static func metadata(for decision: TrustDecision, converted: Converted) -> VerificationMetadata {
+        guard !decision.validatedPath.isEmpty, case .success(let trust) = converted.result else { return VerificationMetadata(nil) }
         var chain: [NIOSSLCertificate] = []
         for certificate in decision.validatedPath {
-            let der = certificate.derBytes
-            guard let converted = byDER[der] ?? (try? NIOSSLCertificate(bytes: der, format: .der)) else { return VerificationMetadata(nil) }
-            chain.append(converted)
+            if let index = trust.presentedChain.firstIndex(of: certificate) {
+                chain.append(converted.nioCertificates[index])
+            } else if let anchor = try? NIOSSLCertificate(bytes: certificate.derBytes, format: .der) {
+                chain.append(anchor)
+            } else {
+                return VerificationMetadata(nil)
+            }
         }
         return VerificationMetadata(NIOSSL.ValidatedCertificateChain(chain))
     }
@@ -138,26 +140,36 @@ public struct ServerTrustVerifier: Sendable {
     /// Each certificate is parsed once per process (cached by DER); an extra certificate that cannot be
     /// parsed is left out (it could only be a distractor); an unusable leaf throws ``UnusableLeaf``.
     public static func serverTrust(presented: [NIOSSLCertificate], peerName: PeerName?, evaluationTime: Date = Date()) throws(UnusableLeaf) -> ServerTrust {
-        switch serverTrust(presented, peerName: peerName, at: evaluationTime) {
+        switch convert(presented, peerName: peerName, at: evaluationTime).result {
         case .success(let trust): return trust
         case .failure(let refusal): throw UnusableLeaf(reasons: refusal.decision.reasons)
         }
     }
 
+    /// NIOSSL's certificates converted: the trust (or why not), and the NIOSSL certificates kept, in the
+    /// order of `ServerTrust.presentedChain`.
+    struct Converted: Sendable {
+        var result: Result<ServerTrust, Refusal>
+        var nioCertificates: [NIOSSLCertificate]
+    }
+
     /// Converts NIOSSL's certificates; an unusable leaf becomes a refusal with its reasons,
     /// an unusable extra certificate is dropped (it can only be a distractor).
-    static func serverTrust(_ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date) -> Result<ServerTrust, Refusal> {
+    static func convert(_ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date) -> Converted {
         var chain: [Certificate] = []
+        var kept: [NIOSSLCertificate] = []
         for (index, nioCertificate) in presented.enumerated() {
             guard let der = try? nioCertificate.toDERBytes() else { continue }
             if let certificate = ParsedCertificateCache.shared.certificate(der: der) {
                 chain.append(certificate)
+                kept.append(nioCertificate)
             } else if index == 0 {
                 let reasons = RawCertificate(der: der)?.refusalReasons ?? [.malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")]
-                return .failure(Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: "certificate parsing")))
+                let refusal = Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: "certificate parsing"))
+                return Converted(result: .failure(refusal), nioCertificates: [])
             }
         }
-        return .success(ServerTrust(presentedChain: chain, peerName: peerName, evaluationTime: time))
+        return Converted(result: .success(ServerTrust(presentedChain: chain, peerName: peerName, evaluationTime: time)), nioCertificates: kept)
     }
 }
 
