@@ -20,7 +20,11 @@ struct BenchCommand: AsyncParsableCommand {
             checks: uncached against the cost of their signature verifications, cached against uncached. Loopback TLS \
             handshakes (client and server in this process) with our evaluation in NIOSSL's verification callback, \
             uncached and cached, against the same client using BoringSSL's built-in verification (trustRoots, no \
-            callback) of the same chain. Cold processes: a new `trust evaluate` of a depth-3 chain (reading the files,             the first validation) against `openssl verify` of the same files, and each tool's bare start. Every ratio             compares two figures measured in the same run.
+            callback) of the same chain. OpenSSL's X509_verify_cert of the same chains and host names, in a small C \
+            program built against the system's libcrypto (skipped without a C compiler and libssl-dev). Cold \
+            processes: a new `trust evaluate` of a depth-3 chain (reading the files, the first validation) against \
+            `openssl verify` of the same files, and each tool's bare start. Every ratio compares two figures \
+            measured in the same run.
             """)
 
     @Option(help: "Measured iterations per evaluation figure.")
@@ -44,8 +48,10 @@ struct BenchCommand: AsyncParsableCommand {
         for keyType in [LabKeyType.p256, .rsa2048] {
             for depth in 2...4 { chains.append(try BenchChain(keyType: keyType, depth: depth)) }
         }
+        let openssl: Result<OpenSSLVerifyHarness, Error> = chains.contains(where: { wants($0.evaluationRowName) }) ? Result { try OpenSSLVerifyHarness() } : .failure(OpenSSLVerifyHarness.Unavailable(description: "filtered out"))
+        defer { if case .success(let harness) = openssl { harness.remove() } }
         for chain in chains {
-            try await benchEvaluation(chain)
+            try await benchEvaluation(chain, openssl: openssl)
         }
         if wants("configuration") { try await benchConfiguration(chains[1]) }
         for chain in chains where chain.depth == 3 {
@@ -62,8 +68,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     // MARK: Evaluation
 
-    func benchEvaluation(_ chain: BenchChain) async throws {
-        let uncachedName = "evaluate depth-\(chain.depth) \(chain.keyType.rawValue) (name + pin)"
+    func benchEvaluation(_ chain: BenchChain, openssl: Result<OpenSSLVerifyHarness, Error>) async throws {
+        let uncachedName = chain.evaluationRowName
         let cachedName = "  cached (same chain, name, policy)"
         guard wants(uncachedName) || wants(cachedName + " \(chain.keyType.rawValue)") else { return }
         let trust = chain.trust
@@ -78,6 +84,15 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let count = chain.depth - 1
         Self.report(uncachedName, uncached, "\(count) signature verification\(count == 1 ? "" : "s")", verifications)
+        switch openssl {
+        case .success(let harness):
+            let files = try chain.writeFiles()
+            defer { try? FileManager.default.removeItem(atPath: files.folder) }
+            let theirs = try harness.median(iterations: iterations, rootFile: files.root, chainFile: files.chain, host: chain.host)
+            Self.report("  vs OpenSSL (same chain and host name)", uncached, "OpenSSL X509_verify_cert", theirs)
+        case .failure(let why):
+            print("  OpenSSL X509_verify_cert: skipped (\(why))")
+        }
 
         let cache = TrustEvaluationCache()
         let caching = CachingTrustEvaluator(evaluator, cache: cache, policyIdentity: "bench")
@@ -208,6 +223,20 @@ struct BenchChain {
     let pin: SPKIPin
     let trust: ServerTrust
     let evaluator: PublicKeysTrustEvaluator
+
+    /// The name of the chain's uncached evaluation row.
+    var evaluationRowName: String { "evaluate depth-\(depth) \(keyType.rawValue) (name + pin)" }
+
+    /// Writes the root and the presented chain (leaf first) as PEM files in a new temporary folder.
+    func writeFiles() throws -> (folder: String, root: String, chain: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let chainFile = folder.appendingPathComponent("chain.pem")
+        let rootFile = folder.appendingPathComponent("root.pem")
+        try Data(presented.map(\.pemString).joined().utf8).write(to: chainFile)
+        try Data(root.pemString.utf8).write(to: rootFile)
+        return (folder.path, rootFile.path, chainFile.path)
+    }
 
     init(keyType: LabKeyType, depth: Int) throws {
         self.keyType = keyType

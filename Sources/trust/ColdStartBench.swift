@@ -16,13 +16,9 @@ extension BenchCommand {
             print("cold process: skipped (no openssl to compare with)")
             return
         }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trust-bench-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let chainFile = folder.appendingPathComponent("chain.pem").path
-        let rootFile = folder.appendingPathComponent("root.pem").path
-        try Data(chain.presented.map(\.pemString).joined().utf8).write(to: URL(fileURLWithPath: chainFile))
-        try Data(chain.root.pemString.utf8).write(to: URL(fileURLWithPath: rootFile))
+        let files = try chain.writeFiles()
+        defer { try? FileManager.default.removeItem(atPath: files.folder) }
+        let (chainFile, rootFile) = (files.chain, files.root)
         let trust = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let runs = max(5, rounds * 4)
 

@@ -5,15 +5,29 @@ import X509
 /// A candidate certification path: leaf first, anchor last.
 public struct CertificatePath: Sendable, Hashable {
     /// The certificates, leaf first.
-    public var certificates: [Certificate]
+    public let certificates: [Certificate]
     /// `true` when the last certificate is a trusted anchor; `false` for a partial path
     /// examined only to explain why no anchored path exists.
     public var endsAtAnchor: Bool
+    /// The facts of each certificate, in the same order (from ``CertificateFactsCache/shared``).
+    public let facts: [CertificateFacts]
 
     /// Creates a path from `certificates`, leaf first.
     public init(_ certificates: [Certificate], endsAtAnchor: Bool = true) {
         self.certificates = certificates
         self.endsAtAnchor = endsAtAnchor
+        self.facts = CertificateFactsCache.shared.facts(of: certificates)
+    }
+
+    /// Paths are equal when their certificates and `endsAtAnchor` are (facts follow from the certificates).
+    public static func == (lhs: CertificatePath, rhs: CertificatePath) -> Bool {
+        lhs.endsAtAnchor == rhs.endsAtAnchor && lhs.certificates == rhs.certificates
+    }
+
+    /// Hashes the certificates and `endsAtAnchor`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(certificates)
+        hasher.combine(endsAtAnchor)
     }
 
     /// The first certificate: the one being validated.

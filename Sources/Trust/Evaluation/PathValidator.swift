@@ -18,17 +18,21 @@ public struct PathValidator: Sendable {
     }
     /// The policy whose rules every candidate path must satisfy.
     public var policy: ValidationPolicy {
-        didSet { rules = policy.rules() + additionalRules }
+        didSet { prepareRules() }
     }
     /// Extra rules, run after the policy's own.
     public var additionalRules: [any PathRule] {
-        didSet { rules = policy.rules() + additionalRules }
+        didSet { prepareRules() }
     }
     /// Named in decisions.
     public var name: String
     /// Built once (not per evaluation): the anchors by subject, and the rules.
     private var anchorIndex: AnchorIndex
-    private var rules: [any PathRule]
+    private var rules: [any PathRule] = []
+    /// The critical extensions the rules enforce (RFC 5280 §4.2: any other makes a certificate unusable).
+    private var handledCriticalExtensions: [ASN1ObjectIdentifier] = []
+    /// The policy's pins in the order decisions list them.
+    private var expectedPins: [SPKIPin] = []
 
     /// Creates a validator.
     public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String = "default") {
@@ -37,17 +41,27 @@ public struct PathValidator: Sendable {
         self.additionalRules = additionalRules
         self.name = name
         self.anchorIndex = AnchorIndex(anchors)
-        self.rules = policy.rules() + additionalRules
+        prepareRules()
         ConstructionCounter.pathValidators.increment()
+    }
+
+    private mutating func prepareRules() {
+        rules = policy.rules() + additionalRules
+        handledCriticalExtensions = RulesPolicy.handledCriticalExtensions(of: rules)
+        expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
     }
 
     /// Searches for a path from `trust`'s chain to an anchor that passes every rule, and decides on it.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-        let expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
         guard let leaf = trust.leaf else {
             return .refused([.emptyChain], trust: trust, policy: name, expectedPins: expectedPins)
         }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
+        if let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) {
+            return TrustDecision(
+                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates,
+                peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+        }
         let budget = WorkBudget(maximumSignatureChecks: policy.maximumSignatureChecks)
         let limit = policy.maximumSignatureChecks
         let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
@@ -84,6 +98,59 @@ public struct PathValidator: Sendable {
             isTrusted: false, reasons: Self.unique(reasons), presentedChain: trust.presentedChain, validatedPath: [],
             closestPath: closest, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name,
             expectedPins: expectedPins)
+    }
+
+    /// The path the search below would return, found without it in the common case: at every step
+    /// exactly one candidate issuer — one anchor, or else one presented certificate — that is
+    /// usable (no unhandled critical extension, not already on the path, its signature verifies),
+    /// and the anchored path passes every rule. The steps, their order and the work charged are
+    /// those of swift-certificates' `Verifier` (anchors before intermediates; the same skip
+    /// checks; one charge per candidate found and per candidate path), so when this returns a path
+    /// the search would have returned that same path first. Whenever there is a choice, a
+    /// candidate is unusable, a rule fails or the budget would run out, it returns `nil` and the
+    /// full search decides (and explains).
+    func directPath(leaf: Certificate, presented: [Certificate], context: RuleContext) -> CertificatePath? {
+        let leafFacts = CertificateFactsCache.shared.facts(of: leaf)
+        guard !leafFacts.hasUnhandledCriticalExtension(handledCriticalExtensions), !anchorIndex.contains(leaf) else { return nil }
+        var chain = [leaf]
+        var charged = 0
+        let limit = policy.maximumSignatureChecks
+        while chain.count <= presented.count {
+            let tip = chain[chain.count - 1]
+            if let roots = anchorIndex[tip.issuer] {
+                charged += roots.count + 1
+                guard roots.count == 1, charged <= limit, canExtend(chain, with: roots[0]) else { return nil }
+                let path = CertificatePath(chain + roots, endsAtAnchor: true)
+                return rules.allSatisfy({ $0.check(path, context: context).isEmpty }) ? path : nil
+            }
+            var parent: Certificate?
+            for candidate in presented.dropFirst() where candidate.subject == tip.issuer {
+                if let parent {
+                    if parent == candidate { continue }
+                    return nil
+                }
+                parent = candidate
+            }
+            charged += 1
+            guard let parent, charged <= limit, canExtend(chain, with: parent) else { return nil }
+            chain.append(parent)
+        }
+        return nil
+    }
+
+    /// The `Verifier`'s test before it adds `candidate` above the tip of `chain`: no critical
+    /// extension the rules do not handle; not already on the chain (same subject, key and
+    /// subjectAltName — RFC 4158 §5.2 loop detection); and it signed the tip.
+    private func canExtend(_ chain: [Certificate], with candidate: Certificate) -> Bool {
+        let facts = CertificateFactsCache.shared.facts(of: candidate)
+        guard !facts.hasUnhandledCriticalExtension(handledCriticalExtensions) else { return false }
+        let candidateSAN = candidate.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value
+        let onChain = chain.contains { member in
+            member.subject == candidate.subject && member.publicKey == candidate.publicKey
+                && member.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value == candidateSAN
+        }
+        guard !onChain, let tip = chain.last else { return false }
+        return candidate.publicKey.isValidSignature(tip.signature, for: tip)
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

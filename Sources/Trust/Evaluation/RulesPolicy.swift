@@ -18,13 +18,18 @@ struct RulesPolicy: VerifierPolicy {
         self.context = context
         self.budget = budget
         self.budgetLimit = budgetLimit
+        self.verifyingCriticalExtensions = Self.handledCriticalExtensions(of: rules)
+    }
+
+    /// Every critical extension some rule enforces, each once.
+    static func handledCriticalExtensions(of rules: [any PathRule]) -> [ASN1ObjectIdentifier] {
         var handled: [ASN1ObjectIdentifier] = []
         for rule in rules {
             for oid in rule.handledCriticalExtensions where !handled.contains(oid) {
                 handled.append(oid)
             }
         }
-        self.verifyingCriticalExtensions = handled
+        return handled
     }
 
     func evaluate(_ path: CertificatePath) -> [TrustFailureReason] {

@@ -21,7 +21,7 @@ public struct BasicConstraintsRule: PathRule {
         var reasons: [TrustFailureReason] = []
         let certificates = path.certificates
         if forbidsCAAsLeaf, certificates.count > 1 || !path.endsAtAnchor {
-            switch Result(catching: { try certificates[0].extensions.basicConstraints }) {
+            switch path.facts[0].basicConstraints {
             case .success(.isCertificateAuthority?):
                 reasons.append(.leafIsCertificateAuthority(subject: certificates[0].displayName))
             case .failure(let error):
@@ -31,23 +31,22 @@ public struct BasicConstraintsRule: PathRule {
             }
         }
         for index in path.issuerIndices {
-            let certificate = certificates[index]
             let constraints: BasicConstraints?
             do {
-                constraints = try certificate.extensions.basicConstraints
+                constraints = try path.facts[index].basicConstraints.get()
             } catch {
-                reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "basicConstraints: \(error)"))
+                reasons.append(.malformedCertificate(subject: certificates[index].displayName, detail: "basicConstraints: \(error)"))
                 continue
             }
-            guard case .isCertificateAuthority(let maxPathLength)? = constraints, certificate.version == .v3 else {
-                reasons.append(.issuerNotCertificateAuthority(subject: certificate.displayName))
+            guard case .isCertificateAuthority(let maxPathLength)? = constraints, certificates[index].version == .v3 else {
+                reasons.append(.issuerNotCertificateAuthority(subject: certificates[index].displayName))
                 continue
             }
             if let maxPathLength {
                 // Intermediates strictly between this CA and the leaf that are not self-issued.
-                let below = certificates[1..<index].filter { !$0.isSelfIssued }.count
+                let below = path.facts[1..<index].filter { !$0.isSelfIssued }.count
                 if below > maxPathLength {
-                    reasons.append(.pathLengthConstraintViolated(subject: certificate.displayName, maxPathLength: maxPathLength))
+                    reasons.append(.pathLengthConstraintViolated(subject: certificates[index].displayName, maxPathLength: maxPathLength))
                 }
             }
         }

@@ -13,47 +13,41 @@ public struct CertificateProfileRule: PathRule {
     /// Creates the rule.
     public init() {}
 
-    static let policyConstraints: ASN1ObjectIdentifier = [2, 5, 29, 36]
-
     /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let anchorOnly = path.count == 1 && path.endsAtAnchor
-        for (index, certificate) in path.certificates.enumerated() {
-            var name: String { certificate.displayName }
+        for (index, facts) in path.facts.enumerated() {
+            var name: String { path.certificates[index].displayName }
             if !path.isAnchor(index) || anchorOnly {
-                let serial = certificate.serialNumber.bytes
-                if serial.count > 20 {
-                    reasons.append(.malformedCertificate(subject: name, detail: "the serial number is longer than 20 octets"))
-                } else if serial.allSatisfy({ $0 == 0 }) {
-                    reasons.append(.malformedCertificate(subject: name, detail: "the serial number is zero"))
+                if let problem = facts.serialNumberProblem {
+                    reasons.append(.malformedCertificate(subject: name, detail: problem))
                 }
-                if let aia = certificate.extensions[oid: .X509ExtensionID.authorityInformationAccess] {
-                    let parsed = try? AuthorityInformationAccess(aia)
-                    if parsed == nil || parsed?.isEmpty == true {
-                        reasons.append(.malformedCertificate(subject: name, detail: "a malformed authorityInformationAccess extension"))
-                    }
+                if facts.hasMalformedAuthorityInformationAccess {
+                    reasons.append(.malformedCertificate(subject: name, detail: "a malformed authorityInformationAccess extension"))
                 }
             }
             if index > 0 {
-                if certificate.subject.isEmpty {
+                if facts.hasEmptySubject {
                     reasons.append(.malformedCertificate(subject: name, detail: "a CA certificate with an empty subject"))
                 }
-                if let bc = certificate.extensions[oid: .X509ExtensionID.basicConstraints], !bc.critical {
+                if facts.basicConstraintsIsCritical == false {
                     reasons.append(.malformedCertificate(subject: name, detail: "a CA certificate whose basicConstraints is not critical"))
                 }
-                if let pc = certificate.extensions[oid: Self.policyConstraints], !pc.critical {
+                if facts.policyConstraintsIsCritical == false {
                     reasons.append(.malformedCertificate(subject: name, detail: "a CA certificate whose policyConstraints is not critical"))
                 }
             }
         }
-        if !anchorOnly, let eku = path.leaf.extensions[oid: .X509ExtensionID.extendedKeyUsage], eku.critical {
+        guard !anchorOnly else { return reasons }
+        let leaf = path.facts[0]
+        if leaf.extendedKeyUsageIsCritical == true {
             reasons.append(.malformedCertificate(subject: path.leaf.displayName, detail: "the extendedKeyUsage of an end-entity certificate is critical"))
         }
-        if !anchorOnly, let san = path.leaf.extensions[oid: .X509ExtensionID.subjectAlternativeName] {
-            if path.leaf.subject.isEmpty && !san.critical {
+        if let critical = leaf.subjectAlternativeNameIsCritical {
+            if leaf.hasEmptySubject && !critical {
                 reasons.append(.malformedCertificate(subject: path.leaf.displayName, detail: "the subject is empty but the subjectAltName is not critical"))
-            } else if !path.leaf.subject.isEmpty && san.critical {
+            } else if !leaf.hasEmptySubject && critical {
                 reasons.append(.malformedCertificate(subject: path.leaf.displayName, detail: "the subjectAltName is critical although the subject is not empty"))
             }
         }

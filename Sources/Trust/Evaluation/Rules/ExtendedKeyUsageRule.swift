@@ -27,10 +27,11 @@ public struct ExtendedKeyUsageRule: PathRule {
         guard let purpose else { return [] }
         var reasons: [TrustFailureReason] = []
         let required = purpose.description
-        for (index, certificate) in path.certificates.enumerated() {
+        for (index, facts) in path.facts.enumerated() {
+            var certificate: Certificate { path.certificates[index] }
             let usages: ExtendedKeyUsage?
             do {
-                usages = try certificate.extensions.extendedKeyUsage
+                usages = try facts.extendedKeyUsage.get()
             } catch {
                 reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "extendedKeyUsage: \(error)"))
                 continue

@@ -14,19 +14,19 @@ public struct KeyIdentifierRule: PathRule {
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         if path.count == 1 && path.endsAtAnchor { return [] }
         var reasons: [TrustFailureReason] = []
-        for (index, certificate) in path.certificates.enumerated() {
-            var name: String { certificate.displayName }
+        for (index, facts) in path.facts.enumerated() {
+            var name: String { path.certificates[index].displayName }
             let aki: AuthorityKeyIdentifier?
             let ski: SubjectKeyIdentifier?
             do {
-                aki = try certificate.extensions.authorityKeyIdentifier
-                ski = try certificate.extensions.subjectKeyIdentifier
+                aki = try facts.authorityKeyIdentifier.get()
+                ski = try facts.subjectKeyIdentifier.get()
             } catch {
                 reasons.append(.malformedCertificate(subject: name, detail: "key identifier extension: \(error)"))
                 continue
             }
             if path.isAnchor(index) {
-                if let ski, index > 0, certificate.isSelfIssued, let aki {
+                if let ski, index > 0, facts.isSelfIssued, let aki {
                     if aki.keyIdentifier == nil {
                         reasons.append(.malformedCertificate(subject: name, detail: "a root's authorityKeyIdentifier has no keyIdentifier"))
                     } else if aki.keyIdentifier != ski.keyIdentifier {

@@ -17,8 +17,8 @@ public struct KeyStrengthRule: PathRule {
     /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
-        for certificate in path.certificates {
-            let key = certificate.publicKeyDescription
+        for (certificate, facts) in zip(path.certificates, path.facts) {
+            let key = facts.publicKey
             switch key {
             case .rsa(let bits) where bits % 8 != 0:
                 reasons.append(.weakKey(subject: certificate.displayName, key: key.description, minimum: "an RSA modulus of whole bytes (CA/B Forum)"))

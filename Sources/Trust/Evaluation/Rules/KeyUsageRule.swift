@@ -15,23 +15,22 @@ public struct KeyUsageRule: PathRule {
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         for index in path.issuerIndices {
-            let certificate = path.certificates[index]
             do {
-                if let usage = try certificate.extensions.keyUsage, !usage.keyCertSign {
-                    reasons.append(.issuerKeyUsageForbidsCertificateSigning(subject: certificate.displayName))
+                if let usage = try path.facts[index].keyUsage.get(), !usage.keyCertSign {
+                    reasons.append(.issuerKeyUsageForbidsCertificateSigning(subject: path.certificates[index].displayName))
                 }
             } catch {
-                reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "keyUsage: \(error)"))
+                reasons.append(.malformedCertificate(subject: path.certificates[index].displayName, detail: "keyUsage: \(error)"))
             }
         }
-        let leaf = path.leaf
         if path.count == 1 && path.endsAtAnchor { return reasons }
+        var leaf: Certificate { path.leaf }
         do {
-            if let usage = try leaf.extensions.keyUsage {
+            if let usage = try path.facts[0].keyUsage.get() {
                 if !(usage.digitalSignature || usage.keyEncipherment || usage.keyAgreement) {
                     reasons.append(.leafKeyUsageInvalid(subject: leaf.displayName, detail: "keyUsage allows neither digitalSignature nor keyEncipherment"))
                 }
-                if usage.keyCertSign && !leaf.isCertificateAuthority {
+                if usage.keyCertSign && !path.facts[0].isCertificateAuthority {
                     reasons.append(.leafKeyUsageInvalid(subject: leaf.displayName, detail: "keyUsage asserts keyCertSign but the certificate is not a CA"))
                 }
             }

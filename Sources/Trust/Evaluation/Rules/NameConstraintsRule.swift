@@ -29,8 +29,8 @@ public struct NameConstraintsRule: PathRule {
         let certificates = path.certificates
         var reasons: [TrustFailureReason] = []
         if certificates.count > 1 || !path.endsAtAnchor,
-            certificates[0].extensions[oid: .X509ExtensionID.nameConstraints] != nil,
-            !certificates[0].isCertificateAuthority
+            path.facts[0].hasNameConstraints,
+            !path.facts[0].isCertificateAuthority
         {
             reasons.append(.malformedCertificate(subject: certificates[0].displayName, detail: "an end-entity certificate carries name constraints"))
         }
@@ -42,7 +42,7 @@ public struct NameConstraintsRule: PathRule {
             namesCache[index] = result
             return result
         }
-        for caIndex in path.issuerIndices {
+        for caIndex in path.issuerIndices where path.facts[caIndex].hasNameConstraints {
             let ca = certificates[caIndex]
             guard let ext = ca.extensions[oid: .X509ExtensionID.nameConstraints] else { continue }
             let constraints: ParsedNameConstraints
@@ -54,7 +54,7 @@ public struct NameConstraintsRule: PathRule {
             }
             let constraintCount = constraints.permitted.count + constraints.excluded.count
             for subjectIndex in 0..<caIndex {
-                if subjectIndex > 0 && certificates[subjectIndex].isSelfIssued { continue }
+                if subjectIndex > 0 && path.facts[subjectIndex].isSelfIssued { continue }
                 let subject = certificates[subjectIndex]
                 let subjectNames: [GeneralName]
                 switch names(subjectIndex) {

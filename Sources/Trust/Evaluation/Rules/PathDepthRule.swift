@@ -14,7 +14,7 @@ public struct PathDepthRule: PathRule {
     /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor, path.count > 2 else { return [] }
-        let intermediates = path.certificates[1..<(path.count - 1)].filter { !$0.isSelfIssued }.count
+        let intermediates = path.facts[1..<(path.count - 1)].filter { !$0.isSelfIssued }.count
         return intermediates > maximumIntermediates ? [.pathTooLong(intermediates: intermediates, maximum: maximumIntermediates)] : []
     }
 }

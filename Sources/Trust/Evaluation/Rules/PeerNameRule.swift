@@ -19,10 +19,10 @@ public struct PeerNameRule: PathRule {
     /// The reasons `path` fails this rule; empty when it passes.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let peerName = context.peerName else { return [.peerNameRequired] }
-        let leaf = path.leaf
+        var leaf: Certificate { path.leaf }
         let sans: SubjectAlternativeNames?
         do {
-            sans = try leaf.extensions.subjectAlternativeNames
+            sans = try path.facts[0].subjectAlternativeNames.get()
         } catch {
             return [.malformedCertificate(subject: leaf.displayName, detail: "subjectAltName: \(error)")]
         }

@@ -17,8 +17,8 @@ public struct PinRule: PathRule {
     /// The reasons `path` fails this rule; empty when it passes. A partial path is not judged.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor else { return [] }
-        let seen = path.certificates.map(\.spkiPin)
-        if seen.contains(where: pins.contains) { return [] }
+        if path.facts.contains(where: { pins.contains($0.spkiPin) }) { return [] }
+        let seen = path.facts.map(\.spkiPin)
         return [.pinMismatch(seen: seen, expected: pins.sorted { $0.base64 < $1.base64 })]
     }
 }

@@ -23,12 +23,12 @@ public struct ValidityRule: PathRule {
         var reasons: [TrustFailureReason] = []
         let time = context.evaluationTime
         let truncated = Date(timeIntervalSince1970: (time.timeIntervalSince1970).rounded(.down))
-        for (index, certificate) in path.certificates.enumerated() {
+        for (index, facts) in path.facts.enumerated() {
             if path.isAnchor(index) && !checksAnchor && index > 0 { continue }
-            if truncated < certificate.notValidBefore {
-                reasons.append(.notYetValid(subject: certificate.displayName, notBefore: certificate.notValidBefore, at: time))
-            } else if truncated > certificate.notValidAfter {
-                reasons.append(.expired(subject: certificate.displayName, notAfter: certificate.notValidAfter, at: time))
+            if truncated < facts.notValidBefore {
+                reasons.append(.notYetValid(subject: path.certificates[index].displayName, notBefore: facts.notValidBefore, at: time))
+            } else if truncated > facts.notValidAfter {
+                reasons.append(.expired(subject: path.certificates[index].displayName, notAfter: facts.notValidAfter, at: time))
             }
         }
         return reasons

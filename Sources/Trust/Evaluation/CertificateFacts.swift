@@ -1,0 +1,180 @@
+import Foundation
+import SwiftASN1
+import X509
+
+/// What the path rules need to know about one certificate, worked out once per certificate
+/// instead of once per rule and candidate path: its extensions parsed, its key described and
+/// pinned, its self-issued status, its validity as dates.
+///
+/// Every value is derived from the certificate's TBSCertificate alone, so facts are shared by
+/// byte-identical TBSCertificates (``CertificateFactsCache``) — the same idea as OpenSSL keeping
+/// decoded extensions inside its `X509` object after the first verification. A parse error is
+/// kept as the error's text, so a rule reports it exactly as it would have parsing itself.
+public final class CertificateFacts: Sendable {
+    /// A failure to parse an extension, with the parser's message.
+    public struct ExtensionError: Error, Sendable, CustomStringConvertible {
+        /// The parser's message.
+        public let description: String
+    }
+
+    /// The parsed basicConstraints extension (`nil` when absent).
+    public let basicConstraints: Result<BasicConstraints?, ExtensionError>
+    /// The parsed keyUsage extension.
+    public let keyUsage: Result<KeyUsage?, ExtensionError>
+    /// The parsed extendedKeyUsage extension.
+    public let extendedKeyUsage: Result<ExtendedKeyUsage?, ExtensionError>
+    /// The parsed authorityKeyIdentifier extension.
+    public let authorityKeyIdentifier: Result<AuthorityKeyIdentifier?, ExtensionError>
+    /// The parsed subjectKeyIdentifier extension.
+    public let subjectKeyIdentifier: Result<SubjectKeyIdentifier?, ExtensionError>
+    /// The parsed subjectAltName extension.
+    public let subjectAlternativeNames: Result<SubjectAlternativeNames?, ExtensionError>
+    /// The SHA-256 pin of the certificate's SubjectPublicKeyInfo.
+    public let spkiPin: SPKIPin
+    /// The key type and size.
+    public let publicKey: PublicKeyDescription
+    /// Subject and issuer are the same name (RFC 5280 §3.2).
+    public let isSelfIssued: Bool
+    /// basicConstraints says cA = TRUE.
+    public let isCertificateAuthority: Bool
+    /// The start of the validity period.
+    public let notValidBefore: Date
+    /// The end of the validity period.
+    public let notValidAfter: Date
+    /// The OIDs of the critical extensions, in certificate order.
+    public let criticalExtensions: [ASN1ObjectIdentifier]
+    /// Whether the certificate carries a nameConstraints extension.
+    public let hasNameConstraints: Bool
+    /// The subject is the empty sequence.
+    public let hasEmptySubject: Bool
+    /// The serial number is longer than 20 octets or zero (RFC 5280 §4.1.2.2), as a phrase.
+    public let serialNumberProblem: String?
+    /// An authorityInformationAccess extension is present but malformed or empty.
+    public let hasMalformedAuthorityInformationAccess: Bool
+    /// The criticality of these extensions; `nil` when absent.
+    public let basicConstraintsIsCritical: Bool?
+    /// See ``basicConstraintsIsCritical``.
+    public let policyConstraintsIsCritical: Bool?
+    /// See ``basicConstraintsIsCritical``.
+    public let extendedKeyUsageIsCritical: Bool?
+    /// See ``basicConstraintsIsCritical``.
+    public let subjectAlternativeNameIsCritical: Bool?
+
+    /// Works out the facts of `certificate` (prefer ``CertificateFactsCache/facts(of:)``).
+    public init(_ certificate: Certificate) {
+        func parsed<T>(_ body: () throws -> T?) -> Result<T?, ExtensionError> {
+            do { return .success(try body()) } catch { return .failure(ExtensionError(description: "\(error)")) }
+        }
+        let extensions = certificate.extensions
+        basicConstraints = parsed { try extensions.basicConstraints }
+        keyUsage = parsed { try extensions.keyUsage }
+        extendedKeyUsage = parsed { try extensions.extendedKeyUsage }
+        authorityKeyIdentifier = parsed { try extensions.authorityKeyIdentifier }
+        subjectKeyIdentifier = parsed { try extensions.subjectKeyIdentifier }
+        subjectAlternativeNames = parsed { try extensions.subjectAlternativeNames }
+        let spki = certificate.subjectPublicKeyInfoDER
+        spkiPin = SPKIPin(subjectPublicKeyInfoDER: spki)
+        publicKey = PublicKeyDescription(subjectPublicKeyInfoDER: spki)
+        isSelfIssued = certificate.subject == certificate.issuer
+        if case .success(.isCertificateAuthority?) = basicConstraints { isCertificateAuthority = true } else { isCertificateAuthority = false }
+        notValidBefore = certificate.notValidBefore
+        notValidAfter = certificate.notValidAfter
+        criticalExtensions = extensions.filter(\.critical).map(\.oid)
+        hasNameConstraints = extensions[oid: .X509ExtensionID.nameConstraints] != nil
+        hasEmptySubject = certificate.subject.isEmpty
+        let serial = certificate.serialNumber.bytes
+        serialNumberProblem = serial.count > 20 ? "the serial number is longer than 20 octets"
+            : serial.allSatisfy({ $0 == 0 }) ? "the serial number is zero" : nil
+        if let aia = extensions[oid: .X509ExtensionID.authorityInformationAccess] {
+            let parsed = try? AuthorityInformationAccess(aia)
+            hasMalformedAuthorityInformationAccess = parsed == nil || parsed?.isEmpty == true
+        } else {
+            hasMalformedAuthorityInformationAccess = false
+        }
+        basicConstraintsIsCritical = extensions[oid: .X509ExtensionID.basicConstraints]?.critical
+        policyConstraintsIsCritical = extensions[oid: [2, 5, 29, 36]]?.critical
+        extendedKeyUsageIsCritical = extensions[oid: .X509ExtensionID.extendedKeyUsage]?.critical
+        subjectAlternativeNameIsCritical = extensions[oid: .X509ExtensionID.subjectAlternativeName]?.critical
+    }
+
+    /// Whether a critical extension is not among `handled` (RFC 5280 §4.2: such a certificate is refused).
+    public func hasUnhandledCriticalExtension(_ handled: [ASN1ObjectIdentifier]) -> Bool {
+        criticalExtensions.contains { !handled.contains($0) }
+    }
+}
+
+/// The process's ``CertificateFacts``, by TBSCertificate bytes: a bounded map (least recently
+/// used dropped first), so a server's chain or a trust store's root is examined once, not on
+/// every evaluation. Looking one up costs a bulk hash of the TBSCertificate (~0.1 µs for 1 KB).
+public final class CertificateFactsCache: @unchecked Sendable {
+    /// The shared cache (4,096 certificates).
+    public static let shared = CertificateFactsCache(capacity: 4096)
+
+    private let capacity: Int
+    private let lock = NSLock()
+    private var entries = LRUDictionary<TBSBytes, CertificateFacts>()
+
+    /// Creates a cache holding at most `capacity` certificates' facts.
+    public init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The facts of `certificate`, worked out on first use.
+    public func facts(of certificate: Certificate) -> CertificateFacts {
+        facts(of: [certificate])[0]
+    }
+
+    /// The facts of each certificate (one lock for the whole list).
+    public func facts(of certificates: [Certificate]) -> [CertificateFacts] {
+        var result: [CertificateFacts?] = []
+        result.reserveCapacity(certificates.count)
+        lock.lock()
+        for certificate in certificates {
+            result.append(entries.use(TBSBytes(certificate.tbsCertificateBytes)))
+        }
+        lock.unlock()
+        var made: [(TBSBytes, CertificateFacts)] = []
+        for index in result.indices where result[index] == nil {
+            let facts = CertificateFacts(certificates[index])
+            result[index] = facts
+            made.append((TBSBytes(certificates[index].tbsCertificateBytes), facts))
+        }
+        if !made.isEmpty {
+            lock.lock()
+            for (key, facts) in made { entries.set(key, facts, capacity: capacity) }
+            lock.unlock()
+        }
+        return result.compactMap { $0 }
+    }
+
+    /// How many certificates' facts are kept.
+    public var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.count
+    }
+}
+
+/// TBSCertificate bytes as a dictionary key, hashed in bulk (an array slice's own hash goes
+/// byte by byte); equality compares every byte.
+struct TBSBytes: Hashable {
+    let bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+    }
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    static func == (lhs: TBSBytes, rhs: TBSBytes) -> Bool {
+        guard lhs.bytes.count == rhs.bytes.count else { return false }
+        return lhs.bytes.withUnsafeBytes { left in
+            rhs.bytes.withUnsafeBytes { right in
+                guard let l = left.baseAddress, let r = right.baseAddress else { return true }
+                return memcmp(l, r, left.count) == 0
+            }
+        }
+    }
+}
