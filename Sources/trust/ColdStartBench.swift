@@ -26,8 +26,33 @@ extension BenchCommand {
         let verify = [openssl, "verify", "-CAfile", rootFile, "-untrusted", chainFile, chainFile]
         let (ours, theirs) = try Self.alternate(runs, evaluate, verify)
         Self.reportProcess(name + " (name + pin)", ours, "openssl verify (same files)", theirs)
+        try benchFirstEvaluation(trust: trust, files: files, host: chain.host, runs: runs)
         let (start, opensslStart) = try Self.alternate(runs, [trust, "--version"], [openssl, "version"])
         Self.reportProcess("cold process: trust --version (start only)", start, "openssl version", opensslStart)
+    }
+
+    /// The first evaluation inside a fresh process (files, system roots, Public Suffix List, one
+    /// validation), against the second evaluation in the same process: medians over `runs` processes.
+    func benchFirstEvaluation(trust: String, files: (folder: String, root: String, chain: String), host: String, runs: Int) throws {
+        var firsts: [Double] = []
+        var seconds: [Double] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: trust)
+            process.arguments = ["first-evaluation", "--chain", files.chain, "--anchor", files.root, "--host", host]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            guard process.terminationStatus == 0, fields.count == 2 else { throw UsageError("trust first-evaluation failed (exit \(process.terminationStatus))") }
+            firsts.append(fields[0])
+            seconds.append(fields[1])
+        }
+        let median = { (values: [Double]) in values.sorted()[values.count / 2] }
+        Self.report("first evaluation in a fresh process (roots, PSL)", .microseconds(median(firsts)), "second, same process", .microseconds(median(seconds)))
     }
 
     /// Median wall time and mean CPU time of each command, run `runs` times alternately.

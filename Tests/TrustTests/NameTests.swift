@@ -194,4 +194,87 @@ struct PublicSuffixListTests {
         try Data("// VERSION: 2999-12-31_00-00-00_UTC\n".utf8).write(to: empty)
         #expect(PublicSuffixList.newest(systemPaths: [empty.path]) == .embedded)
     }
+
+    /// The embedded table answers as the Debian file it was generated from, for names made from
+    /// every kind of rule: each rule, its parent, names one and two labels below it, wildcard
+    /// children, exceptions and their children, and random names (seeded; the seed is printed).
+    @Test func embeddedListAnswersAsTheSystemFileForGeneratedNames() throws {
+        guard let path = PublicSuffixList.debianPaths.first(where: { FileManager.default.fileExists(atPath: $0) }),
+            let bytes = FileManager.default.contents(atPath: path)
+        else {
+            print("no system Public Suffix List (Debian package publicsuffix): comparison skipped")
+            return
+        }
+        let system = PublicSuffixList(bytes: Array(bytes))
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+        guard (system.date ?? PublicSuffixList.day(of: modified)) == PublicSuffixList.embeddedListDate else {
+            print("system Public Suffix List dated \(system.date ?? PublicSuffixList.day(of: modified)), embedded \(PublicSuffixList.embeddedListDate): comparison skipped")
+            return
+        }
+        let seed = UInt64(ProcessInfo.processInfo.environment["PSL_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
+        print("embeddedListAnswersAsTheSystemFileForGeneratedNames seed \(seed) (PSL_TEST_SEED=\(seed) repeats it)")
+        var random = SeededGenerator(seed: seed)
+        let labels = ["www", "a", "xn--55qx5d", "foo-bar", "0", "co", "com", "uk", "ck", "kawasaki", "jp", "github", "io"]
+        let alphabet = Array("abcdefghij-0123456789")
+        func label() -> String {
+            if random.next() % 3 == 0 { return labels[Int(random.next() % UInt64(labels.count))] }
+            let characters = (0..<(1 + Int(random.next() % 8))).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            return String(characters).trimmingCharacters(in: CharacterSet(charactersIn: "-"))
+        }
+        var names: [String] = []
+        for rule in system.allRules {
+            let body = rule.hasPrefix("*.") ? String(rule.dropFirst(2)) : rule.hasPrefix("!") ? String(rule.dropFirst()) : rule
+            names += [body, label() + "." + body, label() + "." + label() + "." + body]
+            if let dot = body.firstIndex(of: ".") { names.append(String(body[body.index(after: dot)...])) }
+        }
+        for _ in 0..<5_000 {
+            names.append((0..<(1 + Int(random.next() % 4))).map { _ in label() }.filter { !$0.isEmpty }.joined(separator: "."))
+        }
+        names = names.filter { !$0.isEmpty }
+        #expect(names.count >= 10_000)
+        var disagreements: [String] = []
+        for name in names where PublicSuffixList.embedded.isPublicSuffix(name) != system.isPublicSuffix(name) {
+            disagreements.append(name)
+        }
+        print("\(names.count) names compared, \(disagreements.count) disagreements")
+        #expect(disagreements.prefix(10) == [], "seed \(seed)")
+    }
+
+    /// Without any system copy (`TRUST_PUBLIC_SUFFIX_LIST` set empty, as on a machine without the
+    /// `publicsuffix` package), a `trust evaluate` process still refuses a wildcard on a public
+    /// suffix; pointing the variable at a newer list without `co.uk` shows the variable is what
+    /// decided which list the process used.
+    @Test func wildcardOnAPublicSuffixIsRefusedWithoutTheSystemList() async throws {
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let root = try LabAuthority.root(commonName: "PSL Process Root")
+        let wildcard = try root.leaf(dnsNames: ["*.co.uk"])
+        try Data(wildcard.chain.map(\.pemString).joined().utf8).write(to: URL(fileURLWithPath: folder + "/chain.pem"))
+        try Data(root.certificate.pemString.utf8).write(to: URL(fileURLWithPath: folder + "/root.pem"))
+        try Data("// VERSION: 2999-12-31_00-00-00_UTC\nexample\n".utf8).write(to: URL(fileURLWithPath: folder + "/newer.dat"))
+        let evaluate = [CLITests.binary, "evaluate", "--chain", folder + "/chain.pem", "--anchors", folder + "/root.pem", "--anchors-only", "--host", "example.co.uk", "--json"]
+
+        let (hidden, output, _) = try await run("/usr/bin/env", ["TRUST_PUBLIC_SUFFIX_LIST="] + evaluate)
+        #expect(hidden == 1)
+        #expect(output.contains("name-mismatch"))
+        let (other, _, _) = try await run("/usr/bin/env", ["TRUST_PUBLIC_SUFFIX_LIST=" + folder + "/newer.dat"] + evaluate)
+        #expect(other == 0)
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a failing random test can be repeated from its printed seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

@@ -23,10 +23,18 @@ public struct PublicSuffixList: Sendable, Hashable {
     public let date: String?
 
     /// Where Debian, Ubuntu and Fedora install the list.
-    public static let systemPaths = [
+    public static let debianPaths = [
         "/usr/share/publicsuffix/public_suffix_list.dat",
         "/usr/share/publicsuffix/effective_tld_names.dat",
     ]
+
+    /// The system copies considered: ``debianPaths``, or — when the environment variable
+    /// `TRUST_PUBLIC_SUFFIX_LIST` is set — the one file it names (set but empty: none, so the
+    /// embedded list alone decides, as on a machine without the `publicsuffix` package).
+    public static let systemPaths: [String] = {
+        guard let variable = ProcessInfo.processInfo.environment["TRUST_PUBLIC_SUFFIX_LIST"] else { return debianPaths }
+        return variable.isEmpty ? [] : [variable]
+    }()
 
     /// The copy compiled into the library.
     public static let embedded = PublicSuffixList(storage: .embedded, date: embeddedListDate)
