@@ -92,7 +92,7 @@ public struct ServerTrustVerifier: Sendable {
         for certificate in decision.validatedPath {
             if let index = trust.presentedChain.firstIndex(of: certificate) {
                 chain.append(converted.nioCertificates[index])
-            } else if let anchor = try? NIOSSLCertificate(bytes: certificate.derBytes, format: .der) {
+            } else if let anchor = AnchorConversions.shared.nioCertificate(for: certificate) {
                 chain.append(anchor)
             } else {
                 return VerificationMetadata(nil)

@@ -147,6 +147,8 @@ struct BenchCommand: AsyncParsableCommand {
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
         Self.reportRate(names[0], median(ours), "BoringSSL verification", median(boring))
         Self.reportRate(names[1], median(cached), "BoringSSL verification", median(boring))
+        let rounds = { (values: [Double]) in values.map { String(format: "%.0f", $0) }.joined(separator: " ") }
+        print("    rounds (/s): BoringSSL \(rounds(boring)); ours \(rounds(ours)); cached \(rounds(cached))")
     }
 
     // MARK: Pins and parsing

@@ -23,6 +23,37 @@ struct NameTests {
         #expect(throws: PeerNameError.self) { try PeerName(host: "") }
     }
 
+    /// The byte-level normalisation of presented dNSNames answers as the former `String` version
+    /// for every ASCII name, and refuses every non-ASCII one (Unicode lower-casing turned KELVIN SIGN
+    /// into an ASCII `k`). Seeded; the seed is printed.
+    @Test func presentedNamesNormaliseAsTheStringVersionDid() {
+        func reference(_ name: String) -> String? {
+            let lowered = name.lowercased()
+            let labels = lowered.split(separator: ".", omittingEmptySubsequences: false)
+            guard !lowered.isEmpty, lowered.utf8.count <= 253 else { return nil }
+            for (index, label) in labels.enumerated() {
+                if index == 0 && label == "*" { continue }
+                guard !label.isEmpty, label.utf8.count <= 63, label.first != "-", label.last != "-",
+                    label.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d })
+                else { return nil }
+            }
+            return lowered
+        }
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("presentedNamesNormaliseAsTheStringVersionDid seed \(seed)")
+        var random = SeededGenerator(seed: seed)
+        let alphabet = Array("aZz09-..**_ \u{E9}\u{212A}")
+        var names = ["*", "*.", ".", "*.a", "a.*", "*z.example.com", "ba*.example.com", "**.a", String(repeating: "a", count: 63) + ".b",
+                     String(repeating: "a", count: 64) + ".b", String(repeating: "a.", count: 126) + "a", String(repeating: "a.", count: 127)]
+        for _ in 0..<20_000 {
+            names.append(String((0..<Int(random.next() % 12)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }))
+        }
+        for name in names {
+            let expected = name.utf8.allSatisfy({ $0 < 0x80 }) ? reference(name) : nil
+            #expect(HostnameMatcher.normalisePresented(name) == expected, "\(name) (seed \(seed))")
+        }
+    }
+
     @Test func ipAddressesParseStrictly() {
         #expect(IPAddress("127.0.0.1")?.bytes == [127, 0, 0, 1])
         #expect(IPAddress("[::1]")?.description == "::1")

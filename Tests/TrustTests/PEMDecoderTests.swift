@@ -79,6 +79,13 @@ struct PEMDecoderTests {
         #expect(index.allCertificates() == roots.map(\.certificate))
         #expect(index.parsedCount == 5)
         #expect(SystemRootIndex(bundle: []).count == 0)
+
+        // A subject that ends past the decoded prefix (a 600-character name): the whole block is decoded to index it.
+        let long = try LabAuthority.root(commonName: "Index Root " + String(repeating: "x", count: 600))
+        let withLong = SystemRootIndex(bundle: Array((roots[0].certificate.pemString + long.certificate.pemString).utf8))
+        #expect(withLong.count == 2)
+        #expect(withLong.certificates(subject: long.certificate.subject) == [long.certificate])
+        #expect(withLong.certificates(subject: roots[0].certificate.subject) == [roots[0].certificate])
     }
 
     @Test func systemRootsMatchTheBundle() throws {

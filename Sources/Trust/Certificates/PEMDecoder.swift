@@ -46,6 +46,33 @@ enum PEMDecoder {
         return result
     }
 
+    /// The Base64 body (between the `BEGIN` and `END` lines) of every terminated `CERTIFICATE`
+    /// block, not decoded.
+    static func bodies(in bytes: UnsafeBufferPointer<UInt8>) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        var position = 0
+        while let start = find(begin, in: bytes, from: position) {
+            let bodyStart = start + begin.count
+            guard let stop = find(end, in: bytes, from: bodyStart) else { break }
+            result.append(bodyStart..<stop)
+            position = stop + end.count
+        }
+        return result
+    }
+
+    /// The index in `bytes` just after the first `characters` non-whitespace bytes from `from`
+    /// (`to` when there are fewer): where to stop decoding a prefix of a Base64 body.
+    static func prefixEnd(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int, characters: Int) -> Int {
+        var counted = 0
+        var index = from
+        while index < to && counted < characters {
+            let byte = bytes[index]
+            if byte != 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D { counted += 1 }
+            index += 1
+        }
+        return index
+    }
+
     /// A PEM block of any type: its label (`PUBLIC KEY`, `CERTIFICATE REQUEST`…) and its DER, or
     /// `nil` for a body that is not valid Base64.
     struct Document {

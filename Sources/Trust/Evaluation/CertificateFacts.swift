@@ -112,7 +112,7 @@ public final class CertificateFactsCache: @unchecked Sendable {
 
     private let capacity: Int
     private let lock = NSLock()
-    private var entries = LRUDictionary<TBSBytes, CertificateFacts>()
+    private var entries = LRUDictionary<BulkBytes, CertificateFacts>()
 
     /// Creates a cache holding at most `capacity` certificates' facts.
     public init(capacity: Int) {
@@ -130,14 +130,14 @@ public final class CertificateFactsCache: @unchecked Sendable {
         result.reserveCapacity(certificates.count)
         lock.lock()
         for certificate in certificates {
-            result.append(entries.use(TBSBytes(certificate.tbsCertificateBytes)))
+            result.append(entries.use(BulkBytes(certificate.tbsCertificateBytes)))
         }
         lock.unlock()
-        var made: [(TBSBytes, CertificateFacts)] = []
+        var made: [(BulkBytes, CertificateFacts)] = []
         for index in result.indices where result[index] == nil {
             let facts = CertificateFacts(certificates[index])
             result[index] = facts
-            made.append((TBSBytes(certificates[index].tbsCertificateBytes), facts))
+            made.append((BulkBytes(certificates[index].tbsCertificateBytes), facts))
         }
         if !made.isEmpty {
             lock.lock()
@@ -155,20 +155,20 @@ public final class CertificateFactsCache: @unchecked Sendable {
     }
 }
 
-/// TBSCertificate bytes as a dictionary key, hashed in bulk (an array slice's own hash goes
+/// Bytes (a TBSCertificate, a subject name) as a dictionary key, hashed in bulk (an array slice's own hash goes
 /// byte by byte); equality compares every byte.
-struct TBSBytes: Hashable {
-    let bytes: ArraySlice<UInt8>
+package struct BulkBytes: Hashable, Sendable {
+    package let bytes: ArraySlice<UInt8>
 
-    init(_ bytes: ArraySlice<UInt8>) {
+    package init(_ bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
-    static func == (lhs: TBSBytes, rhs: TBSBytes) -> Bool {
+    package static func == (lhs: BulkBytes, rhs: BulkBytes) -> Bool {
         guard lhs.bytes.count == rhs.bytes.count else { return false }
         return lhs.bytes.withUnsafeBytes { left in
             rhs.bytes.withUnsafeBytes { right in

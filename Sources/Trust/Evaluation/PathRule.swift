@@ -19,6 +19,13 @@ public struct CertificatePath: Sendable, Hashable {
         self.facts = CertificateFactsCache.shared.facts(of: certificates)
     }
 
+    /// A path whose facts are already known (one per certificate, in order).
+    init(_ certificates: [Certificate], facts: [CertificateFacts], endsAtAnchor: Bool) {
+        self.certificates = certificates
+        self.endsAtAnchor = endsAtAnchor
+        self.facts = facts.count == certificates.count ? facts : CertificateFactsCache.shared.facts(of: certificates)
+    }
+
     /// Paths are equal when their certificates and `endsAtAnchor` are (facts follow from the certificates).
     public static func == (lhs: CertificatePath, rhs: CertificatePath) -> Bool {
         lhs.endsAtAnchor == rhs.endsAtAnchor && lhs.certificates == rhs.certificates

@@ -113,14 +113,15 @@ public struct PathValidator: Sendable {
         let leafFacts = CertificateFactsCache.shared.facts(of: leaf)
         guard !leafFacts.hasUnhandledCriticalExtension(handledCriticalExtensions), !anchorIndex.contains(leaf) else { return nil }
         var chain = [leaf]
+        var facts = [leafFacts]
         var charged = 0
         let limit = policy.maximumSignatureChecks
         while chain.count <= presented.count {
             let tip = chain[chain.count - 1]
             if let roots = anchorIndex[tip.issuer] {
                 charged += roots.count + 1
-                guard roots.count == 1, charged <= limit, canExtend(chain, with: roots[0]) else { return nil }
-                let path = CertificatePath(chain + roots, endsAtAnchor: true)
+                guard roots.count == 1, charged <= limit, let rootFacts = extensionFacts(chain, with: roots[0]) else { return nil }
+                let path = CertificatePath(chain + roots, facts: facts + [rootFacts], endsAtAnchor: true)
                 return rules.allSatisfy({ $0.check(path, context: context).isEmpty }) ? path : nil
             }
             var parent: Certificate?
@@ -132,25 +133,27 @@ public struct PathValidator: Sendable {
                 parent = candidate
             }
             charged += 1
-            guard let parent, charged <= limit, canExtend(chain, with: parent) else { return nil }
+            guard let parent, charged <= limit, let parentFacts = extensionFacts(chain, with: parent) else { return nil }
             chain.append(parent)
+            facts.append(parentFacts)
         }
         return nil
     }
 
     /// The `Verifier`'s test before it adds `candidate` above the tip of `chain`: no critical
     /// extension the rules do not handle; not already on the chain (same subject, key and
-    /// subjectAltName — RFC 4158 §5.2 loop detection); and it signed the tip.
-    private func canExtend(_ chain: [Certificate], with candidate: Certificate) -> Bool {
+    /// subjectAltName — RFC 4158 §5.2 loop detection); and it signed the tip. Its facts when it
+    /// passes, else `nil`.
+    private func extensionFacts(_ chain: [Certificate], with candidate: Certificate) -> CertificateFacts? {
         let facts = CertificateFactsCache.shared.facts(of: candidate)
-        guard !facts.hasUnhandledCriticalExtension(handledCriticalExtensions) else { return false }
-        let candidateSAN = candidate.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value
+        guard !facts.hasUnhandledCriticalExtension(handledCriticalExtensions) else { return nil }
         let onChain = chain.contains { member in
             member.subject == candidate.subject && member.publicKey == candidate.publicKey
-                && member.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value == candidateSAN
+                && member.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value
+                    == candidate.extensions[oid: .X509ExtensionID.subjectAlternativeName]?.value
         }
-        guard !onChain, let tip = chain.last else { return false }
-        return candidate.publicKey.isValidSignature(tip.signature, for: tip)
+        guard !onChain, let tip = chain.last, candidate.publicKey.isValidSignature(tip.signature, for: tip) else { return nil }
+        return facts
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

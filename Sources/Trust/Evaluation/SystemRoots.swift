@@ -49,53 +49,79 @@ public enum SystemRoots {
 }
 
 /// The system bundle indexed by subject, each root parsed on its first lookup (see ``SystemRoots``).
+///
+/// Indexing works on the PEM text's bytes: for each block only the Base64 that covers the start
+/// of the certificate is decoded (up to the end of the subject name, ~300 bytes of a ~1,300-byte
+/// root), and the subject's DER bytes are the key — no `DistinguishedName` is built and no
+/// certificate parsed. A lookup by `DistinguishedName` serialises the name once (remembered) and
+/// finds the roots whose subject is encoded exactly so: DER is canonical, so equal names have
+/// equal encodings. A root is decoded and parsed in full on its first lookup.
 final class SystemRootIndex: @unchecked Sendable {
     static let shared: SystemRootIndex = {
         var bundle: [UInt8] = []
         if let path = SystemRoots.bundlePath, let data = FileManager.default.contents(atPath: path) { bundle = Array(data) }
-        var read: Set<String> = SystemRoots.bundlePath.map { [URL(fileURLWithPath: $0).resolvingSymlinksInPath().path] } ?? []
-        for folder in SystemRoots.certificateDirectories {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            for name in names.sorted() {
-                // PEM only, as OpenSSL reads a certificate folder; each file once, whatever links name it.
-                let path = URL(fileURLWithPath: folder + "/" + name).resolvingSymlinksInPath().path
-                guard read.insert(path).inserted, let data = FileManager.default.contents(atPath: path) else { continue }
-                bundle += [0x0A] + Array(data)
+        let folders = SystemRoots.certificateDirectories
+        if !folders.isEmpty {
+            var read: Set<String> = SystemRoots.bundlePath.map { [URL(fileURLWithPath: $0).resolvingSymlinksInPath().path] } ?? []
+            for folder in folders {
+                guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+                for name in names.sorted() {
+                    // PEM only, as OpenSSL reads a certificate folder; each file once, whatever links name it.
+                    let path = URL(fileURLWithPath: folder + "/" + name).resolvingSymlinksInPath().path
+                    guard read.insert(path).inserted, let data = FileManager.default.contents(atPath: path) else { continue }
+                    bundle += [0x0A] + Array(data)
+                }
             }
         }
         return SystemRootIndex(bundle: bundle)
     }()
 
-    private let ders: [[UInt8]]
-    private let bySubject: [DistinguishedName: [Int]]
-    // Guards `parsed`, written on first lookups (from any thread); everything else is immutable.
+    /// The PEM text; each root is the Base64 body `bodies[i]` of it.
+    private let bundle: [UInt8]
+    private let bodies: [Range<Int>]
+    private let bySubject: [BulkBytes: [Int]]
+    // Guards `parsed` and `byName`, written on lookups (from any thread); everything else is immutable.
     private let lock = NSLock()
     private var parsed: [Int: Certificate?] = [:]
+    /// Names already looked up, with the roots they found (bounded: cleared past 4,096 names).
+    private var byName: [DistinguishedName: [Int]] = [:]
 
     /// Reads a PEM bundle: each block's subject only; a block that is not a certificate is skipped.
     init(bundle: [UInt8]) {
-        let blocks = bundle.withUnsafeBufferPointer { PEMDecoder.blocks(in: $0) }
-        var ders: [[UInt8]] = []
-        var bySubject: [DistinguishedName: [Int]] = [:]
-        for case let der? in blocks {
-            let bytes = ArraySlice(der)
-            guard bytes.first == 0x30, let outer = DERWalker.element(in: bytes, at: bytes.startIndex),
-                let tbs = DERWalker.element(in: bytes, at: outer.contentStart),
-                let subjectBytes = DERWalker.subjectName(inTBSCertificate: bytes[outer.contentStart..<tbs.end]),
-                let node = try? DER.parse(Array(subjectBytes)),
-                let subject = try? DistinguishedName(derEncoded: node)
-            else { continue }
-            // The same root listed twice is indexed once.
-            if let existing = bySubject[subject], existing.contains(where: { ders[$0] == der }) { continue }
-            bySubject[subject, default: []].append(ders.count)
-            ders.append(der)
+        var bodies: [Range<Int>] = []
+        var bySubject: [BulkBytes: [Int]] = [:]
+        bundle.withUnsafeBufferPointer { text in
+            for body in PEMDecoder.bodies(in: text) {
+                guard let subject = Self.subject(of: body, in: text) else { continue }
+                let key = BulkBytes(subject)
+                // The same root listed twice (the same Base64) is indexed once.
+                if let existing = bySubject[key], existing.contains(where: { text[bodies[$0]].elementsEqual(text[body]) }) { continue }
+                bySubject[key, default: []].append(bodies.count)
+                bodies.append(body)
+            }
         }
-        self.ders = ders
+        self.bundle = bundle
+        self.bodies = bodies
         self.bySubject = bySubject
     }
 
+    /// The subject name's DER (header included) of the certificate whose Base64 is `text[body]`,
+    /// decoding only as much as reaches the end of the name; `nil` when it is not a certificate.
+    private static func subject(of body: Range<Int>, in text: UnsafeBufferPointer<UInt8>) -> ArraySlice<UInt8>? {
+        // 640 Base64 characters (480 bytes) hold the subject of nearly every root; longer names
+        // decode the whole block.
+        for limit in [640, Int.max] {
+            // A whole number of quads: the prefix is valid Base64 by itself.
+            let end = body.count <= limit ? body.upperBound : PEMDecoder.prefixEnd(text, from: body.lowerBound, to: body.upperBound, characters: limit)
+            guard let prefix = PEMDecoder.decodeBase64(text, from: body.lowerBound, to: end) else { return nil }
+            if let subject = DERWalker.subjectName(inCertificatePrefix: ArraySlice(prefix)) { return subject }
+            if end == body.upperBound { return nil }
+        }
+        return nil
+    }
+
     /// Roots in the bundle.
-    var count: Int { ders.count }
+    var count: Int { bodies.count }
 
     /// Roots parsed so far (or found unparsable): what a lookup has cost.
     var parsedCount: Int {
@@ -104,10 +130,26 @@ final class SystemRootIndex: @unchecked Sendable {
         return parsed.count
     }
 
-    /// The roots whose subject is `subject`, parsed now if not yet.
+    /// The roots whose subject is `subject`, parsed now if not yet (each distinct root once).
     func certificates(subject: DistinguishedName) -> [Certificate] {
-        guard let indices = bySubject[subject] else { return [] }
-        return indices.compactMap(certificate(at:))
+        lock.lock()
+        var indices = byName[subject]
+        lock.unlock()
+        if indices == nil {
+            var serializer = DER.Serializer()
+            let found = (try? serializer.serialize(subject)).flatMap { bySubject[BulkBytes(ArraySlice(serializer.serializedBytes))] } ?? []
+            indices = found
+            lock.lock()
+            if byName.count >= 4096 { byName.removeAll(keepingCapacity: true) }
+            byName[subject] = found
+            lock.unlock()
+        }
+        var roots: [Certificate] = []
+        for index in indices ?? [] {
+            // The same root listed twice is one root.
+            if let root = certificate(at: index), !roots.contains(root) { roots.append(root) }
+        }
+        return roots
     }
 
     /// Whether `certificate` is one of the roots.
@@ -115,9 +157,14 @@ final class SystemRootIndex: @unchecked Sendable {
         certificates(subject: certificate.subject).contains(certificate)
     }
 
-    /// Every root, parsed.
+    /// Every root, parsed (each distinct root once).
     func allCertificates() -> [Certificate] {
-        ders.indices.compactMap(certificate(at:))
+        var roots: [Certificate] = []
+        var seen = Set<Certificate>()
+        for index in bodies.indices {
+            if let root = certificate(at: index), seen.insert(root).inserted { roots.append(root) }
+        }
+        return roots
     }
 
     private func certificate(at index: Int) -> Certificate? {
@@ -128,7 +175,9 @@ final class SystemRootIndex: @unchecked Sendable {
         }
         lock.unlock()
         // Parsed outside the lock; two first lookups may both parse, and agree.
-        let certificate = try? Certificate(derEncoded: ders[index])
+        let body = bodies[index]
+        let der = bundle.withUnsafeBufferPointer { PEMDecoder.decodeBase64($0, from: body.lowerBound, to: body.upperBound) }
+        let certificate = der.flatMap { try? Certificate(derEncoded: $0) }
         lock.lock()
         parsed[index] = .some(certificate)
         lock.unlock()

@@ -32,17 +32,29 @@ public struct HostnameMatcher: Sendable {
 
     /// Lower-cases a presented dNSName, or refuses it unless it is in RFC 1034/1123 preferred
     /// name syntax (letters, digits, hyphens; `*` only as the whole first label). An underscore,
-    /// a space, an empty label or a trailing dot never matches (RFC 5280 §4.2.1.6).
+    /// a space, an empty label or a trailing dot never matches (RFC 5280 §4.2.1.6). Works on the
+    /// UTF-8 bytes: only ASCII letters are lowered, so no non-ASCII character can become one.
     static func normalisePresented(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        let labels = lowered.split(separator: ".", omittingEmptySubsequences: false)
-        guard !lowered.isEmpty, lowered.utf8.count <= 253 else { return nil }
-        for (index, label) in labels.enumerated() {
-            if index == 0 && label == "*" { continue }
-            guard !label.isEmpty, label.utf8.count <= 63, label.first != "-", label.last != "-",
-                label.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d })
-            else { return nil }
+        var bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
+        var labelStart = 0
+        for index in 0...bytes.count {
+            guard index < bytes.count, bytes[index] != UInt8(ascii: ".") else {
+                // The label bytes[labelStart..<index] ends here.
+                let length = index - labelStart
+                let wildcard = labelStart == 0 && length == 1 && bytes[0] == UInt8(ascii: "*")
+                guard wildcard || (length >= 1 && length <= 63 && bytes[labelStart] != 0x2D && bytes[index - 1] != 0x2D) else { return nil }
+                labelStart = index + 1
+                continue
+            }
+            let byte = bytes[index]
+            if byte >= 0x41 && byte <= 0x5A {
+                bytes[index] = byte + 0x20
+            } else if !((byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D
+                || (byte == UInt8(ascii: "*") && index == 0 && (bytes.count == 1 || bytes[1] == UInt8(ascii: ".")))) {
+                return nil
+            }
         }
-        return lowered
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -56,4 +56,43 @@ enum DERWalker {
         guard let start = previous, let subject = element(in: tbs, at: start) else { return nil }
         return tbs[start..<subject.end]
     }
+
+    /// The subject Name element (header included) of a DER Certificate of which `bytes` may be
+    /// only the beginning; `nil` when the name does not end within `bytes` or the structure is
+    /// not a certificate's.
+    static func subjectName(inCertificatePrefix bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard bytes.first == 0x30, let certificate = header(in: bytes, at: bytes.startIndex),
+            certificate.contentStart < bytes.endIndex, bytes[certificate.contentStart] == 0x30,
+            let tbs = header(in: bytes, at: certificate.contentStart)
+        else { return nil }
+        var index = tbs.contentStart
+        if index < bytes.endIndex, bytes[index] == 0xA0 {
+            guard let version = element(in: bytes, at: index) else { return nil }
+            index = version.end
+        }
+        // serialNumber, signature, issuer, validity; then the subject.
+        for _ in 0..<4 {
+            guard let skipped = element(in: bytes, at: index) else { return nil }
+            index = skipped.end
+        }
+        guard index < bytes.endIndex, bytes[index] == 0x30, let subject = element(in: bytes, at: index) else { return nil }
+        return bytes[index..<subject.end]
+    }
+
+    /// The start of the content of the element at `start`, whether or not its content lies within `bytes`.
+    private static func header(in bytes: ArraySlice<UInt8>, at start: Int) -> (contentStart: Int, length: Int)? {
+        var index = start + 1
+        guard index < bytes.endIndex else { return nil }
+        let first = bytes[index]
+        index += 1
+        guard first & 0x80 != 0 else { return (index, Int(first)) }
+        let count = Int(first & 0x7f)
+        guard count >= 1, count <= 4, index + count <= bytes.endIndex else { return nil }
+        var length = 0
+        for _ in 0..<count {
+            length = length << 8 | Int(bytes[index])
+            index += 1
+        }
+        return (index, length)
+    }
 }
