@@ -45,6 +45,18 @@ public final class CertificateFacts: Sendable {
     public let criticalExtensions: [ASN1ObjectIdentifier]
     /// Whether the certificate carries a nameConstraints extension.
     public let hasNameConstraints: Bool
+    /// The authorityKeyIdentifier carries a keyIdentifier.
+    public let hasAuthorityKeyIdentifierKeyID: Bool
+    /// A subjectKeyIdentifier is present.
+    public let hasSubjectKeyIdentifier: Bool
+    /// For a self-issued certificate with both key identifiers: why they disagree (RFC 5280
+    /// §4.2.1.1: a root's authorityKeyIdentifier names its own key), else `nil`.
+    public let selfIssuedKeyIdentifierProblem: String?
+    /// The subjectAltName's dNSNames as ``HostnameMatcher`` compares them (lower-cased; `nil`
+    /// for a name that can never match), and its iPAddress octets.
+    public let presentedDNSNames: [String?]
+    /// See ``presentedDNSNames``.
+    public let presentedIPAddresses: [[UInt8]]
     /// The subject is the empty sequence.
     public let hasEmptySubject: Bool
     /// The serial number is longer than 20 octets or zero (RFC 5280 §4.1.2.2), as a phrase.
@@ -81,6 +93,29 @@ public final class CertificateFacts: Sendable {
         notValidAfter = certificate.notValidAfter
         criticalExtensions = extensions.filter(\.critical).map(\.oid)
         hasNameConstraints = extensions[oid: .X509ExtensionID.nameConstraints] != nil
+        let aki = try? authorityKeyIdentifier.get()
+        let ski = try? subjectKeyIdentifier.get()
+        hasAuthorityKeyIdentifierKeyID = aki?.keyIdentifier != nil
+        hasSubjectKeyIdentifier = ski != nil
+        if isSelfIssued, let ski, let aki {
+            selfIssuedKeyIdentifierProblem = aki.keyIdentifier == nil ? "a root's authorityKeyIdentifier has no keyIdentifier"
+                : aki.keyIdentifier != ski.keyIdentifier ? "a self-signed root's authorityKeyIdentifier differs from its subjectKeyIdentifier" : nil
+        } else {
+            selfIssuedKeyIdentifierProblem = nil
+        }
+        var dnsNames: [String?] = []
+        var ipAddresses: [[UInt8]] = []
+        if case .success(let names?) = subjectAlternativeNames {
+            for name in names {
+                switch name {
+                case .dnsName(let presented): dnsNames.append(HostnameMatcher.normalisePresented(presented))
+                case .ipAddress(let octets): ipAddresses.append(Array(octets.bytes))
+                default: continue
+                }
+            }
+        }
+        presentedDNSNames = dnsNames
+        presentedIPAddresses = ipAddresses
         hasEmptySubject = certificate.subject.isEmpty
         let serial = certificate.serialNumber.bytes
         serialNumberProblem = serial.count > 20 ? "the serial number is longer than 20 octets"

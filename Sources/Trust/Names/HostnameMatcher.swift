@@ -20,6 +20,11 @@ public struct HostnameMatcher: Sendable {
     /// Whether `presented` (a dNSName from a certificate) matches the canonical `host`.
     public func matches(presented rawPresented: String, host: String) -> Bool {
         guard let presented = Self.normalisePresented(rawPresented) else { return false }
+        return matches(normalised: presented, host: host)
+    }
+
+    /// Whether `presented`, already normalised by `normalisePresented`, matches the canonical `host`.
+    func matches(normalised presented: String, host: String) -> Bool {
         if !presented.hasPrefix("*.") { return presented == host }
         let suffix = presented.dropFirst(2)
         guard !suffix.contains("*"), suffix.split(separator: ".").count >= 2 else { return false }

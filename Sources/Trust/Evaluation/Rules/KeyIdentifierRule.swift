@@ -16,27 +16,22 @@ public struct KeyIdentifierRule: PathRule {
         var reasons: [TrustFailureReason] = []
         for (index, facts) in path.facts.enumerated() {
             var name: String { path.certificates[index].displayName }
-            let aki: AuthorityKeyIdentifier?
-            let ski: SubjectKeyIdentifier?
-            do {
-                aki = try facts.authorityKeyIdentifier.get()
-                ski = try facts.subjectKeyIdentifier.get()
-            } catch {
+            if case .failure(let error) = facts.authorityKeyIdentifier {
+                reasons.append(.malformedCertificate(subject: name, detail: "key identifier extension: \(error)"))
+                continue
+            }
+            if case .failure(let error) = facts.subjectKeyIdentifier {
                 reasons.append(.malformedCertificate(subject: name, detail: "key identifier extension: \(error)"))
                 continue
             }
             if path.isAnchor(index) {
-                if let ski, index > 0, facts.isSelfIssued, let aki {
-                    if aki.keyIdentifier == nil {
-                        reasons.append(.malformedCertificate(subject: name, detail: "a root's authorityKeyIdentifier has no keyIdentifier"))
-                    } else if aki.keyIdentifier != ski.keyIdentifier {
-                        reasons.append(.malformedCertificate(subject: name, detail: "a self-signed root's authorityKeyIdentifier differs from its subjectKeyIdentifier"))
-                    }
+                if index > 0, let problem = facts.selfIssuedKeyIdentifierProblem {
+                    reasons.append(.malformedCertificate(subject: name, detail: problem))
                 }
-            } else if aki?.keyIdentifier == nil {
+            } else if !facts.hasAuthorityKeyIdentifierKeyID {
                 reasons.append(.malformedCertificate(subject: name, detail: "no authorityKeyIdentifier keyIdentifier"))
             }
-            if index > 0 && ski == nil {
+            if index > 0 && !facts.hasSubjectKeyIdentifier {
                 reasons.append(.malformedCertificate(subject: name, detail: "a CA certificate without a subjectKeyIdentifier"))
             }
         }

@@ -20,28 +20,26 @@ public struct PeerNameRule: PathRule {
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let peerName = context.peerName else { return [.peerNameRequired] }
         var leaf: Certificate { path.leaf }
-        let sans: SubjectAlternativeNames?
-        do {
-            sans = try path.facts[0].subjectAlternativeNames.get()
-        } catch {
+        switch path.facts[0].subjectAlternativeNames {
+        case .failure(let error):
             return [.malformedCertificate(subject: leaf.displayName, detail: "subjectAltName: \(error)")]
+        case .success(nil):
+            return [.missingSubjectAlternativeName(subject: leaf.displayName)]
+        case .success:
+            break
         }
-        guard let sans else { return [.missingSubjectAlternativeName(subject: leaf.displayName)] }
-        if Self.matches(sans, peerName, matcher: matcher) { return [] }
+        if Self.matches(path.facts[0], peerName, matcher: matcher) { return [] }
         return [.nameMismatch(expected: peerName.description, presented: leaf.subjectAlternativeNameStrings ?? [])]
     }
 
-    static func matches(_ sans: SubjectAlternativeNames, _ peerName: PeerName, matcher: HostnameMatcher) -> Bool {
-        for name in sans {
-            switch (name, peerName) {
-            case (.dnsName(let presented), .dnsName(let host)):
-                if matcher.matches(presented: presented, host: host) { return true }
-            case (.ipAddress(let octets), .ipAddress(let ip)):
-                if Array(octets.bytes) == ip.bytes { return true }
-            default:
-                continue
-            }
+    /// Matches the leaf's subjectAltName entries as ``CertificateFacts`` keeps them (dNSNames
+    /// already normalised, iPAddress octets).
+    static func matches(_ facts: CertificateFacts, _ peerName: PeerName, matcher: HostnameMatcher) -> Bool {
+        switch peerName {
+        case .dnsName(let host):
+            return facts.presentedDNSNames.contains { $0.map { matcher.matches(normalised: $0, host: host) } ?? false }
+        case .ipAddress(let ip):
+            return facts.presentedIPAddresses.contains { $0 == ip.bytes }
         }
-        return false
     }
 }
