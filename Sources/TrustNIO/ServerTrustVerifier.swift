@@ -37,9 +37,10 @@ public struct ServerTrustVerifier: Sendable {
         self.decide = decide
     }
 
-    /// Verifies with `evaluator`.
+    /// Verifies with `evaluator`; a decision it reaches without suspending
+    /// (`TrustEvaluator.decisionWithoutSuspending(_:)`) is answered in the handshake directly.
     public init(evaluator: any TrustEvaluator) {
-        self.known = nil
+        self.known = { evaluator.decisionWithoutSuspending($0) }
         self.decide = { await evaluator.evaluate($0) }
     }
 

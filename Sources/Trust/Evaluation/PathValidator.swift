@@ -26,6 +26,8 @@ public struct PathValidator: Sendable {
     }
     /// Named in decisions.
     public var name: String
+    /// `false` skips the direct path (tests compare it with the full search).
+    var triesDirectPath = true
     /// Built once (not per evaluation): the anchors by subject, and the rules.
     private var anchorIndex: AnchorIndex
     private var rules: [any PathRule] = []
@@ -56,12 +58,8 @@ public struct PathValidator: Sendable {
         guard let leaf = trust.leaf else {
             return .refused([.emptyChain], trust: trust, policy: name, expectedPins: expectedPins)
         }
+        if let trusted = decisionWithoutSuspending(trust) { return trusted }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
-        if let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) {
-            return TrustDecision(
-                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates,
-                peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
-        }
         let budget = WorkBudget(maximumSignatureChecks: policy.maximumSignatureChecks)
         let limit = policy.maximumSignatureChecks
         let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
@@ -154,6 +152,17 @@ public struct PathValidator: Sendable {
         }
         guard !onChain, let tip = chain.last, candidate.publicKey.isValidSignature(tip.signature, for: tip) else { return nil }
         return facts
+    }
+
+    /// The trusted decision on the path ``directPath(leaf:presented:context:)`` finds, without
+    /// suspending; `nil` when the full search must decide (see ``evaluate(_:)``, which tries this first).
+    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
+        guard triesDirectPath, let leaf = trust.leaf else { return nil }
+        let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
+        guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
+        return TrustDecision(
+            isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates,
+            peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

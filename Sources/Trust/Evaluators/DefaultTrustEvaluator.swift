@@ -16,4 +16,9 @@ public struct DefaultTrustEvaluator: TrustEvaluator {
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
     }
+
+    /// The validator's decision when it finds its path directly.
+    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
+        validator.decisionWithoutSuspending(trust)
+    }
 }

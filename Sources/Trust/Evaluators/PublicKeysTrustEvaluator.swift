@@ -20,4 +20,9 @@ public struct PublicKeysTrustEvaluator: TrustEvaluator {
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
     }
+
+    /// The validator's decision when it finds its path directly.
+    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
+        validator.decisionWithoutSuspending(trust)
+    }
 }

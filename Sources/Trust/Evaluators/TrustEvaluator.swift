@@ -2,6 +2,17 @@
 /// and a session can use a different one per host.
 public protocol TrustEvaluator: Sendable {
     func evaluate(_ trust: ServerTrust) async -> TrustDecision
+
+    /// A decision reached without suspending — the same one ``evaluate(_:)`` returns — when the
+    /// evaluator can tell at once (a path validator finding its path directly); `nil` when
+    /// ``evaluate(_:)`` must run. A TLS verification callback uses it to answer inside the
+    /// handshake without starting a task. The default is `nil`.
+    func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision?
+}
+
+extension TrustEvaluator {
+    /// By default every decision goes through ``evaluate(_:)``.
+    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? { nil }
 }
 
 /// A configuration that cannot be used as given (e.g. pinning with no pins). Thrown when the
