@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import Tracing
 
 /// One request's deadlines (across redirects and challenges) and whether one fired.
 final class RequestContext: Sendable {
@@ -14,12 +15,15 @@ final class RequestContext: Sendable {
     let readTimeout: Duration?
     /// The configured resource timeout (for messages).
     let resourceTimeout: Duration?
+    /// The request's span, when a tracer records one.
+    let span: (any Span)?
     private let fired = NIOLockedValueBox(false)
 
     /// - Parameters:
     ///   - timeout: Until the body has been read (`coversBody`), or until the response head.
     ///   - resourceTimeout: For the whole transfer; with `coversBody` the earlier of the two applies.
-    init(timeout: Duration, resourceTimeout: Duration? = nil, readTimeout: Duration? = nil, coversBody: Bool) {
+    init(timeout: Duration, resourceTimeout: Duration? = nil, readTimeout: Duration? = nil, coversBody: Bool, span: (any Span)? = nil) {
+        self.span = span
         let now = ContinuousClock.now
         self.timeout = coversBody ? min(timeout, resourceTimeout ?? timeout) : timeout
         self.deadline = now + min(timeout, resourceTimeout ?? timeout)

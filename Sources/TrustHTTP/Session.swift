@@ -1,4 +1,5 @@
 import Foundation
+import Tracing
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -37,6 +38,7 @@ public final class Session: Sendable {
     private let router: SessionRouter
     /// Logs, metrics and the decision observer.
     private let telemetry: SessionTelemetry
+    private let tracing: SessionTracing
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -54,6 +56,7 @@ public final class Session: Sendable {
         }
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
         self.telemetry = SessionTelemetry(configuration)
+        self.tracing = SessionTracing(configuration)
         self.router = SessionRouter(configuration: configuration, cache: evaluationCache,
                                     configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
         if let delegate {
@@ -71,28 +74,50 @@ public final class Session: Sendable {
     /// ``ResponseLimits/maximumBodySize`` (or ``Request/maximumResponseBodySize``): a larger one
     /// fails with ``SessionError/Code/responseTooLarge``. Cancelling the Task cancels the request.
     public func data(for request: Request) async throws -> Response {
-        let context = RequestContext(
-            timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
-            readTimeout: configuration.readTimeout, coversBody: true)
-        let limit = request.maximumResponseBodySize ?? configuration.responseLimits.maximumBodySize
-        return try await reportingFailure(of: request) {
-            try await context.mapErrors(url: request.url) {
-                try await self.send(request, context: context).collect(limit: limit)
+        try await traced(request) { request, span in
+            let context = RequestContext(
+                timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
+                readTimeout: configuration.readTimeout, coversBody: true, span: span)
+            let limit = request.maximumResponseBodySize ?? configuration.responseLimits.maximumBodySize
+            return try await reportingFailure(of: request) {
+                try await context.mapErrors(url: request.url) {
+                    try await self.send(request, context: context).collect(limit: limit)
+                }
             }
-        }
+        } status: { $0.statusCode }
     }
 
     /// Sends `request` and returns as soon as the response head arrives; the body streams, of any
     /// size, with backpressure. The request timeout bounds the time to the response head; the read
     /// timeout each wait for bytes; the resource timeout, when set, the whole transfer.
     public func bytes(for request: Request) async throws -> StreamingResponse {
-        let context = RequestContext(
-            timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
-            readTimeout: configuration.readTimeout, coversBody: false)
-        return try await reportingFailure(of: request) {
-            try await context.mapErrors(url: request.url) {
-                try await self.send(request, context: context)
+        try await traced(request) { request, span in
+            let context = RequestContext(
+                timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
+                readTimeout: configuration.readTimeout, coversBody: false, span: span)
+            return try await reportingFailure(of: request) {
+                try await context.mapErrors(url: request.url) {
+                    try await self.send(request, context: context)
+                }
             }
+        } status: { $0.statusCode }
+    }
+
+    /// Runs `body` inside the request's span (when a tracer records one), with the span's context as
+    /// the task's `ServiceContext` and the trace headers added to the request.
+    private func traced<T>(
+        _ original: Request, _ body: (Request, (any Span)?) async throws -> T, status: (T) -> Int
+    ) async throws -> T {
+        var request = original
+        guard let span = tracing.start(&request) else { return try await body(original, nil) }
+        defer { span.end() }
+        do {
+            let result = try await ServiceContext.$current.withValue(span.context) { try await body(request, span) }
+            SessionTracing.finished(status(result), on: span)
+            return result
+        } catch {
+            SessionTracing.failed(error, on: span)
+            throw error
         }
     }
 
@@ -283,6 +308,7 @@ public final class Session: Sendable {
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
     /// and the connection goes back to the pool when it ends.
     private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
+        if let span = context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
             head: plan.head, body: plan.body, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
         let pool = self.pool

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Logging
+import Tracing
 import Trust
 import TrustNIO
 
@@ -106,6 +107,10 @@ public struct SessionConfiguration: Sendable {
     /// Where the session's metrics go; `nil` (the default): the factory the application bootstrapped
     /// with `MetricsSystem.bootstrap` (none: nothing is recorded).
     public var metricsFactory: (any MetricsFactory)?
+    /// Where the session's spans go (one per request, see `SessionTracing` for the attributes); `nil`
+    /// (the default): the tracer the application bootstrapped with `InstrumentationSystem.bootstrap`
+    /// (none: no spans, no trace headers).
+    public var tracer: (any Tracer)?
     /// Receives every server-trust decision default handling makes (host, decision with the presented
     /// chain, cached or not), on the connection's task: keep it quick.
     public var decisionObserver: (@Sendable (TrustDecisionEvent) -> Void)?
