@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "TrustNIO", targets: ["TrustNIO"]),
         .library(name: "TrustConfigurationImport", targets: ["TrustConfigurationImport"]),
         .library(name: "TrustServiceLifecycle", targets: ["TrustServiceLifecycle"]),
+        .library(name: "TrustOpenAPI", targets: ["TrustOpenAPI"]),
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .executable(name: "trust", targets: ["trust"]),
@@ -37,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
@@ -71,6 +74,15 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ] + nio
+        ),
+        // swift-openapi-runtime integration (a ClientTransport), apart so TrustHTTP users do not build it.
+        .target(
+            name: "TrustOpenAPI",
+            dependencies: [
+                "TrustHTTP",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
         // swift-service-lifecycle integration, apart so TrustHTTP users do not build it.
         .target(
@@ -114,7 +126,8 @@ let package = Package(
         .testTarget(
             name: "TrustTests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport", "TrustServiceLifecycle",
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport", "TrustServiceLifecycle", "TrustOpenAPI",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import TrustHTTP
+
+/// A swift-openapi-runtime `ClientTransport` that sends a generated client's requests through a
+/// ``TrustHTTP/Session``: every connection's server trust is decided by the session (its evaluators,
+/// pins, trust configuration, challenge handlers), with its HTTP authentication, timeouts, limits and
+/// telemetry.
+///
+/// ```swift
+/// let session = try Session(configuration: SessionConfiguration(serverTrust: .evaluator(evaluator)))
+/// let client = Client(serverURL: try Servers.Server1.url(), transport: SessionTransport(session: session))
+/// ```
+///
+/// The response body streams, with the session's backpressure and read timeout. A request body is
+/// collected before it is sent (the session sends bodies of known length), up to
+/// ``maximumRequestBodySize``. Errors are the session's ``TrustHTTP/SessionError`` (the generated client
+/// wraps them in its `ClientError`).
+public struct SessionTransport: ClientTransport {
+    /// The session requests go through.
+    public let session: Session
+    /// The largest request body sent; a larger one fails before anything is sent.
+    public var maximumRequestBodySize: Int
+
+    /// Sends requests through `session`; request bodies up to `maximumRequestBodySize` bytes (16 MiB by default).
+    public init(session: Session, maximumRequestBodySize: Int = 16 << 20) {
+        self.session = session
+        self.maximumRequestBodySize = maximumRequestBodySize
+    }
+
+    /// Sends `request` to `baseURL` joined with the request's path and query.
+    public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+        let url = try Self.url(baseURL, path: request.path)
+        var data: Data?
+        if let body { data = try await Data(collecting: body, upTo: maximumRequestBodySize) }
+        let headers = request.headerFields.map { (name: $0.name.rawName, value: $0.value) }
+        let response = try await session.bytes(for: Request(url: url, method: request.method.rawValue, headers: headers, body: data))
+        var fields = HTTPFields()
+        for (name, value) in response.headers {
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        let length = response.value(forHeader: "content-length").flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
+        let responseBody = request.method == .head ? nil : HTTPBody(response.body, length: length, iterationBehavior: .single)
+        return (HTTPResponse(status: .init(code: response.statusCode), headerFields: fields), responseBody)
+    }
+
+    /// `baseURL` with `path` (which may carry a query) appended, as the OpenAPI transports join them.
+    static func url(_ baseURL: URL, path: String?) throws -> URL {
+        guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false),
+            let requestComponents = URLComponents(string: path ?? "")
+        else { throw InvalidRequestURL(baseURL: baseURL, path: path ?? "") }
+        components.percentEncodedPath = components.percentEncodedPath.hasSuffix("/") && requestComponents.percentEncodedPath.hasPrefix("/")
+            ? String(components.percentEncodedPath.dropLast()) + requestComponents.percentEncodedPath
+            : components.percentEncodedPath + requestComponents.percentEncodedPath
+        components.percentEncodedQuery = requestComponents.percentEncodedQuery
+        guard let url = components.url else { throw InvalidRequestURL(baseURL: baseURL, path: path ?? "") }
+        return url
+    }
+
+    /// The base URL and the request's path do not make a URL.
+    public struct InvalidRequestURL: Error, CustomStringConvertible {
+        /// The server URL the client was given (its user-info is not shown).
+        public var baseURL: URL
+        /// The operation's path and query.
+        public var path: String
+        public var description: String {
+            var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)
+            components?.user = nil
+            components?.password = nil
+            return "cannot send to \(components?.string ?? "the server URL") with the path \(path)"
+        }
+    }
+}
