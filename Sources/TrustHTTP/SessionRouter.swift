@@ -90,7 +90,7 @@ final class SessionRouter: Sendable {
     }
 
     private func makeRoute(for origin: Origin) -> Route {
-        let (key, evaluate) = evaluator(for: origin)
+        let (key, evaluate, immediate) = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         let identity = configuration.clientIdentities[origin.host]
@@ -107,14 +107,30 @@ final class SessionRouter: Sendable {
             observe(decision, cached: false, start.duration(to: clock.now))
             return decision
         }
+        // A decision the evaluator reaches without suspending (its direct path), answered inside the
+        // handshake without a task; `nil` sends the evaluation through `evaluate`/`evaluateAlone`.
+        @Sendable func decidedAtOnce(_ trust: ServerTrust) -> TrustDecision? {
+            guard let immediate else { return nil }
+            let clock = ContinuousClock()
+            let start = clock.now
+            guard let decision = immediate(trust) else { return nil }
+            observe(decision, cached: false, start.duration(to: clock.now))
+            return decision
+        }
         guard let cache else {
-            return Route(key: key, evaluate: timed, known: nil, evaluateAlone: timed, requiresTLS13: requiresTLS13, clientIdentity: identity)
+            return Route(key: key, evaluate: timed, known: immediate == nil ? nil : decidedAtOnce, evaluateAlone: timed, requiresTLS13: requiresTLS13, clientIdentity: identity)
         }
         @Sendable func cached(_ trust: ServerTrust) -> TrustDecision? {
             let hit = cache.decision(for: trust, policy: key)
             telemetry.cacheLookup(hit: hit != nil)
             if let hit { observe(hit, cached: true, .zero) }
             return hit
+        }
+        @Sendable func known(_ trust: ServerTrust) -> TrustDecision? {
+            if let hit = cached(trust) { return hit }
+            guard let decision = decidedAtOnce(trust) else { return nil }
+            cache.store(decision, for: trust, policy: key)
+            return decision
         }
         @Sendable func evaluateAndStore(_ trust: ServerTrust) async -> TrustDecision {
             let decision = await timed(trust)
@@ -127,13 +143,14 @@ final class SessionRouter: Sendable {
                 if let hit = cached(trust) { return hit }
                 return await evaluateAndStore(trust)
             },
-            known: cached,
+            known: known,
             evaluateAlone: evaluateAndStore,
             requiresTLS13: requiresTLS13, clientIdentity: identity)
     }
 
-    /// The evaluator for `origin` and a key naming it uniquely within this session's configuration.
-    private func evaluator(for origin: Origin) -> (String, TrustEvaluatorFunction) {
+    /// The evaluator for `origin`, a key naming it uniquely within this session's configuration, and its
+    /// decisions without suspending (`TrustEvaluator.decisionWithoutSuspending`) where it has them.
+    private func evaluator(for origin: Origin) -> (String, TrustEvaluatorFunction, (@Sendable (ServerTrust) -> TrustDecision?)?) {
         switch configuration.serverTrust {
         case .configuration(let evaluator, let reporter):
             let port = origin.port
@@ -144,20 +161,20 @@ final class SessionRouter: Sendable {
                     telemetry.reportSubmitted(sent: reporter.submit(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
                 }
                 return evaluation.decision
-            })
+            }, nil)
         case .systemDefault:
             let evaluator = defaultEvaluator ?? DefaultTrustEvaluator()
-            return ("system", { await evaluator.evaluate($0) })
+            return ("system", { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
         case .evaluator(let evaluator):
-            return ("evaluator", { await evaluator.evaluate($0) })
+            return ("evaluator", { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
         case .securityPolicy(let policy):
-            return ("security-policy", { await policy.evaluate($0) })
+            return ("security-policy", { await policy.evaluate($0) }, nil)
         case .perHost(_, let otherHosts):
             let canonical = Self.canonical(origin.host)
             if let evaluator = perHost[canonical] {
-                return ("host:" + canonical, { await evaluator.evaluate($0) })
+                return ("host:" + canonical, { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
             }
-            return ("other-hosts", { await otherHosts.evaluate($0) })
+            return ("other-hosts", { await otherHosts.evaluate($0) }, { otherHosts.decisionWithoutSuspending($0) })
         }
     }
 
