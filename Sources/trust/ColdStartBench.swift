@@ -37,22 +37,28 @@ extension BenchCommand {
         var firsts: [Double] = []
         var seconds: [Double] = []
         for _ in 0..<runs {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: trust)
-            process.arguments = ["first-evaluation", "--chain", files.chain, "--anchor", files.root, "--host", host]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let fields = String(decoding: data, as: UTF8.self).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            guard process.terminationStatus == 0, fields.count == 2 else { throw UsageError("trust first-evaluation failed (exit \(process.terminationStatus))") }
+            let (status, text) = try Self.output(of: [trust, "first-evaluation", "--chain", files.chain, "--anchor", files.root, "--host", host])
+            let fields = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            guard status == 0, fields.count == 2 else { throw UsageError("trust first-evaluation failed (exit \(status))") }
             firsts.append(fields[0])
             seconds.append(fields[1])
         }
         let median = { (values: [Double]) in values.sorted()[values.count / 2] }
         Self.report("first evaluation in a fresh process (roots, PSL)", .microseconds(median(firsts)), "second, same process", .microseconds(median(seconds)))
+    }
+
+    /// Runs `command` (an executable and its arguments) to its end: its exit status and standard output.
+    static func output(of command: [String]) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
     /// Median wall time and mean CPU time of each command, run `runs` times alternately.

@@ -54,20 +54,9 @@ struct OpenSSLVerifyHarness {
 
     /// The median time of one `X509_verify_cert` of `chainFile` (leaf first) to `rootFile`.
     func median(iterations: Int, rootFile: String, chainFile: String, host: String) throws -> Duration {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [String(iterations), rootFile, chainFile, host]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-              let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-              let nanoseconds = Int64(text)
-        else {
-            throw Unavailable(description: "OpenSSL did not verify the chain (exit \(process.terminationStatus))")
+        let (status, text) = try BenchCommand.output(of: [executable, String(iterations), rootFile, chainFile, host])
+        guard status == 0, let nanoseconds = Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Unavailable(description: "OpenSSL did not verify the chain (exit \(status))")
         }
         return .nanoseconds(nanoseconds)
     }
