@@ -280,12 +280,12 @@ public final class Session: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            connection = try await factory.connect(
+            connection = try await factory.connect(ConnectionSpecification(
                 origin: origin, verifier: verifier, clientCertificate: clientCertificate,
                 requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped,
                 timeout: min(configuration.connectTimeout, remaining), url: request.url,
                 proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
-                trustError: { challenge.error(for: $0, url: request.url) })
+                trustError: { challenge.error(for: $0, url: request.url) }))
             telemetry.connected(origin, duration: started.duration(to: clock.now), failed: false)
         } catch {
             telemetry.connected(origin, duration: started.duration(to: clock.now), failed: true)

@@ -59,103 +59,133 @@ struct ConnectionFactory: Sendable {
         resolve["\(origin.host):\(origin.port)"] ?? resolve[origin.host] ?? origin.host
     }
 
-    /// Connects to `origin` — through `proxy` when given: a CONNECT tunnel for https (with
-    /// `proxyAuthorization`; a refusal throws ``ProxyRefusal``), a plain connection to the proxy for http.
-    /// `requiresTLS13`: the host's trust configuration entry asks for TLS 1.3 — offered as the only
-    /// version in the handshake itself, so nothing (evaluation, client certificate) happens over less.
-    func connect(
-        origin: Origin, verifier: ServerTrustVerifier?, clientCertificate: ClientCertificateChallenge? = nil, requiresTLS13: Bool = false,
-        shareable: Bool, timeout: Duration, url: URL,
-        proxy: ProxyConfiguration? = nil, proxyAuthorization: String? = nil,
-        trustError: @escaping @Sendable (TrustDecision) -> SessionError
-    ) async throws -> Connection {
+    /// Opens the connection `specification` describes: a plain connection, TLS with the server-trust
+    /// verifier in the handshake, or either through a proxy. Returns once HTTP is set up (after the
+    /// handshake and its trust decision), or throws the ``SessionError`` that says why not (a proxy's
+    /// refusal of CONNECT throws ``ProxyRefusal``).
+    func connect(_ specification: ConnectionSpecification) async throws -> Connection {
         let eventLoop = group.next()
-        let handshake = eventLoop.makePromise(of: NegotiatedProtocol.self)
-        let record = TrustRecord()
-        let errorLog = ConnectionErrorLog()
-        var sslContext = requiresTLS13 ? tls13Context ?? self.sslContext : self.sslContext
-        if let clientCertificate, verifier != nil {
-            var configuration = tlsConfiguration
-            configuration.sslContextCallback = clientCertificate.callback
-            if requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
-            do {
-                sslContext = try Self.makeContext( configuration)
-            } catch {
-                throw SessionError(.secureConnectionFailed, "could not set up TLS for \(origin)", url: url, underlyingError: error)
+        let attempt = ConnectionAttempt(handshake: eventLoop.makePromise(of: NegotiatedProtocol.self))
+        let initialize: @Sendable (any Channel) throws -> Void
+        if let verifier = specification.verifier {
+            let context = try tlsContext(for: specification)
+            if specification.proxy == nil {
+                initialize = { channel in try self.addTLS(channel.pipeline.syncOperations, specification, verifier: verifier, context: context, attempt) }
+            } else {
+                initialize = { channel in try self.addTunnel(channel, specification, verifier: verifier, context: context, attempt) }
             }
+        } else {
+            initialize = { try self.addPlainHTTP($0, attempt) }
         }
-        let context = sslContext
-        let limits = self.limits
-        let decompression = self.decompression
-        let timeAmount = TimeAmount.nanoseconds(timeout.nanoseconds)
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(timeAmount)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let verifier {
-                        @Sendable func addTLS(_ pipeline: ChannelPipeline.SynchronousOperations) throws {
-                            let tls = try verifier.makeClientHandler(context: context, host: origin.host, record: record)
-                            try pipeline.addHandler(tls)
-                            try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog))
-                            try pipeline.addHandler(HandshakeWaiter(promise: handshake, limits: limits, decompression: decompression, errorLog: errorLog))
-                        }
-                        if proxy != nil {
-                            try channel.pipeline.syncOperations.addHandler(ProxyTunnelHandler(
-                                authority: origin.authority, proxyAuthorization: proxyAuthorization, maximumHeadSize: limits.maximumHeadSize,
-                                established: { try addTLS($0.pipeline.syncOperations) }, failed: { handshake.fail($0) }))
-                        } else {
-                            try addTLS(channel.pipeline.syncOperations)
-                        }
-                    } else {
-                        handshake.succeed(try HandshakeWaiter.configure(channel, http2: false, limits: limits, decompression: decompression))
-                    }
-                }
-            }
-        let channel: any Channel
-        let target = proxy.map { (address(for: $0.origin), $0.port) } ?? (address(for: origin), origin.port)
-        do {
-            channel = try await bootstrap.connect(host: target.0, port: target.1).get()
-        } catch {
-            handshake.fail(error)
-            if let proxy {
-                let failure = Self.connectError(error, origin: proxy.origin, url: url)
-                throw SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: url, underlying: failure.underlying)
-            }
-            throw Self.connectError(error, origin: origin, url: url)
-        }
+        let channel = try await openChannel(specification, on: eventLoop, attempt, initialize: initialize)
+        let negotiated = try await negotiation(on: channel, specification, attempt)
+        return Connection(
+            channel: channel, multiplexer: negotiated.multiplexer, trustRecord: specification.verifier == nil ? nil : attempt.record,
+            shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, clientCertificate: specification.clientCertificate,
+            errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
+            decompression: negotiated.decompression)
+    }
 
-        let negotiated: NegotiatedProtocol
-        let timer = eventLoop.scheduleTask(in: timeAmount) {
-            handshake.fail(HandshakeTimeout())
+    /// The session's context (the TLS 1.3 one when the host's entry asks for it), or — when a
+    /// client-certificate challenge must be answered for this connection — one of its own with
+    /// NIOSSL's context callback, which receives no connection to tell apart.
+    private func tlsContext(for specification: ConnectionSpecification) throws -> NIOSSLContext {
+        guard let clientCertificate = specification.clientCertificate else {
+            return specification.requiresTLS13 ? tls13Context ?? sslContext : sslContext
+        }
+        var configuration = tlsConfiguration
+        configuration.sslContextCallback = clientCertificate.callback
+        if specification.requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
+        do {
+            return try Self.makeContext(configuration)
+        } catch {
+            throw SessionError(.secureConnectionFailed, "could not set up TLS for \(specification.origin)", url: specification.url, underlyingError: error)
+        }
+    }
+
+    /// Plain HTTP/1.1 at once (no handshake to wait for).
+    private func addPlainHTTP(_ channel: any Channel, _ attempt: ConnectionAttempt) throws {
+        attempt.handshake.succeed(try HandshakeWaiter.configure(channel, http2: false, limits: limits, decompression: decompression))
+    }
+
+    /// TLS with the verifier in the handshake; HTTP follows as ALPN decides (``HandshakeWaiter``).
+    private func addTLS(
+        _ pipeline: ChannelPipeline.SynchronousOperations, _ specification: ConnectionSpecification, verifier: ServerTrustVerifier,
+        context: NIOSSLContext, _ attempt: ConnectionAttempt
+    ) throws {
+        try pipeline.addHandler(verifier.makeClientHandler(context: context, host: specification.origin.host, record: attempt.record))
+        try pipeline.addHandler(ConnectionErrorRecorder(log: attempt.errorLog))
+        try pipeline.addHandler(HandshakeWaiter(promise: attempt.handshake, limits: limits, decompression: decompression, errorLog: attempt.errorLog))
+    }
+
+    /// A CONNECT tunnel through the proxy, then TLS to the origin inside it.
+    private func addTunnel(
+        _ channel: any Channel, _ specification: ConnectionSpecification, verifier: ServerTrustVerifier, context: NIOSSLContext,
+        _ attempt: ConnectionAttempt
+    ) throws {
+        let tunnel = ProxyTunnelHandler(
+            authority: specification.origin.authority, proxyAuthorization: specification.proxyAuthorization, maximumHeadSize: limits.maximumHeadSize,
+            established: { try self.addTLS($0.pipeline.syncOperations, specification, verifier: verifier, context: context, attempt) },
+            failed: { attempt.handshake.fail($0) })
+        try channel.pipeline.syncOperations.addHandler(tunnel)
+    }
+
+    /// TCP to the origin, or to the proxy; a failure says which of the two could not be reached.
+    private func openChannel(
+        _ specification: ConnectionSpecification, on eventLoop: any EventLoop, _ attempt: ConnectionAttempt,
+        initialize: @escaping @Sendable (any Channel) throws -> Void
+    ) async throws -> any Channel {
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount.nanoseconds(specification.timeout.nanoseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try initialize(channel) } }
+        let origin = specification.origin
+        let target = specification.proxy.map { (address(for: $0.origin), $0.port) } ?? (address(for: origin), origin.port)
+        do {
+            return try await bootstrap.connect(host: target.0, port: target.1).get()
+        } catch {
+            attempt.handshake.fail(error)
+            guard let proxy = specification.proxy else { throw Self.connectError(error, origin: origin, url: specification.url) }
+            let failure = Self.connectError(error, origin: proxy.origin, url: specification.url)
+            throw SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
+        }
+    }
+
+    /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
+    /// handshake and HTTP to be set up; a failure is mapped to its ``SessionError`` here, once.
+    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol {
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(specification.timeout.nanoseconds)) {
+            attempt.handshake.fail(HandshakeTimeout())
             channel.close(promise: nil)
         }
+        defer { timer.cancel() }
         do {
-            negotiated = try await withTaskCancellationHandler {
-                try await handshake.futureResult.get()
+            return try await withTaskCancellationHandler {
+                try await attempt.handshake.futureResult.get()
             } onCancel: {
                 channel.close(promise: nil)
             }
-            timer.cancel()
         } catch {
-            timer.cancel()
             channel.close(promise: nil)
-            if error is ProxyRefusal { throw error }
-            if let exceeded = error as? ResponseLimitExceeded { throw SessionError(exceeded.limit, url: url) }
-            if record.decision?.isTrusted != false, let clientError = ClientCertificateChallenge.error(clientCertificate, "\(error)", origin: origin, url: url) {
-                throw clientError
-            }
-            var failure = Self.handshakeError(error, record: record, origin: origin, url: url, trustError: trustError)
-            if requiresTLS13 && failure.code == .secureConnectionFailed {
-                failure.message += " (its trust configuration entry requires TLS 1.3)"
-            }
-            throw failure
+            throw Self.failure(error, specification, attempt)
         }
+    }
 
-        return Connection(
-            channel: channel, multiplexer: negotiated.multiplexer, trustRecord: verifier == nil ? nil : record, shareable: shareable,
-            tlsVersion: negotiated.tlsVersion, clientCertificate: clientCertificate, errors: errorLog,
-            usesAbsoluteForm: proxy != nil && !origin.isSecure, decompression: negotiated.decompression)
+    /// Why the handshake (or the tunnel before it) failed, as the error the caller gets.
+    private static func failure(_ error: any Error, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) -> any Error {
+        let (origin, url) = (specification.origin, specification.url)
+        if error is ProxyRefusal { return error }
+        if let exceeded = error as? ResponseLimitExceeded { return SessionError(exceeded.limit, url: url) }
+        if attempt.record.decision?.isTrusted != false,
+            let clientError = ClientCertificateChallenge.error(specification.clientCertificate, "\(error)", origin: origin, url: url)
+        {
+            return clientError
+        }
+        var failure = handshakeError(error, record: attempt.record, origin: origin, url: url, trustError: specification.trustError)
+        if specification.requiresTLS13 && failure.code == .secureConnectionFailed {
+            failure.message += " (its trust configuration entry requires TLS 1.3)"
+        }
+        return failure
     }
 
     struct HandshakeTimeout: Error {}
@@ -188,4 +218,33 @@ struct ConnectionFactory: Sendable {
         }
         return SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlyingError: error)
     }
+}
+
+/// What one connection needs: where it goes (directly or through a proxy), how its server trust is
+/// decided (nil for plain HTTP), its client-certificate challenge, the TLS minimum of its host, whether
+/// other requests may share it, and how long connecting may take.
+struct ConnectionSpecification: Sendable {
+    var origin: Origin
+    var verifier: ServerTrustVerifier?
+    var clientCertificate: ClientCertificateChallenge?
+    /// The host's trust configuration entry asks for TLS 1.3 — offered as the only version in the
+    /// handshake itself, so nothing (evaluation, client certificate) happens over less.
+    var requiresTLS13 = false
+    var shareable: Bool
+    /// TCP, and then the handshake with its trust decision, each within this.
+    var timeout: Duration
+    /// The request's URL, for errors.
+    var url: URL
+    var proxy: ProxyConfiguration?
+    var proxyAuthorization: String?
+    /// The error a refused trust decision becomes (it names the challenge's outcome).
+    var trustError: @Sendable (TrustDecision) -> SessionError
+}
+
+/// One attempt's shared state: the handshake's promise (completed by ``HandshakeWaiter``, a tunnel's
+/// failure or the timeout), the trust decision's record and the connection's error log.
+struct ConnectionAttempt: Sendable {
+    let handshake: EventLoopPromise<NegotiatedProtocol>
+    let record = TrustRecord()
+    let errorLog = ConnectionErrorLog()
 }
