@@ -57,6 +57,10 @@ public final class Session: Sendable {
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
         self.telemetry = SessionTelemetry(configuration)
         self.tracing = SessionTracing(configuration)
+        // Said once, at a warning: with no system roots, default handling can trust no public server.
+        if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = SystemRoots.missingNote {
+            logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
+        }
         self.router = SessionRouter(configuration: configuration, cache: evaluationCache,
                                     configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
         if let delegate {

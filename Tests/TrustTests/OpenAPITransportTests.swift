@@ -45,6 +45,32 @@ struct OpenAPITransportTests {
         #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1/")!, path: "/pets").absoluteString == "https://api.example.com/v1/pets")
     }
 
+    /// Through a pinned session: GET and POST get the lab's answers; a pin mismatch is the transport's
+    /// error, a `SessionError` carrying the decision and its reasons.
+    @Test func pinnedSessionAndPinMismatch() async throws {
+        try await withLabServers(["good"]) { servers in
+            let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
+            let transport = SessionTransport(session: pinned)
+            let get = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+            #expect(get.0.status == .ok)
+            #expect(try await String(collecting: try #require(get.1), upTo: 1 << 20).hasPrefix("hello from"))
+            let post = try await transport.send(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo"), body: HTTPBody("pinned"), baseURL: url(servers["good"]!), operationID: "echo")
+            #expect(try await String(collecting: try #require(post.1), upTo: 1 << 20) == "POST\npinned")
+            await pinned.shutdown()
+
+            let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
+            let mismatched = SessionTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
+            do {
+                _ = try await mismatched.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+                Issue.record("a pin mismatch was accepted")
+            } catch let error as SessionError {
+                #expect(error.code == .serverCertificateUntrusted)
+                #expect(error.trustDecision?.reasons.map(\.code).contains("pin-mismatch") == true)
+            }
+            await mismatched.session.shutdown()
+        }
+    }
+
     /// The session decides trust: an expired server is refused before any request is sent.
     @Test func refusedTrustFails() async throws {
         try await withLabServers(["expired"]) { servers in

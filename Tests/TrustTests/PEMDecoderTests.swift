@@ -100,6 +100,21 @@ struct PEMDecoderTests {
         #expect(SystemRoots.certificates.count >= SystemRoots.count - 3)
     }
 
+    /// A process whose system store is empty (`SSL_CERT_FILE` names an empty file) says so in the
+    /// refusal, instead of an unexplained "untrusted root".
+    @Test func anEmptySystemStoreIsSaid() async throws {
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data().write(to: URL(fileURLWithPath: folder + "/empty.pem"))
+        let evaluate = [CLITests.binary, "evaluate", "--chain", CLITests.lab + "/good/chain.pem", "--host", "good.lab.test"]
+        let (status, output, _) = try await run("/usr/bin/env", ["SSL_CERT_FILE=" + folder + "/empty.pem"] + evaluate)
+        #expect(status == 1)
+        #expect(output.contains("no system root certificates were found (\(folder)/empty.pem holds no certificate)"))
+        // With roots (the lab's, added), no such note.
+        let (trusted, fine, _) = try await run("/usr/bin/env", ["SSL_CERT_FILE=" + folder + "/empty.pem"] + evaluate + ["--anchors", CLITests.lab + "/roots.pem"])
+        #expect(trusted == 0 && !fine.contains("no system root"))
+    }
+
     @Test func asciiHostNamesCanonicaliseAsBefore() throws {
         #expect(try PeerName.canonicalDNSName("WWW.Example.COM.") == "www.example.com")
         #expect(try PeerName.canonicalDNSName("_srv.a-b.example") == "_srv.a-b.example")

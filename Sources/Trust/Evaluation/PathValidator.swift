@@ -92,10 +92,13 @@ public struct PathValidator: Sendable {
             }
             reasons += rulesPolicy.evaluate(CertificatePath(walk.path, endsAtAnchor: false))
         }
-        return TrustDecision(
+        var decision = TrustDecision(
             isTrusted: false, reasons: Self.unique(reasons), presentedChain: trust.presentedChain, validatedPath: [],
             closestPath: closest, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name,
             expectedPins: expectedPins)
+        // An empty system store is said, never silent: it is why a public chain cannot be trusted.
+        if anchors.includesSystemRoots, let missing = SystemRoots.missingNote { decision.notes.append(missing) }
+        return decision
     }
 
     /// The path the search below would return, found without it in the common case: at every step

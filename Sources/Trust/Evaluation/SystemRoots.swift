@@ -46,6 +46,15 @@ public enum SystemRoots {
 
     /// How many roots the bundle holds (parsed or not).
     public static var count: Int { SystemRootIndex.shared.count }
+
+    /// Why no system root can anchor a path, when none was found: which file was read or which
+    /// places were searched. `nil` when the system store holds roots.
+    public static var missingNote: String? {
+        guard count == 0 else { return nil }
+        var looked = bundlePath.map { "\($0) holds no certificate" } ?? "no bundle in SSL_CERT_FILE or " + bundlePaths.joined(separator: ", ")
+        if !certificateDirectories.isEmpty { looked += "; SSL_CERT_DIR " + certificateDirectories.joined(separator: ":") + " holds none either" }
+        return "no system root certificates were found (\(looked)): only configured anchors can be trusted"
+    }
 }
 
 /// The system bundle indexed by subject, each root parsed on its first lookup (see ``SystemRoots``).
