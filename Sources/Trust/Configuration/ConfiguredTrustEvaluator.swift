@@ -51,7 +51,10 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         try self.init(configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
     }
 
-    /// - Parameter baseDirectory: where relative anchor paths are read from (the configuration file's folder).
+    /// Prepares every entry of `configuration` once: its anchors read, its validators built.
+    /// - Parameters:
+    ///   - configuration: the validated configuration.
+    ///   - baseDirectory: where relative anchor paths are read from (the configuration file's folder).
     public init(configuration: TrustConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath) throws(TrustConfigurationFileError) {
         self.configuration = configuration
         self.baseDirectory = baseDirectory
@@ -117,8 +120,12 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         return resolvedHosts[index]
     }
 
-    /// - Parameter entryName: the name that chooses the entry when `trust` has none (the name check
-    ///   switched off): the entry still applies, only the name is not checked.
+    /// The decision for `trust` under the entry its name matches, with the pin-failure report due, if any.
+    /// - Parameters:
+    ///   - trust: the chain, the peer name and the time.
+    ///   - port: the connection's port (pin-failure reports name it).
+    ///   - entryName: the name that chooses the entry when `trust` has none (the name check
+    ///     switched off): the entry still applies, only the name is not checked.
     public func evaluation(for trust: ServerTrust, port: Int, entryName: PeerName? = nil) async -> Evaluation {
         let resolved = resolved(for: trust.peerName ?? entryName)
         let entry = resolved.entry

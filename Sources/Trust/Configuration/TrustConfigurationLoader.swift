@@ -24,8 +24,10 @@ public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStri
 
 extension TrustConfiguration {
     /// Parses and validates a configuration file's text. Every problem is reported at once.
-    /// - Parameter publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
-    ///   list by default — its absence is itself a problem when a pattern needs it.
+    /// - Parameters:
+    ///   - text: the file's JSON text.
+    ///   - publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
+    ///     list by default — its absence is itself a problem when a pattern needs it.
     public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let document: JSONValue
         do {

@@ -72,7 +72,7 @@ public final class CertificateFacts: Sendable {
     /// See ``basicConstraintsIsCritical``.
     public let subjectAlternativeNameIsCritical: Bool?
 
-    /// Works out the facts of `certificate` (prefer ``CertificateFactsCache/facts(of:)``).
+    /// Works out the facts of `certificate` (prefer ``CertificateFactsCache/facts(of:)-(Certificate)``).
     public init(_ certificate: Certificate) {
         func parsed<T>(_ body: () throws -> T?) -> Result<T?, ExtensionError> {
             do { return .success(try body()) } catch { return .failure(ExtensionError(description: "\(error)")) }

@@ -157,7 +157,7 @@ public struct PathValidator: Sendable {
         return facts
     }
 
-    /// The trusted decision on the path ``directPath(leaf:presented:context:)`` finds, without
+    /// The trusted decision on the path the direct path finds (see `directPath(leaf:presented:context:)`), without
     /// suspending; `nil` when the full search must decide (see ``evaluate(_:)``, which tries this first).
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
         guard triesDirectPath, let leaf = trust.leaf else { return nil }

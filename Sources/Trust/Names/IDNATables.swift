@@ -1,4 +1,4 @@
-/// The Unicode data behind ``IDNA``, read from the generated blobs in `EmbeddedIDNATables.swift`
+/// The Unicode data behind `IDNA`, read from the generated blobs in `EmbeddedIDNATables.swift`
 /// (Scripts/generate-idna-tables.py) once, on the first non-ASCII host name of the process.
 ///
 /// The blobs are lines of hexadecimal fields; reading them is a single pass over about 200 KB of
