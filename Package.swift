@@ -95,6 +95,7 @@ let package = Package(
                 "Trust",
                 "TrustNIO",
                 "TrustHTTP",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

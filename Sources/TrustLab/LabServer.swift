@@ -193,6 +193,9 @@ public final class LabServer: Sendable {
         }
     }
 
+    /// Whether the listener is still open.
+    public var isListening: Bool { channel.isActive }
+
     /// Stops accepting connections and closes the listener.
     public func shutdown() async throws {
         try await channel.close()

@@ -26,4 +26,23 @@ struct SessionServiceTests {
             #expect(session.openConnectionCount == 0)
         }
     }
+
+    /// Lab servers in the same group: serving while it runs, closed when it shuts down.
+    @Test func labServersStopWithTheGroup() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki, protocols: .http1Only)
+        let session = try labSession { $0.maximumIdleConnectionsPerOrigin = 0 }
+        var logger = Logger(label: "swift-trust.tests.lifecycle")
+        logger.logLevel = .critical
+        let group = ServiceGroup(services: [LabServerService([server]), SessionService(session)], logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(server.isListening)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        // The listener is closed (not probed by port: another suite's server could take the port).
+        #expect(!server.isListening)
+        #expect(session.openConnectionCount == 0)
+    }
 }
