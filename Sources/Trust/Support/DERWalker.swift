@@ -3,25 +3,8 @@
 enum DERWalker {
     /// The range of the element starting at `start`: (header + content), or `nil` if malformed.
     static func element(in bytes: ArraySlice<UInt8>, at start: Int) -> (contentStart: Int, end: Int)? {
-        var index = start
-        guard index < bytes.endIndex else { return nil }
-        index += 1  // tag (single-byte tags only in X.509 structures)
-        guard index < bytes.endIndex else { return nil }
-        let first = bytes[index]
-        index += 1
-        var length = 0
-        if first & 0x80 == 0 {
-            length = Int(first)
-        } else {
-            let count = Int(first & 0x7f)
-            guard count >= 1, count <= 4, index + count <= bytes.endIndex else { return nil }
-            for _ in 0..<count {
-                length = length << 8 | Int(bytes[index])
-                index += 1
-            }
-        }
-        guard length <= bytes.endIndex - index else { return nil }
-        return (index, index + length)
+        guard start >= bytes.startIndex, let header = header(in: bytes, at: start), header.length <= bytes.endIndex - header.contentStart else { return nil }
+        return (header.contentStart, header.contentStart + header.length)
     }
 
     /// The SubjectPublicKeyInfo element (header included) of a DER TBSCertificate.
@@ -79,8 +62,10 @@ enum DERWalker {
         return bytes[index..<subject.end]
     }
 
-    /// The start of the content of the element at `start`, whether or not its content lies within `bytes`.
+    /// The start and length of the content of the element at `start` (single-byte tags only, as in
+    /// X.509 structures), whether or not the content lies within `bytes`; `nil` for a malformed header.
     private static func header(in bytes: ArraySlice<UInt8>, at start: Int) -> (contentStart: Int, length: Int)? {
+        guard start < bytes.endIndex else { return nil }
         var index = start + 1
         guard index < bytes.endIndex else { return nil }
         let first = bytes[index]
