@@ -117,8 +117,16 @@ final class SessionRouter: Sendable {
             observe(decision, cached: false, start.duration(to: clock.now))
             return decision
         }
+        // Under default handling `known` always runs first: what `evaluateAlone` evaluates, `decidedAtOnce`
+        // could not decide, so the direct path is not looked for again.
+        @Sendable func afterKnown(_ trust: ServerTrust) -> ServerTrust {
+            var trust = trust
+            trust.directPathTried = immediate != nil
+            return trust
+        }
         guard let cache else {
-            return Route(key: key, evaluate: timed, known: immediate == nil ? nil : decidedAtOnce, evaluateAlone: timed, requiresTLS13: requiresTLS13, clientIdentity: identity)
+            return Route(key: key, evaluate: timed, known: immediate == nil ? nil : decidedAtOnce, evaluateAlone: { await timed(afterKnown($0)) },
+                         requiresTLS13: requiresTLS13, clientIdentity: identity)
         }
         @Sendable func cached(_ trust: ServerTrust) -> TrustDecision? {
             let hit = cache.decision(for: trust, policy: key)
@@ -144,7 +152,7 @@ final class SessionRouter: Sendable {
                 return await evaluateAndStore(trust)
             },
             known: known,
-            evaluateAlone: evaluateAndStore,
+            evaluateAlone: { await evaluateAndStore(afterKnown($0)) },
             requiresTLS13: requiresTLS13, clientIdentity: identity)
     }
 

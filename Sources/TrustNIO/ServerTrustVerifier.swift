@@ -41,7 +41,12 @@ public struct ServerTrustVerifier: Sendable {
     /// (`TrustEvaluator.decisionWithoutSuspending(_:)`) is answered in the handshake directly.
     public init(evaluator: any TrustEvaluator) {
         self.known = { evaluator.decisionWithoutSuspending($0) }
-        self.decide = { await evaluator.evaluate($0) }
+        // `decide` runs only after `known` found no answer: the direct path is not looked for again.
+        self.decide = { trust in
+            var trust = trust
+            trust.directPathTried = true
+            return await evaluator.evaluate(trust)
+        }
     }
 
     /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or

@@ -156,7 +156,16 @@ public final class CertificateFactsCache: @unchecked Sendable {
 
     /// The facts of `certificate`, worked out on first use.
     public func facts(of certificate: Certificate) -> CertificateFacts {
-        facts(of: [certificate])[0]
+        let key = BulkBytes(certificate.tbsCertificateBytes)
+        lock.lock()
+        let known = entries.use(key)
+        lock.unlock()
+        if let known { return known }
+        let facts = CertificateFacts(certificate)
+        lock.lock()
+        entries.set(key, facts, capacity: capacity)
+        lock.unlock()
+        return facts
     }
 
     /// The facts of each certificate (one lock for the whole list).

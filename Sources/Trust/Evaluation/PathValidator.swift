@@ -121,7 +121,7 @@ public struct PathValidator: Sendable {
             let tip = chain[chain.count - 1]
             if let roots = anchorIndex[tip.issuer] {
                 charged += roots.count + 1
-                guard roots.count == 1, charged <= limit, let rootFacts = extensionFacts(chain, with: roots[0]) else { return nil }
+                guard roots.count == 1, charged <= limit, let rootFacts = usableIssuerFacts(chain, with: roots[0]) else { return nil }
                 let path = CertificatePath(chain + roots, facts: facts + [rootFacts], endsAtAnchor: true)
                 return rules.allSatisfy({ $0.check(path, context: context).isEmpty }) ? path : nil
             }
@@ -134,7 +134,7 @@ public struct PathValidator: Sendable {
                 parent = candidate
             }
             charged += 1
-            guard let parent, charged <= limit, let parentFacts = extensionFacts(chain, with: parent) else { return nil }
+            guard let parent, charged <= limit, let parentFacts = usableIssuerFacts(chain, with: parent) else { return nil }
             chain.append(parent)
             facts.append(parentFacts)
         }
@@ -145,7 +145,7 @@ public struct PathValidator: Sendable {
     /// extension the rules do not handle; not already on the chain (same subject, key and
     /// subjectAltName — RFC 4158 §5.2 loop detection); and it signed the tip. Its facts when it
     /// passes, else `nil`.
-    private func extensionFacts(_ chain: [Certificate], with candidate: Certificate) -> CertificateFacts? {
+    private func usableIssuerFacts(_ chain: [Certificate], with candidate: Certificate) -> CertificateFacts? {
         let facts = CertificateFactsCache.shared.facts(of: candidate)
         guard !facts.hasUnhandledCriticalExtension(handledCriticalExtensions) else { return nil }
         let onChain = chain.contains { member in
@@ -160,7 +160,7 @@ public struct PathValidator: Sendable {
     /// The trusted decision on the path the direct path finds (see `directPath(leaf:presented:context:)`), without
     /// suspending; `nil` when the full search must decide (see ``evaluate(_:)``, which tries this first).
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
-        guard triesDirectPath, let leaf = trust.leaf else { return nil }
+        guard triesDirectPath, !trust.directPathTried, let leaf = trust.leaf else { return nil }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
         guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
         return TrustDecision(
