@@ -1,18 +1,35 @@
 // swift-tools-version: 6.1
-// Examples that compile against the package in the folder above (built in CI).
+// Examples that compile against the package in the folder above; CI builds them and runs their tests
+// (`swift test --package-path Examples`). Vapor and Hummingbird are dependencies of this package only.
 import PackageDescription
 
 let trustHTTP: Target.Dependency = .product(name: "TrustHTTP", package: "swift-trust")
+let trustNIO: Target.Dependency = .product(name: "TrustNIO", package: "swift-trust")
 
 let package = Package(
     name: "swift-trust-examples",
     platforms: [.macOS(.v13), .iOS(.v16)],
-    dependencies: [.package(name: "swift-trust", path: "..")],
+    dependencies: [
+        .package(name: "swift-trust", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
     targets: [
         .executableTarget(name: "PinnedRequest", dependencies: [trustHTTP]),
         .executableTarget(name: "MutualTLSClient", dependencies: [trustHTTP]),
         .executableTarget(name: "DigestLogin", dependencies: [trustHTTP]),
         .executableTarget(name: "PerHostConfiguration", dependencies: [trustHTTP]),
         .executableTarget(name: "ReadmeExample", dependencies: [trustHTTP]),
+        // Servers that require client certificates through ClientAuthentication (TrustNIO), tested over loopback.
+        .target(name: "HummingbirdMutualTLS", dependencies: [
+            trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+        ]),
+        .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
+        .testTarget(name: "ServerExamplesTests", dependencies: [
+            "HummingbirdMutualTLS", "VaporMutualTLS", trustHTTP, trustNIO, .product(name: "TrustLab", package: "swift-trust"),
+            .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
     ]
 )

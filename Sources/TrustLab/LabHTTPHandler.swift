@@ -3,6 +3,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
+import NIOSSL
 import TrustNIO
 
 /// The lab servers' HTTP application, the same over HTTP/1.1 and HTTP/2 (behind NIOHTTP2's
@@ -18,7 +19,7 @@ import TrustNIO
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
 /// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2) |
 /// | `* /echo` | the method on the first line, then the request body |
-/// | `GET /whoami` | the verified client certificate's subject and pin, or `anonymous` |
+/// | `GET /whoami` | the verified client certificate's subject and pin and its validated chain's length, or `anonymous` |
 /// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
 /// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
 final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -160,7 +161,18 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 send(context: context, request: request, status: .ok, body: "closing\n", closesConnection: true)
             }
         case "/whoami":
-            let who = client?.verifiedClient.map { "client: \($0.subject) \($0.pin)" } ?? "anonymous"
+            // The connection's record and the validated chain NIOSSL kept (what `Channel.verifiedClient()` gives a
+            // framework's handler) must name the same client.
+            let recorded = client?.verifiedClient
+            // An HTTP/2 stream's TLS handler is on its parent, the connection (same event loop); an HTTP/1
+            // connection's parent is the listening channel, which is not asked.
+            let ownsTLS = (try? context.channel.pipeline.syncOperations.handler(type: NIOSSLHandler.self)) != nil
+            let kept = try? (ownsTLS ? context.channel : context.channel.parent)?.pipeline.syncOperations.verifiedClient()
+            guard recorded == kept else {
+                send(context: context, request: request, status: .internalServerError, body: "the record and NIOSSL's validated chain differ\n")
+                return
+            }
+            let who = recorded.map { "client: \($0.subject) \($0.pin)\nvalidated chain: \($0.chain.count) certificates" } ?? "anonymous"
             send(context: context, request: request, status: .ok, body: who + "\n")
         case "/headers":
             let text = request.headers.map { "\($0.name.lowercased()): \($0.value)" }.joined(separator: "\n") + "\n"

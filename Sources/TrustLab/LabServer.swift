@@ -69,8 +69,9 @@ public final class LabServer: Sendable {
         return (channel, port)
     }
 
-    /// A TLS 1.2+ server configuration presenting `chain` (leaf first) with `privateKey`.
-    static func serverConfiguration(chain: [Certificate], privateKey: Certificate.PrivateKey) throws -> TLSConfiguration {
+    /// A TLS 1.2+ server configuration presenting `chain` (leaf first) with `privateKey` (also for servers built
+    /// with other frameworks over the lab PKI).
+    public static func serverConfiguration(chain: [Certificate], privateKey: Certificate.PrivateKey) throws -> TLSConfiguration {
         // PEM, not DER: BoringSSL reads DER certificates of at most 100 KB, and the lab serves larger ones.
         let certificates = try chain.map { try NIOSSLCertificateSource.certificate(NIOSSLCertificate(bytes: Array($0.pemString.utf8), format: .pem)) }
         let keyPEM = try privateKey.serializeAsPEM().pemString

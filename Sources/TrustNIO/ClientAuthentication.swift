@@ -105,18 +105,6 @@ public struct ClientAuthentication: Sendable {
     }
 }
 
-/// The client identity a server verified, for the application.
-public struct VerifiedClient: Sendable {
-    /// The client leaf's subject DN, as text.
-    public var subject: String
-    /// The client leaf's subject alternative names, as text.
-    public var subjectAlternativeNames: [String]
-    /// The SPKI pin of the client's key.
-    public var pin: SPKIPin
-    /// The validated path, client leaf first.
-    public var chain: [Certificate]
-}
-
 /// What client authentication decided on one connection.
 public final class ClientAuthenticationRecord: Sendable {
     private let state = NIOLockedValueBox<TrustDecision?>(nil)
@@ -129,10 +117,8 @@ public final class ClientAuthenticationRecord: Sendable {
 
     /// The verified client, if it presented a certificate that verified.
     public var verifiedClient: VerifiedClient? {
-        guard let decision, decision.isTrusted, let leaf = decision.validatedPath.first else { return nil }
-        return VerifiedClient(
-            subject: leaf.subject.description, subjectAlternativeNames: leaf.subjectAlternativeNameStrings ?? [], pin: leaf.spkiPin,
-            chain: decision.validatedPath)
+        guard let decision, decision.isTrusted else { return nil }
+        return VerifiedClient(validatedPath: decision.validatedPath)
     }
 
     func record(_ decision: TrustDecision) {

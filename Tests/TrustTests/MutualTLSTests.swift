@@ -50,6 +50,8 @@ struct MutualTLSTests {
             challenge.protectionSpace.authenticationMethod == .clientCertificate ? .useCredential(Credential(identity: identity)) : .performDefaultHandling
         })
         #expect((try? used.get())?.hasPrefix("client: ") == true, "\(used)")
+        // The server's handler read the same client back from NIOSSL (Channel.verifiedClient()): leaf, intermediate, root.
+        #expect((try? used.get())?.contains("validated chain: 3 certificates") == true, "\(used)")
         // performDefaultHandling: the identity configured for the host
         let defaulted = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { _ in .performDefaultHandling })
         #expect((try? defaulted.get())?.contains("lab client") == true, "\(defaulted)")
