@@ -6,8 +6,19 @@ import X509
 enum LimboRunner {
     static func run(_ testCase: LimboCase) async -> CaseOutcome {
         let expectSuccess = testCase.expected_result == "SUCCESS"
+        // CRL cases: the CRLs given decide, strictly — revocation is hard and covers the whole chain (a missing or
+        // unusable CRL refuses, as OpenSSL's X509_V_FLAG_CRL_CHECK_ALL does), with no short-lived exemption.
+        var revocation = RevocationPolicy.off
         if testCase.features?.contains("has-crl") == true {
-            return CaseOutcome(expectedSuccess: expectSuccess, trusted: false, reasons: [], skipped: "CRLs are not supported")
+            var crls: [CertificateRevocationList] = []
+            for pem in testCase.crls ?? [] {
+                do {
+                    crls += try CertificateRevocationList.parseAll(Array(pem.utf8))
+                } catch {
+                    return CaseOutcome(expectedSuccess: expectSuccess, trusted: false, reasons: ["unparseable CRL: \(error)"])
+                }
+            }
+            revocation = RevocationPolicy(mode: .hard, depth: .chain, shortLivedExemption: nil, crls: crls)
         }
         let leaf: Certificate
         var trusted: [Certificate] = []
@@ -21,6 +32,7 @@ enum LimboRunner {
         for pem in testCase.trusted_certs { trusted += (try? CertificateSource.certificates(pem: pem)) ?? [] }
         for pem in testCase.untrusted_intermediates { intermediates += (try? CertificateSource.certificates(pem: pem)) ?? [] }
         var policy = ValidationPolicy.webPKI
+        policy.revocation = revocation
         var peerName: PeerName?
         if let expected = testCase.expected_peer_name {
             do {

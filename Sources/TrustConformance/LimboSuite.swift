@@ -22,6 +22,7 @@ struct LimboCase: Decodable {
     var expected_result: String
     var expected_peer_name: PeerName?
     var max_chain_depth: Int?
+    var crls: [String]?
     var conflicts_with: [String]?
 }
 

@@ -44,7 +44,12 @@ extension GetCommand {
     /// The session configuration the flags ask for.
     func makeConfiguration(scheme: String, monitor: TransferMonitor, diagnostics: Diagnostics) throws -> SessionConfiguration {
         var configuration = SessionConfiguration()
-        configuration.serverTrust = try trustConfiguration()
+        do {
+            configuration.serverTrust = try trustConfiguration()
+        } catch let error as TrustOptions.CRLFileError {
+            diagnostics.error(error.description)
+            throw ExitCode(82)  // curl's CURLE_SSL_CRL_BADFILE
+        }
         if let cert {
             let identity = try loadIdentity(cert, diagnostics: diagnostics)
             for warning in identity.warnings { diagnostics.warning("\(warning)") }
@@ -328,6 +333,7 @@ extension GetCommand {
 
     func trustConfiguration() throws -> ServerTrustConfiguration {
         if let config {
+            try trustOptions.refuseRevocationOptions(with: "--config")
             var reporting = SessionConfiguration()
             reporting.resolve = try TrustOptions.resolveMap(resolve)
             return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))

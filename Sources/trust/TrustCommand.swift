@@ -62,6 +62,9 @@ enum TrustMain {
         } catch let error as UsageError {
             printError(error.description)
             exit(TrustExitCode.usage)
+        } catch let error as TrustOptions.CRLFileError {
+            printError(error.description)
+            exit(TrustExitCode.usage)
         } catch {
             let code = TrustCommand.exitCode(for: error)
             if code == .validationFailure {

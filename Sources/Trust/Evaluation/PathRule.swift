@@ -76,11 +76,22 @@ public protocol PathRule: Sendable {
 
     /// The reasons `path` fails this rule; empty when it passes.
     func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason]
+
+    /// Whether ``notes(on:context:)`` may say anything (the validator asks only the rules that may).
+    var addsNotes: Bool { get }
+
+    /// What the decision on a trusted `path` should say without refusing it (a revocation status that could
+    /// not be established under soft checking, say); asked once, on the validated path.
+    func notes(on path: CertificatePath, context: RuleContext) -> [String]
 }
 
 extension PathRule {
     /// By default a rule handles no critical extension.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [] }
+    /// By default a rule adds no notes.
+    public var addsNotes: Bool { false }
+    /// By default, none.
+    public func notes(on path: CertificatePath, context: RuleContext) -> [String] { [] }
 }
 
 extension Certificate {

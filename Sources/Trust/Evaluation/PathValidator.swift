@@ -31,6 +31,8 @@ public struct PathValidator: Sendable {
     /// Built once (not per evaluation): the anchors by subject, and the rules.
     private var anchorIndex: AnchorIndex
     private var rules: [any PathRule] = []
+    /// The rules that may add notes to a trusted decision.
+    private var notingRules: [any PathRule] = []
     /// The critical extensions the rules enforce (RFC 5280 §4.2: any other makes a certificate unusable).
     private var handledCriticalExtensions: [ASN1ObjectIdentifier] = []
     /// The policy's pins in the order decisions list them.
@@ -49,6 +51,7 @@ public struct PathValidator: Sendable {
 
     private mutating func prepareRules() {
         rules = policy.rules() + additionalRules
+        notingRules = rules.filter(\.addsNotes)
         handledCriticalExtensions = RulesPolicy.handledCriticalExtensions(of: rules)
         expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
     }
@@ -72,8 +75,8 @@ public struct PathValidator: Sendable {
 
         if case .validCertificate(let chain) = result {
             return TrustDecision(
-                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: Array(chain),
-                peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+                isTrusted: true, reasons: [], notes: notes(on: CertificatePath(Array(chain)), context: context), presentedChain: trust.presentedChain,
+                validatedPath: Array(chain), peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
         }
 
         var reasons: [TrustFailureReason] = []
@@ -164,8 +167,15 @@ public struct PathValidator: Sendable {
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
         guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
         return TrustDecision(
-            isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates,
-            peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+            isTrusted: true, reasons: [], notes: notes(on: path, context: context), presentedChain: trust.presentedChain,
+            validatedPath: path.certificates, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+    }
+
+    /// What the rules say about a validated path without refusing it.
+    private func notes(on path: @autoclosure () -> CertificatePath, context: RuleContext) -> [String] {
+        guard !notingRules.isEmpty else { return [] }
+        let path = path()
+        return notingRules.flatMap { $0.notes(on: path, context: context) }
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

@@ -54,6 +54,10 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     case peerNameRequired
     /// The application refused the server (a challenge handler cancelled or rejected it, or answered wrongly).
     case refusedByApplication(String)
+    /// A certificate on the path is revoked: `source` (a CRL, named by its issuer) lists its serial number.
+    case revoked(subject: String, serialNumber: String, reason: String, revokedAt: Date, source: String)
+    /// Under hard revocation checking, a certificate's revocation status could not be established.
+    case revocationStatusUnknown(subject: String, detail: String)
 
     /// Why no path to an anchor could be built.
     public enum NoPathDetail: Hashable, Sendable {
@@ -101,6 +105,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .emptyChain: return "empty-chain"
         case .peerNameRequired: return "peer-name-required"
         case .refusedByApplication: return "refused-by-application"
+        case .revoked: return "revoked"
+        case .revocationStatusUnknown: return "revocation-status-unknown"
         }
     }
 
@@ -172,6 +178,10 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "no host name or IP address was given to check the certificate against"
         case .refusedByApplication(let why):
             return why
+        case .revoked(let s, let serial, let reason, let at, let source):
+            return "\(s) (serial \(serial)) was revoked at \(Self.format(at)), reason \(reason), according to the \(source)"
+        case .revocationStatusUnknown(let s, let detail):
+            return "the revocation status of \(s) is unknown and revocation checking is hard: \(detail)"
         }
     }
 

@@ -52,6 +52,8 @@ public struct ValidationPolicy: Sendable, Hashable {
     public var pins: Set<SPKIPin>
     /// Certificates one of which must be on the validated path; empty = no requirement.
     public var requiredCertificates: [Certificate]
+    /// Revocation checking (off by default) and the CRLs it decides from.
+    public var revocation: RevocationPolicy
 
     /// Creates a policy; the defaults are the Web-PKI profile.
     public init(
@@ -70,7 +72,8 @@ public struct ValidationPolicy: Sendable, Hashable {
         maximumNameConstraintChecks: Int = 1 << 20,
         publicSuffixes: PublicSuffixList? = nil,
         pins: Set<SPKIPin> = [],
-        requiredCertificates: [Certificate] = []
+        requiredCertificates: [Certificate] = [],
+        revocation: RevocationPolicy = .off
     ) {
         self.purpose = purpose
         self.checksPeerName = checksPeerName
@@ -88,6 +91,7 @@ public struct ValidationPolicy: Sendable, Hashable {
         self.publicSuffixes = publicSuffixes
         self.pins = pins
         self.requiredCertificates = requiredCertificates
+        self.revocation = revocation
     }
 
     /// The default: a TLS server under the modern Web-PKI profile.
@@ -123,6 +127,7 @@ public struct ValidationPolicy: Sendable, Hashable {
         }
         if !pins.isEmpty { rules.append(PinRule(pins: pins)) }
         if !requiredCertificates.isEmpty { rules.append(PinnedCertificateRule(certificates: requiredCertificates)) }
+        if revocation.mode != .off { rules.append(RevocationRule(policy: revocation)) }
         return rules
     }
 }

@@ -1,0 +1,169 @@
+import Foundation
+import X509
+
+/// Checks the certificates of a path against the policy's CRLs (RFC 5280 §6.3).
+///
+/// For each certificate in scope (``RevocationPolicy/Depth``; never the anchor; not a short-lived leaf), the
+/// CRLs issued under its issuer's name are considered. A CRL is used only when it may be (RFC 5280 §6.3.3):
+/// nothing in it forbids its use (``CertificateRevocationList/unusableReasons``); it is current at the
+/// evaluation time (`thisUpdate` ≤ time ≤ `nextUpdate`); its issuer — the next certificate on the path — may
+/// sign CRLs (keyUsage cRLSign when keyUsage is present, §4.2.1.3) and signed it with the key on the path; and
+/// its Issuing Distribution Point, if any, covers the certificate (user/CA scope, distribution point names,
+/// §5.2.5). The certificate is revoked when a usable CRL lists its serial number (any reason but
+/// removeFromCRL); good when a usable CRL covering every reason does not; otherwise its status is unknown,
+/// which hard checking refuses and soft checking notes.
+struct RevocationRule: PathRule {
+    let policy: RevocationPolicy
+    /// The CRLs by issuer name.
+    private let crls: [DistinguishedName: [CertificateRevocationList]]
+    /// Which (CRL, issuer key) pairs verified, so a CRL's signature is checked once per key, not per evaluation.
+    private let signatures = SignatureMemo()
+
+    init(policy: RevocationPolicy) {
+        self.policy = policy
+        self.crls = Dictionary(grouping: policy.crls, by: \.issuer)
+    }
+
+    /// What was found for one certificate.
+    enum Status {
+        case good
+        case revoked(CertificateRevocationList.Entry, CertificateRevocationList)
+        case unknown(String)
+    }
+
+    func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+        var reasons: [TrustFailureReason] = []
+        for position in positions(in: path) {
+            let certificate = path.certificates[position]
+            switch status(of: path, at: position, time: context.evaluationTime) {
+            case .good:
+                continue
+            case .revoked(let entry, let crl):
+                reasons.append(.revoked(
+                    subject: certificate.displayName, serialNumber: certificate.openSSLSerial, reason: (entry.reason ?? .unspecified).description,
+                    revokedAt: entry.revocationDate, source: "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate))"))
+            case .unknown(let why):
+                if policy.mode == .hard { reasons.append(.revocationStatusUnknown(subject: certificate.displayName, detail: why)) }
+            }
+        }
+        return reasons
+    }
+
+    var addsNotes: Bool { policy.mode == .soft }
+
+    func notes(on path: CertificatePath, context: RuleContext) -> [String] {
+        guard policy.mode == .soft else { return [] }
+        return positions(in: path).compactMap { position in
+            guard case .unknown(let why) = status(of: path, at: position, time: context.evaluationTime) else { return nil }
+            return "the revocation status of \(path.certificates[position].displayName) is unknown (allowed: revocation checking is soft): \(why)"
+        }
+    }
+
+    /// The positions checked: those with an issuer on the path (the anchor has none), the leaf only for `.leaf`,
+    /// and not a short-lived leaf.
+    func positions(in path: CertificatePath) -> [Int] {
+        let withIssuer = path.count - 1
+        guard withIssuer > 0 else { return [] }
+        var positions = policy.depth == .leaf ? [0] : Array(0..<withIssuer)
+        if let limit = policy.shortLivedExemption, positions.first == 0 {
+            let leaf = path.leaf
+            // RFC 5280 §4.1.2.5: the validity period includes both notBefore and notAfter.
+            if leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore) + 1 <= limit { positions.removeFirst() }
+        }
+        return positions
+    }
+
+    func status(of path: CertificatePath, at position: Int, time: Date) -> Status {
+        let certificate = path.certificates[position]
+        let issuer = path.certificates[position + 1]
+        guard let candidates = crls[certificate.issuer], !candidates.isEmpty else {
+            return .unknown("no CRL issued by \(certificate.issuer) was given")
+        }
+        var problems: [String] = []
+        var covered = false
+        for crl in candidates {
+            if let problem = unusable(crl, for: certificate, issuer: issuer, issuerFacts: path.facts[position + 1], time: time) {
+                problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) is not used: \(problem)")
+                continue
+            }
+            if let entry = crl.entry(for: certificate), entry.reason != .removeFromCRL { return .revoked(entry, crl) }
+            if crl.issuingDistributionPoint?.onlySomeReasons == true {
+                problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) covers only some revocation reasons")
+            } else {
+                covered = true
+            }
+        }
+        return covered ? .good : .unknown(problems.joined(separator: "; "))
+    }
+
+    /// Why `crl` may not decide `certificate`'s status, or `nil` when it may.
+    private func unusable(
+        _ crl: CertificateRevocationList, for certificate: Certificate, issuer: Certificate, issuerFacts: CertificateFacts, time: Date
+    ) -> String? {
+        if let reason = crl.unusableReasons.first { return reason }
+        if crl.thisUpdate > time { return "it was issued after the evaluation time (thisUpdate \(RFC3339.string(crl.thisUpdate)))" }
+        if let next = crl.nextUpdate, next < time { return "it is stale: its nextUpdate \(RFC3339.string(next)) has passed" }
+        switch Result(catching: { try issuer.extensions.keyUsage }) {
+        case .success(let usage?) where !usage.cRLSign:
+            return "its issuer \(issuer.displayName) has a keyUsage without cRLSign (RFC 5280 §4.2.1.3)"
+        case .failure:
+            return "its issuer \(issuer.displayName) has a malformed keyUsage"
+        default:
+            break
+        }
+        if let scope = scopeProblem(crl, certificate) { return scope }
+        guard signatures.verified(crl, by: issuer, pin: issuerFacts.spkiPin) else {
+            return "it is not signed by the key of \(issuer.displayName)"
+        }
+        return nil
+    }
+
+    /// Whether the CRL's Issuing Distribution Point (RFC 5280 §5.2.5, §6.3.3 (b)(2)) and the certificate's
+    /// CRL Distribution Points (§6.3.3 (b)(1)) put the certificate in this direct CRL's scope.
+    private func scopeProblem(_ crl: CertificateRevocationList, _ certificate: Certificate) -> String? {
+        let points: CRLDistributionPoints?
+        do {
+            points = try CRLDistributionPoints(certificate)
+        } catch {
+            return "the certificate's CRL Distribution Points extension is malformed"
+        }
+        if let points, points.points.allSatisfy(\.hasCRLIssuer) {
+            return "the certificate's CRLs are issued by another CRL issuer (indirect CRLs are not supported)"
+        }
+        guard let scope = crl.issuingDistributionPoint else { return nil }
+        let isCA = certificate.isCertificateAuthority
+        if scope.onlyContainsUserCerts && isCA { return "it covers end-entity certificates only" }
+        if scope.onlyContainsCACerts && !isCA { return "it covers CA certificates only" }
+        if scope.onlyContainsAttributeCerts { return "it covers attribute certificates only" }
+        if scope.hasRelativeName { return "its distribution point is named relative to its issuer (not supported)" }
+        if !scope.fullNames.isEmpty {
+            let named = Set((points?.points ?? []).filter { !$0.hasCRLIssuer }.flatMap(\.fullNames))
+            if !scope.fullNames.contains(where: named.contains) {
+                return "it is the CRL of a distribution point the certificate does not name"
+            }
+        }
+        return nil
+    }
+}
+
+/// Remembers which (CRL, issuer key) pairs verified, bounded.
+private final class SignatureMemo: @unchecked Sendable {
+    /// The CRL by identity (the rule holds every CRL it is asked about, so identities stay unique), not by its bytes.
+    private struct Key: Hashable {
+        let crl: ObjectIdentifier
+        let pin: SPKIPin
+    }
+    private let lock = NSLock()
+    private var results: [Key: Bool] = [:]
+
+    func verified(_ crl: CertificateRevocationList, by issuer: Certificate, pin: SPKIPin) -> Bool {
+        let key = Key(crl: crl.identity, pin: pin)
+        if let known = lock.withLock({ results[key] }) { return known }
+        let valid = crl.isSigned(by: issuer.publicKey)
+        lock.withLock {
+            if results.count >= 1024 { results.removeAll(keepingCapacity: true) }
+            results[key] = valid
+        }
+        return valid
+    }
+}

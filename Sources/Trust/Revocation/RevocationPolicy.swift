@@ -1,0 +1,60 @@
+import Foundation
+
+/// Whether, and how strictly, certificates are checked for revocation (RFC 5280 §6.3), and the CRLs to check against.
+///
+/// - ``Mode/off`` (the default): no check.
+/// - ``Mode/soft``: a certificate a usable CRL lists is refused; one whose status is unknown (no CRL covers
+///   it, or every CRL that would is stale, from the future, badly signed or otherwise unusable) is allowed, with a
+///   note in the decision.
+/// - ``Mode/hard``: unknown is refused too (``TrustFailureReason/revocationStatusUnknown(subject:detail:)``).
+///
+/// ``Depth/leaf`` checks the leaf only; ``Depth/chain`` every certificate of the path but the anchor. A leaf
+/// valid for 7 days or less is not checked — a "Short-lived Subscriber Certificate" of the CA/Browser Forum
+/// Baseline Requirements (§1.6.1), which need not carry revocation information — unless ``shortLivedExemption`` is `nil`.
+///
+/// CRLs are direct CRLs signed by the certificate's issuer with the key on the validated path; delta and
+/// indirect CRLs are not used (see ``CertificateRevocationList``).
+public struct RevocationPolicy: Sendable, Hashable {
+    /// How an unknown status is treated.
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        /// No revocation check.
+        case off
+        /// Revoked → refused; unknown → allowed with a note.
+        case soft
+        /// Revoked or unknown → refused.
+        case hard
+    }
+
+    /// Which certificates are checked.
+    public enum Depth: String, Sendable, Hashable, CaseIterable {
+        /// The leaf only.
+        case leaf
+        /// Every certificate of the path but the anchor.
+        case chain
+    }
+
+    /// How an unknown status is treated.
+    public var mode: Mode
+    /// Which certificates are checked.
+    public var depth: Depth
+    /// A leaf whose validity period (RFC 5280 §4.1.2.5, both ends included) is at most this long is not checked;
+    /// `nil` checks every leaf.
+    public var shortLivedExemption: TimeInterval?
+    /// The CRLs to decide from.
+    public var crls: [CertificateRevocationList]
+
+    /// Seven days, the CA/Browser Forum's bound for short-lived subscriber certificates (604,800 seconds).
+    public static let shortLivedCertificateLimit: TimeInterval = 604_800
+
+    /// A policy; `.off` by default.
+    public init(mode: Mode = .off, depth: Depth = .leaf, shortLivedExemption: TimeInterval? = RevocationPolicy.shortLivedCertificateLimit,
+                crls: [CertificateRevocationList] = []) {
+        self.mode = mode
+        self.depth = depth
+        self.shortLivedExemption = shortLivedExemption
+        self.crls = crls
+    }
+
+    /// No revocation check.
+    public static let off = RevocationPolicy()
+}
