@@ -15,7 +15,7 @@ root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
 mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
-all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames)
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames FuzzCRL)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
@@ -50,7 +50,7 @@ for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target" "$work/corpus/$t
 # The lab PKI is kept between runs (a fresh one every 30 days: its leaves live 90), so that the kept
 # corpus and any saved crash still have the anchors they were found with (TRUST_FUZZ_ANCHORS).
 lab="$work/lab"
-if [ ! -f "$lab/roots.pem" ] || [ -n "$(find "$lab/roots.pem" -mtime +30)" ]; then
+if [ ! -f "$lab/roots.pem" ] || [ ! -f "$lab/crls/all.pem" ] || [ -n "$(find "$lab/roots.pem" -mtime +30)" ]; then
   rm -rf "$lab"
   "$trust" lab-pki "$lab" >/dev/null
 fi
@@ -81,6 +81,12 @@ if [ "$have_openssl" = 1 ]; then
   rm -f "$work/weak.key" "$work/md5.key"
 fi
 printf -- '-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n' > "$seeds/FuzzCertificates/tiny.pem"
+
+# CRLs: the lab's (PEM: the root's, the intermediate's revoking two certificates, both in one file), and DER.
+cp "$lab/crls/root.pem" "$lab/crls/intermediate.pem" "$lab/crls/all.pem" "$seeds/FuzzCRL/"
+if [ "$have_openssl" = 1 ]; then
+  for name in root intermediate; do openssl crl -in "$lab/crls/$name.pem" -outform DER -out "$seeds/FuzzCRL/$name.der"; done
+fi
 
 # PKCS#12: one byte (low four bits: passphrase length), the passphrase, then the file.
 if [ "$have_openssl" = 1 ]; then

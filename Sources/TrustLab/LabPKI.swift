@@ -107,7 +107,8 @@ public struct LabPKI: Sendable {
     /// `roots.pem` (the trusted anchors), `root.pem`, `intermediate.pem`, `other-root.pem`,
     /// `untrusted-root.pem`, `client-ca.pem`, for each server `NAME/chain.pem` (as presented), `NAME/cert.pem`,
     /// `NAME/key.pem`, for each client identity `clients/NAME/chain.pem` (leaf and intermediates),
-    /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin.
+    /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin, and
+    /// `crls/root.pem`, `crls/intermediate.pem` (revoking `expired` and `client-expired`) and `crls/all.pem` (both).
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
@@ -148,6 +149,15 @@ public struct LabPKI: Sendable {
             pins.append("\(identity.certificate.spkiPin)  clients/\(name): \(identity.certificate.subject)")
         }
         try put("pins.txt", pins.joined(separator: "\n") + "\n")
+        // CRLs valid 30 days: the root's (empty) and the intermediate's, which revokes the `expired` server and the
+        // `client-expired` identity (keyCompromise). `--crlfile crls/all.pem` (both) satisfies chain checking.
+        let month: TimeInterval = 30 * 86_400
+        let revoked = [servers["expired"], clients["client-expired"]].compactMap { $0 }.map { LabCRL.Revoked($0.certificate, reason: .keyCompromise) }
+        let rootCRL = try LabCRL(issuer: root, nextUpdate: Date(timeIntervalSinceNow: month)).pem
+        let intermediateCRL = try LabCRL(issuer: intermediate, revoked: revoked, nextUpdate: Date(timeIntervalSinceNow: month)).pem
+        try put("crls/root.pem", rootCRL)
+        try put("crls/intermediate.pem", intermediateCRL)
+        try put("crls/all.pem", intermediateCRL + rootCRL)
         return written
     }
 }

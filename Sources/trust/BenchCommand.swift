@@ -23,7 +23,9 @@ struct BenchCommand: AsyncParsableCommand {
             callback) of the same chain. OpenSSL's X509_verify_cert of the same chains and host names, in a small C \
             program built against the system's libcrypto (skipped without a C compiler and libssl-dev). Cold \
             processes: a new `trust evaluate` of a depth-3 chain (reading the files, the first validation) against \
-            `openssl verify` of the same files, and each tool's bare start. Every ratio compares two figures \
+            `openssl verify` of the same files, and each tool's bare start. Revocation: a serial number looked up in \
+            a 100,000-entry CRL against a plain Set of the same serials, parsing that CRL, and an uncached depth-3 \
+            evaluation with hard whole-chain CRL checking against the same without. Every ratio compares two figures \
             measured in the same run.
             """)
 
@@ -58,6 +60,7 @@ struct BenchCommand: AsyncParsableCommand {
             try await benchHandshakes(chain)
         }
         await benchPins()
+        try await RevocationBench(iterations: iterations).run(wants: wants)
         if let chain = chains.first(where: { $0.depth == 3 && $0.keyType == .p256 }) { try benchColdStart(chain) }
     }
 

@@ -46,6 +46,7 @@ struct LabCommand: AsyncParsableCommand {
         say("")
         say("  CA file to trust:  \(folder)/roots.pem")
         say("  pins:              \(folder)/pins.txt")
+        say("  CRLs:              \(folder)/crls/all.pem (the root's and the intermediate's, which revokes expired and client-expired; --crlfile)")
         say("  client identities: \(folder)/clients/<name>/{chain,key}.pem  (client, partner, client-expired, client-server-eku, client-foreign)")
         say("  credentials:       alice / wonderland  (routes /basic, /digest?algorithm=SHA-256, /multi)")
         say("  forward proxy:     \(proxy.url)  (Digest, alice / wonderland; CONNECT for https)")
