@@ -71,6 +71,11 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             unpinnedPolicy.minimumRSAKeyBits = entry.minimumRSABits
             unpinnedPolicy.minimumECKeyBits = entry.minimumECBits
             unpinnedPolicy.allowsSHA1Signatures = false
+            if let revocation = entry.revocation {
+                let loaded = revocation.load(baseDirectory: baseDirectory, path: path + ".revocation")
+                problems += loaded.problems
+                unpinnedPolicy.revocation = loaded.policy
+            }
             var pinnedPolicy = unpinnedPolicy
             pinnedPolicy.pins = Set(entry.pins?.sha256 ?? [])
             let trustAnchors = anchors(entry.anchors, path + ".anchors")

@@ -55,6 +55,13 @@ extension TrustConfiguration {
             if let value = identity.key { fields.append(.init(key: "key", value: .string(value))) }
             add("clientIdentity", .object(fields))
         }
+        if let revocation = entry.revocation {
+            var fields: [JSONValue.Member] = [.init(key: "mode", value: .string(revocation.mode.rawValue))]
+            if revocation.depth != .leaf { fields.append(.init(key: "depth", value: .string(revocation.depth.rawValue))) }
+            if !revocation.crls.isEmpty { fields.append(.init(key: "crls", value: strings(revocation.crls))) }
+            if !revocation.exemptShortLived { fields.append(.init(key: "exemptShortLived", value: .bool(false))) }
+            add("revocation", .object(fields))
+        }
         if let overrides = entry.debugOverrides {
             add("debugOverrides", .object([.init(key: "anchors", value: anchors(overrides.anchors)), .init(key: "overridesPins", value: .bool(overrides.overridesPins))]))
         }

@@ -32,6 +32,8 @@ import X509
 /// - `reportURIs`: `https` URIs for failure reports (none by default).
 /// - `clientIdentity`: `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}`.
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
+/// - `revocation`: `{"mode": "off"|"soft"|"hard", "depth": "leaf"|"chain", "crls": [PATH…], "exemptShortLived": true}`
+///   (see ``RevocationPolicy``; CRLs are read from the given files).
 ///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
 ///
@@ -157,6 +159,44 @@ public struct TrustConfiguration: Sendable, Hashable {
         }
     }
 
+    /// Revocation checking (see ``RevocationPolicy``): in the file,
+    /// `{"mode": "off"|"soft"|"hard", "depth": "leaf"|"chain", "crls": [PATH…], "exemptShortLived": true}`.
+    public struct Revocation: Sendable, Hashable {
+        /// How an unknown status is treated.
+        public var mode: RevocationPolicy.Mode
+        /// Which certificates are checked (default: the leaf).
+        public var depth: RevocationPolicy.Depth
+        /// CRL files (PEM or DER), relative to the configuration file's folder.
+        public var crls: [String]
+        /// Whether leaves valid 7 days or less are exempt (default: yes).
+        public var exemptShortLived: Bool
+
+        /// Creates revocation settings.
+        public init(mode: RevocationPolicy.Mode, depth: RevocationPolicy.Depth = .leaf, crls: [String] = [], exemptShortLived: Bool = true) {
+            self.mode = mode
+            self.depth = depth
+            self.crls = crls
+            self.exemptShortLived = exemptShortLived
+        }
+
+        /// The policy, with the CRL files read from `baseDirectory`; unreadable ones are problems at `path`.
+        public func load(baseDirectory: String, path: String) -> (policy: RevocationPolicy, problems: [TrustConfigurationProblem]) {
+            var lists: [CertificateRevocationList] = []
+            var problems: [TrustConfigurationProblem] = []
+            for (index, file) in crls.enumerated() {
+                let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+                do {
+                    lists += try CertificateRevocationList.load(path: full)
+                } catch {
+                    problems.append(TrustConfigurationProblem(path: "\(path).crls[\(index)]", message: error.description))
+                }
+            }
+            let policy = RevocationPolicy(
+                mode: mode, depth: depth, shortLivedExemption: exemptShortLived ? RevocationPolicy.shortLivedCertificateLimit : nil, crls: lists)
+            return (policy, problems)
+        }
+    }
+
     /// Settings honoured only in DEBUG builds, such as a debugging proxy's CA.
     public struct DebugOverrides: Sendable, Hashable {
         /// Extra anchors, such as a debugging proxy's CA.
@@ -197,6 +237,8 @@ public struct TrustConfiguration: Sendable, Hashable {
         public var clientIdentity: ClientIdentityReference?
         /// Overrides honoured only in DEBUG builds.
         public var debugOverrides: DebugOverrides?
+        /// Revocation checking for these hosts; `nil`: off.
+        public var revocation: Revocation?
 
         /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {

@@ -178,7 +178,7 @@ extension TrustConfiguration {
 
         static let entryMembers: Set<String> = [
             "host", "exclude", "anchors", "pins", "mode", "minimumTLSVersion", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs",
-            "clientIdentity", "debugOverrides",
+            "clientIdentity", "debugOverrides", "revocation",
         ]
 
         mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
@@ -270,8 +270,37 @@ extension TrustConfiguration {
                     problem(path + ".debugOverrides.anchors", "is required")
                 }
             }
+            if let value = fields["revocation"] { entry.revocation = revocation(value, path + ".revocation") }
             guard isBase || entry.host != nil else { return nil }
             return entry
+        }
+
+        mutating func revocation(_ value: JSONValue, _ path: String) -> Revocation? {
+            guard let fields = members(value, path, allowed: ["mode", "depth", "crls", "exemptShortLived"]) else { return nil }
+            guard let modeValue = fields["mode"] else {
+                problem(path + ".mode", "is required (\"off\", \"soft\" or \"hard\")")
+                return nil
+            }
+            guard let text = string(modeValue, path + ".mode") else { return nil }
+            guard let mode = RevocationPolicy.Mode(rawValue: text) else {
+                problem(path + ".mode", "must be \"off\", \"soft\" or \"hard\", not \"\(text)\"")
+                return nil
+            }
+            var revocation = Revocation(mode: mode)
+            if let depthValue = fields["depth"], let depthText = string(depthValue, path + ".depth") {
+                if let depth = RevocationPolicy.Depth(rawValue: depthText) {
+                    revocation.depth = depth
+                } else {
+                    problem(path + ".depth", "must be \"leaf\" or \"chain\", not \"\(depthText)\"")
+                }
+            }
+            if let crlsValue = fields["crls"], let files = strings(crlsValue, path + ".crls") { revocation.crls = files }
+            if let flagValue = fields["exemptShortLived"], let flag = bool(flagValue, path + ".exemptShortLived") { revocation.exemptShortLived = flag }
+            // CRLs are only read from files: hard checking without any refuses every certificate it covers.
+            if mode == .hard && revocation.crls.isEmpty {
+                problem(path + ".crls", "hard revocation checking needs CRL files: without any, every certificate it covers is refused")
+            }
+            return revocation
         }
 
         mutating func anchors(_ value: JSONValue, _ path: String) -> Anchors? {
