@@ -16,11 +16,7 @@ let lab: (anchors: [Certificate], chain: [Certificate]) = {
 }()
 
 /// Fixed for the run; `TRUST_FUZZ_TIME` (seconds since 1970, printed below) replays an input at the instant it was found.
-let evaluationTime: Date = {
-    let time = ProcessInfo.processInfo.environment["TRUST_FUZZ_TIME"].flatMap(TimeInterval.init).map(Date.init(timeIntervalSince1970:)) ?? Date()
-    FileHandle.standardError.write(Data("FuzzCRL: evaluation time TRUST_FUZZ_TIME=\(Int(time.timeIntervalSince1970))\n".utf8))
-    return time
-}()
+let evaluationTime = fixedEvaluationTime(target: "FuzzCRL")
 
 /// CRL parsing (`CertificateRevocationList.parseAll`, PEM or DER) and hard, whole-chain revocation checking of the
 /// lab's `good` chain with what parses.

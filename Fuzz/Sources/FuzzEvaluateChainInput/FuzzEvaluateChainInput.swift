@@ -23,11 +23,7 @@ let validator: PathValidator = {
 
 /// Fixed for the run, so a chain's verdict does not change under it; `TRUST_FUZZ_TIME` (seconds
 /// since 1970, printed below) replays a saved input at the instant it was found.
-let evaluationTime: Date = {
-    let time = ProcessInfo.processInfo.environment["TRUST_FUZZ_TIME"].flatMap(TimeInterval.init).map(Date.init(timeIntervalSince1970:)) ?? Date()
-    FileHandle.standardError.write(Data("FuzzEvaluateChainInput: evaluation time TRUST_FUZZ_TIME=\(Int(time.timeIntervalSince1970))\n".utf8))
-    return time
-}()
+let evaluationTime = fixedEvaluationTime(target: "FuzzEvaluateChainInput")
 let peerName: PeerName? = try? PeerName(host: "good.lab.test")
 
 /// `trust evaluate --chain`: the chain file (PEM bundle or DER) read by `PresentedChainInput`, then
