@@ -79,10 +79,17 @@ struct RevocationRule: PathRule {
         guard let candidates = crls[certificate.issuer], !candidates.isEmpty else {
             return .unknown("no CRL issued by \(certificate.issuer) was given")
         }
+        // The certificate's distribution points, read once for every candidate CRL's scope check.
+        let points: Result<CRLDistributionPoints?, CertificateRevocationList.ParseError>
+        do {
+            points = .success(try CRLDistributionPoints(certificate))
+        } catch {
+            points = .failure(error)
+        }
         var problems: [String] = []
         var covered = false
         for crl in candidates {
-            if let problem = unusable(crl, for: certificate, issuer: issuer, issuerFacts: path.facts[position + 1], time: time) {
+            if let problem = unusable(crl, for: certificate, points: points, issuer: issuer, issuerFacts: path.facts[position + 1], time: time) {
                 problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) is not used: \(problem)")
                 continue
             }
@@ -98,7 +105,8 @@ struct RevocationRule: PathRule {
 
     /// Why `crl` may not decide `certificate`'s status, or `nil` when it may.
     private func unusable(
-        _ crl: CertificateRevocationList, for certificate: Certificate, issuer: Certificate, issuerFacts: CertificateFacts, time: Date
+        _ crl: CertificateRevocationList, for certificate: Certificate, points: Result<CRLDistributionPoints?, CertificateRevocationList.ParseError>,
+        issuer: Certificate, issuerFacts: CertificateFacts, time: Date
     ) -> String? {
         if let reason = crl.unusableReasons.first { return reason }
         if crl.thisUpdate > time { return "it was issued after the evaluation time (thisUpdate \(RFC3339.string(crl.thisUpdate)))" }
@@ -111,7 +119,7 @@ struct RevocationRule: PathRule {
         default:
             break
         }
-        if let scope = scopeProblem(crl, certificate) { return scope }
+        if let scope = scopeProblem(crl, certificate, points: points) { return scope }
         guard signatures.verified(crl, by: issuer, pin: issuerFacts.spkiPin) else {
             return "it is not signed by the key of \(issuer.displayName)"
         }
@@ -120,13 +128,10 @@ struct RevocationRule: PathRule {
 
     /// Whether the CRL's Issuing Distribution Point (RFC 5280 §5.2.5, §6.3.3 (b)(2)) and the certificate's
     /// CRL Distribution Points (§6.3.3 (b)(1)) put the certificate in this direct CRL's scope.
-    private func scopeProblem(_ crl: CertificateRevocationList, _ certificate: Certificate) -> String? {
-        let points: CRLDistributionPoints?
-        do {
-            points = try CRLDistributionPoints(certificate)
-        } catch {
-            return "the certificate's CRL Distribution Points extension is malformed"
-        }
+    private func scopeProblem(
+        _ crl: CertificateRevocationList, _ certificate: Certificate, points parsed: Result<CRLDistributionPoints?, CertificateRevocationList.ParseError>
+    ) -> String? {
+        guard case .success(let points) = parsed else { return "the certificate's CRL Distribution Points extension is malformed" }
         if let points, points.points.allSatisfy(\.hasCRLIssuer) {
             return "the certificate's CRLs are issued by another CRL issuer (indirect CRLs are not supported)"
         }
