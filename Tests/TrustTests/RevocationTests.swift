@@ -131,6 +131,25 @@ struct RevocationTests {
         #expect(try await Self.decide(RevocationPolicy(mode: .hard, shortLivedExemption: nil), for: sevenDays).codes == ["revocation-status-unknown"])
     }
 
+    @Test func decisionsCarryTheCRLsWindowAndTheCacheKeepsToIt() async throws {
+        let thisUpdate = Date(timeIntervalSinceNow: -600), nextUpdate = Date(timeIntervalSinceNow: 600)
+        let list = try Self.crl([], thisUpdate: thisUpdate, nextUpdate: nextUpdate)
+        let decision = try await Self.decide(RevocationPolicy(mode: .hard, crls: [list]))
+        #expect(decision.isTrusted)
+        let validity = try #require(decision.validity)
+        #expect(abs(validity.lowerBound.timeIntervalSince(thisUpdate)) < 1 && abs(validity.upperBound.timeIntervalSince(nextUpdate)) < 1, "\(validity)")
+        // Without revocation nothing but the certificates bounds the decision.
+        #expect(try await Self.decide(RevocationPolicy.off).validity == nil)
+        // A cached decision is reused before nextUpdate, never after it (nor before thisUpdate).
+        let cache = TrustEvaluationCache(capacity: 8, timeToLive: .seconds(3_600))
+        let host = "crl.lab.test"
+        cache.store(decision, for: try ServerTrust(presentedChain: Self.leaf.chain, host: host), policy: "crl")
+        #expect(cache.decision(for: try ServerTrust(presentedChain: Self.leaf.chain, host: host, evaluationTime: nextUpdate - 60), policy: "crl") != nil)
+        #expect(cache.decision(for: try ServerTrust(presentedChain: Self.leaf.chain, host: host, evaluationTime: nextUpdate + 60), policy: "crl") == nil)
+        cache.store(decision, for: try ServerTrust(presentedChain: Self.leaf.chain, host: host), policy: "crl")
+        #expect(cache.decision(for: try ServerTrust(presentedChain: Self.leaf.chain, host: host, evaluationTime: thisUpdate - 60), policy: "crl") == nil)
+    }
+
     @Test func holdAndRemoval() async throws {
         let held = try Self.crl([LabCRL.Revoked(Self.leaf.certificate, reason: .certificateHold)])
         let decision = try await Self.decide(RevocationPolicy(mode: .hard, crls: [held]))

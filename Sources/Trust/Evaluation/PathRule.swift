@@ -77,21 +77,36 @@ public protocol PathRule: Sendable {
     /// The reasons `path` fails this rule; empty when it passes.
     func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason]
 
-    /// Whether ``notes(on:context:)`` may say anything (the validator asks only the rules that may).
-    var addsNotes: Bool { get }
+    /// Whether ``observe(_:context:)`` may say anything (the validator asks only the rules that may).
+    var observesTrustedPaths: Bool { get }
 
-    /// What the decision on a trusted `path` should say without refusing it (a revocation status that could
-    /// not be established under soft checking, say); asked once, on the validated path.
-    func notes(on path: CertificatePath, context: RuleContext) -> [String]
+    /// What the decision on a trusted `path` should carry without refusing it — notes (a revocation status
+    /// that could not be established under soft checking, say) and the times outside which the rule's inputs
+    /// no longer vouch for the path (the CRLs' `thisUpdate`…`nextUpdate`); asked once, on the validated path.
+    func observe(_ path: CertificatePath, context: RuleContext) -> PathObservation
+}
+
+/// What a rule says about a trusted path without refusing it.
+public struct PathObservation: Sendable, Hashable {
+    /// Notes for the decision.
+    public var notes: [String]
+    /// When the rule's verdict holds; `nil`: whenever the certificates are valid.
+    public var validity: ClosedRange<Date>?
+
+    /// An observation.
+    public init(notes: [String] = [], validity: ClosedRange<Date>? = nil) {
+        self.notes = notes
+        self.validity = validity
+    }
 }
 
 extension PathRule {
     /// By default a rule handles no critical extension.
     public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [] }
-    /// By default a rule adds no notes.
-    public var addsNotes: Bool { false }
-    /// By default, none.
-    public func notes(on path: CertificatePath, context: RuleContext) -> [String] { [] }
+    /// By default a rule observes nothing.
+    public var observesTrustedPaths: Bool { false }
+    /// By default, nothing.
+    public func observe(_ path: CertificatePath, context: RuleContext) -> PathObservation { PathObservation() }
 }
 
 extension Certificate {

@@ -31,8 +31,8 @@ public struct PathValidator: Sendable {
     /// Built once (not per evaluation): the anchors by subject, and the rules.
     private var anchorIndex: AnchorIndex
     private var rules: [any PathRule] = []
-    /// The rules that may add notes to a trusted decision.
-    private var notingRules: [any PathRule] = []
+    /// The rules that observe trusted paths (notes, validity).
+    private var observingRules: [any PathRule] = []
     /// The critical extensions the rules enforce (RFC 5280 §4.2: any other makes a certificate unusable).
     private var handledCriticalExtensions: [ASN1ObjectIdentifier] = []
     /// The policy's pins in the order decisions list them.
@@ -51,7 +51,7 @@ public struct PathValidator: Sendable {
 
     private mutating func prepareRules() {
         rules = policy.rules() + additionalRules
-        notingRules = rules.filter(\.addsNotes)
+        observingRules = rules.filter(\.observesTrustedPaths)
         handledCriticalExtensions = RulesPolicy.handledCriticalExtensions(of: rules)
         expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }
     }
@@ -74,9 +74,10 @@ public struct PathValidator: Sendable {
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(custom: intermediates))
 
         if case .validCertificate(let chain) = result {
-            return TrustDecision(
-                isTrusted: true, reasons: [], notes: notes(on: CertificatePath(Array(chain)), context: context), presentedChain: trust.presentedChain,
-                validatedPath: Array(chain), peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+            let decision = TrustDecision(
+                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: Array(chain), peerName: trust.peerName,
+                evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+            return observed(decision, on: CertificatePath(Array(chain)), context: context)
         }
 
         var reasons: [TrustFailureReason] = []
@@ -166,16 +167,30 @@ public struct PathValidator: Sendable {
         guard triesDirectPath, !trust.directPathTried, let leaf = trust.leaf else { return nil }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
         guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
-        return TrustDecision(
-            isTrusted: true, reasons: [], notes: notes(on: path, context: context), presentedChain: trust.presentedChain,
-            validatedPath: path.certificates, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+        let decision = TrustDecision(
+            isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates, peerName: trust.peerName,
+            evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)
+        return observed(decision, on: path, context: context)
     }
 
-    /// What the rules say about a validated path without refusing it.
-    private func notes(on path: @autoclosure () -> CertificatePath, context: RuleContext) -> [String] {
-        guard !notingRules.isEmpty else { return [] }
+    /// `decision` with what the rules observe on its validated path: their notes, and the intersection of their validity.
+    private func observed(_ decision: TrustDecision, on path: @autoclosure () -> CertificatePath, context: RuleContext) -> TrustDecision {
+        guard !observingRules.isEmpty else { return decision }
         let path = path()
-        return notingRules.flatMap { $0.notes(on: path, context: context) }
+        var decision = decision
+        for rule in observingRules {
+            let observation = rule.observe(path, context: context)
+            decision.notes += observation.notes
+            if let window = observation.validity {
+                if let current = decision.validity {
+                    let lower = max(current.lowerBound, window.lowerBound), upper = min(current.upperBound, window.upperBound)
+                    decision.validity = lower <= upper ? lower...upper : lower...lower
+                } else {
+                    decision.validity = window
+                }
+            }
+        }
+        return decision
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

@@ -24,6 +24,10 @@ public struct TrustDecision: Sendable {
     public var policy: String
     /// The pins the policy expected (empty when it does not pin).
     public var expectedPins: [SPKIPin]
+    /// When a trusted decision's time-bounded inputs besides the certificates' own validity hold (the CRLs that
+    /// vouched for the path: latest `thisUpdate` to earliest `nextUpdate`); `nil` when nothing but the certificates
+    /// bounds it. A cache never reuses the decision outside it.
+    public var validity: ClosedRange<Date>?
 
     /// Creates a decision from its parts.
     public init(
@@ -41,6 +45,7 @@ public struct TrustDecision: Sendable {
         self.evaluationTime = evaluationTime
         self.policy = policy
         self.expectedPins = expectedPins
+        self.validity = nil
     }
 
     /// A failed decision for a reason found before any path was examined.

@@ -12,7 +12,9 @@ import X509
 /// - only trusted decisions with a validated path and no failure reason are stored (a refusal is
 ///   always re-evaluated);
 /// - an entry is used only while the evaluation time lies within every certificate's validity on
-///   its validated path (never past the earliest `notAfter`), and for at most `timeToLive`;
+///   its validated path (never past the earliest `notAfter`) and within the decision's own
+///   ``TrustDecision/validity`` (never past the `nextUpdate` of the CRLs that vouched for it), and
+///   for at most `timeToLive`;
 /// - it is bounded: when full, the least recently used entry goes first (O(1)).
 public final class TrustEvaluationCache: @unchecked Sendable {
     struct Key: Hashable {
@@ -88,8 +90,13 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     /// Stores a decision if it may be reused (trusted, with a validated path).
     public func store(_ decision: TrustDecision, for trust: ServerTrust, policy: String) {
         guard decision.isTrusted, !decision.validatedPath.isEmpty, decision.reasons.isEmpty else { return }
-        let validFrom = decision.validatedPath.map(\.notValidBefore).max() ?? .distantFuture
-        let validUntil = decision.validatedPath.map(\.notValidAfter).min() ?? .distantPast
+        var validFrom = decision.validatedPath.map(\.notValidBefore).max() ?? .distantFuture
+        var validUntil = decision.validatedPath.map(\.notValidAfter).min() ?? .distantPast
+        // Revocation data (or another rule's time-bounded input) vouches for the decision only within its own window.
+        if let validity = decision.validity {
+            validFrom = max(validFrom, validity.lowerBound)
+            validUntil = min(validUntil, validity.upperBound)
+        }
         let key = Key(chain: trust.presentedChain, peerName: trust.peerName, policy: policy)
         let entry = Entry(decision: decision, validFrom: validFrom, validUntil: validUntil, storedAt: .now)
         lock.lock()

@@ -26,7 +26,8 @@ struct RevocationRule: PathRule {
 
     /// What was found for one certificate.
     enum Status {
-        case good
+        /// Good according to these CRLs (usable, covering every reason, not listing it).
+        case good([CertificateRevocationList])
         case revoked(CertificateRevocationList.Entry, CertificateRevocationList)
         case unknown(String)
     }
@@ -49,14 +50,30 @@ struct RevocationRule: PathRule {
         return reasons
     }
 
-    var addsNotes: Bool { policy.mode == .soft }
+    var observesTrustedPaths: Bool { true }
 
-    func notes(on path: CertificatePath, context: RuleContext) -> [String] {
-        guard policy.mode == .soft else { return [] }
-        return positions(in: path).compactMap { position in
-            guard case .unknown(let why) = status(of: path, at: position, time: context.evaluationTime) else { return nil }
-            return "the revocation status of \(path.certificates[position].displayName) is unknown (allowed: revocation checking is soft): \(why)"
+    /// Soft checking's unknown statuses as notes; the window in which the CRLs that said "good" are current.
+    func observe(_ path: CertificatePath, context: RuleContext) -> PathObservation {
+        var observation = PathObservation()
+        for position in positions(in: path) {
+            switch status(of: path, at: position, time: context.evaluationTime) {
+            case .good(let lists):
+                // Any one of these CRLs vouches for the certificate: the widest of their windows.
+                guard let from = lists.map(\.thisUpdate).min(), let until = lists.compactMap(\.nextUpdate).max() else { continue }
+                if let current = observation.validity {
+                    let lower = max(current.lowerBound, from), upper = min(current.upperBound, until)
+                    observation.validity = lower <= upper ? lower...upper : lower...lower
+                } else {
+                    observation.validity = from <= until ? from...until : from...from
+                }
+            case .unknown(let why) where policy.mode == .soft:
+                observation.notes.append(
+                    "the revocation status of \(path.certificates[position].displayName) is unknown (allowed: revocation checking is soft): \(why)")
+            default:
+                continue
+            }
         }
+        return observation
     }
 
     /// The positions checked: those with an issuer on the path (the anchor has none), the leaf only for `.leaf`,
@@ -87,7 +104,7 @@ struct RevocationRule: PathRule {
             points = .failure(error)
         }
         var problems: [String] = []
-        var covered = false
+        var covering: [CertificateRevocationList] = []
         for crl in candidates {
             if let problem = unusable(crl, for: certificate, points: points, issuer: issuer, issuerFacts: path.facts[position + 1], time: time) {
                 problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) is not used: \(problem)")
@@ -97,10 +114,10 @@ struct RevocationRule: PathRule {
             if crl.issuingDistributionPoint?.onlySomeReasons == true {
                 problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) covers only some revocation reasons")
             } else {
-                covered = true
+                covering.append(crl)
             }
         }
-        return covered ? .good : .unknown(problems.joined(separator: "; "))
+        return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering)
     }
 
     /// Why `crl` may not decide `certificate`'s status, or `nil` when it may.
