@@ -68,20 +68,22 @@ public struct LabAuthority: Sendable {
     ///   - includesSubjectAltName: `false` leaves the SAN extension out entirely (CN-only certificates).
     ///   - extendedKeyUsage: `nil` leaves the EKU extension out.
     ///   - signatureAlgorithm: overrides the issuer's default (e.g. `.sha1WithRSAEncryption` from an RSA CA).
+    ///   - crlDistributionPoints: URIs for a CRL Distribution Points extension, one distribution point each (none: no extension).
     public func leaf(
         commonName: String? = nil, dnsNames: [String] = [], ipAddresses: [String] = [], includesSubjectAltName: Bool = true,
         keyType: LabKeyType = .p256, notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 90 * 86_400),
         extendedKeyUsage: [ExtendedKeyUsage.Usage]? = [.serverAuth], isCA: Bool = false,
-        signatureAlgorithm: Certificate.SignatureAlgorithm? = nil
+        signatureAlgorithm: Certificate.SignatureAlgorithm? = nil, crlDistributionPoints: [String] = []
     ) throws -> LabIdentity {
         let key = try keyType.generate()
         let name = try DistinguishedName {
             OrganizationName("swift-trust lab")
             CommonName(commonName ?? dnsNames.first ?? ipAddresses.first ?? "lab leaf")
         }
-        let extensions = try Self.leafExtensions(
+        var extensions = try Self.leafExtensions(
             publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, dnsNames: dnsNames, ipAddresses: ipAddresses,
             includesSubjectAltName: includesSubjectAltName, extendedKeyUsage: extendedKeyUsage, isCA: isCA)
+        if !crlDistributionPoints.isEmpty { try extensions.append(Self.crlDistributionPoints(crlDistributionPoints)) }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
             issuer: identity.certificate.subject, subject: name,
@@ -127,6 +129,24 @@ public struct LabAuthority: Sendable {
             try extensions.append(Certificate.Extension(nameConstraints, critical: true))
         }
         return extensions
+    }
+
+    /// A CRL Distribution Points extension (RFC 5280 §4.2.1.13): one point per URI, each `distributionPoint` a
+    /// `fullName` holding that uniformResourceIdentifier.
+    static func crlDistributionPoints(_ uris: [String]) throws -> Certificate.Extension {
+        var serializer = DER.Serializer()
+        try serializer.appendConstructedNode(identifier: .sequence) { points in
+            for uri in uris {
+                try points.appendConstructedNode(identifier: .sequence) { point in
+                    point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in
+                        name.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { names in
+                            names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) { $0.append(contentsOf: Array(uri.utf8)) }
+                        }
+                    }
+                }
+            }
+        }
+        return Certificate.Extension(oid: [2, 5, 29, 31], critical: false, value: serializer.serializedBytes[...])
     }
 
     static func leafExtensions(

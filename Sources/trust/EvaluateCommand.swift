@@ -96,6 +96,10 @@ struct EvaluateCommand: AsyncParsableCommand {
         case .validator(let validator):
             let checked = trustOptions.noValidateDomain ? nil : peerName
             decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
+        case .fetching(let evaluator):
+            let checked = trustOptions.noValidateDomain ? nil : peerName
+            decision = await evaluator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
+            await evaluator.fetcher.shutdown()
         }
 
         try finish(decision, notes: notes)

@@ -343,6 +343,7 @@ extension GetCommand {
         switch try trustOptions.policy(anchors: anchors) {
         case .securityPolicy(let policy): return .securityPolicy(policy)
         case .validator(let validator): return .evaluator(validator)
+        case .fetching(let evaluator): return .evaluator(evaluator)
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Trust
+import TrustHTTP
 import X509
 
 /// Trust options shared by `evaluate` and `get` (each command names its own anchor-file option:
@@ -33,6 +34,9 @@ struct TrustOptions: ParsableArguments {
     @Option(name: .long, help: "Which certificates revocation checking covers: leaf or chain (all but the anchor). Default: chain with --crlfile, else leaf.")
     var revocationDepth: String?
 
+    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; fetch nothing from the certificates' CRL distribution points (fetched by default).")
+    var noFetch = false
+
     func validate() throws {
         if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
             throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
@@ -42,6 +46,9 @@ struct TrustOptions: ParsableArguments {
         }
         if let revocationDepth, RevocationPolicy.Depth(rawValue: revocationDepth) == nil {
             throw ValidationError("--revocation-depth must be leaf or chain")
+        }
+        if let revocation, revocation != "off", mode != nil, !noFetch {
+            throw ValidationError("--revocation with --mode checks only --crlfile CRLs: add --no-fetch")
         }
     }
 
@@ -64,8 +71,8 @@ struct TrustOptions: ParsableArguments {
 
     /// Revocation options are not silently dropped where another source decides trust (a configuration file).
     func refuseRevocationOptions(with other: String) throws {
-        if !crlfile.isEmpty || revocation != nil || revocationDepth != nil {
-            throw UsageError("--crlfile, --revocation and --revocation-depth do not combine with \(other)")
+        if !crlfile.isEmpty || revocation != nil || revocationDepth != nil || noFetch {
+            throw UsageError("--crlfile, --revocation, --revocation-depth and --no-fetch do not combine with \(other)")
         }
     }
 
@@ -78,6 +85,8 @@ struct TrustOptions: ParsableArguments {
     enum Policy {
         case securityPolicy(SecurityPolicy)
         case validator(PathValidator)
+        /// A validator that first fetches the CRLs the chain's certificates point to (`--revocation` without `--no-fetch`).
+        case fetching(RevocationCheckingEvaluator)
     }
 
     func policy(anchors: [Certificate]) throws -> Policy {
@@ -91,7 +100,11 @@ struct TrustOptions: ParsableArguments {
         validation.revocation = try revocationPolicy()
         guard let mode else {
             validation.checksPeerName = !noValidateDomain
-            return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: pins.isEmpty ? "default" : "default + \(pins.count) pins"))
+            let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
+            if revocation != nil && validation.revocation.mode != .off && !noFetch {
+                return .fetching(try RevocationCheckingEvaluator(anchors: trustAnchors, policy: validation, name: name + " + fetched CRLs"))
+            }
+            return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: name))
         }
         let pinningMode: PinningMode
         switch mode {

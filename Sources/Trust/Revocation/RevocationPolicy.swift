@@ -42,17 +42,20 @@ public struct RevocationPolicy: Sendable, Hashable {
     public var shortLivedExemption: TimeInterval?
     /// The CRLs to decide from.
     public var crls: [CertificateRevocationList]
+    /// More CRLs, obtained while the process runs (fetched from distribution points); consulted with ``crls``.
+    public var cache: CRLCache?
 
     /// Seven days, the CA/Browser Forum's bound for short-lived subscriber certificates (604,800 seconds).
     public static let shortLivedCertificateLimit: TimeInterval = 604_800
 
     /// A policy; `.off` by default.
     public init(mode: Mode = .off, depth: Depth = .leaf, shortLivedExemption: TimeInterval? = RevocationPolicy.shortLivedCertificateLimit,
-                crls: [CertificateRevocationList] = []) {
+                crls: [CertificateRevocationList] = [], cache: CRLCache? = nil) {
         self.mode = mode
         self.depth = depth
         self.shortLivedExemption = shortLivedExemption
         self.crls = crls
+        self.cache = cache
     }
 
     /// No revocation check.

@@ -93,8 +93,9 @@ struct RevocationRule: PathRule {
     func status(of path: CertificatePath, at position: Int, time: Date) -> Status {
         let certificate = path.certificates[position]
         let issuer = path.certificates[position + 1]
-        guard let candidates = crls[certificate.issuer], !candidates.isEmpty else {
-            return .unknown("no CRL issued by \(certificate.issuer) was given")
+        let candidates = (crls[certificate.issuer] ?? []) + (policy.cache?.crls(issuedBy: certificate.issuer) ?? [])
+        guard !candidates.isEmpty else {
+            return .unknown("no CRL issued by \(certificate.issuer) was given" + (policy.cache.map { fetchFailures(certificate, $0) } ?? ""))
         }
         // The certificate's distribution points, read once for every candidate CRL's scope check.
         let points: Result<CRLDistributionPoints?, CertificateRevocationList.ParseError>
@@ -118,6 +119,17 @@ struct RevocationRule: PathRule {
             }
         }
         return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering)
+    }
+
+    /// " or fetched", and why fetching from each of the certificate's distribution points failed, as the cache recorded.
+    private func fetchFailures(_ certificate: Certificate, _ cache: CRLCache) -> String {
+        let uris = (((try? CRLDistributionPoints(certificate)) ?? nil)?.points.flatMap(\.uris) ?? []).filter { uri in
+            let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
+            return scheme == "http" || scheme == "https"
+        }
+        let failures = uris.compactMap { uri in cache.entry(for: uri)?.failure.map { "fetching \(uri) failed: \($0)" } }
+        if uris.isEmpty { return " or fetched (the certificate names no http or https CRL distribution point)" }
+        return " or fetched" + (failures.isEmpty ? "" : " (" + failures.joined(separator: "; ") + ")")
     }
 
     /// Why `crl` may not decide `certificate`'s status, or `nil` when it may.
@@ -170,16 +182,22 @@ struct RevocationRule: PathRule {
 
 /// Remembers which (CRL, issuer key) pairs verified, bounded.
 private final class SignatureMemo: @unchecked Sendable {
-    /// The CRL by identity (the rule holds every CRL it is asked about, so identities stay unique), not by its bytes.
+    /// The CRL by identity, not by its bytes. The key holds the CRL, so its identity cannot be reused by another
+    /// while the entry exists (CRLs from a ``CRLCache`` come and go).
     private struct Key: Hashable {
-        let crl: ObjectIdentifier
+        let crl: CertificateRevocationList
         let pin: SPKIPin
+        static func == (lhs: Key, rhs: Key) -> Bool { lhs.crl.identity == rhs.crl.identity && lhs.pin == rhs.pin }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(crl.identity)
+            hasher.combine(pin)
+        }
     }
     private let lock = NSLock()
     private var results: [Key: Bool] = [:]
 
     func verified(_ crl: CertificateRevocationList, by issuer: Certificate, pin: SPKIPin) -> Bool {
-        let key = Key(crl: crl.identity, pin: pin)
+        let key = Key(crl: crl, pin: pin)
         if let known = lock.withLock({ results[key] }) { return known }
         let valid = crl.isSigned(by: issuer.publicKey)
         lock.withLock {

@@ -1,0 +1,83 @@
+import Foundation
+import X509
+
+/// CRLs obtained while the process runs — fetched from distribution points, say — shared by the evaluations
+/// that consult it (``RevocationPolicy/cache``) and by whoever fills it.
+///
+/// Entries are kept by source URL, with the HTTP validators (`ETag`, `Last-Modified`) a conditional refetch
+/// sends; a CRL is offered to the revocation rule by its issuer's name. Nothing here fetches: the rule
+/// runs inside path building and never waits on the network (RFC 5280 §6.3 decides from the CRLs at hand).
+/// Bounded: at most `capacity` URLs; storing one more forgets the entry stored longest ago.
+public final class CRLCache: @unchecked Sendable, Hashable {
+    /// What is kept for one URL.
+    public struct Entry: Sendable, Hashable {
+        /// The CRLs the URL served (usually one).
+        public var crls: [CertificateRevocationList]
+        /// The response's `ETag`, for `If-None-Match`.
+        public var entityTag: String?
+        /// The response's `Last-Modified`, for `If-Modified-Since`.
+        public var lastModified: String?
+        /// When it was stored.
+        public var storedAt: Date
+        /// Why the last fetch failed (then ``crls`` holds what an earlier fetch got, if anything).
+        public var failure: String?
+
+        /// An entry.
+        public init(crls: [CertificateRevocationList], entityTag: String? = nil, lastModified: String? = nil, storedAt: Date = Date(), failure: String? = nil) {
+            self.crls = crls
+            self.entityTag = entityTag
+            self.lastModified = lastModified
+            self.storedAt = storedAt
+            self.failure = failure
+        }
+
+        /// Whether every CRL is current at `time` (`thisUpdate` ≤ time ≤ `nextUpdate`): no need to fetch again.
+        public func isFresh(at time: Date) -> Bool {
+            !crls.isEmpty && crls.allSatisfy { crl in crl.thisUpdate <= time && (crl.nextUpdate.map { time <= $0 } ?? false) }
+        }
+    }
+
+    /// The most URLs kept.
+    public let capacity: Int
+    private let lock = NSLock()
+    private var byURL: [String: Entry] = [:]
+    private var order: [String] = []
+
+    /// An empty cache.
+    public init(capacity: Int = 256) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The entry for `url`, if any.
+    public func entry(for url: String) -> Entry? {
+        lock.withLock { byURL[url] }
+    }
+
+    /// Stores (or replaces) the entry for `url`.
+    public func store(_ entry: Entry, for url: String) {
+        lock.withLock {
+            if byURL.updateValue(entry, forKey: url) == nil {
+                order.append(url)
+                if order.count > capacity { byURL[order.removeFirst()] = nil }
+            }
+        }
+    }
+
+    /// Every kept CRL issued under `issuer`'s name.
+    public func crls(issuedBy issuer: DistinguishedName) -> [CertificateRevocationList] {
+        lock.withLock { byURL.values.flatMap { $0.crls.filter { $0.issuer == issuer } } }
+    }
+
+    /// Forgets everything.
+    public func removeAll() {
+        lock.withLock {
+            byURL = [:]
+            order = []
+        }
+    }
+
+    /// Caches are equal only to themselves.
+    public static func == (lhs: CRLCache, rhs: CRLCache) -> Bool { lhs === rhs }
+    /// Hashes the identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
