@@ -44,10 +44,15 @@ public final class LabCRLServer: Sendable {
 
     /// Publishes (or replaces) `crl` under `name`, answered after `delay`.
     public func publish(_ crl: CertificateRevocationList, as name: String, delay: TimeAmount = .zero) {
+        publish(bytes: crl.derBytes, as: name, delay: delay)
+    }
+
+    /// Publishes any bytes under `name` (a malformed CRL, say), answered after `delay`.
+    public func publish(bytes: [UInt8], as name: String, delay: TimeAmount = .zero) {
         var hasher = Hasher()
-        crl.hash(into: &hasher)
-        let tag = "\"\(String(UInt(bitPattern: hasher.finalize()), radix: 16))-\(crl.derBytes.count)\""
-        published.withLockedValue { $0[name] = Published(der: crl.derBytes, entityTag: tag, delay: delay) }
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        let tag = "\"\(String(UInt(bitPattern: hasher.finalize()), radix: 16))-\(bytes.count)\""
+        published.withLockedValue { $0[name] = Published(der: bytes, entityTag: tag, delay: delay) }
     }
 
     /// Requests for `name` so far (a `304` counts too).

@@ -81,7 +81,7 @@ struct EvaluateCommand: AsyncParsableCommand {
             time = parsed
         }
         if let config {
-            try trustOptions.refuseRevocationOptions(with: "--config")
+            try trustOptions.revocationOptions.refuse(with: "--config")
             let evaluator = try TrustOptions.configuration(config)
             let evaluation = await evaluator.evaluation(
                 for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443, entryName: peerName)

@@ -46,7 +46,7 @@ extension GetCommand {
         var configuration = SessionConfiguration()
         do {
             configuration.serverTrust = try trustConfiguration()
-        } catch let error as TrustOptions.CRLFileError {
+        } catch let error as RevocationOptions.CRLFileError {
             diagnostics.error(error.description)
             throw ExitCode(82)  // curl's CURLE_SSL_CRL_BADFILE
         }
@@ -333,7 +333,7 @@ extension GetCommand {
 
     func trustConfiguration() throws -> ServerTrustConfiguration {
         if let config {
-            try trustOptions.refuseRevocationOptions(with: "--config")
+            try trustOptions.revocationOptions.refuse(with: "--config")
             var reporting = SessionConfiguration()
             reporting.resolve = try TrustOptions.resolveMap(resolve)
             return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 import Trust
+import TrustHTTP
 import TrustNIO
 import X509
 
@@ -49,6 +50,8 @@ struct InspectCommand: AsyncParsableCommand {
     @Flag(help: "Print a JSON report.")
     var json = false
 
+    @OptionGroup var revocationOptions: RevocationOptions
+
     @Flag(help: "Also print each presented certificate as PEM (as openssl s_client -showcerts).")
     var showcerts = false
 
@@ -84,7 +87,8 @@ struct InspectCommand: AsyncParsableCommand {
             throw ExitCode(35)
         }
         let trust = ServerTrust(presentedChain: observed.chain, peerName: peerName)
-        let (decision, policyName) = try await evaluate(trust)
+        let (decision, policyName, revocation) = try await evaluate(trust)
+        let statuses = Self.revocationLines(decision, revocation: revocation)
 
         if json {
             let report = InspectReport(url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
@@ -92,10 +96,11 @@ struct InspectCommand: AsyncParsableCommand {
                                        presentedChainPEM: showcerts ? observed.chain.map(\.pemString) : nil,
                                        clientCertificateRequested: observed.clientCertificateRequested,
                                        policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
+                                       revocation: statuses.isEmpty ? nil : statuses.map(InspectReport.Revocation.init),
                                        explanation: Self.explain(decision, trust: trust, name: nameToCheck))
             try JSONOutput.print(report)
         } else {
-            render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck)
+            render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck, revocation: (revocation, statuses))
         }
         if !decision.isTrusted { throw ExitCode(1) }
     }
@@ -202,10 +207,11 @@ struct InspectCommand: AsyncParsableCommand {
 
     // MARK: - The verdict
 
-    func evaluate(_ trust: ServerTrust) async throws -> (TrustDecision, String) {
+    func evaluate(_ trust: ServerTrust) async throws -> (TrustDecision, String, RevocationPolicy) {
         if let config {
+            try revocationOptions.refuse(with: "--config")
             let evaluation = await (try TrustOptions.configuration(config)).evaluation(for: trust, port: 443)
-            return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)")
+            return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)", .off)
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
@@ -214,8 +220,26 @@ struct InspectCommand: AsyncParsableCommand {
         for text in pin {
             do { policy.pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error)") }
         }
+        do {
+            policy.revocation = try revocationOptions.policy()
+        } catch let error as RevocationOptions.CRLFileError {
+            throw UsageError(error.description)
+        }
         let name = (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors") + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
-        return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name)
+        if revocationOptions.fetches {
+            let evaluator = try RevocationCheckingEvaluator(anchors: trustAnchors, policy: policy, name: name + " + fetched CRLs")
+            let decision = await evaluator.evaluate(trust)
+            await evaluator.fetcher.shutdown()
+            return (decision, name + " + fetched CRLs", evaluator.validator.policy.revocation)
+        }
+        return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name, policy.revocation)
+    }
+
+    /// Each certificate's revocation status on the validated (or closest) path, when revocation is checked.
+    static func revocationLines(_ decision: TrustDecision, revocation: RevocationPolicy) -> [RevocationStatus] {
+        guard revocation.mode != .off else { return [] }
+        let path = decision.validatedPath.isEmpty ? decision.closestPath : decision.validatedPath
+        return revocation.statuses(of: path, at: decision.evaluationTime)
     }
 
     /// What went wrong in plain words, each with the likely fix.
@@ -266,7 +290,8 @@ struct InspectCommand: AsyncParsableCommand {
 
     // MARK: - Output
 
-    func render(_ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String) {
+    func render(_ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String,
+                revocation: (policy: RevocationPolicy, statuses: [RevocationStatus])) {
         let colour = isatty(STDOUT_FILENO) != 0 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
         let now = Date()
@@ -297,6 +322,20 @@ struct InspectCommand: AsyncParsableCommand {
         } else {
             print("validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
         }
+        if !revocation.statuses.isEmpty {
+            print("")
+            print("revocation (\(revocation.policy.mode.rawValue), \(revocation.policy.depth.rawValue)):")
+            for status in revocation.statuses {
+                let word: String
+                switch status.state {
+                case .good: word = paint("good", "32")
+                case .revoked: word = paint("REVOKED", "31")
+                case .unknown: word = paint("unknown", "33")
+                case .notChecked: word = "not checked"
+                }
+                print("  \(status.subject): \(word) — \(status.detail)")
+            }
+        }
         print("")
         print(decision.isTrusted ? paint("TRUSTED", "32") : paint("NOT TRUSTED", "31"))
         for line in Self.explain(decision, trust: trust, name: name) { print("  • " + line) }
@@ -317,7 +356,28 @@ struct InspectReport: Codable {
     var policy: String
     var trusted: Bool
     var reasons: [String]
+    /// With revocation checking: each certificate of the validated (or closest) path, leaf first.
+    var revocation: [Revocation]?
     var explanation: [String]
+
+    /// One certificate's revocation status.
+    struct Revocation: Codable {
+        var subject: String
+        /// good, revoked, unknown or not-checked.
+        var status: String
+        var detail: String
+
+        init(_ status: RevocationStatus) {
+            subject = status.subject
+            switch status.state {
+            case .good: self.status = "good"
+            case .revoked: self.status = "revoked"
+            case .unknown: self.status = "unknown"
+            case .notChecked: self.status = "not-checked"
+            }
+            detail = status.detail
+        }
+    }
 }
 
 /// Completes the inspection once the handshake is done: the chain, the TLS version, the ALPN protocol.

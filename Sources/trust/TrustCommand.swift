@@ -62,7 +62,7 @@ enum TrustMain {
         } catch let error as UsageError {
             printError(error.description)
             exit(TrustExitCode.usage)
-        } catch let error as TrustOptions.CRLFileError {
+        } catch let error as RevocationOptions.CRLFileError {
             printError(error.description)
             exit(TrustExitCode.usage)
         } catch {

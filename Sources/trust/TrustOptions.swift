@@ -25,60 +25,15 @@ struct TrustOptions: ParsableArguments {
     @Flag(name: .long, help: "Do not check the name (AFSecurityPolicy validatesDomainName = NO).")
     var noValidateDomain = false
 
-    @Option(name: .long, help: "A CRL file (PEM or DER; several PEM CRLs may follow each other) to check revocation against; repeatable. With no other revocation option, checking is hard and covers the chain, as curl's --crlfile (OpenSSL's CRL_CHECK_ALL): every CA but the anchor needs its issuer's CRL too.")
-    var crlfile: [String] = []
-
-    @Option(name: .long, help: "Revocation checking: off, soft (unknown status allowed, with a note) or hard (unknown refused). Default: off, or hard with --crlfile.")
-    var revocation: String?
-
-    @Option(name: .long, help: "Which certificates revocation checking covers: leaf or chain (all but the anchor). Default: chain with --crlfile, else leaf.")
-    var revocationDepth: String?
-
-    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; fetch nothing from the certificates' CRL distribution points (fetched by default).")
-    var noFetch = false
+    @OptionGroup var revocationOptions: RevocationOptions
 
     func validate() throws {
         if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
             throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
         }
-        if let revocation, RevocationPolicy.Mode(rawValue: revocation) == nil {
-            throw ValidationError("--revocation must be off, soft or hard")
-        }
-        if let revocationDepth, RevocationPolicy.Depth(rawValue: revocationDepth) == nil {
-            throw ValidationError("--revocation-depth must be leaf or chain")
-        }
-        if let revocation, revocation != "off", mode != nil, !noFetch {
+        if revocationOptions.fetches, mode != nil {
             throw ValidationError("--revocation with --mode checks only --crlfile CRLs: add --no-fetch")
         }
-    }
-
-    /// Revocation as the options ask: the `--crlfile` CRLs, `--revocation` (hard when CRL files are given and it is
-    /// not), `--revocation-depth` (chain when CRL files are given and it is not: curl's `--crlfile` sets OpenSSL's
-    /// `X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL`). An unreadable or malformed CRL file is a ``CRLFileError``.
-    func revocationPolicy() throws -> RevocationPolicy {
-        var crls: [CertificateRevocationList] = []
-        for path in crlfile {
-            do {
-                crls += try CertificateRevocationList.load(path: path)
-            } catch {
-                throw CRLFileError(description: "--crlfile \(error.detail)")
-            }
-        }
-        let mode = revocation.flatMap(RevocationPolicy.Mode.init(rawValue:)) ?? (crls.isEmpty ? .off : .hard)
-        let depth = revocationDepth.flatMap(RevocationPolicy.Depth.init(rawValue:)) ?? (crls.isEmpty ? .leaf : .chain)
-        return RevocationPolicy(mode: mode, depth: depth, crls: crls)
-    }
-
-    /// Revocation options are not silently dropped where another source decides trust (a configuration file).
-    func refuseRevocationOptions(with other: String) throws {
-        if !crlfile.isEmpty || revocation != nil || revocationDepth != nil || noFetch {
-            throw UsageError("--crlfile, --revocation, --revocation-depth and --no-fetch do not combine with \(other)")
-        }
-    }
-
-    /// A `--crlfile` that cannot be read or parsed (curl's CURLE_SSL_CRL_BADFILE, 82, in `get`; a usage error, 2, in `evaluate`).
-    struct CRLFileError: Error, CustomStringConvertible {
-        var description: String
     }
 
     /// What the options ask for: AFNetworking semantics, or the engine with anchors, pins and name check.
@@ -97,11 +52,11 @@ struct TrustOptions: ParsableArguments {
         let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors)
         var validation = ValidationPolicy.webPKI
         validation.pins = pins
-        validation.revocation = try revocationPolicy()
+        validation.revocation = try revocationOptions.policy()
         guard let mode else {
             validation.checksPeerName = !noValidateDomain
             let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
-            if revocation != nil && validation.revocation.mode != .off && !noFetch {
+            if revocationOptions.fetches {
                 return .fetching(try RevocationCheckingEvaluator(anchors: trustAnchors, policy: validation, name: name + " + fetched CRLs"))
             }
             return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: name))

@@ -74,6 +74,11 @@ struct CRLFetchingTests {
         let crls = try await LabCRLServer.start()
         let closedPort = crls.port
         await crls.shutdown()  // nothing listens there any more
+        let malformed = try await LabCRLServer.start()
+        malformed.publish(bytes: Array("<html>not a CRL</html>".utf8), as: "page.crl")
+        var truncated = try LabCRL(issuer: Lab.pki.intermediate).crl.derBytes
+        truncated.removeLast(10)
+        malformed.publish(bytes: truncated, as: "truncated.crl")
         let endless = try await LabHostileServer.startPlain(.endlessBody)
         let trickle = try await LabHostileServer.startPlain(.trickleBody, trickleInterval: .milliseconds(50))
         // Each failure is named: nothing listening, a body over the size cap, a body trickled past the timeout, no http(s) point.
@@ -84,6 +89,9 @@ struct CRLFetchingTests {
             ("http://127.0.0.1:\(endless.port)/huge.crl", small, "failed: responseTooLarge"),
             ("http://127.0.0.1:\(trickle.port)/slow.crl", patient, "failed: timedOut"),
             ("ldap://ldap.lab.test/cn=crl", small, "names no http or https CRL distribution point"),
+            (malformed.url("page.crl"), small, "failed: malformed CRL"),
+            (malformed.url("truncated.crl"), small, "failed: malformed CRL"),
+            (malformed.url("missing.crl"), small, "failed: HTTP status 404"),
         ]
         for (uri, limits, expected) in cases {
             let evaluator = try Self.evaluator(mode, limits: limits)
@@ -100,6 +108,7 @@ struct CRLFetchingTests {
         }
         await endless.shutdown()
         await trickle.shutdown()
+        await malformed.shutdown()
     }
 
     @Test func cliFetchesUnlessToldNotTo() async throws {
@@ -118,6 +127,33 @@ struct CRLFetchingTests {
         #expect(crls.requestCount("cli.crl") == 1)
         #expect(try await run(CLITests.binary, base).0 == 0)  // no revocation option: nothing checked, nothing fetched
         #expect(crls.requestCount("cli.crl") == 1)
+        await crls.shutdown()
+    }
+
+    @Test func inspectShowsEachCertificatesStatus() async throws {
+        let crls = try await LabCRLServer.start()
+        let revoked = try Lab.pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("inspect.crl")])
+        let good = try Lab.pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("inspect.crl")])
+        crls.publish(try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .cessationOfOperation)]).crl, as: "inspect.crl")
+        for (identity, expectedStatus, expectedExit) in [(revoked, "revoked", Int32(1)), (good, "good", Int32(0))] {
+            let server = try await LabServer.start(name: "inspect-crl", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
+            let base = ["inspect", "https://good.lab.test:\(server.port)", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                        "--cacert", CLITests.lab + "/roots.pem", "--anchors-only", "--revocation", "hard"]
+            let (status, out, err) = try await run(CLITests.binary, base)
+            #expect(status == expectedExit, "\(out) \(err)")
+            #expect(out.contains("revocation (hard, leaf):") && out.contains("only the leaf is checked") && out.contains("the anchor is trusted as configured"), "\(out)")
+            if expectedStatus == "revoked" {
+                #expect(out.contains("REVOKED") && out.contains("cessationOfOperation"), "\(out)")
+            } else {
+                #expect(out.contains(": good — CRL issued by") && out.contains("next update"), "\(out)")
+            }
+            let (_, json, _) = try await run(CLITests.binary, base + ["--json"])
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let rows = report?["revocation"] as? [[String: String]]
+            #expect(rows?.map { $0["status"] ?? "" } == [expectedStatus, "not-checked", "not-checked"], "\(json)")
+            try await server.shutdown()
+        }
+        #expect(crls.requestCount("inspect.crl") == 4)  // a new process each time: nothing cached between them
         await crls.shutdown()
     }
 

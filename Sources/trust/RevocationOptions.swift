@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Trust
+import TrustHTTP
+
+/// Revocation options shared by `evaluate`, `get` and `inspect`: curl's `--crlfile`, and the engine's mode, depth
+/// and fetching switches.
+struct RevocationOptions: ParsableArguments {
+    @Option(name: .long, help: "A CRL file (PEM or DER; several PEM CRLs may follow each other) to check revocation against; repeatable. With no other revocation option, checking is hard and covers the chain, as curl's --crlfile (OpenSSL's CRL_CHECK_ALL): every CA but the anchor needs its issuer's CRL too.")
+    var crlfile: [String] = []
+
+    @Option(name: .long, help: "Revocation checking: off, soft (unknown status allowed, with a note) or hard (unknown refused). Default: off, or hard with --crlfile.")
+    var revocation: String?
+
+    @Option(name: .long, help: "Which certificates revocation checking covers: leaf or chain (all but the anchor). Default: chain with --crlfile, else leaf.")
+    var revocationDepth: String?
+
+    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; fetch nothing from the certificates' CRL distribution points (fetched by default).")
+    var noFetch = false
+
+    func validate() throws {
+        if let revocation, RevocationPolicy.Mode(rawValue: revocation) == nil {
+            throw ValidationError("--revocation must be off, soft or hard")
+        }
+        if let revocationDepth, RevocationPolicy.Depth(rawValue: revocationDepth) == nil {
+            throw ValidationError("--revocation-depth must be leaf or chain")
+        }
+    }
+
+    /// Whether any revocation option was given.
+    var isUsed: Bool { !crlfile.isEmpty || revocation != nil || revocationDepth != nil || noFetch }
+
+    /// Whether CRLs are fetched from distribution points: `--revocation` (not off) without `--no-fetch`.
+    var fetches: Bool { revocation != nil && revocation != "off" && !noFetch }
+
+    /// Revocation as the options ask: the `--crlfile` CRLs, `--revocation` (hard when CRL files are given and it is
+    /// not), `--revocation-depth` (chain when CRL files are given and it is not: curl's `--crlfile` sets OpenSSL's
+    /// `X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL`). An unreadable or malformed CRL file is a ``CRLFileError``.
+    func policy() throws -> RevocationPolicy {
+        var crls: [CertificateRevocationList] = []
+        for path in crlfile {
+            do {
+                crls += try CertificateRevocationList.load(path: path)
+            } catch {
+                throw CRLFileError(description: "--crlfile \(error.detail)")
+            }
+        }
+        let mode = revocation.flatMap(RevocationPolicy.Mode.init(rawValue:)) ?? (crls.isEmpty ? .off : .hard)
+        let depth = revocationDepth.flatMap(RevocationPolicy.Depth.init(rawValue:)) ?? (crls.isEmpty ? .leaf : .chain)
+        return RevocationPolicy(mode: mode, depth: depth, crls: crls)
+    }
+
+    /// Revocation options are not silently dropped where another source decides trust (a configuration file).
+    func refuse(with other: String) throws {
+        if isUsed { throw UsageError("--crlfile, --revocation, --revocation-depth and --no-fetch do not combine with \(other)") }
+    }
+
+    /// A `--crlfile` that cannot be read or parsed (curl's CURLE_SSL_CRL_BADFILE, 82, in `get`; a usage error, 2, elsewhere).
+    struct CRLFileError: Error, CustomStringConvertible {
+        var description: String
+    }
+}
