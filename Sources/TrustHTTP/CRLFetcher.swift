@@ -58,13 +58,7 @@ public final class CRLFetcher: Sendable {
     public static func uris(for chain: [Certificate], depth: RevocationPolicy.Depth) -> [String] {
         let certificates = depth == .leaf ? Array(chain.prefix(1)) : chain
         var seen = Set<String>()
-        return certificates.flatMap { certificate -> [String] in
-            let points = ((try? CRLDistributionPoints(certificate)) ?? nil)?.points ?? []
-            return points.filter { !$0.hasCRLIssuer }.flatMap(\.uris)
-        }.filter { uri in
-            let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
-            return (scheme == "http" || scheme == "https") && seen.insert(uri).inserted
-        }
+        return certificates.flatMap(CRLDistributionPoints.fetchableURIs(of:)).filter { seen.insert($0).inserted }
     }
 
     /// Whether every URI `prefetch` would fetch already has a current answer (fresh CRLs, or a recent failure).

@@ -71,9 +71,11 @@ struct CRLFetchingTests {
 
     @Test(arguments: [RevocationPolicy.Mode.soft, .hard])
     func unreachableAndHostileDistributionPoints(_ mode: RevocationPolicy.Mode) async throws {
-        let crls = try await LabCRLServer.start()
-        let closedPort = crls.port
-        await crls.shutdown()  // nothing listens there any more
+        // A port that refuses connections for the whole test: bound (so no other suite's server can take it) but
+        // never listening. A port closed after use could be handed to a parallel suite's server meanwhile.
+        let refusing = try RefusingPort()
+        defer { refusing.close() }
+        let closedPort = refusing.port
         let malformed = try await LabCRLServer.start()
         malformed.publish(bytes: Array("<html>not a CRL</html>".utf8), as: "page.crl")
         var truncated = try LabCRL(issuer: Lab.pki.intermediate).crl.derBytes
@@ -171,4 +173,35 @@ struct CRLFetchingTests {
         try await server.shutdown()
         await crls.shutdown()
     }
+}
+
+/// A TCP port on 127.0.0.1 that is bound but never listens, so every connection to it is refused (ECONNREFUSED)
+/// and no other socket can take it until ``close()``.
+final class RefusingPort {
+    struct Failure: Error, CustomStringConvertible { var description: String }
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
+        }
+        guard bound else {
+            Glibc.close(descriptor)
+            throw Failure(description: "bind() failed: \(errno)")
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { Glibc.close(descriptor) }
 }

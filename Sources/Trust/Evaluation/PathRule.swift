@@ -98,6 +98,19 @@ public struct PathObservation: Sendable, Hashable {
         self.notes = notes
         self.validity = validity
     }
+
+    /// Narrows ``validity`` to `window` (their intersection; it starts as `window`).
+    public mutating func narrowValidity(to window: ClosedRange<Date>) {
+        validity = Self.narrowed(validity, to: window)
+    }
+
+    /// The intersection of `current` (none: unbounded) and `window`; windows that do not meet leave an empty
+    /// instant at the later start, so nothing is reused outside either.
+    static func narrowed(_ current: ClosedRange<Date>?, to window: ClosedRange<Date>) -> ClosedRange<Date> {
+        guard let current else { return window }
+        let lower = max(current.lowerBound, window.lowerBound), upper = min(current.upperBound, window.upperBound)
+        return lower <= upper ? lower...upper : lower...lower
+    }
 }
 
 extension PathRule {

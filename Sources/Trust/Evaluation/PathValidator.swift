@@ -181,14 +181,7 @@ public struct PathValidator: Sendable {
         for rule in observingRules {
             let observation = rule.observe(path, context: context)
             decision.notes += observation.notes
-            if let window = observation.validity {
-                if let current = decision.validity {
-                    let lower = max(current.lowerBound, window.lowerBound), upper = min(current.upperBound, window.upperBound)
-                    decision.validity = lower <= upper ? lower...upper : lower...lower
-                } else {
-                    decision.validity = window
-                }
-            }
+            if let window = observation.validity { decision.validity = PathObservation.narrowed(decision.validity, to: window) }
         }
         return decision
     }

@@ -26,6 +26,16 @@ public struct CRLDistributionPoints: Sendable, Hashable {
     /// The distribution points, in order.
     public var points: [Point]
 
+    /// The `http` and `https` URIs where `certificate`'s issuer publishes its CRLs: those of the points without a
+    /// cRLIssuer (direct CRLs), in order; none for a certificate without the extension or with a malformed one.
+    public static func fetchableURIs(of certificate: Certificate) -> [String] {
+        let points = ((try? CRLDistributionPoints(certificate)) ?? nil)?.points ?? []
+        return points.filter { !$0.hasCRLIssuer }.flatMap(\.uris).filter { uri in
+            let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
+            return scheme == "http" || scheme == "https"
+        }
+    }
+
     /// The extension of `certificate`, or `nil` without one.
     /// - Throws: ``CertificateRevocationList/ParseError`` for a malformed extension.
     public init?(_ certificate: Certificate) throws(CertificateRevocationList.ParseError) {

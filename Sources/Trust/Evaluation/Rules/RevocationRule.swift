@@ -60,12 +60,7 @@ struct RevocationRule: PathRule {
             case .good(let lists):
                 // Any one of these CRLs vouches for the certificate: the widest of their windows.
                 guard let from = lists.map(\.thisUpdate).min(), let until = lists.compactMap(\.nextUpdate).max() else { continue }
-                if let current = observation.validity {
-                    let lower = max(current.lowerBound, from), upper = min(current.upperBound, until)
-                    observation.validity = lower <= upper ? lower...upper : lower...lower
-                } else {
-                    observation.validity = from <= until ? from...until : from...from
-                }
+                observation.narrowValidity(to: from <= until ? from...until : from...from)
             case .unknown(let why) where policy.mode == .soft:
                 observation.notes.append(
                     "the revocation status of \(path.certificates[position].displayName) is unknown (allowed: revocation checking is soft): \(why)")
@@ -123,10 +118,7 @@ struct RevocationRule: PathRule {
 
     /// " or fetched", and why fetching from each of the certificate's distribution points failed, as the cache recorded.
     private func fetchFailures(_ certificate: Certificate, _ cache: CRLCache) -> String {
-        let uris = (((try? CRLDistributionPoints(certificate)) ?? nil)?.points.flatMap(\.uris) ?? []).filter { uri in
-            let scheme = uri.prefix(while: { $0 != ":" }).lowercased()
-            return scheme == "http" || scheme == "https"
-        }
+        let uris = CRLDistributionPoints.fetchableURIs(of: certificate)
         let failures = uris.compactMap { uri in cache.entry(for: uri)?.failure.map { "fetching \(uri) failed: \($0)" } }
         if uris.isEmpty { return " or fetched (the certificate names no http or https CRL distribution point)" }
         return " or fetched" + (failures.isEmpty ? "" : " (" + failures.joined(separator: "; ") + ")")
