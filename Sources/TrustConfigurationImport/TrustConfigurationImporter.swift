@@ -249,11 +249,47 @@ public enum TrustConfigurationImporter {
 
     // MARK: - Android Network Security Config
 
+    /// The offset of the first processing instruction (`<?…?>`, XML 1.0 §2.6) outside comments and CDATA sections,
+    /// other than an XML declaration (`<?xml` and white space) at the very start (after a UTF-8 byte order mark).
+    static func firstProcessingInstruction(in bytes: [UInt8]) -> Int? {
+        func starts(_ text: String, at index: Int) -> Bool {
+            let pattern = Array(text.utf8)
+            return index + pattern.count <= bytes.count && bytes[index..<index + pattern.count].elementsEqual(pattern)
+        }
+        func skip(past end: String, from index: Int) -> Int {
+            var index = index
+            while index < bytes.count && !starts(end, at: index) { index += 1 }
+            return index + end.utf8.count
+        }
+        let start = starts("\u{FEFF}", at: 0) ? 3 : 0
+        var index = start
+        while index < bytes.count {
+            if starts("<!--", at: index) {
+                index = skip(past: "-->", from: index + 4)
+            } else if starts("<![CDATA[", at: index) {
+                index = skip(past: "]]>", from: index + 9)
+            } else if starts("<?", at: index) {
+                let isDeclaration = index == start && starts("<?xml", at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
+                guard isDeclaration else { return index }
+                index = skip(past: "?>", from: index + 5)
+            } else {
+                index += 1
+            }
+        }
+        return nil
+    }
+
     static func android(_ data: Data) throws(ImportError) -> Result {
         // libxml2 hands names that are not UTF-8 straight to FoundationXML, which traps on them
         // (force-unwrapped UTF-8 decoding in XMLParser, found by fuzzing): refuse such a file first.
         guard String(validating: data, as: UTF8.self) != nil else {
             throw ImportError(message: "the Network Security Config is not UTF-8 text")
+        }
+        // FoundationXML also reads a processing instruction's data with strlen, and libxml2 passes NULL for one
+        // without data (`<?name?>`): a null-pointer read that takes the process down (found by fuzzing). A Network
+        // Security Config has no use for processing instructions, so any but the XML declaration is refused first.
+        if let offset = firstProcessingInstruction(in: Array(data)) {
+            throw ImportError(message: "the Network Security Config has a processing instruction at byte \(offset) (only the <?xml …?> declaration is accepted)")
         }
         let parser = NSCParser()
         let xml = XMLParser(data: data)

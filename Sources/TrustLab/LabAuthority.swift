@@ -135,9 +135,9 @@ public struct LabAuthority: Sendable {
     /// `fullName` holding that uniformResourceIdentifier.
     static func crlDistributionPoints(_ uris: [String]) throws -> Certificate.Extension {
         var serializer = DER.Serializer()
-        try serializer.appendConstructedNode(identifier: .sequence) { points in
+        serializer.appendConstructedNode(identifier: .sequence) { points in
             for uri in uris {
-                try points.appendConstructedNode(identifier: .sequence) { point in
+                points.appendConstructedNode(identifier: .sequence) { point in
                     point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in
                         name.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { names in
                             names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) { $0.append(contentsOf: Array(uri.utf8)) }

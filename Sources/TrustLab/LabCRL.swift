@@ -117,7 +117,7 @@ public struct LabCRL: Sendable {
         }
         if variation.onlyUserCertificates || variation.onlyCACertificates || variation.onlySomeReasons || variation.distributionPoint != nil {
             var point = DER.Serializer()
-            try point.appendConstructedNode(identifier: .sequence) { point in
+            point.appendConstructedNode(identifier: .sequence) { point in
                 if let uri = variation.distributionPoint {
                     // distributionPoint [0] { fullName [0] { uniformResourceIdentifier [6] } }
                     point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in

@@ -96,6 +96,19 @@ struct TrustConfigurationImporterTests {
                 #expect(error?.message == "the Network Security Config is not UTF-8 text")
             }
         }
+        // Found by Fuzz/FuzzConfiguration: a processing instruction without data (`<?xml?>` after the start) made
+        // FoundationXML read a null pointer. Every processing instruction but the leading declaration is refused;
+        // one in a comment or CDATA section is text.
+        let head = #"<?xml version="1.0"?><network-security-config><base-config>"#
+        for pi in ["<?xml?>", "<?a?>", "<?php echo 1 ?>", "<?xml version=\"1.0\"?>"] {
+            let xml = Data((head + pi + "</base-config></network-security-config>").utf8)
+            let error = #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(xml, from: .androidNSC) }
+            #expect(error?.message.hasPrefix("the Network Security Config has a processing instruction at byte \(head.utf8.count) ") == true, "\(pi)")
+        }
+        #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<?xml?><network-security-config/>".utf8), from: .androidNSC) }
+        let quoted = "\u{FEFF}" + #"<?xml version="1.0"?><network-security-config><!-- <?a?> --><domain-config><domain><![CDATA[<?b?>]]>example.com</domain><pin-set><pin digest="SHA-256">"# + Self.bareA + "</pin></pin-set></domain-config></network-security-config>"
+        let imported = try TrustConfigurationImporter.convert(Data(quoted.utf8), from: .androidNSC)
+        #expect(imported.configuration.hosts.count == 1)
     }
 
     @Test func atsPinnedDomains() throws {
