@@ -31,11 +31,12 @@ public struct LabAuthority: Sendable {
     public func intermediate(
         commonName: String, keyType: LabKeyType = .p256, pathLength: Int? = nil,
         notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 5 * 365 * 86_400),
-        extendedKeyUsage: [ExtendedKeyUsage.Usage]? = nil, nameConstraints: NameConstraints? = nil
+        extendedKeyUsage: [ExtendedKeyUsage.Usage]? = nil, nameConstraints: NameConstraints? = nil, ocspResponders: [String] = []
     ) throws -> LabAuthority {
         let key = try keyType.generate()
         let name = try DistinguishedName { OrganizationName("swift-trust lab"); CommonName(commonName) }
         var extensions = try Self.caExtensions(publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nameConstraints)
+        if !ocspResponders.isEmpty { try extensions.append(Self.ocspAccess(ocspResponders)) }
         if let extendedKeyUsage {
             try extensions.append(Certificate.Extension(ExtendedKeyUsage(extendedKeyUsage), critical: false))
         }
@@ -69,11 +70,12 @@ public struct LabAuthority: Sendable {
     ///   - extendedKeyUsage: `nil` leaves the EKU extension out.
     ///   - signatureAlgorithm: overrides the issuer's default (e.g. `.sha1WithRSAEncryption` from an RSA CA).
     ///   - crlDistributionPoints: URIs for a CRL Distribution Points extension, one distribution point each (none: no extension).
+    ///   - ocspResponders: URIs for an authorityInformationAccess extension, one id-ad-ocsp access description each (none: no extension).
     public func leaf(
         commonName: String? = nil, dnsNames: [String] = [], ipAddresses: [String] = [], includesSubjectAltName: Bool = true,
         keyType: LabKeyType = .p256, notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 90 * 86_400),
         extendedKeyUsage: [ExtendedKeyUsage.Usage]? = [.serverAuth], isCA: Bool = false,
-        signatureAlgorithm: Certificate.SignatureAlgorithm? = nil, crlDistributionPoints: [String] = []
+        signatureAlgorithm: Certificate.SignatureAlgorithm? = nil, crlDistributionPoints: [String] = [], ocspResponders: [String] = []
     ) throws -> LabIdentity {
         let key = try keyType.generate()
         let name = try DistinguishedName {
@@ -84,6 +86,7 @@ public struct LabAuthority: Sendable {
             publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, dnsNames: dnsNames, ipAddresses: ipAddresses,
             includesSubjectAltName: includesSubjectAltName, extendedKeyUsage: extendedKeyUsage, isCA: isCA)
         if !crlDistributionPoints.isEmpty { try extensions.append(Self.crlDistributionPoints(crlDistributionPoints)) }
+        if !ocspResponders.isEmpty { try extensions.append(Self.ocspAccess(ocspResponders)) }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
             issuer: identity.certificate.subject, subject: name,
@@ -129,6 +132,12 @@ public struct LabAuthority: Sendable {
             try extensions.append(Certificate.Extension(nameConstraints, critical: true))
         }
         return extensions
+    }
+
+    /// An authorityInformationAccess extension (RFC 5280 §4.2.2.1) naming OCSP responders.
+    static func ocspAccess(_ uris: [String]) throws -> Certificate.Extension {
+        try Certificate.Extension(
+            AuthorityInformationAccess(uris.map { .init(method: .ocspServer, location: .uniformResourceIdentifier($0)) }), critical: false)
     }
 
     /// A CRL Distribution Points extension (RFC 5280 §4.2.1.13): one point per URI, each `distributionPoint` a

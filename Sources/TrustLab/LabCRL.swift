@@ -166,7 +166,7 @@ public struct LabCRL: Sendable {
     }
 
     /// The AlgorithmIdentifier DER of the lab's signature algorithm for `keyType` (RFC 4055 §5: RSA with NULL parameters).
-    private static func algorithmIdentifier(_ keyType: LabKeyType) throws -> [UInt8] {
+    static func algorithmIdentifier(_ keyType: LabKeyType) throws -> [UInt8] {
         let oid: ASN1ObjectIdentifier
         var null = false
         switch keyType {

@@ -99,7 +99,7 @@ struct EvaluateCommand: AsyncParsableCommand {
         case .fetching(let evaluator):
             let checked = trustOptions.noValidateDomain ? nil : peerName
             decision = await evaluator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
-            await evaluator.fetcher.shutdown()
+            await evaluator.shutdown()
         }
 
         try finish(decision, notes: notes)

@@ -227,10 +227,10 @@ struct InspectCommand: AsyncParsableCommand {
         }
         let name = (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors") + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
         if revocationOptions.fetches {
-            let evaluator = try RevocationCheckingEvaluator(anchors: trustAnchors, policy: policy, name: name + " + fetched CRLs")
+            let evaluator = try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: policy, name: name)
             let decision = await evaluator.evaluate(trust)
-            await evaluator.fetcher.shutdown()
-            return (decision, name + " + fetched CRLs", evaluator.validator.policy.revocation)
+            await evaluator.shutdown()
+            return (decision, name + " + " + revocationOptions.fetchedSources, evaluator.validator.policy.revocation)
         }
         return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name, policy.revocation)
     }

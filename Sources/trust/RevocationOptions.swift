@@ -15,8 +15,14 @@ struct RevocationOptions: ParsableArguments {
     @Option(name: .long, help: "Which certificates revocation checking covers: leaf or chain (all but the anchor). Default: chain with --crlfile, else leaf.")
     var revocationDepth: String?
 
-    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; fetch nothing from the certificates' CRL distribution points (fetched by default).")
+    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; ask no OCSP responder and fetch nothing from the certificates' CRL distribution points (both by default).")
     var noFetch = false
+
+    @Flag(name: .long, help: "With --revocation: do not ask the certificates' OCSP responders; fetch CRLs from their distribution points only.")
+    var noOcsp = false
+
+    @Flag(name: .long, help: "With --revocation: send a random nonce in OCSP requests (RFC 8954) and refuse a response that echoes another.")
+    var ocspNonce = false
 
     func validate() throws {
         if let revocation, RevocationPolicy.Mode(rawValue: revocation) == nil {
@@ -25,13 +31,25 @@ struct RevocationOptions: ParsableArguments {
         if let revocationDepth, RevocationPolicy.Depth(rawValue: revocationDepth) == nil {
             throw ValidationError("--revocation-depth must be leaf or chain")
         }
+        if (noOcsp || ocspNonce) && !fetches {
+            throw ValidationError("--no-ocsp and --ocsp-nonce apply to fetching: they need --revocation soft|hard without --no-fetch")
+        }
     }
 
     /// Whether any revocation option was given.
-    var isUsed: Bool { !crlfile.isEmpty || revocation != nil || revocationDepth != nil || noFetch }
+    var isUsed: Bool { !crlfile.isEmpty || revocation != nil || revocationDepth != nil || noFetch || noOcsp || ocspNonce }
 
-    /// Whether CRLs are fetched from distribution points: `--revocation` (not off) without `--no-fetch`.
+    /// Whether OCSP responders are asked and CRLs fetched from distribution points: `--revocation` (not off) without `--no-fetch`.
     var fetches: Bool { revocation != nil && revocation != "off" && !noFetch }
+
+    /// The evaluator that fetches: OCSP unless `--no-ocsp` (with a nonce for `--ocsp-nonce`), then CRLs.
+    func fetchingEvaluator(anchors: TrustAnchors, policy: ValidationPolicy, name: String) throws -> RevocationCheckingEvaluator {
+        let ocsp = noOcsp ? nil : try OCSPFetcher(options: OCSPFetcher.Options(nonce: ocspNonce))
+        return try RevocationCheckingEvaluator(anchors: anchors, policy: policy, ocspFetcher: ocsp, usesOCSP: !noOcsp, name: name + " + " + fetchedSources)
+    }
+
+    /// What the fetching evaluator's name says it fetches.
+    var fetchedSources: String { noOcsp ? "fetched CRLs" : "OCSP + fetched CRLs" }
 
     /// Revocation as the options ask: the `--crlfile` CRLs, `--revocation` (hard when CRL files are given and it is
     /// not), `--revocation-depth` (chain when CRL files are given and it is not: curl's `--crlfile` sets OpenSSL's
@@ -52,7 +70,7 @@ struct RevocationOptions: ParsableArguments {
 
     /// Revocation options are not silently dropped where another source decides trust (a configuration file).
     func refuse(with other: String) throws {
-        if isUsed { throw UsageError("--crlfile, --revocation, --revocation-depth and --no-fetch do not combine with \(other)") }
+        if isUsed { throw UsageError("--crlfile, --revocation, --revocation-depth, --no-fetch, --no-ocsp and --ocsp-nonce do not combine with \(other)") }
     }
 
     /// A `--crlfile` that cannot be read or parsed (curl's CURLE_SSL_CRL_BADFILE, 82, in `get`; a usage error, 2, elsewhere).

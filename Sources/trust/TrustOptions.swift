@@ -40,7 +40,7 @@ struct TrustOptions: ParsableArguments {
     enum Policy {
         case securityPolicy(SecurityPolicy)
         case validator(PathValidator)
-        /// A validator that first fetches the CRLs the chain's certificates point to (`--revocation` without `--no-fetch`).
+        /// A validator that first asks OCSP responders and fetches the CRLs the chain's certificates point to (`--revocation` without `--no-fetch`).
         case fetching(RevocationCheckingEvaluator)
     }
 
@@ -57,7 +57,7 @@ struct TrustOptions: ParsableArguments {
             validation.checksPeerName = !noValidateDomain
             let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
             if revocationOptions.fetches {
-                return .fetching(try RevocationCheckingEvaluator(anchors: trustAnchors, policy: validation, name: name + " + fetched CRLs"))
+                return .fetching(try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: validation, name: name))
             }
             return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: name))
         }

@@ -46,7 +46,7 @@ struct CRLFetchingTests {
         #expect(try await evaluator.evaluate(Self.trust(good)).isTrusted)
         #expect(evaluator.decisionWithoutSuspending(try Self.trust(good))?.isTrusted == true)
         #expect(server.requestCount("issuing.crl") == 1)
-        await evaluator.fetcher.shutdown()
+        await evaluator.shutdown()
         await server.shutdown()
     }
 
@@ -65,7 +65,7 @@ struct CRLFetchingTests {
         // A new CRL is published: the next evaluation gets it (a different tag) and the leaf is good.
         server.publish(try LabCRL(issuer: Lab.pki.intermediate).crl, as: "stale.crl")
         #expect(try await evaluator.evaluate(Self.trust(leaf)).isTrusted)
-        await evaluator.fetcher.shutdown()
+        await evaluator.shutdown()
         await server.shutdown()
     }
 
@@ -106,7 +106,7 @@ struct CRLFetchingTests {
             }
             // A failure is remembered: asking again at once does not fetch again.
             #expect(evaluator.fetcher.isSettled(for: try Self.leaf(uri).chain, depth: .leaf, at: Date()) || !uri.hasPrefix("http"))
-            await evaluator.fetcher.shutdown()
+            await evaluator.shutdown()
         }
         await endless.shutdown()
         await trickle.shutdown()
@@ -169,7 +169,7 @@ struct CRLFetchingTests {
         let error = await sessionError { try await session.data(for: Request(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()
-        await evaluator.fetcher.shutdown()
+        await evaluator.shutdown()
         try await server.shutdown()
         await crls.shutdown()
     }

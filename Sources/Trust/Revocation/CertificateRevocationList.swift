@@ -367,7 +367,7 @@ extension CertificateRevocationList {
         }
     }
 
-    private static func time(_ node: ASN1Node) throws -> Date {
+    static func time(_ node: ASN1Node) throws -> Date {
         let components: (year: Int, month: Int, day: Int, hours: Int, minutes: Int, seconds: Int)
         switch node.identifier {
         case .utcTime:

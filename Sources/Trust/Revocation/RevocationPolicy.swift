@@ -1,11 +1,13 @@
 import Foundation
+import X509
 
-/// Whether, and how strictly, certificates are checked for revocation (RFC 5280 §6.3), and the CRLs to check against.
+/// Whether, and how strictly, certificates are checked for revocation, and the CRLs (RFC 5280 §6.3) and OCSP
+/// responses (RFC 6960) to check against.
 ///
 /// - ``Mode/off`` (the default): no check.
-/// - ``Mode/soft``: a certificate a usable CRL lists is refused; one whose status is unknown (no CRL covers
-///   it, or every CRL that would is stale, from the future, badly signed or otherwise unusable) is allowed, with a
-///   note in the decision.
+/// - ``Mode/soft``: a certificate a usable CRL lists, or a usable OCSP response says is revoked, is refused; one
+///   whose status is unknown (no CRL or response covers it, or every one that would is stale, from the future, badly
+///   signed or otherwise unusable) is allowed, with a note in the decision.
 /// - ``Mode/hard``: unknown is refused too (``TrustFailureReason/revocationStatusUnknown(subject:detail:)``).
 ///
 /// ``Depth/leaf`` checks the leaf only; ``Depth/chain`` every certificate of the path but the anchor. A leaf
@@ -13,7 +15,12 @@ import Foundation
 /// Baseline Requirements (§1.6.1), which need not carry revocation information — unless ``shortLivedExemption`` is `nil`.
 ///
 /// CRLs are direct CRLs signed by the certificate's issuer with the key on the validated path; delta and
-/// indirect CRLs are not used (see ``CertificateRevocationList``).
+/// indirect CRLs are not used (see ``CertificateRevocationList``). OCSP responses are signed by the issuer or a
+/// responder it delegated to (``OCSPResponse/verdict(for:issuer:at:nonce:)``).
+///
+/// **When both sources speak**: every usable source is consulted. "Revoked" from any of them decides (a CRL or a
+/// response that lists the certificate is never outweighed by another that does not, whichever is newer); otherwise
+/// "good" from any of them decides; otherwise the status is unknown, and the decision says why for each source.
 public struct RevocationPolicy: Sendable, Hashable {
     /// How an unknown status is treated.
     public enum Mode: String, Sendable, Hashable, CaseIterable {
@@ -44,18 +51,42 @@ public struct RevocationPolicy: Sendable, Hashable {
     public var crls: [CertificateRevocationList]
     /// More CRLs, obtained while the process runs (fetched from distribution points); consulted with ``crls``.
     public var cache: CRLCache?
+    /// OCSP responses obtained while the process runs (fetched from responders, or stapled).
+    public var ocspCache: OCSPCache?
 
     /// Seven days, the CA/Browser Forum's bound for short-lived subscriber certificates (604,800 seconds).
     public static let shortLivedCertificateLimit: TimeInterval = 604_800
 
     /// A policy; `.off` by default.
     public init(mode: Mode = .off, depth: Depth = .leaf, shortLivedExemption: TimeInterval? = RevocationPolicy.shortLivedCertificateLimit,
-                crls: [CertificateRevocationList] = [], cache: CRLCache? = nil) {
+                crls: [CertificateRevocationList] = [], cache: CRLCache? = nil, ocspCache: OCSPCache? = nil) {
         self.mode = mode
         self.depth = depth
         self.shortLivedExemption = shortLivedExemption
         self.crls = crls
         self.cache = cache
+        self.ocspCache = ocspCache
+    }
+
+    /// The positions of `path` (leaf first, anchor last) whose revocation status this policy checks: none when off;
+    /// those with an issuer on the path (not the anchor), the leaf only for ``Depth/leaf``, and not a leaf valid for
+    /// ``shortLivedExemption`` or less.
+    public func checkedPositions(in path: [Certificate]) -> [Int] {
+        guard mode != .off else { return [] }
+        return positions(in: path)
+    }
+
+    /// ``checkedPositions(in:)`` whatever the mode.
+    func positions(in path: [Certificate]) -> [Int] {
+        let withIssuer = path.count - 1
+        guard withIssuer > 0 else { return [] }
+        var positions = depth == .leaf ? [0] : Array(0..<withIssuer)
+        if let limit = shortLivedExemption, positions.first == 0 {
+            let leaf = path[0]
+            // RFC 5280 §4.1.2.5: the validity period includes both notBefore and notAfter.
+            if leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore) + 1 <= limit { positions.removeFirst() }
+        }
+        return positions
     }
 
     /// No revocation check.

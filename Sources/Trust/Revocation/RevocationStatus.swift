@@ -6,9 +6,9 @@ import X509
 public struct RevocationStatus: Sendable, Hashable {
     /// The finding.
     public enum State: Sendable, Hashable {
-        /// A usable CRL that covers every reason does not list it.
+        /// A usable CRL that covers every reason does not list it, or a usable OCSP response says good.
         case good
-        /// A usable CRL lists it.
+        /// A usable CRL lists it, or a usable OCSP response says revoked (the entry then holds the response's time and reason).
         case revoked(CertificateRevocationList.Entry)
         /// Its status could not be established.
         case unknown
@@ -20,8 +20,8 @@ public struct RevocationStatus: Sendable, Hashable {
     public var subject: String
     /// The finding.
     public var state: State
-    /// Its source or reason in words: the CRL (issuer, `thisUpdate`, `nextUpdate`), why none could be used, or why
-    /// the certificate was not checked.
+    /// Its source or reason in words: the CRLs or OCSP responses (issuer or responder, `thisUpdate`, `nextUpdate`), why
+    /// none could be used, or why the certificate was not checked.
     public var detail: String
 
     /// A status.
@@ -38,7 +38,7 @@ extension RevocationPolicy {
     public func statuses(of path: [Certificate], at time: Date = Date()) -> [RevocationStatus] {
         let candidate = CertificatePath(path)
         let rule = RevocationRule(policy: self)
-        let checked = mode == .off ? [] : rule.positions(in: candidate)
+        let checked = checkedPositions(in: path)
         return path.enumerated().map { position, certificate in
             let subject = certificate.displayName
             guard checked.contains(position) else {
@@ -55,13 +55,10 @@ extension RevocationPolicy {
                 return RevocationStatus(subject: subject, state: .notChecked, detail: why)
             }
             switch rule.status(of: candidate, at: position, time: time) {
-            case .good(let lists):
-                let sources = lists.map { crl in
-                    "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate))" + (crl.nextUpdate.map { ", next update \(RFC3339.string($0))" } ?? "")
-                }
-                return RevocationStatus(subject: subject, state: .good, detail: sources.joined(separator: "; "))
-            case .revoked(let entry, let crl):
-                let detail = "revoked at \(RFC3339.string(entry.revocationDate)), reason \((entry.reason ?? .unspecified).description), according to the CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate))"
+            case .good(let evidence):
+                return RevocationStatus(subject: subject, state: .good, detail: evidence.map(\.source).joined(separator: "; "))
+            case .revoked(let entry, let source):
+                let detail = "revoked at \(RFC3339.string(entry.revocationDate)), reason \((entry.reason ?? .unspecified).description), according to the \(source)"
                 return RevocationStatus(subject: subject, state: .revoked(entry), detail: detail)
             case .unknown(let why):
                 return RevocationStatus(subject: subject, state: .unknown, detail: why)

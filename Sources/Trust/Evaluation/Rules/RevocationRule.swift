@@ -1,23 +1,26 @@
 import Foundation
 import X509
 
-/// Checks the certificates of a path against the policy's CRLs (RFC 5280 §6.3).
+/// Checks the certificates of a path against the policy's OCSP responses (RFC 6960 §3.2) and CRLs (RFC 5280 §6.3).
 ///
-/// For each certificate in scope (``RevocationPolicy/Depth``; never the anchor; not a short-lived leaf), the
-/// CRLs issued under its issuer's name are considered. A CRL is used only when it may be (RFC 5280 §6.3.3):
+/// For each certificate in scope (``RevocationPolicy/Depth``; never the anchor; not a short-lived leaf), the OCSP
+/// response kept for it is checked (``OCSPResponse/verdict(for:issuer:at:nonce:)``, against the issuer on the path),
+/// then the CRLs issued under its issuer's name are considered. A CRL is used only when it may be (RFC 5280 §6.3.3):
 /// nothing in it forbids its use (``CertificateRevocationList/unusableReasons``); it is current at the
 /// evaluation time (`thisUpdate` ≤ time ≤ `nextUpdate`); its issuer — the next certificate on the path — may
 /// sign CRLs (keyUsage cRLSign when keyUsage is present, §4.2.1.3) and signed it with the key on the path; and
 /// its Issuing Distribution Point, if any, covers the certificate (user/CA scope, distribution point names,
 /// §5.2.5). The certificate is revoked when a usable CRL lists its serial number (any reason but
-/// removeFromCRL); good when a usable CRL covering every reason does not; otherwise its status is unknown,
-/// which hard checking refuses and soft checking notes.
+/// removeFromCRL) or a usable response says so; good when a usable CRL covering every reason does not list it, or a
+/// usable response says good; otherwise its status is unknown, which hard checking refuses and soft checking notes.
 struct RevocationRule: PathRule {
     let policy: RevocationPolicy
     /// The CRLs by issuer name.
     private let crls: [DistinguishedName: [CertificateRevocationList]]
     /// Which (CRL, issuer key) pairs verified, so a CRL's signature is checked once per key, not per evaluation.
     private let signatures = SignatureMemo()
+    /// Who signed which OCSP response for which issuer key, likewise.
+    private let signers = OCSPSignerMemo()
 
     init(policy: RevocationPolicy) {
         self.policy = policy
@@ -26,10 +29,19 @@ struct RevocationRule: PathRule {
 
     /// What was found for one certificate.
     enum Status {
-        /// Good according to these CRLs (usable, covering every reason, not listing it).
-        case good([CertificateRevocationList])
-        case revoked(CertificateRevocationList.Entry, CertificateRevocationList)
+        /// Good according to these sources (usable CRLs covering every reason and not listing it; usable responses).
+        case good([Evidence])
+        /// Revoked, according to `source`.
+        case revoked(CertificateRevocationList.Entry, source: String)
         case unknown(String)
+    }
+
+    /// A source that vouches for a certificate.
+    struct Evidence {
+        /// When it does (thisUpdate through nextUpdate).
+        let window: ClosedRange<Date>
+        /// The source in words.
+        let source: String
     }
 
     func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
@@ -39,10 +51,10 @@ struct RevocationRule: PathRule {
             switch status(of: path, at: position, time: context.evaluationTime) {
             case .good:
                 continue
-            case .revoked(let entry, let crl):
+            case .revoked(let entry, let source):
                 reasons.append(.revoked(
                     subject: certificate.displayName, serialNumber: certificate.openSSLSerial, reason: (entry.reason ?? .unspecified).description,
-                    revokedAt: entry.revocationDate, source: "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate))"))
+                    revokedAt: entry.revocationDate, source: source))
             case .unknown(let why):
                 if policy.mode == .hard { reasons.append(.revocationStatusUnknown(subject: certificate.displayName, detail: why)) }
             }
@@ -52,14 +64,14 @@ struct RevocationRule: PathRule {
 
     var observesTrustedPaths: Bool { true }
 
-    /// Soft checking's unknown statuses as notes; the window in which the CRLs that said "good" are current.
+    /// Soft checking's unknown statuses as notes; the window in which the sources that said "good" are current.
     func observe(_ path: CertificatePath, context: RuleContext) -> PathObservation {
         var observation = PathObservation()
         for position in positions(in: path) {
             switch status(of: path, at: position, time: context.evaluationTime) {
-            case .good(let lists):
-                // Any one of these CRLs vouches for the certificate: the widest of their windows.
-                guard let from = lists.map(\.thisUpdate).min(), let until = lists.compactMap(\.nextUpdate).max() else { continue }
+            case .good(let evidence):
+                // Any one of these sources vouches for the certificate: the widest of their windows.
+                guard let from = evidence.map(\.window.lowerBound).min(), let until = evidence.map(\.window.upperBound).max() else { continue }
                 observation.narrowValidity(to: from <= until ? from...until : from...from)
             case .unknown(let why) where policy.mode == .soft:
                 observation.notes.append(
@@ -71,21 +83,66 @@ struct RevocationRule: PathRule {
         return observation
     }
 
-    /// The positions checked: those with an issuer on the path (the anchor has none), the leaf only for `.leaf`,
-    /// and not a short-lived leaf.
+    /// The positions checked (``RevocationPolicy/checkedPositions(in:)``).
     func positions(in path: CertificatePath) -> [Int] {
-        let withIssuer = path.count - 1
-        guard withIssuer > 0 else { return [] }
-        var positions = policy.depth == .leaf ? [0] : Array(0..<withIssuer)
-        if let limit = policy.shortLivedExemption, positions.first == 0 {
-            let leaf = path.leaf
-            // RFC 5280 §4.1.2.5: the validity period includes both notBefore and notAfter.
-            if leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore) + 1 <= limit { positions.removeFirst() }
-        }
-        return positions
+        policy.positions(in: path.certificates)
     }
 
+    /// The certificate's status from every source: revoked if any usable source says so, else good if any does, else
+    /// unknown with each source's reason (``RevocationPolicy``, "When both sources speak").
     func status(of path: CertificatePath, at position: Int, time: Date) -> Status {
+        var evidence: [Evidence] = []
+        var problems: [String] = []
+        switch ocspStatus(of: path, at: position, time: time) {
+        case .revoked(let entry, let source)?: return .revoked(entry, source: source)
+        case .good(let found)?: evidence += found
+        case .unknown(let why)?: problems.append(why)
+        case nil: break
+        }
+        switch crlStatus(of: path, at: position, time: time) {
+        case .revoked(let entry, let source): return .revoked(entry, source: source)
+        case .good(let found): evidence += found
+        case .unknown(let why): problems.append(why)
+        }
+        return evidence.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(evidence)
+    }
+
+    /// What the OCSP response kept for the certificate says; `nil` with no OCSP cache or nothing kept but a failure
+    /// for a certificate without a responder.
+    private func ocspStatus(of path: CertificatePath, at position: Int, time: Date) -> Status? {
+        guard let cache = policy.ocspCache else { return nil }
+        let certificate = path.certificates[position]
+        let issuer = path.certificates[position + 1]
+        guard let entry = cache.entry(for: certificate) else {
+            return OCSPRequest.responderURIs(of: certificate).isEmpty ? nil : .unknown("no OCSP response was obtained")
+        }
+        let source = entry.responder.map { "OCSP responder \($0)" } ?? "OCSP response"
+        let from = "the " + source
+        guard let response = entry.response else { return .unknown("asking \(from) failed: \(entry.failure ?? "no response")") }
+        let pin = path.facts[position + 1].spkiPin
+        let verdict = response.verdict(for: certificate, issuer: issuer, at: time, nonce: entry.nonce) {
+            switch signers.signer(of: response, issuer: issuer, pin: pin) {
+            case .failure(let problem): return problem.text
+            case .success(let signer):
+                return signer.notValidBefore <= time && time <= signer.notValidAfter
+                    ? nil : "its responder certificate \(signer.displayName) is not valid at the evaluation time"
+            }
+        }
+        let failure = entry.failure.map { " (asking again failed: \($0))" } ?? ""
+        switch verdict {
+        case .good(let thisUpdate, let validUntil):
+            return .good([Evidence(
+                window: thisUpdate <= validUntil ? thisUpdate...validUntil : thisUpdate...thisUpdate,
+                source: "\(source): good at \(RFC3339.string(thisUpdate)), next update \(RFC3339.string(validUntil))")])
+        case .revoked(let at, let reason, let thisUpdate):
+            let entry = CertificateRevocationList.Entry(serialNumber: Array(certificate.serialNumber.bytes), revocationDate: at, reason: reason)
+            return .revoked(entry, source: "\(source), response of \(RFC3339.string(thisUpdate))")
+        case .unknown(let why):
+            return .unknown("\(from) gave no usable answer: \(why)\(failure)")
+        }
+    }
+
+    private func crlStatus(of path: CertificatePath, at position: Int, time: Date) -> Status {
         let certificate = path.certificates[position]
         let issuer = path.certificates[position + 1]
         let candidates = (crls[certificate.issuer] ?? []) + (policy.cache?.crls(issuedBy: certificate.issuer) ?? [])
@@ -106,14 +163,22 @@ struct RevocationRule: PathRule {
                 problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) is not used: \(problem)")
                 continue
             }
-            if let entry = crl.entry(for: certificate), entry.reason != .removeFromCRL { return .revoked(entry, crl) }
+            if let entry = crl.entry(for: certificate), entry.reason != .removeFromCRL {
+                return .revoked(entry, source: "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate))")
+            }
             if crl.issuingDistributionPoint?.onlySomeReasons == true {
                 problems.append("the CRL issued at \(RFC3339.string(crl.thisUpdate)) covers only some revocation reasons")
             } else {
                 covering.append(crl)
             }
         }
-        return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering)
+        return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering.map { crl in
+            // A usable CRL has a nextUpdate (unusableReasons otherwise).
+            let until = crl.nextUpdate ?? crl.thisUpdate
+            return Evidence(
+                window: crl.thisUpdate <= until ? crl.thisUpdate...until : crl.thisUpdate...crl.thisUpdate,
+                source: "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate)), next update \(RFC3339.string(until))")
+        })
     }
 
     /// " or fetched", and why fetching from each of the certificate's distribution points failed, as the cache recorded.
@@ -197,5 +262,28 @@ private final class SignatureMemo: @unchecked Sendable {
             results[key] = valid
         }
         return valid
+    }
+}
+
+/// Remembers who signed which OCSP response for which issuer key, bounded.
+private final class OCSPSignerMemo: @unchecked Sendable {
+    private struct Key: Hashable {
+        let signed: ArraySlice<UInt8>
+        let signature: [UInt8]
+        let pin: SPKIPin
+    }
+    private let lock = NSLock()
+    private var results: [Key: Result<Certificate, OCSPResponse.SignatureProblem>] = [:]
+
+    func signer(of response: OCSPResponse, issuer: Certificate, pin: SPKIPin) -> Result<Certificate, OCSPResponse.SignatureProblem> {
+        // The whole signed part, not just the signature: a replayed signature over altered bytes must be verified anew.
+        let key = Key(signed: response.tbsBytes, signature: response.signature, pin: pin)
+        if let known = lock.withLock({ results[key] }) { return known }
+        let result = response.signer(issuer: issuer)
+        lock.withLock {
+            if results.count >= 1024 { results.removeAll(keepingCapacity: true) }
+            results[key] = result
+        }
+        return result
     }
 }
