@@ -48,6 +48,14 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "FuzzOCSP",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "Trust", package: "swift-trust"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzCRL",
             dependencies: [
                 "FuzzSupport",

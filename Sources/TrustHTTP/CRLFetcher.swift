@@ -72,6 +72,9 @@ public final class CRLFetcher: Sendable {
             guard !settled(cache.entry(for: uri), at: time) else { return nil }
             return inFlight.withLockedValue { running in
                 if let task = running[uri] { return task }
+                // Checked again under the lock: a fetch stores its result before it leaves `inFlight`, so one that
+                // just finished is seen here and not repeated.
+                if settled(cache.entry(for: uri), at: time) { return nil }
                 let task = Task { await self.fetch(uri, at: time) }
                 running[uri] = task
                 return task

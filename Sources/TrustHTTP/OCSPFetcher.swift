@@ -89,6 +89,9 @@ public final class OCSPFetcher: Sendable {
             let key = Array(pair.certificate.serialNumber.bytes) + Array(String(describing: pair.certificate.issuer).utf8)
             return inFlight.withLockedValue { running in
                 if let task = running[key] { return task }
+                // Checked again under the lock: a query stores its answer before it leaves `inFlight`, so one that
+                // just finished is seen here and not repeated.
+                if settled(cache.entry(for: pair.certificate), pair.certificate, at: time) { return nil }
                 let task = Task { await self.query(uri, about: pair.certificate, issuer: pair.issuer) }
                 running[key] = task
                 return task

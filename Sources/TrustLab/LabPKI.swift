@@ -108,7 +108,9 @@ public struct LabPKI: Sendable {
     /// `untrusted-root.pem`, `client-ca.pem`, for each server `NAME/chain.pem` (as presented), `NAME/cert.pem`,
     /// `NAME/key.pem`, for each client identity `clients/NAME/chain.pem` (leaf and intermediates),
     /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin, and
-    /// `crls/root.pem`, `crls/intermediate.pem` (revoking `expired` and `client-expired`) and `crls/all.pem` (both).
+    /// `crls/root.pem`, `crls/intermediate.pem` (revoking `expired` and `client-expired`) and `crls/all.pem` (both);
+    /// and DER OCSP responses `ocsp/good.der`, `ocsp/good-delegated.der`, `ocsp/expired-revoked.der` and the request
+    /// `ocsp/good-request.der`.
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
@@ -158,6 +160,28 @@ public struct LabPKI: Sendable {
         try put("crls/root.pem", rootCRL)
         try put("crls/intermediate.pem", intermediateCRL)
         try put("crls/all.pem", intermediateCRL + rootCRL)
+        // OCSP responses valid 30 days about the `good` server (good, from the intermediate and from a delegated
+        // responder) and the `expired` one (revoked), and the request about `good` (DER, as `openssl ocsp -respin`/`-reqin` read).
+        func putBytes(_ relative: String, _ bytes: [UInt8]) throws {
+            let path = (directory as NSString).appendingPathComponent(relative)
+            do {
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+            } catch {
+                throw LabError.cannotWrite(path, error.localizedDescription)
+            }
+            written.append(path)
+        }
+        var current = LabOCSP.Variation()
+        current.nextUpdate = month
+        if let good = servers["good"], let expired = servers["expired"] {
+            try putBytes("ocsp/good.der", LabOCSP.response(about: good.certificate, issuer: intermediate, status: .good, variation: current))
+            try putBytes("ocsp/good-delegated.der", LabOCSP.response(
+                about: good.certificate, issuer: intermediate, status: .good, signer: .delegate(LabOCSP.responder(issuedBy: intermediate)), variation: current))
+            try putBytes("ocsp/expired-revoked.der", LabOCSP.response(
+                about: expired.certificate, issuer: intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise), variation: current))
+            try putBytes("ocsp/good-request.der", OCSPRequest(certificateIDs: [OCSPCertificateID(certificate: good.certificate, issuer: intermediate.certificate)]).derBytes())
+        }
         return written
     }
 }

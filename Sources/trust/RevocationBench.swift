@@ -5,12 +5,14 @@ import X509
 
 /// `trust bench` rows for revocation: a serial number looked up in a 100,000-entry CRL (against a plain `Set` of the
 /// same serials), parsing that CRL (against hashing its bytes), and an uncached depth-3 evaluation with hard,
-/// whole-chain CRL checking (against the same evaluation without revocation).
+/// whole-chain CRL checking (against the same evaluation without revocation); an OCSP response parsed (against one
+/// ECDSA signature verification, its dominant cost when uncached), and an uncached evaluation with hard leaf OCSP
+/// checking from the cache (against the same evaluation without revocation).
 struct RevocationBench {
     let iterations: Int
 
     func run(wants: (String) -> Bool) async throws {
-        guard wants("CRL") || wants("revocation") else { return }
+        guard wants("CRL") || wants("revocation") || wants("OCSP") else { return }
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "bench CRL root", keyType: .p256, notBefore: Date() - day, notAfter: Date() + 365 * day)
         let intermediate = try root.intermediate(commonName: "bench CRL issuing CA", keyType: .p256, pathLength: 0, notBefore: Date() - day, notAfter: Date() + 365 * day)
@@ -55,6 +57,27 @@ struct RevocationBench {
             let revocation = await BenchCommand.median(iterations) { _ = await withRevocation.evaluate(trust) }
             let plain = await BenchCommand.median(iterations) { _ = await without.evaluate(trust) }
             BenchCommand.report("evaluate depth-3 p256 + CRLs (hard, chain)", revocation, "the same without revocation", plain)
+        }
+        if wants("OCSP") {
+            let der = try LabOCSP.response(about: leaf.certificate, issuer: intermediate, status: .good)
+            let parse = await BenchCommand.median(iterations) { _ = try? OCSPResponse(derEncoded: der) }
+            let signature = try intermediate.identity.privateKey.sign(bytes: der, signatureAlgorithm: .ecdsaWithSHA256)
+            let verify = await BenchCommand.median(iterations) { _ = intermediate.certificate.publicKey.isValidSignature(signature.rawRepresentation, for: der, signatureAlgorithm: .ecdsaWithSHA256) }
+            BenchCommand.report("parse an OCSP response (\(der.count) B)", parse, "one P-256 signature verification", verify)
+            let trust = try ServerTrust(presentedChain: leaf.chain, host: "bench.lab.test")
+            let cache = OCSPCache()
+            cache.store(OCSPCache.Entry(response: try OCSPResponse(derEncoded: der)), for: leaf.certificate)
+            var checked = ValidationPolicy.webPKI
+            checked.revocation = RevocationPolicy(mode: .hard, ocspCache: cache)
+            let withOCSP = PathValidator(anchors: .only([root.certificate]), policy: checked)
+            let without = PathValidator(anchors: .only([root.certificate]))
+            guard await withOCSP.evaluate(trust).isTrusted else {
+                print("  OCSP: the bench chain was not trusted; skipped")
+                return
+            }
+            let ocsp = await BenchCommand.median(iterations) { _ = await withOCSP.evaluate(trust) }
+            let plain = await BenchCommand.median(iterations) { _ = await without.evaluate(trust) }
+            BenchCommand.report("evaluate depth-3 p256 + OCSP (hard, leaf, cached response)", ocsp, "the same without revocation", plain)
         }
     }
 }

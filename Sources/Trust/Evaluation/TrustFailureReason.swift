@@ -54,7 +54,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     case peerNameRequired
     /// The application refused the server (a challenge handler cancelled or rejected it, or answered wrongly).
     case refusedByApplication(String)
-    /// A certificate on the path is revoked: `source` (a CRL, named by its issuer) lists its serial number.
+    /// A certificate on the path is revoked: `source` (a CRL, named by its issuer, or an OCSP responder) says so.
     case revoked(subject: String, serialNumber: String, reason: String, revokedAt: Date, source: String)
     /// Under hard revocation checking, a certificate's revocation status could not be established.
     case revocationStatusUnknown(subject: String, detail: String)
