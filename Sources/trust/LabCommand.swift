@@ -47,6 +47,7 @@ struct LabCommand: AsyncParsableCommand {
         say("  CA file to trust:  \(folder)/roots.pem")
         say("  pins:              \(folder)/pins.txt")
         say("  CRLs:              \(folder)/crls/all.pem (the root's and the intermediate's, which revokes expired and client-expired; --crlfile)")
+        say("  OCSP responses:    \(folder)/ocsp/good.der, good-delegated.der, expired-revoked.der (DER; openssl ocsp -respin)")
         say("  client identities: \(folder)/clients/<name>/{chain,key}.pem  (client, partner, client-expired, client-server-eku, client-foreign)")
         say("  credentials:       alice / wonderland  (routes /basic, /digest?algorithm=SHA-256, /multi)")
         say("  forward proxy:     \(proxy.url)  (Digest, alice / wonderland; CONNECT for https)")
