@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTP
 import TrustLab
 import X509
 
@@ -133,5 +134,75 @@ struct RevocationInteropTests {
         }
         let (getStatus, _, getErr) = try await run(CLITests.binary, ["get", "https://127.0.0.1:9/", "--crlfile", dir + "/bad.pem"])
         #expect(getStatus == 82 && getErr.contains("CRL"), "\(getStatus) \(getErr)")
+    }
+
+    /// `openssl ocsp` as a real responder on a port (not ours): a leaf it says is good is accepted, one it says is
+    /// revoked is refused, through the engine's fetcher and through `trust get`.
+    @Test func opensslResponderIsHonoured() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed (installed by .ci/run)"); return }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let issuer = Lab.pki.intermediate
+        try issuer.identity.certificatePEM.write(toFile: dir + "/ca.pem", atomically: true, encoding: .utf8)
+        try issuer.identity.privateKeyPEM.write(toFile: dir + "/ca.key", atomically: true, encoding: .utf8)
+        // The responder's port must be in the leaves' AIA before openssl reads its index of their serials: a free port
+        // is chosen, then openssl binds it; another process taking it first makes openssl fail, and a new one is tried.
+        for attempt in 1...5 {
+            let probe = try RefusingPort()
+            let port = probe.port
+            probe.close()
+            let responder = "http://127.0.0.1:\(port)/"
+            let good = try issuer.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder])
+            let revoked = try issuer.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder])
+            func serial(_ identity: LabIdentity) -> String { identity.certificate.openSSLSerial.replacingOccurrences(of: ":", with: "").uppercased() }
+            let index = "V\t301231235959Z\t\t\(serial(good))\tunknown\t/CN=good\n" + "R\t301231235959Z\t240101000000Z,keyCompromise\t\(serial(revoked))\tunknown\t/CN=revoked\n"
+            try index.write(toFile: dir + "/index.txt", atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.openssl)
+            process.arguments = ["ocsp", "-index", dir + "/index.txt", "-CA", dir + "/ca.pem", "-rsigner", dir + "/ca.pem", "-rkey", dir + "/ca.key",
+                                 "-port", String(port), "-ndays", "1"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer { stop(process) }
+            // Ready when it prints "ACCEPT …" (a connection that sends nothing would stall it: it serves one at a
+            // time); its output ends at once when the port was taken.
+            let handle = output.fileHandleForReading
+            let ready = await Task.detached {
+                var seen = Data()
+                while !String(decoding: seen, as: UTF8.self).contains("ACCEPT") {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return false }
+                    seen += chunk
+                }
+                return true
+            }.value
+            guard ready else {
+                if attempt == 5 { Issue.record("openssl ocsp never listened on a free port") }
+                continue
+            }
+            // The engine, through OCSPFetcher.
+            var policy = ValidationPolicy.webPKI
+            policy.revocation = RevocationPolicy(mode: .hard)
+            let evaluator = try RevocationCheckingEvaluator(anchors: Lab.anchors, policy: policy)
+            let accepted = await evaluator.evaluate(try ServerTrust(presentedChain: good.chain, host: "good.lab.test"))
+            #expect(accepted.isTrusted, "\(accepted.reasons)")
+            let refused = await evaluator.evaluate(try ServerTrust(presentedChain: revoked.chain, host: "good.lab.test"))
+            #expect(refused.codes == ["revoked"] && refused.reasons.first?.description.contains("keyCompromise") == true, "\(refused.reasons)")
+            await evaluator.shutdown()
+            // trust get, each leaf served by a lab server.
+            for (identity, expected) in [(good, Int32(0)), (revoked, Int32(60))] {
+                let server = try await LabServer.start(name: "openssl-ocsp", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
+                let (status, _, err) = try await run(CLITests.binary, [
+                    "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                    "--cacert", CLITests.lab + "/roots.pem", "--anchors-only", "--revocation", "hard", "-o", "/dev/null",
+                ])
+                #expect(status == expected, "\(err)")
+                if expected == 60 { #expect(err.contains("keyCompromise") && err.contains("OCSP responder"), "\(err)") }
+                try await server.shutdown()
+            }
+            return
+        }
     }
 }
