@@ -45,6 +45,7 @@ public final class LabOCSPResponder: Sendable {
     }
 
     private struct State: Sendable {
+        var authorities: [LabAuthority]
         var behaviour = Behaviour()
         var statuses: [[UInt8]: LabOCSP.Status] = [:]
         var received: [Received] = []
@@ -64,12 +65,18 @@ public final class LabOCSPResponder: Sendable {
 
     /// Starts a responder for certificates issued by `authorities`.
     public static func start(authorities: [LabAuthority], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabOCSPResponder {
-        let state = NIOLockedValueBox(State())
+        let state = NIOLockedValueBox(State(authorities: authorities))
         let listener = try await LabListener.bind(group: group) { channel, _ in
             try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-            try channel.pipeline.syncOperations.addHandler(Handler(authorities: authorities, state: state))
+            try channel.pipeline.syncOperations.addHandler(Handler(state: state))
         }
         return LabOCSPResponder(listener: listener, state: state)
+    }
+
+    /// Answers for certificates `authority` issued too (an authority made after the responder, whose certificate
+    /// names the responder's URL).
+    public func serve(_ authority: LabAuthority) {
+        state.withLockedValue { $0.authorities.append(authority) }
     }
 
     /// Changes how the responder answers.
@@ -92,13 +99,11 @@ public final class LabOCSPResponder: Sendable {
     private final class Handler: ChannelInboundHandler, RemovableChannelHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
-        let authorities: [LabAuthority]
         let state: NIOLockedValueBox<State>
         private var head: HTTPRequestHead?
         private var body: [UInt8] = []
 
-        init(authorities: [LabAuthority], state: NIOLockedValueBox<State>) {
-            self.authorities = authorities
+        init(state: NIOLockedValueBox<State>) {
             self.state = state
         }
 
@@ -129,9 +134,9 @@ public final class LabOCSPResponder: Sendable {
                 der = Data(base64Encoded: encoded.removingPercentEncoding ?? encoded).map(Array.init) ?? []
             }
             let request = try? OCSPRequest(derEncoded: der)
-            let behaviour = state.withLockedValue { state in
+            let (behaviour, authorities) = state.withLockedValue { state in
                 state.received.append(Received(method: head.method.rawValue, request: request))
-                return state.behaviour
+                return (state.behaviour, state.authorities)
             }
             let ocsp = "application/ocsp-response"
             if let code = behaviour.httpStatus { return (HTTPResponseStatus(statusCode: code), "text/plain", [], behaviour.delay) }
@@ -143,7 +148,7 @@ public final class LabOCSPResponder: Sendable {
             }
             // One issuer per response: the first CertID's.
             guard let first = request.certificateIDs.first, let issuer = authorities.first(where: { serves($0, first) }) else {
-                let any = authorities[0]
+                guard let any = authorities.first else { return (.ok, ocsp, LabOCSP.unsuccessful(.unauthorized), behaviour.delay) }
                 let unknown = try? LabOCSP.response(for: request.certificateIDs, issuer: any, requestNonce: request.nonce) { _ in .unknown }
                 return (.ok, ocsp, unknown ?? LabOCSP.unsuccessful(.internalError), behaviour.delay)
             }
