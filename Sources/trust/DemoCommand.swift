@@ -13,9 +13,10 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run the built-in lab: policies × servers on loopback, every outcome checked (exit 1 if any differs).",
         discussion: """
             Starts TrustLab servers on 127.0.0.1 (good, expired, wrong host, self-signed, untrusted root, the MITM chain with
-            the pinned intermediate appended, mutual TLS, Basic and Digest), then connects to each under the policies a
-            client would use — default, custom anchor, anchors-only, public-key pin, certificate pin, AFNetworking
-            allowInvalidCertificates with pinning, a report-only configuration — and prints what happened and why.
+            the pinned intermediate appended, mutual TLS, Basic and Digest, leaves revoked by CRL and by OCSP), then connects to
+            each under the policies a client would use — default, custom anchor, anchors-only, public-key pin, certificate pin,
+            AFNetworking allowInvalidCertificates with pinning, a report-only configuration, hard and soft revocation
+            checking — and prints what happened and why.
             """)
 
     @Flag(help: "Print every decision's reasons and the validated path.")
@@ -53,9 +54,27 @@ struct DemoCommand: AsyncParsableCommand {
             servers[name] = try await LabServer.start(name, pki: pki)
         }
         servers["mtls"] = try await LabServer.start(mutualTLS: .required, pki: pki)
+        // Revocation: a CRL distribution point and an OCSP responder on loopback, and leaves of the lab intermediate
+        // that name them — one good, one revoked in its CRL, one revoked by the responder, one whose responder is down.
+        let crls = try await LabCRLServer.start()
+        let responder = try await LabOCSPResponder.start(authorities: [pki.intermediate, pki.root])
+        let down = "http://127.0.0.1:9/"  // the discard port: nothing answers OCSP there
+        let revocable = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder.url])
+        let revokedByCRL = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("intermediate.crl")])
+        let revokedByOCSP = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder.url])
+        let unreachable = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], ocspResponders: [down])
+        crls.publish(try LabCRL(issuer: pki.intermediate, revoked: [LabCRL.Revoked(revokedByCRL.certificate, reason: .keyCompromise)]).crl, as: "intermediate.crl")
+        responder.set(.revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise), for: revokedByOCSP.certificate)
+        for (name, identity) in [("revocable", revocable), ("revoked-crl", revokedByCRL), ("revoked-ocsp", revokedByOCSP), ("ocsp-down", unreachable)] {
+            servers[name] = try await LabServer.start(name: name, host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
+        }
         defer {
             let all = Array(servers.values)
-            Task { for server in all { try? await server.shutdown() } }
+            Task {
+                for server in all { try? await server.shutdown() }
+                await crls.shutdown()
+                await responder.shutdown()
+            }
         }
         let scenarios = try Self.scenarios(pki)
         print("Running \(scenarios.count) scenarios…\n")
@@ -84,6 +103,8 @@ struct DemoCommand: AsyncParsableCommand {
                     why = firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine
                 } else if notes.contains(where: { $0.contains("report-only") }) {
                     why = "trusted; pins did not match → reported (report-only)"
+                } else if notes.contains(where: { $0.contains("revocation checking is soft") }) {
+                    why = "trusted; revocation status unknown, allowed (soft)"
                 } else {
                     why = "trusted" + ((response.serverTrust?.validatedPath.count).map { ", validated path of \($0)" } ?? "")
                 }
@@ -117,6 +138,8 @@ struct DemoCommand: AsyncParsableCommand {
         if let decision = error.trustDecision, let reason = decision.reasons.first {
             switch reason.code {
             case "pin-mismatch", "pinned-certificate-not-in-path": return "pin not on the validated path"
+            case "revoked": return "revoked, says the " + (reason.description.contains("OCSP") ? "OCSP responder" : "CRL")
+            case "revocation-status-unknown": return "revocation status unknown" + (reason.description.contains("failed") ? ": asking the responder failed" : "")
             default: return reason.code.replacingOccurrences(of: "-", with: " ")
             }
         }
@@ -149,6 +172,16 @@ struct DemoCommand: AsyncParsableCommand {
         let reportOnly: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
         let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
         let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
+        // Hard and soft revocation checking (OCSP first, CRLs as the fallback), a fresh evaluator per connection.
+        func revocation(_ mode: RevocationPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
+            { configuration in
+                var policy = ValidationPolicy.webPKI
+                policy.revocation = RevocationPolicy(mode: mode)
+                if let evaluator = try? RevocationCheckingEvaluator(anchors: .only(anchors), policy: policy) {
+                    configuration.serverTrust = .evaluator(evaluator)
+                }
+            }
+        }
 
         return [
             Scenario(policy: "default (system roots)", server: "good", expected: .refused(.serverCertificateHasUnknownRoot)),
@@ -180,6 +213,11 @@ struct DemoCommand: AsyncParsableCommand {
             Scenario(policy: "HTTP Basic, wrong password", server: "good", path: "/basic", expected: .status(401), configure: only,
                      credential: Credential(user: "alice", password: "nope", persistence: .none)),
             Scenario(policy: "HTTP Digest SHA-256, alice", server: "good", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
+            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revocable", expected: .ok, configure: revocation(.hard)),
+            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revoked-crl", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
+            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revoked-ocsp", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
+            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "ocsp-down", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
+            Scenario(policy: "revocation soft", server: "ocsp-down", expected: .ok, configure: revocation(.soft)),
         ]
     }
 }
