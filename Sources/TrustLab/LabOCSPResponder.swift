@@ -32,6 +32,9 @@ public final class LabOCSPResponder: Sendable {
         public var httpStatus: Int?
         /// Wait this long before answering.
         public var delay: TimeAmount = .zero
+        /// Answer "good" about another serial number than the one asked about (a responder mixing up its answers,
+        /// or an attacker replaying one made for another certificate).
+        public var answersForAnotherSerial = false
         /// The default: good answers signed by the issuer.
         public init() {}
     }
@@ -153,8 +156,16 @@ public final class LabOCSPResponder: Sendable {
                 return (.ok, ocsp, unknown ?? LabOCSP.unsuccessful(.internalError), behaviour.delay)
             }
             let statuses = state.withLockedValue { $0.statuses }
+            var ids = request.certificateIDs
+            if behaviour.answersForAnotherSerial {
+                ids = ids.map { id in
+                    var other = id
+                    other.serialNumber = id.serialNumber.isEmpty ? [1] : id.serialNumber.dropLast() + [(id.serialNumber.last ?? 0) ^ 0x01]
+                    return other
+                }
+            }
             let response = try? LabOCSP.response(
-                for: request.certificateIDs, issuer: issuer, signer: behaviour.signer, requestNonce: request.nonce, variation: behaviour.variation
+                for: ids, issuer: issuer, signer: behaviour.signer, requestNonce: request.nonce, variation: behaviour.variation
             ) { id in
                 serves(issuer, id) ? (statuses[id.serialNumber] ?? .good) : .unknown
             }

@@ -211,4 +211,35 @@ struct OCSPFetchingTests {
         try await server.shutdown()
         await responder.shutdown()
     }
+
+    /// A responder that stalls, floods, or answers about another certificate: unknown, within the timeout, bounded.
+    @Test func hostileResponders() async throws {
+        let responder = try await Self.responder()
+        let limits = OCSPFetcher.Limits(maximumSize: 64 << 10, timeout: .milliseconds(800))
+        func evaluate(_ mode: RevocationPolicy.Mode) async throws -> (TrustDecision, Duration) {
+            var policy = ValidationPolicy.webPKI
+            policy.revocation = RevocationPolicy(mode: mode)
+            let evaluator = try RevocationCheckingEvaluator(anchors: Lab.anchors, policy: policy, ocspFetcher: try OCSPFetcher(limits: limits))
+            let started = ContinuousClock.now
+            let decision = await evaluator.evaluate(try Self.trust(Self.leaf(responder)))
+            let elapsed = ContinuousClock.now - started
+            await evaluator.shutdown()
+            return (decision, elapsed)
+        }
+        let cases: [(String, (inout LabOCSPResponder.Behaviour) -> Void)] = [
+            ("timed out", { $0.delay = .seconds(30) }),
+            ("too large", { $0.rawBody = [UInt8](repeating: 0x30, count: 4 << 20) }),
+            ("no status for this certificate", { $0.answersForAnotherSerial = true }),
+        ]
+        for (expected, change) in cases {
+            responder.update { $0 = LabOCSPResponder.Behaviour(); change(&$0) }
+            let (hard, elapsed) = try await evaluate(.hard)
+            #expect(hard.codes == ["revocation-status-unknown"] && hard.reasons.first?.description.contains(expected) == true, "\(expected): \(hard.reasons)")
+            // Within the timeout, with room for a loaded machine (the deadline tests live with the Session's).
+            #expect(elapsed < .seconds(10), "\(expected): \(elapsed)")
+            let (soft, _) = try await evaluate(.soft)
+            #expect(soft.isTrusted && soft.notes.contains { $0.contains(expected) }, "\(expected): \(soft.notes)")
+        }
+        await responder.shutdown()
+    }
 }
