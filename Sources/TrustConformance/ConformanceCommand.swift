@@ -18,6 +18,9 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(help: "The checked-in list of known deviations.")
     var deviations: String = "Conformance/known-deviations.json"
 
+    @Option(help: "The CT log list (Chrome's v3 schema) the badssl-prod SCTs are checked against.")
+    var ctLogList: String = "Conformance/ct-log-list.json"
+
     @Option(help: "Only run cases whose id contains this text.")
     var filter: String?
 
@@ -52,6 +55,17 @@ struct ConformanceCommand: AsyncParsableCommand {
                 tally.record(testCase.id, outcome: outcome, elapsed: elapsed, report: &report, verbose: verbose)
             }
             tally.print()
+            if name == "badssl-prod.limbo.json", FileManager.default.fileExists(atPath: ctLogList) {
+                let logList = try CTLogList.load(path: ctLogList)
+                var ct = Tally(name: "badssl-prod.limbo.json, Certificate Transparency enforced")
+                for testCase in suite.testcases where testCase.validation_kind == "SERVER" {
+                    if let filter, !testCase.id.contains(filter) { continue }
+                    let start = ContinuousClock.now
+                    guard let outcome = await CTRunner.run(testCase, logList: logList) else { continue }
+                    ct.record("ct::" + testCase.id, outcome: outcome, elapsed: ContinuousClock.now - start, report: &report, verbose: verbose)
+                }
+                ct.print()
+            }
         }
 
         let afPath = (suites as NSString).appendingPathComponent("afnetworking-securitypolicy.json")

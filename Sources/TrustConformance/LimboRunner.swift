@@ -33,18 +33,13 @@ enum LimboRunner {
         for pem in testCase.untrusted_intermediates { intermediates += (try? CertificateSource.certificates(pem: pem)) ?? [] }
         var policy = ValidationPolicy.webPKI
         policy.revocation = revocation
-        var peerName: PeerName?
-        if let expected = testCase.expected_peer_name {
-            do {
-                peerName = expected.kind == "IP"
-                    ? .ipAddress(try IPAddress(expected.value).orThrow())
-                    : try PeerName(dnsName: expected.value)
-            } catch {
-                return CaseOutcome(expectedSuccess: expectSuccess, trusted: false, reasons: ["bad peer name: \(error)"])
-            }
-        } else {
-            policy.checksPeerName = false
+        let peerName: PeerName?
+        do {
+            peerName = try Self.peerName(of: testCase)
+        } catch {
+            return CaseOutcome(expectedSuccess: expectSuccess, trusted: false, reasons: ["bad peer name: \(error)"])
         }
+        if peerName == nil { policy.checksPeerName = false }
         if let depth = testCase.max_chain_depth { policy.maximumIntermediates = depth }
         if let ekus = testCase.extended_key_usage, ekus.contains("clientAuth"), !ekus.contains("serverAuth") {
             policy.purpose = .tlsClient
@@ -59,6 +54,14 @@ enum LimboRunner {
         let trust = ServerTrust(presentedChain: [leaf] + intermediates, peerName: peerName, evaluationTime: time)
         let decision = await PathValidator(anchors: .only(trusted), policy: policy).evaluate(trust)
         return CaseOutcome(expectedSuccess: expectSuccess, trusted: decision.isTrusted, reasons: decision.reasons.map(\.description))
+    }
+}
+
+extension LimboRunner {
+    /// The case's expected peer name (DNS name or IP address), or `nil` when none is to be checked.
+    static func peerName(of testCase: LimboCase) throws -> PeerName? {
+        guard let expected = testCase.expected_peer_name else { return nil }
+        return expected.kind == "IP" ? .ipAddress(try IPAddress(expected.value).orThrow()) : try PeerName(dnsName: expected.value)
     }
 }
 

@@ -51,6 +51,10 @@ public struct PathValidator: Sendable {
 
     private mutating func prepareRules() {
         rules = policy.rules() + additionalRules
+        if policy.certificateTransparency.mode != .off {
+            // Added here, not in ValidationPolicy.rules(): which anchors are custom is the validator's to know.
+            rules.append(CertificateTransparencyRule(policy: policy.certificateTransparency, customAnchors: Set(anchors.certificates.map(\.spkiPin))))
+        }
         observingRules = rules.filter(\.observesTrustedPaths)
         handledCriticalExtensions = RulesPolicy.handledCriticalExtensions(of: rules)
         expectedPins = policy.pins.sorted { $0.base64 < $1.base64 }

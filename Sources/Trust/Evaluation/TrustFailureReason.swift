@@ -58,6 +58,10 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     case revoked(subject: String, serialNumber: String, reason: String, revokedAt: Date, source: String)
     /// Under hard revocation checking, a certificate's revocation status could not be established.
     case revocationStatusUnknown(subject: String, detail: String)
+    /// The leaf does not carry enough valid Signed Certificate Timestamps from distinct log operators (RFC 6962; the
+    /// policy of ``CertificateTransparencyPolicy``): the counts found and required, and each SCT's finding in `detail`.
+    case certificateTransparencyPolicyNotMet(
+        subject: String, validSCTs: Int, requiredSCTs: Int, operators: Int, requiredOperators: Int, invalidSCTs: Int, unknownLogSCTs: Int, detail: String)
 
     /// Why no path to an anchor could be built.
     public enum NoPathDetail: Hashable, Sendable {
@@ -107,6 +111,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .refusedByApplication: return "refused-by-application"
         case .revoked: return "revoked"
         case .revocationStatusUnknown: return "revocation-status-unknown"
+        case .certificateTransparencyPolicyNotMet: return "ct-policy-not-met"
         }
     }
 
@@ -182,6 +187,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "\(s) (serial \(serial)) was revoked at \(Self.format(at)), reason \(reason), according to the \(source)"
         case .revocationStatusUnknown(let s, let detail):
             return "the revocation status of \(s) is unknown and revocation checking is hard: \(detail)"
+        case .certificateTransparencyPolicyNotMet(let s, _, _, _, _, _, _, let detail):
+            return "\(s) does not meet the Certificate Transparency policy: \(detail)"
         }
     }
 

@@ -54,6 +54,8 @@ public struct ValidationPolicy: Sendable, Hashable {
     public var requiredCertificates: [Certificate]
     /// Revocation checking (off by default) and the CRLs it decides from.
     public var revocation: RevocationPolicy
+    /// Certificate Transparency (off by default): SCTs required of leaves that chain to system roots.
+    public var certificateTransparency: CertificateTransparencyPolicy = .off
 
     /// Creates a policy; the defaults are the Web-PKI profile.
     public init(

@@ -1,0 +1,174 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// What Certificate Transparency checking found for a leaf: each embedded SCT (its log, operator, timestamp, and
+/// valid or why not), the count the policy requires, and whether the policy is met — the finding the CT rule decides on
+/// and `trust inspect` prints.
+public struct CertificateTransparencyReport: Sendable, Hashable {
+    /// One SCT's finding.
+    public enum Status: Sendable, Hashable {
+        /// Counts toward the policy.
+        case valid
+        /// Does not count: why (bad signature, a timestamp in the future, a log not usable then, outside its interval…).
+        case invalid(String)
+        /// Its log is not on the list.
+        case unknownLog
+    }
+
+    /// One SCT and what it came to.
+    public struct Entry: Sendable, Hashable {
+        /// The SCT.
+        public var sct: SignedCertificateTimestamp
+        /// Its log, when listed.
+        public var log: CTLogList.Log?
+        /// Valid, invalid (why), or from an unknown log.
+        public var status: Status
+    }
+
+    /// Every embedded SCT, in certificate order.
+    public var entries: [Entry]
+    /// Valid SCTs required for the certificate's lifetime.
+    public var requiredSCTs: Int
+    /// Distinct operators required.
+    public var requiredOperators: Int
+    /// Why the SCT list could not be read, if it could not.
+    public var malformed: String?
+
+    /// The valid SCTs.
+    public var validCount: Int { entries.filter { $0.status == .valid }.count }
+    /// SCTs that do not count, their logs known.
+    public var invalidCount: Int { entries.filter { if case .invalid = $0.status { return true } else { return false } }.count }
+    /// SCTs from logs not on the list.
+    public var unknownLogCount: Int { entries.filter { $0.status == .unknownLog }.count }
+    /// The operators of the valid SCTs.
+    public var operators: Set<String> { Set(entries.filter { $0.status == .valid }.compactMap { $0.log?.operatorName }) }
+    /// Whether the policy is met.
+    public var meetsPolicy: Bool { malformed == nil && validCount >= requiredSCTs && operators.count >= requiredOperators }
+
+    /// "2 valid SCTs of 3 required, from 1 operator of 2 required; 1 invalid (…); 1 from an unknown log".
+    public var summary: String {
+        if let malformed { return "the SCT list is malformed: \(malformed)" }
+        var parts = ["\(validCount) valid SCT\(validCount == 1 ? "" : "s") of \(requiredSCTs) required, from \(operators.count) operator\(operators.count == 1 ? "" : "s") of \(requiredOperators) required"]
+        let invalid = entries.compactMap { entry -> String? in
+            guard case .invalid(let why) = entry.status else { return nil }
+            return "\(entry.log?.description ?? entry.sct.logIDBase64): \(why)"
+        }
+        if !invalid.isEmpty { parts.append("\(invalid.count) invalid (" + invalid.joined(separator: "; ") + ")") }
+        if unknownLogCount > 0 {
+            parts.append("\(unknownLogCount) from unknown logs (" + entries.filter { $0.status == .unknownLog }.map(\.sct.logIDBase64).joined(separator: ", ") + ")")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// Checks `leaf`'s embedded SCTs, `issuer` being the next certificate on the validated path, against `policy`'s
+    /// log list at `time` (see ``CertificateTransparencyPolicy`` for what makes an SCT valid).
+    public static func check(leaf: Certificate, issuer: Certificate, policy: CertificateTransparencyPolicy, at time: Date) -> CertificateTransparencyReport {
+        let lifetime = leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore)
+        var report = CertificateTransparencyReport(
+            entries: [], requiredSCTs: CertificateTransparencyPolicy.requiredSCTs(forLifetime: lifetime), requiredOperators: policy.minimumOperators)
+        let scts: [SignedCertificateTimestamp]
+        do {
+            scts = try SignedCertificateTimestamp.embedded(in: leaf)
+        } catch {
+            report.malformed = error.detail
+            return report
+        }
+        guard !scts.isEmpty else { return report }
+        let signed = Result { try PrecertificateEntry(leaf: leaf, issuer: issuer) }
+        for sct in scts {
+            guard let log = policy.logList?.log(id: sct.logID) else {
+                report.entries.append(Entry(sct: sct, log: nil, status: .unknownLog))
+                continue
+            }
+            report.entries.append(Entry(sct: sct, log: log, status: status(of: sct, log: log, leaf: leaf, entry: signed, at: time)))
+        }
+        return report
+    }
+
+    private static func status(of sct: SignedCertificateTimestamp, log: CTLogList.Log, leaf: Certificate, entry: Result<PrecertificateEntry, any Error>, at time: Date) -> Status {
+        if sct.timestamp > time { return .invalid("its timestamp \(RFC3339.string(sct.timestamp)) is after the evaluation time") }
+        switch log.state {
+        case .qualified?, .usable?:
+            break
+        case .readonly?, .retired?:
+            if let since = log.stateTimestamp, sct.timestamp >= since {
+                return .invalid("the log was \(log.state?.rawValue ?? "") from \(RFC3339.string(since)), before the SCT's timestamp")
+            }
+        case .pending?, .rejected?:
+            return .invalid("the log is \(log.state?.rawValue ?? "") (never usable)")
+        case nil:
+            return .invalid("the log list gives the log no state")
+        }
+        if let interval = log.temporalInterval, !interval.contains(leaf.notValidAfter) {
+            return .invalid("the certificate expires outside the log's temporal interval \(RFC3339.string(interval.lowerBound)) – \(RFC3339.string(interval.upperBound))")
+        }
+        let algorithm: Certificate.SignatureAlgorithm
+        switch (sct.hashAlgorithm, sct.signatureAlgorithm) {
+        case (4, 3): algorithm = .ecdsaWithSHA256
+        case (4, 1): algorithm = .sha256WithRSAEncryption
+        default: return .invalid("its signature algorithm (hash \(sct.hashAlgorithm), signature \(sct.signatureAlgorithm)) is not SHA-256 with ECDSA or RSA (RFC 6962 §2.1.4)")
+        }
+        guard case .success(let entry) = entry else { return .invalid("the certificate's TBSCertificate cannot be rebuilt without its SCT list") }
+        guard log.publicKey.isValidSignature(sct.signature, for: entry.signedData(for: sct), signatureAlgorithm: algorithm) else {
+            return .invalid("its signature does not verify with the log's key")
+        }
+        return .valid
+    }
+}
+
+/// The precertificate log entry an embedded SCT signs (RFC 6962 §3.2): the SHA-256 of the issuer's
+/// SubjectPublicKeyInfo, and the leaf's TBSCertificate without the SCT list extension (which is what the
+/// precertificate's TBSCertificate becomes once its poison extension is removed, RFC 6962 §3.1).
+struct PrecertificateEntry: Sendable {
+    let issuerKeyHash: [UInt8]
+    let tbs: [UInt8]
+
+    init(leaf: Certificate, issuer: Certificate) throws {
+        var spki = DER.Serializer()
+        try spki.serialize(issuer.publicKey)
+        issuerKeyHash = Array(SHA256.hash(data: spki.serializedBytes))
+        tbs = try Self.tbsWithoutSCTList(leaf.tbsCertificateBytes)
+    }
+
+    /// The DER TBSCertificate with the SCT list extension removed (and the extensions field left out if it is then empty).
+    static func tbsWithoutSCTList(_ bytes: ArraySlice<UInt8>) throws -> [UInt8] {
+        let root = try DER.parse(bytes)
+        guard case .constructed(let children) = root.content else { throw SignedCertificateTimestamp.ParseError("a primitive TBSCertificate") }
+        var serializer = DER.Serializer()
+        try serializer.appendConstructedNode(identifier: .sequence) { tbs in
+            for child in children {
+                guard child.identifier == ASN1Identifier(tagWithNumber: 3, tagClass: .contextSpecific) else {
+                    tbs.serializeRawBytes(child.encodedBytes)
+                    continue
+                }
+                let kept: [ArraySlice<UInt8>] = try DER.explicitlyTagged(child, tagNumber: 3, tagClass: .contextSpecific) { list in
+                    guard case .constructed(let extensions) = list.content else { throw SignedCertificateTimestamp.ParseError("a primitive extensions list") }
+                    return try extensions.compactMap { node in
+                        let ext = try Certificate.Extension(derEncoded: node)
+                        return ext.oid == SignedCertificateTimestamp.extensionOID ? nil : node.encodedBytes
+                    }
+                }
+                guard !kept.isEmpty else { continue }
+                tbs.serialize(explicitlyTaggedWithTagNumber: 3, tagClass: .contextSpecific) { explicit in
+                    explicit.appendConstructedNode(identifier: .sequence) { list in
+                        for ext in kept { list.serializeRawBytes(ext) }
+                    }
+                }
+            }
+        }
+        return serializer.serializedBytes
+    }
+
+    /// The `digitally-signed` struct of RFC 6962 §3.2 for `sct` over this precertificate entry.
+    func signedData(for sct: SignedCertificateTimestamp) -> [UInt8] {
+        var data: [UInt8] = [sct.version, 0]  // sct_version, signature_type certificate_timestamp
+        data += (0..<8).reversed().map { UInt8(truncatingIfNeeded: sct.timestampMilliseconds >> (8 * UInt64($0))) }
+        data += [0, 1]  // entry_type precert_entry
+        data += issuerKeyHash
+        data += [UInt8(truncatingIfNeeded: tbs.count >> 16), UInt8(truncatingIfNeeded: tbs.count >> 8), UInt8(truncatingIfNeeded: tbs.count)] + tbs
+        data += [UInt8(sct.extensions.count >> 8), UInt8(sct.extensions.count & 0xFF)] + sct.extensions
+        return data
+    }
+}
