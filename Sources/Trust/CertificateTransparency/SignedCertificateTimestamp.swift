@@ -39,6 +39,21 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     /// The signature bytes (DER ECDSA-Sig-Value or an RSA PKCS #1 v1.5 signature).
     public var signature: [UInt8]
 
+    /// An SCT from its fields (`timestamp` is `timestampMilliseconds` as a date).
+    public init(
+        version: UInt8 = 0, logID: [UInt8], timestamp: Date, timestampMilliseconds: UInt64, extensions: [UInt8] = [], hashAlgorithm: UInt8,
+        signatureAlgorithm: UInt8, signature: [UInt8]
+    ) {
+        self.version = version
+        self.logID = logID
+        self.timestamp = timestamp
+        self.timestampMilliseconds = timestampMilliseconds
+        self.extensions = extensions
+        self.hashAlgorithm = hashAlgorithm
+        self.signatureAlgorithm = signatureAlgorithm
+        self.signature = signature
+    }
+
     /// The log ID in base64, as log lists write it.
     public var logIDBase64: String { Data(logID).base64EncodedString() }
 
