@@ -17,6 +17,12 @@ import X509
 /// | `no-san` | the host name in the subject CN only |
 /// | `client-auth-only` | EKU clientAuth only |
 /// | `mitm` | issued for `good.lab.test` by a *second trusted* CA, with `good`'s intermediate appended (the pinned-certificate append attack) |
+/// | `sct` | like `good` (`sct.lab.test`), with SCTs from two lab CT logs of two operators: meets the CT policy |
+/// | `no-sct` / `one-sct` | no SCT / one SCT |
+/// | `bad-sct` | two SCTs of two operators, one with a signature that does not verify |
+///
+/// The CT logs (``ctLogs``): `Alpha 1` and `Alpha 2` (operator `swift-trust lab Alpha`) and `Beta` (operator
+/// `swift-trust lab Beta`); ``ctLogListJSON`` is their log list.
 ///
 /// Client identities for mutual TLS (``clients``):
 ///
@@ -47,6 +53,10 @@ public struct LabPKI: Sendable {
     public let clientCA: LabAuthority
     /// Client identities for mutual TLS, by name (see the table above).
     public let clients: [String: LabIdentity]
+    /// The lab's CT logs: two of one operator, one of another.
+    public let ctLogs: [LabCTLog]
+    /// The log list (Chrome's v3 schema) of ``ctLogs``, published when the PKI was made.
+    public let ctLogListJSON: String
 
     /// The names of `clients`, in table order.
     public static let clientNames = ["client", "partner", "client-expired", "client-server-eku", "client-foreign"]
@@ -57,7 +67,7 @@ public struct LabPKI: Sendable {
     /// The names of `servers`, in table order.
     public static let serverNames = [
         "good", "expired", "not-yet-valid", "wrong-host", "self-signed", "untrusted-root", "incomplete-chain",
-        "ip-only", "no-san", "client-auth-only", "mitm",
+        "ip-only", "no-san", "client-auth-only", "mitm", "sct", "no-sct", "one-sct", "bad-sct",
     ]
 
     /// The host name a client should use for `server`.
@@ -86,6 +96,14 @@ public struct LabPKI: Sendable {
         servers["client-auth-only"] = try intermediate.leaf(dnsNames: [host("client-auth-only")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
         let mitm = try otherRoot.leaf(dnsNames: [host("good")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         servers["mitm"] = mitm
+        // Certificate Transparency: three logs of two operators, and leaves with none, one, two and a bad SCT.
+        let alpha1 = LabCTLog(description: "swift-trust lab Alpha 1", operatorName: "swift-trust lab Alpha", stateTimestamp: now - 365 * day)
+        let alpha2 = LabCTLog(description: "swift-trust lab Alpha 2", operatorName: "swift-trust lab Alpha", stateTimestamp: now - 365 * day)
+        let beta = LabCTLog(description: "swift-trust lab Beta", operatorName: "swift-trust lab Beta", stateTimestamp: now - 365 * day)
+        let ctLeaves: [(String, [LabSCT])] = [("sct", [.good(alpha1), .good(beta)]), ("no-sct", []), ("one-sct", [.good(alpha1)]), ("bad-sct", [.badSignature(alpha1), .good(beta)])]
+        for (name, scts) in ctLeaves {
+            servers[name] = try intermediate.leaf(dnsNames: [host(name)], scts: scts, notBefore: now - day, notAfter: now + 90 * day)
+        }
         var presented: [String: [Certificate]] = [:]
         for (name, identity) in servers { presented[name] = identity.chain }
         presented["incomplete-chain"] = [good.certificate]
@@ -100,7 +118,7 @@ public struct LabPKI: Sendable {
         clients["client-server-eku"] = try intermediate.leaf(commonName: "lab client (serverAuth only)", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.serverAuth])
         clients["client-foreign"] = try untrustedRoot.leaf(commonName: "lab stranger", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
         return LabPKI(root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented,
-                      clientCA: clientCA, clients: clients)
+                      clientCA: clientCA, clients: clients, ctLogs: [alpha1, alpha2, beta], ctLogListJSON: LabCTLog.logList([alpha1, alpha2, beta], timestamp: now))
     }
 
     /// Writes the PKI as PEM files under `directory`:
@@ -110,7 +128,7 @@ public struct LabPKI: Sendable {
     /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin, and
     /// `crls/root.pem`, `crls/intermediate.pem` (revoking `expired` and `client-expired`) and `crls/all.pem` (both);
     /// and DER OCSP responses `ocsp/good.der`, `ocsp/good-delegated.der`, `ocsp/expired-revoked.der` and the request
-    /// `ocsp/good-request.der`.
+    /// `ocsp/good-request.der`; and `ct/log_list.json`, the lab's CT logs in Chrome's log list schema.
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
@@ -151,6 +169,7 @@ public struct LabPKI: Sendable {
             pins.append("\(identity.certificate.spkiPin)  clients/\(name): \(identity.certificate.subject)")
         }
         try put("pins.txt", pins.joined(separator: "\n") + "\n")
+        try put("ct/log_list.json", ctLogListJSON)
         // CRLs valid 30 days: the root's (empty) and the intermediate's, which revokes the `expired` server and the
         // `client-expired` identity (keyCompromise). `--crlfile crls/all.pem` (both) satisfies chain checking.
         let month: TimeInterval = 30 * 86_400

@@ -50,7 +50,7 @@ struct DemoCommand: AsyncParsableCommand {
         print("Starting the lab (a fresh PKI and servers on 127.0.0.1)…")
         let pki = try LabPKI.make()
         var servers: [String: LabServer] = [:]
-        for name in ["good", "expired", "wrong-host", "self-signed", "untrusted-root", "mitm", "incomplete-chain"] {
+        for name in ["good", "expired", "wrong-host", "self-signed", "untrusted-root", "mitm", "incomplete-chain", "sct", "one-sct", "bad-sct"] {
             servers[name] = try await LabServer.start(name, pki: pki)
         }
         servers["mtls"] = try await LabServer.start(mutualTLS: .required, pki: pki)
@@ -101,6 +101,8 @@ struct DemoCommand: AsyncParsableCommand {
                     why = "HTTP \(response.statusCode): \(firstLine)"
                 } else if firstLine.hasPrefix("authenticated") || firstLine.hasPrefix("client:") {
                     why = firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine
+                } else if notes.contains(where: { $0.contains("Certificate Transparency") && $0.contains("report-only") }) {
+                    why = "trusted; too few valid SCTs → noted (report-only)"
                 } else if notes.contains(where: { $0.contains("report-only") }) {
                     why = "trusted; pins did not match → reported (report-only)"
                 } else if notes.contains(where: { $0.contains("revocation checking is soft") }) {
@@ -138,6 +140,11 @@ struct DemoCommand: AsyncParsableCommand {
         if let decision = error.trustDecision, let reason = decision.reasons.first {
             switch reason.code {
             case "pin-mismatch", "pinned-certificate-not-in-path": return "pin not on the validated path"
+            case "ct-policy-not-met":
+                if case .certificateTransparencyPolicyNotMet(_, let valid, let required, _, _, let invalid, _, _) = reason {
+                    return "CT policy not met: \(valid) of \(required) valid SCTs" + (invalid > 0 ? ", \(invalid) invalid" : "")
+                }
+                return "CT policy not met"
             case "revoked": return "revoked, says the " + (reason.description.contains("OCSP") ? "OCSP responder" : "CRL")
             case "revocation-status-unknown": return "revocation status unknown" + (reason.description.contains("failed") ? ": asking the responder failed" : "")
             default: return reason.code.replacingOccurrences(of: "-", with: " ")
@@ -172,6 +179,14 @@ struct DemoCommand: AsyncParsableCommand {
         let reportOnly: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
         let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
         let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
+        // Certificate Transparency against the lab's logs, applied to the lab's (custom) anchors.
+        let ctList = try CTLogList(json: pki.ctLogListJSON)
+        func transparency(_ mode: CertificateTransparencyPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
+            var policy = ValidationPolicy.webPKI
+            policy.certificateTransparency = CertificateTransparencyPolicy(mode: mode, logList: ctList, appliesToCustomAnchors: true)
+            let validator = PathValidator(anchors: .only(anchors), policy: policy)
+            return { $0.serverTrust = .evaluator(validator) }
+        }
         // Hard and soft revocation checking (OCSP first, CRLs as the fallback), a fresh evaluator per connection.
         func revocation(_ mode: RevocationPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
             { configuration in
@@ -218,6 +233,10 @@ struct DemoCommand: AsyncParsableCommand {
             Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revoked-ocsp", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
             Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "ocsp-down", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
             Scenario(policy: "revocation soft", server: "ocsp-down", expected: .ok, configure: revocation(.soft)),
+            Scenario(policy: "CT enforce (lab logs)", server: "sct", expected: .ok, configure: transparency(.enforce)),
+            Scenario(policy: "CT enforce (lab logs)", server: "one-sct", expected: .refused(.serverCertificateUntrusted), configure: transparency(.enforce)),
+            Scenario(policy: "CT enforce (lab logs)", server: "bad-sct", expected: .refused(.serverCertificateUntrusted), configure: transparency(.enforce)),
+            Scenario(policy: "CT report-only (lab logs)", server: "one-sct", expected: .ok, configure: transparency(.reportOnly)),
         ]
     }
 }

@@ -82,6 +82,7 @@ struct EvaluateCommand: AsyncParsableCommand {
         }
         if let config {
             try trustOptions.revocationOptions.refuse(with: "--config")
+            try trustOptions.ctOptions.refuse(with: "--config")
             let evaluator = try TrustOptions.configuration(config)
             let evaluation = await evaluator.evaluation(
                 for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443, entryName: peerName)

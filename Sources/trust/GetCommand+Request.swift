@@ -334,6 +334,7 @@ extension GetCommand {
     func trustConfiguration() throws -> ServerTrustConfiguration {
         if let config {
             try trustOptions.revocationOptions.refuse(with: "--config")
+            try trustOptions.ctOptions.refuse(with: "--config")
             var reporting = SessionConfiguration()
             reporting.resolve = try TrustOptions.resolveMap(resolve)
             return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))

@@ -52,6 +52,8 @@ struct InspectCommand: AsyncParsableCommand {
 
     @OptionGroup var revocationOptions: RevocationOptions
 
+    @OptionGroup var ctOptions: CTOptions
+
     @Flag(help: "Also print each presented certificate as PEM (as openssl s_client -showcerts).")
     var showcerts = false
 
@@ -87,8 +89,10 @@ struct InspectCommand: AsyncParsableCommand {
             throw ExitCode(35)
         }
         let trust = ServerTrust(presentedChain: observed.chain, peerName: peerName)
-        let (decision, policyName, revocation) = try await evaluate(trust)
+        let ct = config == nil ? try ctOptions.policy() : CertificateTransparencyPolicy.off
+        let (decision, policyName, revocation) = try await evaluate(trust, ct: ct)
         let statuses = Self.revocationLines(decision, revocation: revocation)
+        let scts = Self.sctReport(decision, presented: observed.chain, ct: ct)
 
         if json {
             let report = InspectReport(url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
@@ -97,10 +101,11 @@ struct InspectCommand: AsyncParsableCommand {
                                        clientCertificateRequested: observed.clientCertificateRequested,
                                        policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
                                        revocation: statuses.isEmpty ? nil : statuses.map(InspectReport.Revocation.init),
+                                       scts: scts.map { $0.entries.map(InspectReport.SCT.init) },
                                        explanation: Self.explain(decision, trust: trust, name: nameToCheck))
             try JSONOutput.print(report)
         } else {
-            render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck, revocation: (revocation, statuses))
+            render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck, revocation: (revocation, statuses), scts: scts)
         }
         if !decision.isTrusted { throw ExitCode(1) }
     }
@@ -207,9 +212,10 @@ struct InspectCommand: AsyncParsableCommand {
 
     // MARK: - The verdict
 
-    func evaluate(_ trust: ServerTrust) async throws -> (TrustDecision, String, RevocationPolicy) {
+    func evaluate(_ trust: ServerTrust, ct: CertificateTransparencyPolicy) async throws -> (TrustDecision, String, RevocationPolicy) {
         if let config {
             try revocationOptions.refuse(with: "--config")
+            try ctOptions.refuse(with: "--config")
             let evaluation = await (try TrustOptions.configuration(config)).evaluation(for: trust, port: 443)
             return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)", .off)
         }
@@ -225,6 +231,7 @@ struct InspectCommand: AsyncParsableCommand {
         } catch let error as RevocationOptions.CRLFileError {
             throw UsageError(error.description)
         }
+        policy.certificateTransparency = ct
         let name = (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors") + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
         if revocationOptions.fetches {
             let evaluator = try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: policy, name: name)
@@ -233,6 +240,15 @@ struct InspectCommand: AsyncParsableCommand {
             return (decision, name + " + " + revocationOptions.fetchedSources, evaluator.validator.policy.revocation)
         }
         return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name, policy.revocation)
+    }
+
+    /// The leaf's embedded SCTs as CT checking finds them (against `ct`'s log list, or none: every log unknown),
+    /// with the issuer from the validated path (else the presented chain); `nil` for a leaf without SCTs when CT is off.
+    static func sctReport(_ decision: TrustDecision, presented: [Certificate], ct: CertificateTransparencyPolicy) -> CertificateTransparencyReport? {
+        let path = decision.validatedPath.count >= 2 ? decision.validatedPath : presented
+        guard let leaf = path.first, path.count >= 2 else { return nil }
+        let report = CertificateTransparencyReport.check(leaf: leaf, issuer: path[1], policy: ct, at: decision.evaluationTime)
+        return report.entries.isEmpty && ct.mode == .off && report.malformed == nil ? nil : report
     }
 
     /// Each certificate's revocation status on the validated (or closest) path, when revocation is checked.
@@ -291,7 +307,7 @@ struct InspectCommand: AsyncParsableCommand {
     // MARK: - Output
 
     func render(_ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String,
-                revocation: (policy: RevocationPolicy, statuses: [RevocationStatus])) {
+                revocation: (policy: RevocationPolicy, statuses: [RevocationStatus]), scts: CertificateTransparencyReport?) {
         let colour = isatty(STDOUT_FILENO) != 0 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
         let now = Date()
@@ -336,6 +352,20 @@ struct InspectCommand: AsyncParsableCommand {
                 print("  \(status.subject): \(word) — \(status.detail)")
             }
         }
+        if let scts {
+            print("")
+            print("certificate transparency: \(scts.summary)")
+            for entry in scts.entries {
+                let word: String
+                switch entry.status {
+                case .valid: word = paint("valid", "32")
+                case .invalid(let why): word = paint("invalid", "31") + " — " + why
+                case .unknownLog: word = paint("unknown log", "33")
+                }
+                let log = entry.log.map { "\($0.description) (\($0.operatorName))" } ?? entry.sct.logIDBase64
+                print("  SCT from \(log) at \(RFC3339.string(entry.sct.timestamp)): \(word)")
+            }
+        }
         print("")
         print(decision.isTrusted ? paint("TRUSTED", "32") : paint("NOT TRUSTED", "31"))
         for line in Self.explain(decision, trust: trust, name: name) { print("  • " + line) }
@@ -358,7 +388,32 @@ struct InspectReport: Codable {
     var reasons: [String]
     /// With revocation checking: each certificate of the validated (or closest) path, leaf first.
     var revocation: [Revocation]?
+    /// The leaf's embedded SCTs (when it has any, or CT is checked).
+    var scts: [SCT]?
     var explanation: [String]
+
+    /// One embedded SCT.
+    struct SCT: Codable {
+        var logID: String
+        var log: String?
+        var `operator`: String?
+        var timestamp: String
+        /// valid, invalid or unknown-log.
+        var status: String
+        var detail: String?
+
+        init(_ entry: CertificateTransparencyReport.Entry) {
+            logID = entry.sct.logIDBase64
+            log = entry.log?.description
+            self.operator = entry.log?.operatorName
+            timestamp = RFC3339.string(entry.sct.timestamp)
+            switch entry.status {
+            case .valid: status = "valid"
+            case .invalid(let why): (status, detail) = ("invalid", why)
+            case .unknownLog: status = "unknown-log"
+            }
+        }
+    }
 
     /// One certificate's revocation status.
     struct Revocation: Codable {

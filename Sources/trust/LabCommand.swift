@@ -48,6 +48,7 @@ struct LabCommand: AsyncParsableCommand {
         say("  pins:              \(folder)/pins.txt")
         say("  CRLs:              \(folder)/crls/all.pem (the root's and the intermediate's, which revokes expired and client-expired; --crlfile)")
         say("  OCSP responses:    \(folder)/ocsp/good.der, good-delegated.der, expired-revoked.der (DER; openssl ocsp -respin)")
+        say("  CT log list:       \(folder)/ct/log_list.json (3 lab logs, 2 operators; --ct-log-list; servers sct, no-sct, one-sct, bad-sct)")
         say("  client identities: \(folder)/clients/<name>/{chain,key}.pem  (client, partner, client-expired, client-server-eku, client-foreign)")
         say("  credentials:       alice / wonderland  (routes /basic, /digest?algorithm=SHA-256, /multi)")
         say("  forward proxy:     \(proxy.url)  (Digest, alice / wonderland; CONNECT for https)")

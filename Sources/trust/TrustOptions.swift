@@ -27,6 +27,8 @@ struct TrustOptions: ParsableArguments {
 
     @OptionGroup var revocationOptions: RevocationOptions
 
+    @OptionGroup var ctOptions: CTOptions
+
     func validate() throws {
         if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
             throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
@@ -53,6 +55,7 @@ struct TrustOptions: ParsableArguments {
         var validation = ValidationPolicy.webPKI
         validation.pins = pins
         validation.revocation = try revocationOptions.policy()
+        validation.certificateTransparency = try ctOptions.policy()
         guard let mode else {
             validation.checksPeerName = !noValidateDomain
             let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"

@@ -129,7 +129,7 @@ struct OpenSSLInteropTests {
     @Test func demoRunsTheWholeMatrixAsExpected() async throws {
         let (status, out, err) = try await run(CLITests.binary, ["demo"])
         #expect(status == 0, "\(out)\n\(err)")
-        #expect(out.contains("28 of 28 outcomes as expected"), "\(out)")
+        #expect(out.contains("32 of 32 outcomes as expected"), "\(out)")
         #expect(!out.contains("✗"))
     }
 

@@ -140,4 +140,59 @@ struct CertificateTransparencyTests {
         #expect(throws: SignedCertificateTimestamp.ParseError.self) { try SignedCertificateTimestamp.parseList([0x00, 0x00]) }
         #expect(throws: SignedCertificateTimestamp.ParseError.self) { try SignedCertificateTimestamp.parseList([0x00, 0x05, 0x00, 0x03, 0x00]) }
     }
+
+    /// The CLI contract: `--ct off|report-only|enforce` and `--ct-log-list FILE` on evaluate, get and inspect; a leaf
+    /// short of SCTs → evaluate 1, get 60 with the reason on stderr; bad usage or a bad list → 2.
+    @Test func cli() async throws {
+        let lab = CLITests.lab
+        let list = lab + "/ct/log_list.json"
+        func evaluate(_ server: String, _ extra: [String]) async throws -> (Int32, String, String) {
+            try await run(CLITests.binary, ["evaluate", "--anchors", lab + "/roots.pem", "--anchors-only", "--chain", lab + "/\(server)/chain.pem",
+                                            "--host", "\(server).lab.test"] + extra)
+        }
+        #expect(try await evaluate("sct", ["--ct", "enforce", "--ct-log-list", list]).0 == 0)
+        #expect(try await evaluate("sct", ["--ct-log-list", list]).0 == 0)  // a list alone: enforce
+        for server in ["no-sct", "one-sct", "bad-sct"] {
+            let (status, out, _) = try await evaluate(server, ["--ct", "enforce", "--ct-log-list", list])
+            #expect(status == 1 && out.contains("ct-policy-not-met"), "\(server): \(out)")
+            let (reportOnly, noted, _) = try await evaluate(server, ["--ct", "report-only", "--ct-log-list", list])
+            #expect(reportOnly == 0 && noted.contains("report-only"), "\(server): \(noted)")
+        }
+        #expect(try await evaluate("one-sct", []).0 == 0)  // no CT option: not checked
+        #expect(try await evaluate("one-sct", ["--ct", "off", "--ct-log-list", list]).0 == 0)
+        // Usage: a mode without a list, an unknown mode, a missing or bad list, with --config.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "{\"operators\": 3}".write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
+        for extra in [["--ct", "enforce"], ["--ct", "sometimes", "--ct-log-list", list], ["--ct-log-list", dir + "/missing.json"], ["--ct-log-list", dir + "/bad.json"],
+                      ["--ct-log-list", list, "--config", dir + "/missing.json"]] {
+            let (status, _, err) = try await evaluate("sct", extra)
+            #expect(status == 2, "\(extra): \(status) \(err)")
+        }
+        // A list more than 70 days old: a warning, and CT is not enforced.
+        let old = LabCTLog.logList(Lab.pki.ctLogs, timestamp: Date(timeIntervalSinceNow: -100 * 86_400))
+        try old.write(toFile: dir + "/old.json", atomically: true, encoding: .utf8)
+        let (staleStatus, staleOut, staleErr) = try await evaluate("one-sct", ["--ct", "enforce", "--ct-log-list", dir + "/old.json"])
+        #expect(staleStatus == 0 && staleErr.contains("more than 70 days") && staleOut.contains("not enforced"), "\(staleOut) \(staleErr)")
+        // get and inspect against the lab's servers.
+        try await withLabServers(["sct", "one-sct"]) { servers in
+            let good = try #require(servers["sct"]), short = try #require(servers["one-sct"])
+            func get(_ server: LabServer) async throws -> (Int32, String, String) {
+                try await run(CLITests.binary, ["get", server.baseURL + "/", "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", lab + "/roots.pem",
+                                                "--anchors-only", "--ct", "enforce", "--ct-log-list", list, "-o", "/dev/null"])
+            }
+            #expect(try await get(good).0 == 0)
+            let (status, _, err) = try await get(short)
+            #expect(status == 60 && err.contains("Certificate Transparency"), "\(err)")
+            let inspect = ["inspect", short.baseURL, "--resolve", "\(short.host):\(short.port):127.0.0.1", "--cacert", lab + "/roots.pem", "--anchors-only",
+                           "--ct", "enforce", "--ct-log-list", list]
+            let (inspectStatus, text, _) = try await run(CLITests.binary, inspect)
+            #expect(inspectStatus == 1 && text.contains("certificate transparency: 1 valid SCT of 2 required")
+                && text.contains("SCT from swift-trust lab Alpha 1 (swift-trust lab Alpha) at"), "\(text)")
+            let (_, json, _) = try await run(CLITests.binary, inspect + ["--json"])
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            let scts = report?["scts"] as? [[String: Any]]
+            #expect(scts?.count == 1 && scts?.first?["status"] as? String == "valid" && scts?.first?["operator"] as? String == "swift-trust lab Alpha", "\(json)")
+        }
+    }
 }
