@@ -48,6 +48,13 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "FuzzSCT",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "Trust", package: "swift-trust"),
+            ]
+        ),
+        .executableTarget(
             name: "FuzzOCSP",
             dependencies: [
                 "FuzzSupport",

@@ -15,7 +15,7 @@ root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
 mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
-all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames FuzzCRL FuzzOCSP)
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames FuzzCRL FuzzOCSP FuzzSCT)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
@@ -50,7 +50,7 @@ for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target" "$work/corpus/$t
 # The lab PKI is kept between runs (a fresh one every 30 days: its leaves live 90), so that the kept
 # corpus and any saved crash still have the anchors they were found with (TRUST_FUZZ_ANCHORS).
 lab="$work/lab"
-if [ ! -f "$lab/roots.pem" ] || [ ! -f "$lab/crls/all.pem" ] || [ ! -f "$lab/ocsp/good.der" ] || [ -n "$(find "$lab/roots.pem" -mtime +30)" ]; then
+if [ ! -f "$lab/roots.pem" ] || [ ! -f "$lab/crls/all.pem" ] || [ ! -f "$lab/ocsp/good.der" ] || [ ! -f "$lab/ct/sct-list.bin" ] || [ -n "$(find "$lab/roots.pem" -mtime +30)" ]; then
   rm -rf "$lab"
   "$trust" lab-pki "$lab" >/dev/null
 fi
@@ -91,6 +91,9 @@ fi
 # OCSP responses about the lab's leaves (good, revoked; from the intermediate and from a delegated responder) and a
 # request, written by the lab.
 cp "$lab"/ocsp/*.der "$seeds/FuzzOCSP/"
+
+# CT: the lab's log list and the SCT list of its `sct` server's certificate, written by the lab.
+cp "$lab/ct/log_list.json" "$lab/ct/sct-list.bin" "$seeds/FuzzSCT/"
 
 # PKCS#12: one byte (low four bits: passphrase length), the passphrase, then the file.
 if [ "$have_openssl" = 1 ]; then

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import Trust
 import X509
 
@@ -128,7 +129,8 @@ public struct LabPKI: Sendable {
     /// `clients/NAME/cert.pem`, `clients/NAME/key.pem`; plus `pins.txt` with every certificate's SPKI pin, and
     /// `crls/root.pem`, `crls/intermediate.pem` (revoking `expired` and `client-expired`) and `crls/all.pem` (both);
     /// and DER OCSP responses `ocsp/good.der`, `ocsp/good-delegated.der`, `ocsp/expired-revoked.der` and the request
-    /// `ocsp/good-request.der`; and `ct/log_list.json`, the lab's CT logs in Chrome's log list schema.
+    /// `ocsp/good-request.der`; `ct/log_list.json`, the lab's CT logs in Chrome's log list schema, and `ct/sct-list.bin`,
+    /// the TLS-encoded SCT list embedded in the `sct` server's certificate.
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
@@ -199,6 +201,9 @@ public struct LabPKI: Sendable {
                 about: good.certificate, issuer: intermediate, status: .good, signer: .delegate(LabOCSP.responder(issuedBy: intermediate)), variation: current))
             try putBytes("ocsp/expired-revoked.der", LabOCSP.response(
                 about: expired.certificate, issuer: intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise), variation: current))
+            if let sct = servers["sct"], let ext = sct.certificate.extensions[oid: SignedCertificateTimestamp.extensionOID] {
+                try putBytes("ct/sct-list.bin", Array(try ASN1OctetString(derEncoded: ext.value).bytes))
+            }
             try putBytes("ocsp/good-request.der", OCSPRequest(certificateIDs: [OCSPCertificateID(certificate: good.certificate, issuer: intermediate.certificate)]).derBytes())
         }
         return written

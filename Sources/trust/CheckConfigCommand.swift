@@ -114,6 +114,15 @@ struct CheckConfigCommand: ParsableCommand {
                 warnings.append("\(name): \(role) \(certificate.subject) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
             }
         }
+        // Chrome's rule: a CT log list more than 70 days old is not enforced.
+        if let list = evaluator.ctLogList, let published = list.timestamp {
+            let age = now.timeIntervalSince(published)
+            if age > CertificateTransparencyPolicy.logListAgeLimit {
+                warnings.append("ctLogList: the CT log list was published \(RFC3339.string(published)), \(Int(age / 86_400)) days ago (more than 70): Certificate Transparency is not enforced until it is updated")
+            } else if now.addingTimeInterval(Double(warnDays) * 86_400).timeIntervalSince(published) > CertificateTransparencyPolicy.logListAgeLimit {
+                warnings.append("ctLogList: the CT log list turns 70 days old at \(RFC3339.string(published.addingTimeInterval(CertificateTransparencyPolicy.logListAgeLimit))); Certificate Transparency is not enforced after that")
+            }
+        }
         return (entries, warnings)
     }
 

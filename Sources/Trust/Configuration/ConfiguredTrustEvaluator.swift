@@ -14,6 +14,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     public let configuration: TrustConfiguration
     /// Where relative paths in the configuration are read from.
     public let baseDirectory: String
+    /// The CT log list the configuration names (`ctLogList`), loaded once.
+    public let ctLogList: CTLogList?
 
     /// An evaluation with what a caller may need besides the decision.
     public struct Evaluation: Sendable {
@@ -59,6 +61,15 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         self.configuration = configuration
         self.baseDirectory = baseDirectory
         var problems: [TrustConfigurationProblem] = []
+        var ctLogList: CTLogList?
+        if let file = configuration.ctLogList {
+            do {
+                ctLogList = try CTLogList.load(path: file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file))
+            } catch {
+                problems.append(TrustConfigurationProblem(path: "$.ctLogList", message: error.description))
+            }
+        }
+        self.ctLogList = ctLogList
         func resolve(_ entry: TrustConfiguration.Entry, _ path: String) -> ResolvedEntry {
             func anchors(_ anchors: TrustConfiguration.Anchors?, _ path: String) -> TrustAnchors {
                 guard let anchors else { return .system }
@@ -75,6 +86,9 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
                 let loaded = revocation.load(baseDirectory: baseDirectory, path: path + ".revocation")
                 problems += loaded.problems
                 unpinnedPolicy.revocation = loaded.policy
+            }
+            if let ct = entry.certificateTransparency, ct.mode != .off {
+                unpinnedPolicy.certificateTransparency = CertificateTransparencyPolicy(mode: ct.mode, logList: ctLogList, appliesToCustomAnchors: ct.customAnchors)
             }
             var pinnedPolicy = unpinnedPolicy
             pinnedPolicy.pins = Set(entry.pins?.sha256 ?? [])

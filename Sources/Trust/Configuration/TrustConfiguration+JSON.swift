@@ -19,6 +19,7 @@ extension TrustConfiguration {
         } else {
             top.append(.init(key: "evaluationCache", value: .bool(false)))
         }
+        if let ctLogList { top.append(.init(key: "ctLogList", value: .string(ctLogList))) }
         return JSONValue.object(top).serialized() + "\n"
     }
 
@@ -61,6 +62,11 @@ extension TrustConfiguration {
             if !revocation.crls.isEmpty { fields.append(.init(key: "crls", value: strings(revocation.crls))) }
             if !revocation.exemptShortLived { fields.append(.init(key: "exemptShortLived", value: .bool(false))) }
             add("revocation", .object(fields))
+        }
+        if let ct = entry.certificateTransparency {
+            var fields: [JSONValue.Member] = [.init(key: "mode", value: .string(ct.mode.rawValue))]
+            if ct.customAnchors { fields.append(.init(key: "customAnchors", value: .bool(true))) }
+            add("certificateTransparency", .object(fields))
         }
         if let overrides = entry.debugOverrides {
             add("debugOverrides", .object([.init(key: "anchors", value: anchors(overrides.anchors)), .init(key: "overridesPins", value: .bool(overrides.overridesPins))]))

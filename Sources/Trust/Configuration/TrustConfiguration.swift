@@ -34,8 +34,12 @@ import X509
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
 /// - `revocation`: `{"mode": "off"|"soft"|"hard", "depth": "leaf"|"chain", "crls": [PATH…], "exemptShortLived": true}`
 ///   (see ``RevocationPolicy``; CRLs are read from the given files).
+/// - `certificateTransparency`: `{"mode": "off"|"report-only"|"enforce", "customAnchors": false}` (see
+///   ``CertificateTransparencyPolicy``; needs the top-level `ctLogList`; `customAnchors: true` checks paths to this
+///   entry's custom anchors too).
 ///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
+/// Top-level `ctLogList`: the path of a CT log list in Chrome's v3 schema (``CTLogList``), relative to the file.
 ///
 /// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:)`` (or
 /// `ConfiguredTrustEvaluator(contentsOf:)`), where every member is validated, and written with
@@ -55,6 +59,9 @@ public struct TrustConfiguration: Sendable, Hashable {
     /// `nil` evaluates every chain from scratch. In the file: `"evaluationCache": false`, or
     /// `{"capacity": 1024, "timeToLiveSeconds": 300}` (the default when the member is absent).
     public var evaluationCache: EvaluationCacheSettings?
+    /// The CT log list file (Chrome's v3 schema), relative to the configuration file's folder; needed by any entry
+    /// whose ``Entry/certificateTransparency`` is not off.
+    public var ctLogList: String?
 
     /// Creates a configuration from a base entry and host entries.
     public init(
@@ -159,6 +166,21 @@ public struct TrustConfiguration: Sendable, Hashable {
         }
     }
 
+    /// Certificate Transparency (see ``CertificateTransparencyPolicy``): in the file,
+    /// `{"mode": "off"|"report-only"|"enforce", "customAnchors": false}`.
+    public struct CertificateTransparency: Sendable, Hashable {
+        /// What a leaf that does not meet the policy comes to.
+        public var mode: CertificateTransparencyPolicy.Mode
+        /// Whether paths to custom anchors are checked too (default: only paths to system roots).
+        public var customAnchors: Bool
+
+        /// Creates CT settings.
+        public init(mode: CertificateTransparencyPolicy.Mode, customAnchors: Bool = false) {
+            self.mode = mode
+            self.customAnchors = customAnchors
+        }
+    }
+
     /// Revocation checking (see ``RevocationPolicy``): in the file,
     /// `{"mode": "off"|"soft"|"hard", "depth": "leaf"|"chain", "crls": [PATH…], "exemptShortLived": true}`.
     public struct Revocation: Sendable, Hashable {
@@ -239,6 +261,8 @@ public struct TrustConfiguration: Sendable, Hashable {
         public var debugOverrides: DebugOverrides?
         /// Revocation checking for these hosts; `nil`: off.
         public var revocation: Revocation?
+        /// Certificate Transparency for these hosts; `nil`: off.
+        public var certificateTransparency: CertificateTransparency?
 
         /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {

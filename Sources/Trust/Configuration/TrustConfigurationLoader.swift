@@ -120,7 +120,7 @@ extension TrustConfiguration {
         }
 
         mutating func configuration(_ document: JSONValue) -> TrustConfiguration? {
-            guard let top = members(document, "$", allowed: ["version", "base", "hosts", "evaluationCache"]) else { return nil }
+            guard let top = members(document, "$", allowed: ["version", "base", "hosts", "evaluationCache", "ctLogList"]) else { return nil }
             // A version problem is reported, and the rest is still checked (as version 1) so every problem shows at once.
             if let versionValue = top["version"] {
                 if let version = integer(versionValue, "$.version"), version != TrustConfiguration.currentVersion {
@@ -132,6 +132,9 @@ extension TrustConfiguration {
             var configuration = TrustConfiguration()
             if let cache = top["evaluationCache"] {
                 configuration.evaluationCache = evaluationCache(cache, "$.evaluationCache")
+            }
+            if let listValue = top["ctLogList"], let path = string(listValue, "$.ctLogList") {
+                if path.isEmpty { problem("$.ctLogList", "must not be empty") } else { configuration.ctLogList = path }
             }
             if let base = top["base"] {
                 configuration.base = entry(base, "$.base", isBase: true) ?? Entry()
@@ -154,6 +157,11 @@ extension TrustConfiguration {
                     }
                     configuration.hosts.append(parsed)
                 }
+            }
+            // CT needs a log list: an entry that checks CT without one would check nothing.
+            for (entry, path) in [(configuration.base, "$.base")] + configuration.hosts.enumerated().map({ ($0.element, "$.hosts[\($0.offset)]") })
+            where entry.certificateTransparency.map({ $0.mode != .off }) == true && configuration.ctLogList == nil {
+                problem(path + ".certificateTransparency.mode", "needs the top-level ctLogList (the CT log list file)")
             }
             return configuration
         }
@@ -178,7 +186,7 @@ extension TrustConfiguration {
 
         static let entryMembers: Set<String> = [
             "host", "exclude", "anchors", "pins", "mode", "minimumTLSVersion", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs",
-            "clientIdentity", "debugOverrides", "revocation",
+            "clientIdentity", "debugOverrides", "revocation", "certificateTransparency",
         ]
 
         mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
@@ -271,8 +279,25 @@ extension TrustConfiguration {
                 }
             }
             if let value = fields["revocation"] { entry.revocation = revocation(value, path + ".revocation") }
+            if let value = fields["certificateTransparency"] { entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency") }
             guard isBase || entry.host != nil else { return nil }
             return entry
+        }
+
+        mutating func certificateTransparency(_ value: JSONValue, _ path: String) -> CertificateTransparency? {
+            guard let fields = members(value, path, allowed: ["mode", "customAnchors"]) else { return nil }
+            guard let modeValue = fields["mode"] else {
+                problem(path + ".mode", "is required (\"off\", \"report-only\" or \"enforce\")")
+                return nil
+            }
+            guard let text = string(modeValue, path + ".mode") else { return nil }
+            guard let mode = CertificateTransparencyPolicy.Mode(rawValue: text) else {
+                problem(path + ".mode", "must be \"off\", \"report-only\" or \"enforce\", not \"\(text)\"")
+                return nil
+            }
+            var settings = CertificateTransparency(mode: mode)
+            if let flagValue = fields["customAnchors"], let flag = bool(flagValue, path + ".customAnchors") { settings.customAnchors = flag }
+            return settings
         }
 
         mutating func revocation(_ value: JSONValue, _ path: String) -> Revocation? {
