@@ -252,26 +252,31 @@ public enum TrustConfigurationImporter {
     /// The offset of the first processing instruction (`<?…?>`, XML 1.0 §2.6) outside comments and CDATA sections,
     /// other than an XML declaration (`<?xml` and white space) at the very start (after a UTF-8 byte order mark).
     static func firstProcessingInstruction(in bytes: [UInt8]) -> Int? {
-        func starts(_ text: String, at index: Int) -> Bool {
-            let pattern = Array(text.utf8)
-            return index + pattern.count <= bytes.count && bytes[index..<index + pattern.count].elementsEqual(pattern)
+        func starts(_ pattern: [UInt8], at index: Int) -> Bool {
+            index + pattern.count <= bytes.count && bytes[index..<index + pattern.count].elementsEqual(pattern)
         }
-        func skip(past end: String, from index: Int) -> Int {
+        func skip(past end: [UInt8], from index: Int) -> Int {
             var index = index
             while index < bytes.count && !starts(end, at: index) { index += 1 }
-            return index + end.utf8.count
+            return index + end.count
         }
-        let start = starts("\u{FEFF}", at: 0) ? 3 : 0
+        let (comment, commentEnd, cdata, cdataEnd, pi, piEnd, declaration) = (
+            Array("<!--".utf8), Array("-->".utf8), Array("<![CDATA[".utf8), Array("]]>".utf8), Array("<?".utf8), Array("?>".utf8), Array("<?xml".utf8))
+        let start = starts([0xEF, 0xBB, 0xBF], at: 0) ? 3 : 0
         var index = start
         while index < bytes.count {
-            if starts("<!--", at: index) {
-                index = skip(past: "-->", from: index + 4)
-            } else if starts("<![CDATA[", at: index) {
-                index = skip(past: "]]>", from: index + 9)
-            } else if starts("<?", at: index) {
-                let isDeclaration = index == start && starts("<?xml", at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
+            guard bytes[index] == UInt8(ascii: "<") else {
+                index += 1
+                continue
+            }
+            if starts(comment, at: index) {
+                index = skip(past: commentEnd, from: index + comment.count)
+            } else if starts(cdata, at: index) {
+                index = skip(past: cdataEnd, from: index + cdata.count)
+            } else if starts(pi, at: index) {
+                let isDeclaration = index == start && starts(declaration, at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
                 guard isDeclaration else { return index }
-                index = skip(past: "?>", from: index + 5)
+                index = skip(past: piEnd, from: index + declaration.count)
             } else {
                 index += 1
             }
