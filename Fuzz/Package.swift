@@ -17,6 +17,14 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         // Shared by the targets: the entry point, property checks that crash (so libFuzzer keeps the input), async from sync.
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
+        // Shared by the revocation targets: the lab PKI's anchors and `good` chain.
+        .target(
+            name: "FuzzLab",
+            dependencies: [
+                .product(name: "Trust", package: "swift-trust"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         .executableTarget(
             name: "FuzzCertificates",
             dependencies: [
@@ -58,6 +66,7 @@ let package = Package(
             name: "FuzzOCSP",
             dependencies: [
                 "FuzzSupport",
+                "FuzzLab",
                 .product(name: "Trust", package: "swift-trust"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
@@ -66,6 +75,7 @@ let package = Package(
             name: "FuzzCRL",
             dependencies: [
                 "FuzzSupport",
+                "FuzzLab",
                 .product(name: "Trust", package: "swift-trust"),
                 .product(name: "X509", package: "swift-certificates"),
             ]

@@ -12,7 +12,7 @@ struct RevocationBench {
     let iterations: Int
 
     func run(wants: (String) -> Bool) async throws {
-        guard wants("CRL") || wants("revocation") || wants("OCSP") else { return }
+        guard wants("CRL") || wants("revocation") || wants("OCSP") || wants("CT") else { return }
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "bench CRL root", keyType: .p256, notBefore: Date() - day, notAfter: Date() + 365 * day)
         let intermediate = try root.intermediate(commonName: "bench CRL issuing CA", keyType: .p256, pathLength: 0, notBefore: Date() - day, notAfter: Date() + 365 * day)
@@ -57,6 +57,27 @@ struct RevocationBench {
             let revocation = await BenchCommand.median(iterations) { _ = await withRevocation.evaluate(trust) }
             let plain = await BenchCommand.median(iterations) { _ = await without.evaluate(trust) }
             BenchCommand.report("evaluate depth-3 p256 + CRLs (hard, chain)", revocation, "the same without revocation", plain)
+        }
+        if wants("CT") {
+            // Three SCTs from three logs of two operators: the check against three raw P-256 verifications of the same
+            // signed entries (the floor: parsing, rebuilding the TBS, policy counting on top).
+            let logs = [LabCTLog(description: "bench A1", operatorName: "A"), LabCTLog(description: "bench A2", operatorName: "A"), LabCTLog(description: "bench B", operatorName: "B")]
+            let logged = try intermediate.leaf(dnsNames: ["bench.lab.test"], scts: logs.map { .good($0) }, notAfter: Date() + 300 * day)
+            let policy = CertificateTransparencyPolicy(mode: .enforce, logList: try CTLogList(json: LabCTLog.logList(logs)), appliesToCustomAnchors: true)
+            guard CertificateTransparencyReport.check(leaf: logged.certificate, issuer: intermediate.certificate, policy: policy, at: Date()).meetsPolicy else {
+                print("  CT: the bench leaf does not meet the policy; skipped")
+                return
+            }
+            let scts = try SignedCertificateTimestamp.embedded(in: logged.certificate)
+            let keys = try logs.map { try Certificate.PublicKey(derEncoded: $0.publicKeyDER) }
+            let signedData = try CertificateTransparencyReport.signedEntries(leaf: logged.certificate, issuer: intermediate.certificate, scts: scts)
+            let check = await BenchCommand.median(iterations) {
+                _ = CertificateTransparencyReport.check(leaf: logged.certificate, issuer: intermediate.certificate, policy: policy, at: Date())
+            }
+            let verify = await BenchCommand.median(iterations) {
+                for index in scts.indices { _ = keys[index].isValidSignature(scts[index].signature, for: signedData[index], signatureAlgorithm: .ecdsaWithSHA256) }
+            }
+            BenchCommand.report("CT check (3 SCTs, 2 operators)", check, "its 3 P-256 SCT signature verifications", verify)
         }
         if wants("OCSP") {
             let der = try LabOCSP.response(about: leaf.certificate, issuer: intermediate, status: .good)

@@ -1,19 +1,11 @@
 import Foundation
+import FuzzLab
 import FuzzSupport
 import Trust
 import X509
 
-/// The lab PKI run.sh wrote: the anchors named by `TRUST_FUZZ_ANCHORS` (its `roots.pem`) and, beside them, the `good`
-/// chain, whose leaf (issued by the intermediate) the fuzzed responses are about.
-let lab: (anchors: [Certificate], chain: [Certificate]) = {
-    guard let path = ProcessInfo.processInfo.environment["TRUST_FUZZ_ANCHORS"] else { return ([], []) }
-    let folder = (path as NSString).deletingLastPathComponent
-    do {
-        return (try CertificateSource.certificates(atPath: path), try CertificateSource.certificates(atPath: folder + "/good/chain.pem"))
-    } catch {
-        fatalError("TRUST_FUZZ_ANCHORS: \(error)")
-    }
-}()
+/// The lab's anchors and `good` chain (see `labGoodChain`).
+let lab = labGoodChain
 
 /// Fixed for the run; `TRUST_FUZZ_TIME` (seconds since 1970, printed below) replays an input at the instant it was found.
 let evaluationTime = fixedEvaluationTime(target: "FuzzOCSP")

@@ -87,6 +87,13 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
         return report
     }
 
+    /// The signed bytes (RFC 6962 §3.2) of each of `scts` over `leaf`'s precertificate entry with `issuer` — what a log
+    /// signs, for tools and benchmarks.
+    public static func signedEntries(leaf: Certificate, issuer: Certificate, scts: [SignedCertificateTimestamp]) throws -> [[UInt8]] {
+        let entry = try PrecertificateEntry(leaf: leaf, issuer: issuer)
+        return scts.map(entry.signedData(for:))
+    }
+
     private static func status(of sct: SignedCertificateTimestamp, log: CTLogList.Log, leaf: Certificate, entry: Result<PrecertificateEntry, any Error>, at time: Date) -> Status {
         if sct.timestamp > time { return .invalid("its timestamp \(RFC3339.string(sct.timestamp)) is after the evaluation time") }
         switch log.state {

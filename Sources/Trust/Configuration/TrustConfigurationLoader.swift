@@ -284,33 +284,35 @@ extension TrustConfiguration {
             return entry
         }
 
-        mutating func certificateTransparency(_ value: JSONValue, _ path: String) -> CertificateTransparency? {
-            guard let fields = members(value, path, allowed: ["mode", "customAnchors"]) else { return nil }
+        /// A required `mode` member naming one of `Mode`'s cases; a problem at `path.mode` otherwise.
+        mutating func mode<Mode: RawRepresentable & CaseIterable>(_ fields: [String: JSONValue], _ path: String, _: Mode.Type) -> Mode? where Mode.RawValue == String {
+            let names = Mode.allCases.map { "\"\($0.rawValue)\"" }
+            let choices = names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
             guard let modeValue = fields["mode"] else {
-                problem(path + ".mode", "is required (\"off\", \"report-only\" or \"enforce\")")
+                problem(path + ".mode", "is required (\(choices))")
                 return nil
             }
             guard let text = string(modeValue, path + ".mode") else { return nil }
-            guard let mode = CertificateTransparencyPolicy.Mode(rawValue: text) else {
-                problem(path + ".mode", "must be \"off\", \"report-only\" or \"enforce\", not \"\(text)\"")
+            guard let mode = Mode(rawValue: text) else {
+                problem(path + ".mode", "must be \(choices), not \"\(text)\"")
                 return nil
             }
+            return mode
+        }
+
+        mutating func certificateTransparency(_ value: JSONValue, _ path: String) -> CertificateTransparency? {
+            guard let fields = members(value, path, allowed: ["mode", "customAnchors"]),
+                let mode = mode(fields, path, CertificateTransparencyPolicy.Mode.self)
+            else { return nil }
             var settings = CertificateTransparency(mode: mode)
             if let flagValue = fields["customAnchors"], let flag = bool(flagValue, path + ".customAnchors") { settings.customAnchors = flag }
             return settings
         }
 
         mutating func revocation(_ value: JSONValue, _ path: String) -> Revocation? {
-            guard let fields = members(value, path, allowed: ["mode", "depth", "crls", "exemptShortLived"]) else { return nil }
-            guard let modeValue = fields["mode"] else {
-                problem(path + ".mode", "is required (\"off\", \"soft\" or \"hard\")")
-                return nil
-            }
-            guard let text = string(modeValue, path + ".mode") else { return nil }
-            guard let mode = RevocationPolicy.Mode(rawValue: text) else {
-                problem(path + ".mode", "must be \"off\", \"soft\" or \"hard\", not \"\(text)\"")
-                return nil
-            }
+            guard let fields = members(value, path, allowed: ["mode", "depth", "crls", "exemptShortLived"]),
+                let mode = mode(fields, path, RevocationPolicy.Mode.self)
+            else { return nil }
             var revocation = Revocation(mode: mode)
             if let depthValue = fields["depth"], let depthText = string(depthValue, path + ".depth") {
                 if let depth = RevocationPolicy.Depth(rawValue: depthText) {
