@@ -75,4 +75,29 @@ struct CTConfigurationTests {
         let (fresh, _, freshErr) = try await run(CLITests.binary, ["check-config", dir + "/trust.json"])
         #expect(fresh == 0 && !freshErr.contains("ctLogList"), "\(freshErr)")
     }
+
+    /// Failure reports (RFC 7469 §3 style) carry CT and revocation outcomes: refusals, and what lenient modes let through.
+    @Test func failureReportsCarryThem() async throws {
+        func report(_ dir: String, _ server: String) async throws -> PinFailureReport? {
+            let evaluator = try ConfiguredTrustEvaluator(contentsOf: dir + "/trust.json")
+            return await evaluator.evaluation(for: try ServerTrust(presentedChain: Lab.chain(server), host: "\(server).lab.test"), port: 443).report
+        }
+        let reportOnly = try write(#"{"mode": "report-only", "customAnchors": true}"#, host: "*.lab.test")
+        defer { try? FileManager.default.removeItem(atPath: reportOnly) }
+        #expect(try await report(reportOnly, "one-sct")?.validationResult == "ct-policy-not-met")
+        #expect(try await report(reportOnly, "sct") == nil)
+        let enforce = try write(#"{"mode": "enforce", "customAnchors": true}"#, host: "*.lab.test")
+        defer { try? FileManager.default.removeItem(atPath: enforce) }
+        let refused = try await report(enforce, "bad-sct")
+        #expect(refused?.validationResult == "ct-policy-not-met" && refused?.hostname == "bad-sct.lab.test")
+        // Soft revocation without CRLs: allowed, reported as unknown.
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Lab.pki.write(to: dir)
+        try #"{"version": 1, "base": {"anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "revocation": {"mode": "soft"}}}"#
+            .write(toFile: dir + "/trust.json", atomically: true, encoding: .utf8)
+        let evaluation = await (try ConfiguredTrustEvaluator(contentsOf: dir + "/trust.json")).evaluation(for: try ServerTrust(presentedChain: Lab.chain("good"), host: "good.lab.test"), port: 443)
+        #expect(evaluation.decision.isTrusted && evaluation.decision.allowedFailures.map(\.code) == ["revocation-status-unknown"])
+        #expect(evaluation.report?.validationResult == "revocation-status-unknown")
+    }
 }

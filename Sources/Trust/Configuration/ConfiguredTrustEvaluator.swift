@@ -178,6 +178,11 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         } else if enforcesPins && !decision.isTrusted {
             report = PinFailureReport(decision: decision, trust: trust, port: port, entry: entry, pinsExpired: false)
         }
+        // Revocation and CT are reported too: a refusal for either, or what soft checking or report-only CT let through.
+        let reported: Set<String> = ["revoked", "revocation-status-unknown", "ct-policy-not-met"]
+        if report == nil, (decision.reasons + decision.allowedFailures).contains(where: { reported.contains($0.code) }) {
+            report = PinFailureReport(decision: decision, trust: trust, port: port, entry: entry, pinsExpired: false)
+        }
         #if DEBUG
         if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
             let viaOverride = await debug.evaluate(trust)

@@ -22,7 +22,9 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
     public var validatedCertificateChain: [String]
     /// The entry's pins, as `pin-sha256="BASE64"`.
     public var knownPins: [String]
-    /// `pin-validation-failed`, `pin-set-expired`, or the first failure reason's code.
+    /// `pin-validation-failed`, `pin-set-expired`, or the first failure reason's code — also for a failure a lenient
+    /// mode let through (`revocation-status-unknown` under soft revocation checking, `ct-policy-not-met` under
+    /// report-only Certificate Transparency).
     public var validationResult: String
     /// When the pin set expires, in RFC 3339 form; `nil` when it has no expiry.
     public var effectiveExpirationDate: String?
@@ -56,7 +58,7 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
         } else if decision.reasons.contains(where: { $0.code.contains("pin") }) {
             validationResult = "pin-validation-failed"
         } else {
-            validationResult = decision.reasons.first?.code ?? "pin-validation-failed"
+            validationResult = (decision.reasons.first ?? decision.allowedFailures.first)?.code ?? "pin-validation-failed"
         }
         effectiveExpirationDate = entry.pins?.expires.map(RFC3339.string)
     }

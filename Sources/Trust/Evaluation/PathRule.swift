@@ -92,6 +92,8 @@ public struct PathObservation: Sendable, Hashable {
     public var notes: [String]
     /// When the rule's verdict holds; `nil`: whenever the certificates are valid.
     public var validity: ClosedRange<Date>?
+    /// Failures the rule let through because of a lenient mode (soft, report-only), for reports.
+    public var allowedFailures: [TrustFailureReason] = []
 
     /// An observation.
     public init(notes: [String] = [], validity: ClosedRange<Date>? = nil) {

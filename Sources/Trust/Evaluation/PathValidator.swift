@@ -185,6 +185,7 @@ public struct PathValidator: Sendable {
         for rule in observingRules {
             let observation = rule.observe(path, context: context)
             decision.notes += observation.notes
+            decision.allowedFailures += observation.allowedFailures
             if let window = observation.validity { decision.validity = PathObservation.narrowed(decision.validity, to: window) }
         }
         return decision

@@ -28,6 +28,10 @@ public struct TrustDecision: Sendable {
     /// vouched for the path: latest `thisUpdate` to earliest `nextUpdate`); `nil` when nothing but the certificates
     /// bounds it. A cache never reuses the decision outside it.
     public var validity: ClosedRange<Date>?
+    /// Failures a lenient mode let through on a trusted path — an unknown revocation status under soft checking,
+    /// a Certificate Transparency policy not met under report-only — for failure reports and telemetry (each is
+    /// also in ``notes`` in words).
+    public var allowedFailures: [TrustFailureReason] = []
 
     /// Creates a decision from its parts.
     public init(

@@ -45,6 +45,7 @@ struct CertificateTransparencyRule: PathRule {
         let report = CertificateTransparencyReport.check(leaf: path.leaf, issuer: path.certificates[1], policy: policy, at: context.evaluationTime)
         if !report.meetsPolicy {
             observation.notes.append("\(path.leaf.displayName) does not meet the Certificate Transparency policy (allowed: report-only): \(report.summary)")
+            observation.allowedFailures.append(Self.reason(report, subject: path.leaf.displayName))
         }
         return observation
     }

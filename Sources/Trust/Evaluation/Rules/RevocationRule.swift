@@ -76,6 +76,7 @@ struct RevocationRule: PathRule {
             case .unknown(let why) where policy.mode == .soft:
                 observation.notes.append(
                     "the revocation status of \(path.certificates[position].displayName) is unknown (allowed: revocation checking is soft): \(why)")
+                observation.allowedFailures.append(.revocationStatusUnknown(subject: path.certificates[position].displayName, detail: why))
             default:
                 continue
             }
