@@ -36,12 +36,31 @@ struct RevocationRule: PathRule {
         case unknown(String)
     }
 
-    /// A source that vouches for a certificate.
-    struct Evidence {
-        /// When it does (thisUpdate through nextUpdate).
-        let window: ClosedRange<Date>
+    /// A source that vouches for a certificate. Its words are made only when asked for (reports), never on the
+    /// evaluation path: formatting dates costs more than the whole check.
+    enum Evidence {
+        case crl(CertificateRevocationList)
+        case ocsp(source: String, thisUpdate: Date, validUntil: Date)
+
+        /// When it vouches (thisUpdate through nextUpdate).
+        var window: ClosedRange<Date> {
+            let (from, until): (Date, Date) = switch self {
+            // A usable CRL has a nextUpdate (unusableReasons otherwise).
+            case .crl(let crl): (crl.thisUpdate, crl.nextUpdate ?? crl.thisUpdate)
+            case .ocsp(_, let thisUpdate, let validUntil): (thisUpdate, validUntil)
+            }
+            return from <= until ? from...until : from...from
+        }
+
         /// The source in words.
-        let source: String
+        var source: String {
+            switch self {
+            case .crl(let crl):
+                return "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate)), next update \(RFC3339.string(crl.nextUpdate ?? crl.thisUpdate))"
+            case .ocsp(let source, let thisUpdate, let validUntil):
+                return "\(source): good at \(RFC3339.string(thisUpdate)), next update \(RFC3339.string(validUntil))"
+            }
+        }
     }
 
     func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
@@ -100,6 +119,8 @@ struct RevocationRule: PathRule {
         case .unknown(let why)?: problems.append(why)
         case nil: break
         }
+        // A response vouched for it and no CRL could say otherwise: nothing more to examine (or explain).
+        if !evidence.isEmpty && !hasCRLs(issuedBy: path.certificates[position].issuer) { return .good(evidence) }
         switch crlStatus(of: path, at: position, time: time) {
         case .revoked(let entry, let source): return .revoked(entry, source: source)
         case .good(let found): evidence += found
@@ -132,15 +153,18 @@ struct RevocationRule: PathRule {
         let failure = entry.failure.map { " (asking again failed: \($0))" } ?? ""
         switch verdict {
         case .good(let thisUpdate, let validUntil):
-            return .good([Evidence(
-                window: thisUpdate <= validUntil ? thisUpdate...validUntil : thisUpdate...thisUpdate,
-                source: "\(source): good at \(RFC3339.string(thisUpdate)), next update \(RFC3339.string(validUntil))")])
+            return .good([.ocsp(source: source, thisUpdate: thisUpdate, validUntil: validUntil)])
         case .revoked(let at, let reason, let thisUpdate):
             let entry = CertificateRevocationList.Entry(serialNumber: Array(certificate.serialNumber.bytes), revocationDate: at, reason: reason)
             return .revoked(entry, source: "\(source), response of \(RFC3339.string(thisUpdate))")
         case .unknown(let why):
             return .unknown("\(from) gave no usable answer: \(why)\(failure)")
         }
+    }
+
+    /// Whether any CRL, given or cached, is issued under `issuer`.
+    private func hasCRLs(issuedBy issuer: DistinguishedName) -> Bool {
+        !(crls[issuer] ?? []).isEmpty || !(policy.cache?.crls(issuedBy: issuer) ?? []).isEmpty
     }
 
     private func crlStatus(of path: CertificatePath, at position: Int, time: Date) -> Status {
@@ -173,13 +197,7 @@ struct RevocationRule: PathRule {
                 covering.append(crl)
             }
         }
-        return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering.map { crl in
-            // A usable CRL has a nextUpdate (unusableReasons otherwise).
-            let until = crl.nextUpdate ?? crl.thisUpdate
-            return Evidence(
-                window: crl.thisUpdate <= until ? crl.thisUpdate...until : crl.thisUpdate...crl.thisUpdate,
-                source: "CRL issued by \(crl.issuer) at \(RFC3339.string(crl.thisUpdate)), next update \(RFC3339.string(until))")
-        })
+        return covering.isEmpty ? .unknown(problems.joined(separator: "; ")) : .good(covering.map(Evidence.crl))
     }
 
     /// " or fetched", and why fetching from each of the certificate's distribution points failed, as the cache recorded.
