@@ -170,4 +170,21 @@ struct OCSPResponseTests {
             }
         }
     }
+
+    /// Both revocation caches are bounded and forget the entry used longest ago.
+    @Test func cachesAreBoundedLeastRecentlyUsedFirst() throws {
+        let crls = CRLCache(capacity: 2)
+        for url in ["a", "b"] { crls.store(CRLCache.Entry(crls: []), for: url) }
+        _ = crls.entry(for: "a")
+        crls.store(CRLCache.Entry(crls: []), for: "c")
+        #expect(crls.entry(for: "a") != nil && crls.entry(for: "b") == nil && crls.entry(for: "c") != nil)
+        let responses = OCSPCache(capacity: 2)
+        let leaves = try (0..<3).map { _ in try issuer.leaf(dnsNames: ["ocsp.lab.test"]).certificate }
+        for leaf in leaves.prefix(2) { responses.store(OCSPCache.Entry(response: nil, failure: "x"), for: leaf) }
+        _ = responses.entry(for: leaves[0])
+        responses.store(OCSPCache.Entry(response: nil, failure: "x"), for: leaves[2])
+        #expect(responses.entry(for: leaves[0]) != nil && responses.entry(for: leaves[1]) == nil && responses.entry(for: leaves[2]) != nil)
+        responses.removeAll()
+        #expect(responses.entry(for: leaves[0]) == nil)
+    }
 }

@@ -7,7 +7,7 @@ import X509
 /// Entries are kept by source URL, with the HTTP validators (`ETag`, `Last-Modified`) a conditional refetch
 /// sends; a CRL is offered to the revocation rule by its issuer's name. Nothing here fetches: the rule
 /// runs inside path building and never waits on the network (RFC 5280 §6.3 decides from the CRLs at hand).
-/// Bounded: at most `capacity` URLs; storing one more forgets the entry stored longest ago.
+/// Bounded: at most `capacity` URLs; storing one more forgets the entry used longest ago.
 public final class CRLCache: @unchecked Sendable, Hashable {
     /// What is kept for one URL.
     public struct Entry: Sendable, Hashable {
@@ -40,8 +40,7 @@ public final class CRLCache: @unchecked Sendable, Hashable {
     /// The most URLs kept.
     public let capacity: Int
     private let lock = NSLock()
-    private var byURL: [String: Entry] = [:]
-    private var order: [String] = []
+    private var byURL = LRUDictionary<String, Entry>()
 
     /// An empty cache.
     public init(capacity: Int = 256) {
@@ -50,17 +49,12 @@ public final class CRLCache: @unchecked Sendable, Hashable {
 
     /// The entry for `url`, if any.
     public func entry(for url: String) -> Entry? {
-        lock.withLock { byURL[url] }
+        lock.withLock { byURL.use(url) }
     }
 
     /// Stores (or replaces) the entry for `url`.
     public func store(_ entry: Entry, for url: String) {
-        lock.withLock {
-            if byURL.updateValue(entry, forKey: url) == nil {
-                order.append(url)
-                if order.count > capacity { byURL[order.removeFirst()] = nil }
-            }
-        }
+        lock.withLock { byURL.set(url, entry, capacity: capacity) }
     }
 
     /// Every kept CRL issued under `issuer`'s name.
@@ -70,10 +64,7 @@ public final class CRLCache: @unchecked Sendable, Hashable {
 
     /// Forgets everything.
     public func removeAll() {
-        lock.withLock {
-            byURL = [:]
-            order = []
-        }
+        lock.withLock { byURL = LRUDictionary() }
     }
 
     /// Caches are equal only to themselves.

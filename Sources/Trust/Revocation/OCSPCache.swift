@@ -7,7 +7,7 @@ import X509
 /// Entries are kept per certificate (its issuer's name and its serial number); the revocation rule checks each
 /// response against the issuer on the validated path before believing it, so a response stored under the wrong
 /// certificate decides nothing. Nothing here fetches. Bounded: at most `capacity` certificates; storing one more
-/// forgets the entry stored longest ago.
+/// forgets the entry used longest ago.
 public final class OCSPCache: @unchecked Sendable, Hashable {
     /// What is kept for one certificate.
     public struct Entry: Sendable, Hashable {
@@ -56,8 +56,7 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
     /// The most certificates kept.
     public let capacity: Int
     private let lock = NSLock()
-    private var entries: [Key: Entry] = [:]
-    private var order: [Key] = []
+    private var entries = LRUDictionary<Key, Entry>()
 
     /// An empty cache.
     public init(capacity: Int = 4096) {
@@ -67,26 +66,18 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
     /// The entry for `certificate`, if any.
     public func entry(for certificate: Certificate) -> Entry? {
         let key = Key(certificate)
-        return lock.withLock { entries[key] }
+        return lock.withLock { entries.use(key) }
     }
 
     /// Stores (or replaces) the entry for `certificate`.
     public func store(_ entry: Entry, for certificate: Certificate) {
         let key = Key(certificate)
-        lock.withLock {
-            if entries.updateValue(entry, forKey: key) == nil {
-                order.append(key)
-                if order.count > capacity { entries[order.removeFirst()] = nil }
-            }
-        }
+        lock.withLock { entries.set(key, entry, capacity: capacity) }
     }
 
     /// Forgets everything.
     public func removeAll() {
-        lock.withLock {
-            entries = [:]
-            order = []
-        }
+        lock.withLock { entries = LRUDictionary() }
     }
 
     /// Caches are equal only to themselves.

@@ -48,6 +48,9 @@ struct LRUDictionary<Key: Hashable, Value> {
         linkAsNewest(slot)
     }
 
+    /// Every value, in no particular order (their recency unchanged).
+    var values: [Value] { index.values.compactMap { slots[$0].entry?.value } }
+
     /// Removes `key`'s entry, if any.
     mutating func remove(_ key: Key) {
         guard let slot = index.removeValue(forKey: key) else { return }
