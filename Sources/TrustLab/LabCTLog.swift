@@ -41,11 +41,7 @@ public struct LabCTLog: Sendable {
     /// of the issuer's SubjectPublicKeyInfo) at `timestamp`.
     public func sct(tbs: [UInt8], issuerKeyHash: [UInt8], timestamp: Date) throws -> SignedCertificateTimestamp {
         let milliseconds = UInt64(max(0, timestamp.timeIntervalSince1970 * 1000))
-        var data: [UInt8] = [0, 0]
-        data += (0..<8).reversed().map { UInt8(truncatingIfNeeded: milliseconds >> (8 * UInt64($0))) }
-        data += [0, 1] + issuerKeyHash
-        data += [UInt8(truncatingIfNeeded: tbs.count >> 16), UInt8(truncatingIfNeeded: tbs.count >> 8), UInt8(truncatingIfNeeded: tbs.count)] + tbs
-        data += [0, 0]
+        let data = SignedCertificateTimestamp.signedData(timestampMilliseconds: milliseconds, issuerKeyHash: issuerKeyHash, tbs: tbs)
         let signature = try key.signature(for: data)
         return SignedCertificateTimestamp(
             version: 0, logID: logID, timestamp: Date(timeIntervalSince1970: Double(milliseconds) / 1000), timestampMilliseconds: milliseconds,

@@ -170,12 +170,7 @@ struct PrecertificateEntry: Sendable {
 
     /// The `digitally-signed` struct of RFC 6962 §3.2 for `sct` over this precertificate entry.
     func signedData(for sct: SignedCertificateTimestamp) -> [UInt8] {
-        var data: [UInt8] = [sct.version, 0]  // sct_version, signature_type certificate_timestamp
-        data += (0..<8).reversed().map { UInt8(truncatingIfNeeded: sct.timestampMilliseconds >> (8 * UInt64($0))) }
-        data += [0, 1]  // entry_type precert_entry
-        data += issuerKeyHash
-        data += [UInt8(truncatingIfNeeded: tbs.count >> 16), UInt8(truncatingIfNeeded: tbs.count >> 8), UInt8(truncatingIfNeeded: tbs.count)] + tbs
-        data += [UInt8(sct.extensions.count >> 8), UInt8(sct.extensions.count & 0xFF)] + sct.extensions
-        return data
+        SignedCertificateTimestamp.signedData(
+            version: sct.version, timestampMilliseconds: sct.timestampMilliseconds, issuerKeyHash: issuerKeyHash, tbs: tbs, extensions: sct.extensions)
     }
 }

@@ -117,10 +117,28 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     /// The TLS encoding of this SCT (a SerializedSCT's content).
     public func serialized() -> [UInt8] {
         var bytes: [UInt8] = [version] + logID
-        bytes += (0..<8).reversed().map { UInt8(truncatingIfNeeded: timestampMilliseconds >> (8 * UInt64($0))) }
+        bytes += Self.bigEndian(timestampMilliseconds)
         bytes += [UInt8(extensions.count >> 8), UInt8(extensions.count & 0xFF)] + extensions
         bytes += [hashAlgorithm, signatureAlgorithm, UInt8(signature.count >> 8), UInt8(signature.count & 0xFF)] + signature
         return bytes
+    }
+
+    /// The `digitally-signed` struct of RFC 6962 §3.2 that an SCT's signature covers for a precertificate entry:
+    /// sct_version, signature_type certificate_timestamp, the timestamp, entry_type precert_entry, the issuer key hash
+    /// (SHA-256 of the issuer's SubjectPublicKeyInfo), the TBSCertificate without the SCT list (`uint24` length), and
+    /// the SCT's extensions (`uint16` length).
+    public static func signedData(version: UInt8 = 0, timestampMilliseconds: UInt64, issuerKeyHash: [UInt8], tbs: [UInt8], extensions: [UInt8] = []) -> [UInt8] {
+        var data: [UInt8] = [version, 0]
+        data += bigEndian(timestampMilliseconds)
+        data += [0, 1] + issuerKeyHash
+        data += [UInt8(truncatingIfNeeded: tbs.count >> 16), UInt8(truncatingIfNeeded: tbs.count >> 8), UInt8(truncatingIfNeeded: tbs.count)] + tbs
+        data += [UInt8(truncatingIfNeeded: extensions.count >> 8), UInt8(truncatingIfNeeded: extensions.count)] + extensions
+        return data
+    }
+
+    /// `value` as 8 big-endian octets (a TLS `uint64`).
+    static func bigEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) }
     }
 
     /// The SCT list extension's value (an OCTET STRING holding the TLS-encoded list) for `scts`.

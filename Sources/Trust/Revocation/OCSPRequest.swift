@@ -75,6 +75,8 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether this identifies `certificate` issued by `issuer` (hashed with this identifier's own algorithm).
     public func identifies(_ certificate: Certificate, issuer: Certificate) -> Bool {
+        // The serial first: it differs for every other certificate, and costs no hashing.
+        guard serialNumber.elementsEqual(certificate.serialNumber.bytes.drop(while: { $0 == 0 })) else { return false }
         guard let other = try? OCSPCertificateID(certificate: certificate, issuer: issuer, hashAlgorithm: hashAlgorithm) else { return false }
         return other == self
     }
@@ -209,11 +211,7 @@ public struct OCSPRequest: Sendable, Hashable {
                 }
                 try DER.sequence(tbsNode, identifier: .sequence) { tbs in
                     var node = tbs.next()
-                    if let version = node, version.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-                        let number = try DER.explicitlyTagged(version, tagNumber: 0, tagClass: .contextSpecific) { try Int(derEncoded: $0) }
-                        guard number == 0 else { throw OCSPParseError("OCSPRequest version \(number + 1) (only v1 exists)") }
-                        node = tbs.next()
-                    }
+                    if try OCSPParseError.version(node, of: "OCSPRequest") { node = tbs.next() }
                     if let name = node, name.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) { node = tbs.next() }
                     guard let list = node else { throw OCSPParseError("no requestList") }
                     try DER.sequence(list, identifier: .sequence) { requests in

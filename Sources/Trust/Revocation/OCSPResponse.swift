@@ -11,6 +11,15 @@ public struct OCSPParseError: Error, Sendable, Hashable, CustomStringConvertible
     /// "malformed OCSP message: …".
     public var description: String { "malformed OCSP message: \(detail)" }
 
+    /// Reads `version [0] EXPLICIT Version DEFAULT v1` (RFC 6960 §4.1.1, §4.2.1) when `node` is one: `true` when it
+    /// was (and is v1), `false` when `node` is the next element instead.
+    static func version(_ node: ASN1Node?, of what: String) throws -> Bool {
+        guard let node, node.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) else { return false }
+        let number = try DER.explicitlyTagged(node, tagNumber: 0, tagClass: .contextSpecific) { try Int(derEncoded: $0) }
+        guard number == 0 else { throw OCSPParseError("\(what) version \(number + 1) (only v1 exists)") }
+        return true
+    }
+
     /// The nonce among `[tag] EXPLICIT Extensions` (RFC 8954: an OCTET STRING of 1 to 32 octets inside the extnValue).
     static func nonce(inExplicitExtensions node: ASN1Node, tagNumber: UInt) throws -> [UInt8]? {
         try DER.explicitlyTagged(node, tagNumber: tagNumber, tagClass: .contextSpecific) { list in
@@ -344,11 +353,7 @@ public struct OCSPResponse: Sendable, Hashable {
     private static func parseResponseData(_ node: ASN1Node) throws -> (responder: ResponderID, producedAt: Date, responses: [SingleResponse], nonce: [UInt8]?) {
         try DER.sequence(node, identifier: .sequence) { parts in
             var next = parts.next()
-            if let version = next, version.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
-                let number = try DER.explicitlyTagged(version, tagNumber: 0, tagClass: .contextSpecific) { try Int(derEncoded: $0) }
-                guard number == 0 else { throw OCSPParseError("ResponseData version \(number + 1) (only v1 exists)") }
-                next = parts.next()
-            }
+            if try OCSPParseError.version(next, of: "ResponseData") { next = parts.next() }
             guard let responderNode = next else { throw OCSPParseError("no responderID") }
             let responder: ResponderID
             switch (responderNode.identifier.tagClass, responderNode.identifier.tagNumber) {
