@@ -23,6 +23,20 @@ struct LabHostileServerTests {
                              "--resolve", "\(server.host):\(server.port):127.0.0.1"] + arguments + [server.baseURL + path])
     }
 
+    /// curl's exit status and bytes received after 3 s of `server`'s endless body. A run whose TLS handshake did not
+    /// finish within the 3 s (`time_appconnect` 0: the machine was too busy to start, which says nothing about the
+    /// server) is repeated, up to 3 times; every other outcome is returned as it is.
+    static func downloadFor3Seconds(_ server: LabHostileServer) async throws -> (Int32, Int) {
+        var last: (Int32, Int) = (0, 0)
+        for _ in 0..<3 {
+            let (status, out, _) = try await curl(server, seconds: 3, ["-o", "/dev/null", "-w", "%{size_download} %{time_appconnect}"])
+            let fields = out.split(separator: " ")
+            last = (status, fields.first.flatMap { Int($0) } ?? 0)
+            guard fields.count == 2, let connected = Double(fields[1]), connected == 0 else { return last }
+        }
+        return last
+    }
+
     /// Whether `server` has no open connection left within 20 s (its client has gone).
     static func forgetsItsConnections(_ server: LabHostileServer) async -> Bool {
         for _ in 0..<200 {
@@ -63,17 +77,17 @@ struct LabHostileServerTests {
         defer { Task { await server.shutdown() } }
         let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null", "--max-filesize", "1000000"])
         #expect(status == 63, "\(err)")  // CURLE_FILESIZE_EXCEEDED, from the content-length
-        let (timedOut, downloaded, _) = try await Self.curl(server, seconds: 3, ["-o", "/dev/null", "-w", "%{size_download}"])
+        let (timedOut, downloaded) = try await Self.downloadFor3Seconds(server)
         #expect(timedOut == 28)
-        #expect((Int(downloaded) ?? 0) > 64 * 1024, "\(downloaded)")
+        #expect(downloaded > 64 * 1024, "\(downloaded)")
     }
 
     @Test func endlessChunkedBodyNeverEnds() async throws {
         let server = try await Self.start(.endlessChunkedBody)
         defer { Task { await server.shutdown() } }
-        let (status, downloaded, err) = try await Self.curl(server, seconds: 3, ["-o", "/dev/null", "-w", "%{size_download}"])
-        #expect(status == 28, "\(err)")  // still receiving well-formed chunks when the time is up
-        #expect((Int(downloaded) ?? 0) > 64 * 1024, "\(downloaded)")
+        let (status, downloaded) = try await Self.downloadFor3Seconds(server)
+        #expect(status == 28)  // still receiving well-formed chunks when the time is up
+        #expect(downloaded > 64 * 1024, "\(downloaded)")
     }
 
     @Test func trickleHeadIsSlowButValid() async throws {
