@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Logging
 import Trust
+import TrustNIO
 import X509
 
 /// One server-trust decision of a session, as ``SessionConfiguration/decisionObserver`` receives it
@@ -28,7 +29,8 @@ public struct TrustDecisionEvent: Sendable {
 /// header value or a credential.
 ///
 /// Log levels: a trusted decision and a successful connection at `debug`; a refused decision at
-/// `notice`, at `warning` when a pin did not match (the pattern of an interception); a failed request,
+/// `notice`, at `warning` when a pin did not match (the pattern of an interception; decisions are
+/// worded by `TrustDecisionLog`, as a plain NIO client's `ServerTrustVerifier` words them); a failed request,
 /// a refused client certificate and failed HTTP authentication at `notice`; a pin-failure report at
 /// `info`.
 ///
@@ -72,20 +74,7 @@ struct SessionTelemetry: Sendable {
             }
         }
         observer?(TrustDecisionEvent(host: host, port: port, decision: decision, cached: cached, duration: duration))
-        guard let logger else { return }
-        var metadata: Logger.Metadata = [
-            "trust.host": "\(host)", "trust.port": "\(port)", "trust.policy": "\(decision.policy)",
-            "trust.decision": "\(decision.isTrusted ? "trusted" : "refused")", "trust.cached": "\(cached)",
-            "trust.pins_seen": .array(decision.pinsSeen.map { .string($0.description) }),
-        ]
-        if !decision.expectedPins.isEmpty { metadata["trust.pins_expected"] = .array(decision.expectedPins.map { .string($0.description) }) }
-        if decision.isTrusted {
-            logger.debug("server trusted", metadata: metadata)
-            return
-        }
-        metadata["trust.reasons"] = .array(decision.reasons.map { .string($0.code) })
-        let pinMismatch = decision.reasons.contains { $0.code == "pin-mismatch" }
-        logger.log(level: pinMismatch ? .warning : .notice, "server not trusted", metadata: metadata)
+        if let logger { TrustDecisionLog.log(decision, host: host, port: port, cached: cached, to: logger) }
     }
 
     /// A cache lookup in the handshake.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import NIOSSL
 import Trust
@@ -31,15 +32,22 @@ public struct ServerTrustVerifier: Sendable {
     let decide: Decide
     let known: Known?
 
+    /// Where each decision is logged (swift-log), as ``TrustDecisionLog`` words it: trusted at `debug`,
+    /// refused at `notice`, a pin mismatch at `warning`, with the host, policy, reason codes and pins.
+    /// `nil` (the default) logs nothing. A `Session` logs through its own configuration instead.
+    public var logger: Logger?
+
     /// Verifies with `decide` (a challenge handler, a per-host evaluator…); `known` may answer first.
-    public init(known: Known? = nil, decide: @escaping Decide) {
+    public init(known: Known? = nil, logger: Logger? = nil, decide: @escaping Decide) {
         self.known = known
+        self.logger = logger
         self.decide = decide
     }
 
     /// Verifies with `evaluator`; a decision it reaches without suspending
     /// (`TrustEvaluator.decisionWithoutSuspending(_:)`) is answered in the handshake directly.
-    public init(evaluator: any TrustEvaluator) {
+    public init(evaluator: any TrustEvaluator, logger: Logger? = nil) {
+        self.logger = logger
         self.known = { evaluator.decisionWithoutSuspending($0) }
         // `decide` runs only after `known` found no answer: the direct path is not looked for again.
         self.decide = { trust in
@@ -50,8 +58,8 @@ public struct ServerTrustVerifier: Sendable {
     }
 
     /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or
-    /// pooled connection is never trusted without it), records the decision in `record`, and
-    /// completes NIOSSL's promise.
+    /// pooled connection is never trusted without it), records the decision in `record`, logs it
+    /// to ``logger`` (when set), and completes NIOSSL's promise.
     ///
     /// The callback is `@Sendable` (NIOSSL's own typealias is not), so it also fits servers whose
     /// configuration takes a `@Sendable` verification callback (Vapor, Hummingbird). A trusted chain is
@@ -60,8 +68,14 @@ public struct ServerTrustVerifier: Sendable {
     public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> TrustVerificationCallback {
         let decide = self.decide
         let known = self.known
+        let logger = self.logger
+        let host = peerName?.description ?? ""
         return { presented, promise in
-            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, promise: promise) { record.record($0) }
+            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, promise: promise) { decision in
+                record.record(decision)
+                // The verifier cannot tell a cached answer of `known` from an evaluation, nor the port.
+                if let logger { TrustDecisionLog.log(decision, host: host, port: nil, cached: nil, to: logger) }
+            }
         }
     }
 

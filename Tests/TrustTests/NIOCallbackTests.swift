@@ -41,6 +41,35 @@ struct NIOCallbackTests {
         guard case .failed = try await Self.verify(wrong, presented) else { Issue.record("a wrong host was verified"); return }
     }
 
+    /// A plain NIO client's verifier logs each decision as a Session does (`TrustDecisionLog`): levels,
+    /// metadata keys, no port or cache flag it cannot know.
+    @Test func serverTrustVerifierLogsDecisions() async throws {
+        let log = LogCapture()
+        let presented = try Self.nio(Lab.chain("good"))
+        let good = try PeerName(host: "good.lab.test")
+        let verifier = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors), logger: log.logger)
+        _ = try await Self.verify(verifier.callback(peerName: good, record: TrustRecord()), presented)
+        _ = try await Self.verify(verifier.callback(peerName: try PeerName(host: "elsewhere.lab.test"), record: TrustRecord()), presented)
+        let wrongPin = try SPKIPin(digest: [UInt8](repeating: 7, count: 32))
+        let pinned = ServerTrustVerifier(evaluator: try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors), logger: log.logger)
+        _ = try await Self.verify(pinned.callback(peerName: good, record: TrustRecord()), presented)
+        // Without a logger: nothing (the records above are the only ones).
+        _ = try await Self.verify(ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors)).callback(peerName: good, record: TrustRecord()), presented)
+
+        let records = log.all
+        #expect(records.map(\.level) == [.debug, .notice, .warning])
+        #expect(records.map(\.message) == ["server trusted", "server not trusted", "server not trusted"])
+        let trusted = try #require(records.first)
+        #expect(Set(trusted.metadata.keys) == ["trust.host", "trust.policy", "trust.decision", "trust.pins_seen"])
+        #expect(trusted.metadata["trust.host"] == "good.lab.test" && trusted.metadata["trust.decision"] == "trusted")
+        #expect(records[1].metadata["trust.host"] == "elsewhere.lab.test")
+        #expect(records[1].metadata["trust.reasons"].map { "\($0)" }?.contains("name-mismatch") == true, "\(records[1].metadata)")
+        let mismatch = records[2]
+        #expect(mismatch.metadata["trust.reasons"].map { "\($0)" }?.contains("pin-mismatch") == true)
+        #expect(mismatch.metadata["trust.pins_expected"].map { "\($0)" }?.contains(wrongPin.description) == true)
+        #expect(mismatch.metadata["trust.pins_seen"].map { "\($0)" }?.contains(SPKIPin(certificate: Lab.chain("good")[0]).description) == true)
+    }
+
     @Test func clientAuthenticationCallbackForServers() async throws {
         let authentication = ClientAuthentication(anchors: [Lab.pki.root.certificate])
         let callback = authentication.verificationCallback()  // no record: a server that reads the metadata instead
