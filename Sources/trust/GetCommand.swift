@@ -11,8 +11,13 @@ import X509
 /// The body is written as it arrives (bounded memory whatever its size), to standard output or
 /// to `-o FILE` through a temporary file renamed into place when complete.
 struct GetCommand: AsyncParsableCommand {
+    /// `_superCommandName` says what `get` is when ``TrustMain`` parses it as a root of its own (its fast
+    /// path): a part of `trust`, so ArgumentParser does not look for `--generate-completion-script` in its
+    /// arguments — which parses them twice more, about 1.5 ms of every run — (completion scripts are
+    /// `trust`'s). It is read only from a root's configuration: as `trust`'s subcommand nothing changes.
     static let configuration = CommandConfiguration(
         commandName: "get",
+        _superCommandName: "trust",
         abstract: "Send an HTTP(S) request with server trust evaluated in the handshake; curl-compatible exit codes.",
         discussion: """
             Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with \
