@@ -178,36 +178,29 @@ struct InspectCommand: AsyncParsableCommand {
     }
 
     /// A failed handshake in one plain sentence. BoringSSL's error text carries its source paths
-    /// and line numbers; only its reason code (`WRONG_VERSION_NUMBER`…) is kept, and the common ones
+    /// and line numbers; only its reason codes are read (`BoringSSLErrorText`), and the common ones
     /// are said in words.
     static func handshakeFailure(_ error: any Error, address: String, port: Int, clientCertificateRequested: Bool) -> String {
-        let reason = boringSSLReason("\(error)")
-        switch reason {
-        case "WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_TOO_LARGE":
+        let reading = BoringSSLErrorText("\(error)")
+        let reason = reading.reason
+        switch reading.problem {
+        case .notTLS:
             return "\(address):\(port) does not speak TLS (a plain-HTTP port?): try http://\(address):\(port)/ instead"
-        case "UNSUPPORTED_PROTOCOL", "TLSV1_ALERT_PROTOCOL_VERSION", "PROTOCOL_VERSION":
+        case .protocolVersion:
             return "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration"
-        case "SSLV3_ALERT_HANDSHAKE_FAILURE", "NO_SHARED_CIPHER", "NO_CIPHERS_AVAILABLE":
+        case .noSharedCipher:
             return "the server and this client share no cipher suite or signature algorithm (TLS 1.2+ with modern suites is required)"
-        case let alert? where clientCertificateRequested
-            && ["TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED"].contains(alert):
-            return "the server asked for a client certificate and refused the connection without one (alert \(reason ?? "")): give one with trust get --cert"
-        default:
+        case .other:
+            if clientCertificateRequested, let alert = reason,
+                ["TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED"].contains(alert)
+            {
+                return "the server asked for a client certificate and refused the connection without one (alert \(alert)): give one with trust get --cert"
+            }
             if clientCertificateRequested {
                 return "the server asked for a client certificate and the handshake failed without one" + (reason.map { " (\($0))" } ?? "")
             }
             return "the TLS handshake failed" + (reason.map { " (BoringSSL: \($0))" } ?? "")
         }
-    }
-
-    /// The reason code of a BoringSSL error string (`error:…:SSL routines:OPENSSL_internal:REASON at path:line`).
-    static func boringSSLReason(_ text: String) -> String? {
-        for marker in ["OPENSSL_internal:", "routines:"] {
-            guard let range = text.range(of: marker, options: .backwards) else { continue }
-            let code = text[range.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
-            if !code.isEmpty { return String(code) }
-        }
-        return nil
     }
 
     // MARK: - The verdict

@@ -53,13 +53,9 @@ struct DelegateChallengeHandler: ChallengeHandler {
     func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         guard let session = session() else { return .performDefaultHandling }
         return await withCheckedContinuation { continuation in
-            let answered = NIOLockedValueBox(false)
+            let first = FirstAnswer()
             delegate.session(session, didReceive: challenge) { disposition in
-                let first = answered.withLockedValue { done -> Bool in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume(returning: disposition) }
+                if first.claim() { continuation.resume(returning: disposition) }
             }
         }
     }
@@ -68,16 +64,40 @@ struct DelegateChallengeHandler: ChallengeHandler {
 /// The order in which handlers are asked, shared by every kind of challenge.
 enum ChallengeChain {
     /// Asks the task-level handler, then (if it deferred) the session-level one. Returns the first
-    /// answer other than `.performDefaultHandling` (or that), or `nil` if a handler did not answer
-    /// within `timeout`.
+    /// answer other than `.performDefaultHandling` (or that), or `nil` if the handlers did not answer
+    /// within `timeout`. The timeout is one deadline for the whole chain: a session-level handler has
+    /// what the task-level one left of it, so a challenge never waits longer than `timeout`.
     static func ask(task: (any ChallengeHandler)?, session: (any ChallengeHandler)?, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
         var disposition = ChallengeDisposition.performDefaultHandling
         for handler in [task, session].compactMap({ $0 }) {
-            guard let answer = await ServerTrustChallenge.ask(handler, challenge, timeout: timeout) else { return nil }
+            let remaining = deadline - clock.now
+            guard remaining > .zero, let answer = await ask(handler, challenge, timeout: remaining) else { return nil }
             disposition = answer
             if case .performDefaultHandling = answer { continue }
             break
         }
         return disposition
+    }
+
+    /// One handler's answer, or `nil` if it does not answer within `timeout` (the request must not hang).
+    static func ask(_ handler: any ChallengeHandler, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDisposition?, Never>) in
+            let first = FirstAnswer()
+            let work = Task { await handler.handle(challenge) }
+            let timer = Task {
+                try? await Task.sleep(for: timeout)
+                if !Task.isCancelled {
+                    work.cancel()
+                    if first.claim() { continuation.resume(returning: nil) }
+                }
+            }
+            Task {
+                let answer = await work.value
+                timer.cancel()
+                if first.claim() { continuation.resume(returning: answer) }
+            }
+        }
     }
 }

@@ -65,20 +65,6 @@ struct ClientCertificateChallenge: Sendable {
         }
     }
 
-    /// The TLS alerts by which a server refuses a client certificate (BoringSSL's error codes), with
-    /// what each usually means about the certificate.
-    static let refusalAlerts: [(code: String, meaning: String)] = [
-        ("ALERT_CERTIFICATE_EXPIRED", "certificate expired — outside its validity period"),
-        ("ALERT_UNKNOWN_CA", "unknown CA — not issued by a CA the server trusts, or intermediates missing"),
-        ("ALERT_UNSUPPORTED_CERTIFICATE", "unsupported certificate — wrong key usage or extended key usage (not for client authentication)"),
-        ("ALERT_CERTIFICATE_REVOKED", "certificate revoked"),
-        ("ALERT_BAD_CERTIFICATE", "bad certificate"),
-        ("ALERT_CERTIFICATE_UNKNOWN", "certificate unknown — refused by the server's policy"),
-        ("ALERT_ACCESS_DENIED", "access denied — valid, but not allowed here"),
-        ("ALERT_DECRYPT_ERROR", "decrypt error — the certificate's key did not sign the handshake"),
-        ("ALERT_HANDSHAKE_FAILURE", "handshake failure"),
-    ]
-
     /// The error for a connection that failed during or right after the handshake, if the
     /// client-certificate exchange explains it. `text` holds every error seen on the connection.
     static func error(_ challenge: ClientCertificateChallenge?, _ text: String, origin: Origin, url: URL) -> SessionError? {
@@ -94,10 +80,11 @@ struct ClientCertificateChallenge: Sendable {
             break
         }
         // Only TLS alerts are the server's verdict on the certificate; a lost connection is not.
-        if text.contains("CERTIFICATE_REQUIRED") {
+        let reading = BoringSSLErrorText(text)
+        if reading.certificateRequired {
             return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
         }
-        guard let alert = refusalAlerts.first(where: { text.contains($0.code) }) else { return nil }
+        guard let alert = reading.clientCertificateRefusal else { return nil }
         switch outcome {
         case .sent?:
             return SessionError(.clientCertificateRejected, "\(origin) refused the client certificate (TLS alert: \(alert.meaning))", url: url, underlying: text)
@@ -106,7 +93,7 @@ struct ClientCertificateChallenge: Sendable {
         default:
             // No challenge could be raised (no identity, no handler): a handshake refused after the
             // server's own certificate was accepted is, in practice, a missing client certificate.
-            return text.contains("ALERT_HANDSHAKE_FAILURE")
+            return reading.handshakeFailureAlert
                 ? SessionError(.clientCertificateRequired, "\(origin) refused the handshake after its certificate was accepted; it probably requires a client certificate (none is configured)", url: url, underlying: text)
                 : nil
         }

@@ -58,33 +58,6 @@ struct ServerTrustChallenge: Sendable {
         }
     }
 
-    /// The handler's answer, or `nil` if it does not answer in time (the request must not hang).
-    static func ask(_ handler: any ChallengeHandler, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDisposition?, Never>) in
-            let done = NIOLockedValueBox(false)
-            @Sendable func finish(_ value: ChallengeDisposition?) {
-                let first = done.withLockedValue { flag -> Bool in
-                    defer { flag = true }
-                    return !flag
-                }
-                if first { continuation.resume(returning: value) }
-            }
-            let work = Task { await handler.handle(challenge) }
-            let timer = Task {
-                try? await Task.sleep(for: timeout)
-                if !Task.isCancelled {
-                    work.cancel()
-                    finish(nil)
-                }
-            }
-            Task {
-                let answer = await work.value
-                timer.cancel()
-                finish(answer)
-            }
-        }
-    }
-
     /// The error for a refused handshake, by how the challenge was answered.
     func error(for decision: TrustDecision, url: URL) -> SessionError {
         switch outcome.withLockedValue({ $0 }) {

@@ -165,13 +165,9 @@ final class Connection: Sendable {
         let channel = self.channel
         let decompression = self.decompression
         let created = channel.eventLoop.makePromise(of: Channel.self)
-        let done = NIOLockedValueBox(false)
+        let first = FirstAnswer()
         @Sendable func complete(_ result: Result<Channel, any Error>) {
-            let first = done.withLockedValue { flag -> Bool in
-                defer { flag = true }
-                return !flag
-            }
-            if first {
+            if first.claim() {
                 created.completeWith(result)
             } else if case .success(let late) = result {
                 late.close(promise: nil)
