@@ -60,10 +60,14 @@ let package = Package(
         ),
         .target(
             name: "TrustNIO",
+            // Only what it imports: NIOSSL's callbacks and contexts, no event loops or HTTP.
             dependencies: [
                 "Trust", .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
-            ] + nio
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .target(
             name: "TrustHTTP",
@@ -94,7 +98,6 @@ let package = Package(
             dependencies: [
                 "Trust",
                 "TrustNIO",
-                "TrustHTTP",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -44,7 +44,7 @@ let package = Package(
             name: "FuzzAuthenticationHeaders",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "TrustLab", package: "swift-trust"),
+                .product(name: "TrustHTTP", package: "swift-trust"),
             ]
         ),
         .executableTarget(

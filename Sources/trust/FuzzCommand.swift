@@ -43,7 +43,7 @@ struct FuzzCommand: ParsableCommand {
         var violations: [String] = []
         let started = ContinuousClock.now
         for _ in 0..<count {
-            let outcome = LabAuthenticationHeaderProperties.check([fuzzer.next()])
+            let outcome = AuthenticationHeaderProperties.check([fuzzer.next()])
             challenges += outcome.challenges
             diagnostics += outcome.diagnostics
             digestAnswers += outcome.digestAnswers

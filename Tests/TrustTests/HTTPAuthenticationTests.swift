@@ -143,7 +143,7 @@ struct HTTPAuthenticationTests {
     /// The checks shared by `trust fuzz` and the libFuzzer target, on a header sent in several fields.
     @Test func authenticationHeaderPropertiesHoldAcrossSeveralFields() {
         let fields = [#"Basic realm="one""#, #"Digest realm="two", nonce="n", algorithm=MD5, qop="auth""#, "Bearer, ,", #"Broken realm="unterminated"#]
-        let outcome = LabAuthenticationHeaderProperties.check(fields)
+        let outcome = AuthenticationHeaderProperties.check(fields)
         #expect(outcome.violations.isEmpty, "\(outcome.violations)")
         #expect(outcome.challenges == 3)  // the unterminated one is skipped, with a diagnostic
         #expect(outcome.diagnostics == 1)

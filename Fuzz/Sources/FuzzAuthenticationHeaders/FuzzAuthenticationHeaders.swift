@@ -1,10 +1,11 @@
 import FuzzSupport
-import TrustLab
+// The property checker is package-internal to swift-trust; run.sh builds with -enable-testing.
+@testable import TrustHTTP
 
 /// `WWW-Authenticate` / `Authentication-Info` parsing, Digest challenge checks and answers.
 ///
 /// Input: field values separated by line feeds (one header sent in several fields), decoded as
-/// UTF-8 with invalid bytes repaired. Properties: ``LabAuthenticationHeaderProperties`` (bounds,
+/// UTF-8 with invalid bytes repaired. Properties: ``AuthenticationHeaderProperties`` (bounds,
 /// print-and-reparse round trip, several fields parse as each one in turn, a clean Digest answer
 /// to every accepted Digest challenge) — the same checks as `trust fuzz auth-headers`.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,7 +23,7 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 func test(_ bytes: [UInt8]) -> CInt {
     let text = String(decoding: bytes, as: UTF8.self)
     let fields = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-    let outcome = LabAuthenticationHeaderProperties.check(fields)
+    let outcome = AuthenticationHeaderProperties.check(fields)
     require(outcome.violations.isEmpty, outcome.violations.joined(separator: "\n"))
     return 0
 }

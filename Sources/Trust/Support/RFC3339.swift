@@ -2,9 +2,9 @@ import Foundation
 
 /// RFC 3339 timestamps with an offset and optional fractional seconds
 /// (`2024-03-01T00:00:00.999+00:00`), parsed without losing the fraction.
-public enum RFC3339 {
+package enum RFC3339 {
     /// Parses a timestamp; `nil` when it is not RFC 3339 with an explicit offset.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let pattern = #"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"#
         guard let regex = try? NSRegularExpression(pattern: pattern),
             let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text))
@@ -34,7 +34,7 @@ public enum RFC3339 {
     }
 
     /// Formats a date as RFC 3339 in UTC with milliseconds (`2025-01-01T00:00:00.000Z`).
-    public static func string(_ date: Date) -> String {
+    package static func string(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)

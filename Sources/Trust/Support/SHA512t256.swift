@@ -1,9 +1,9 @@
 /// SHA-512/256 (FIPS 180-4 §5.3.6.2, §6.7): SHA-512 with its own initial value, truncated to 256 bits.
 /// swift-crypto has no SHA-512/256; HTTP Digest authentication (RFC 7616 `SHA-512-256`) needs it.
 /// Checked against FIPS 180-4's examples and OpenSSL in the tests.
-public enum SHA512t256 {
+package enum SHA512t256 {
     /// The 32-byte digest of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var message = Array(bytes)
         let bitLength = UInt64(truncatingIfNeeded: message.count) &* 8
         message.append(0x80)

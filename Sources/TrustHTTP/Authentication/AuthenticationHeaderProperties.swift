@@ -1,5 +1,3 @@
-import TrustHTTP
-
 /// The properties the HTTP authentication parsers must have on any input, whatever its bytes:
 /// checked by `trust fuzz auth-headers` and by the libFuzzer target in `Fuzz/`.
 ///
@@ -11,22 +9,22 @@ import TrustHTTP
 /// - Several fields: parsing them together gives the challenges of each, in order, up to the limit.
 /// - Digest: the answer to any accepted Digest challenge parses as a clean parameter list with a
 ///   `response`.
-public enum LabAuthenticationHeaderProperties {
+package enum AuthenticationHeaderProperties {
     /// What checking one input found.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// Challenges parsed.
-        public var challenges = 0
+        package var challenges = 0
         /// Diagnostics given.
-        public var diagnostics = 0
+        package var diagnostics = 0
         /// Digest answers built (and checked).
-        public var digestAnswers = 0
+        package var digestAnswers = 0
         /// One line for each property that did not hold; empty when all held.
-        public var violations: [String] = []
+        package var violations: [String] = []
     }
 
     /// Checks every property on `fieldValues`, as one `WWW-Authenticate` header sent in that many
     /// fields, and on each of them as an `Authentication-Info` field.
-    public static func check(_ fieldValues: [String]) -> Outcome {
+    package static func check(_ fieldValues: [String]) -> Outcome {
         var outcome = Outcome()
         var input: String { fieldValues.joined(separator: "\n").debugDescription }  // only for a violation
         let parsed = AuthenticationHeaderParser.challenges(fieldValues)
