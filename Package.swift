@@ -77,6 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ] + nio
         ),
         // swift-openapi-runtime integration (a ClientTransport), apart so TrustHTTP users do not build it.

@@ -34,16 +34,11 @@ public struct SessionTransport: ClientTransport {
         let url = try Self.url(baseURL, path: request.path)
         var data: Data?
         if let body { data = try await Data(collecting: body, upTo: maximumRequestBodySize) }
-        let headers = request.headerFields.map { (name: $0.name.rawName, value: $0.value) }
-        let response = try await session.bytes(for: Request(url: url, method: request.method.rawValue, headers: headers, body: data))
-        var fields = HTTPFields()
-        for (name, value) in response.headers {
-            guard let fieldName = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
-        }
-        let length = response.value(forHeader: "content-length").flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
+        let response = try await session.bytes(for: Request(url: url, method: request.method, fields: request.headerFields, body: data))
+        let fields = response.fields
+        let length = fields[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
         let responseBody = request.method == .head ? nil : HTTPBody(response.body, length: length, iterationBehavior: .single)
-        return (HTTPResponse(status: .init(code: response.statusCode), headerFields: fields), responseBody)
+        return (HTTPResponse(status: response.status, headerFields: fields), responseBody)
     }
 
     /// `baseURL` with `path` (which may carry a query) appended, as the OpenAPI transports join them.
