@@ -48,6 +48,10 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         case clientCertificateRejected = -1205
         /// The server requires a client certificate and none was sent.
         case clientCertificateRequired = -1206
+        /// A download's file could not be created (``Session/download(for:to:progress:)``).
+        case cannotCreateFile = -3000
+        /// A download's file could not be written, closed or moved into place.
+        case cannotWriteToFile = -3003
 
         /// The code's name (`serverCertificateUntrusted`).
         public var description: String {
@@ -72,6 +76,8 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
             case .serverCertificateNotYetValid: return "serverCertificateNotYetValid"
             case .clientCertificateRejected: return "clientCertificateRejected"
             case .clientCertificateRequired: return "clientCertificateRequired"
+            case .cannotCreateFile: return "cannotCreateFile"
+            case .cannotWriteToFile: return "cannotWriteToFile"
             }
         }
     }

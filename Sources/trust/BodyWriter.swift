@@ -1,4 +1,5 @@
 import Foundation
+import TrustHTTP
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,59 +8,12 @@ import Musl
 import Darwin
 #endif
 
-/// A failed write, with the OS's reason (`errno`).
-struct OutputWriteError: Error, CustomStringConvertible {
-    var errorNumber: Int32
-    /// What was being done (`writing`, `creating /dir/file`…).
-    var action: String
+/// A failed write (TrustHTTP's `FileWriteError`), which `trust get` turns into curl's exit 23.
+typealias OutputWriteError = FileWriteError
 
-    var description: String { "\(action): \(String(cString: strerror(errorNumber)))" }
-}
-
-/// Writes through write(2), checking every result: unlike `FileHandle.write`, which traps on
-/// `EPIPE` or `ENOSPC`, a failure here is an error the caller turns into curl's exit 23.
-enum FileDescriptorOutput {
-    /// Writes every byte of `bytes` to `descriptor`, retrying `EINTR` and waiting out `EAGAIN`
-    /// (a non-blocking descriptor inherited from the shell).
-    static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(OutputWriteError) {
-        guard var pointer = bytes.baseAddress else { return }
-        var remaining = bytes.count
-        while remaining > 0 {
-            #if canImport(Darwin)
-            let written = Darwin.write(descriptor, pointer, remaining)
-            #else
-            let written = Glibc.write(descriptor, pointer, remaining)
-            #endif
-            if written < 0 {
-                let error = errno
-                if error == EINTR { continue }
-                if error == EAGAIN || error == EWOULDBLOCK {
-                    var poller = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&poller, 1, -1)
-                    continue
-                }
-                throw OutputWriteError(errorNumber: error, action: "writing")
-            }
-            pointer += written
-            remaining -= written
-        }
-    }
-
-    /// Writes `bytes` to `descriptor`.
-    static func write(_ descriptor: Int32, _ bytes: [UInt8]) throws(OutputWriteError) {
-        let result: Result<Void, OutputWriteError> = bytes.withUnsafeBytes { buffer in
-            do throws(OutputWriteError) {
-                try write(descriptor, buffer)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
-    }
-
+extension FileDescriptorOutput {
     /// Writes `text` (UTF-8) to `descriptor`.
-    static func write(_ descriptor: Int32, _ text: String) throws(OutputWriteError) {
+    static func write(_ descriptor: Int32, _ text: String) throws(FileWriteError) {
         try write(descriptor, Array(text.utf8))
     }
 }
@@ -89,10 +43,14 @@ final class BodyWriter {
     }
 
     let destination: Destination
-    private var descriptor: Int32 = -1
-    /// The temporary file being written (nil for standard output and special files).
-    private(set) var temporaryPath: String?
+    private let descriptor: Int32
+    /// A regular file's temporary file beside it (TrustHTTP's `AtomicFile`); nil for standard output
+    /// and special files.
+    private let file: AtomicFile?
     private var closed = false
+
+    /// The temporary file being written (nil for standard output and special files).
+    var temporaryPath: String? { file?.temporaryPath }
 
     /// Opens the destination: for a regular file, a fresh temporary file beside it.
     init(_ destination: Destination) throws(OutputWriteError) {
@@ -100,25 +58,18 @@ final class BodyWriter {
         switch destination {
         case .standardOutput:
             descriptor = STDOUT_FILENO
+            file = nil
         case .file(let path):
             var status = stat()
             if stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG {
                 descriptor = open(path, O_WRONLY | O_CLOEXEC)
                 guard descriptor >= 0 else { throw OutputWriteError(errorNumber: errno, action: "opening \(path)") }
+                file = nil
                 return
             }
-            let url = URL(fileURLWithPath: path)
-            let folder = url.deletingLastPathComponent().path
-            var template = Array((folder + "/." + url.lastPathComponent + ".trust-XXXXXX").utf8CString)
-            descriptor = template.withUnsafeMutableBufferPointer { buffer in
-                buffer.baseAddress.map { mkstemp($0) } ?? -1
-            }
-            guard descriptor >= 0 else { throw OutputWriteError(errorNumber: errno, action: "creating a file in \(folder)") }
-            temporaryPath = template.withUnsafeBufferPointer { buffer in buffer.baseAddress.map { String(cString: $0) } }
-            // mkstemp creates 0600; a downloaded file gets the usual 0666 less the umask, as curl's.
-            let mask = umask(0)
-            umask(mask)
-            _ = fchmod(descriptor, 0o666 & ~mask)
+            let file = try AtomicFile(replacing: path)
+            self.file = file
+            descriptor = file.descriptor
         }
     }
 
@@ -137,44 +88,22 @@ final class BodyWriter {
     func close() throws(OutputWriteError) {
         guard !closed else { return }
         closed = true
+        if let file { return try file.close() }
         guard descriptor != STDOUT_FILENO else { return }
-        let result = closeDescriptor(descriptor)
-        let error = errno
-        guard result == 0 else {
-            discard()
-            throw OutputWriteError(errorNumber: error, action: "closing")
-        }
+        guard FileDescriptorOutput.close(descriptor) == 0 else { throw OutputWriteError(errorNumber: errno, action: "closing") }
     }
 
     /// Moves the completed temporary file into place (after ``close()``).
     func commit() throws(OutputWriteError) {
-        guard case .file(let path) = destination, let temporaryPath else { return }
-        guard rename(temporaryPath, path) == 0 else {
-            let error = errno
-            discard()
-            throw OutputWriteError(errorNumber: error, action: "renaming into \(path)")
-        }
-        self.temporaryPath = nil
+        try file?.commit()
     }
 
     /// Closes and removes the temporary file (a failed or interrupted transfer leaves nothing).
     func discard() {
-        if !closed {
-            closed = true
-            if descriptor != STDOUT_FILENO { _ = closeDescriptor(descriptor) }
-        }
-        if let temporaryPath {
-            unlink(temporaryPath)
-            self.temporaryPath = nil
-        }
-    }
-
-    private func closeDescriptor(_ descriptor: Int32) -> Int32 {
-        #if canImport(Darwin)
-        Darwin.close(descriptor)
-        #else
-        Glibc.close(descriptor)
-        #endif
+        if let file { return file.discard() }
+        guard !closed else { return }
+        closed = true
+        if descriptor != STDOUT_FILENO { _ = FileDescriptorOutput.close(descriptor) }
     }
 
     /// curl's `-O`: the file name is the URL path's last segment (query and fragment excluded, as

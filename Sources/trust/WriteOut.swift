@@ -1,4 +1,5 @@
 import Foundation
+import TrustHTTP
 import Trust
 #if canImport(Glibc)
 import Glibc
