@@ -35,7 +35,10 @@ extension Session {
     /// ``bytes(for:)``: the request timeout up to the response head, the read timeout for each wait,
     /// the resource timeout (when configured) for the whole transfer.
     ///
-    /// - Parameter progress: called after each piece written (on the downloading task).
+    /// - Parameters:
+    ///   - request: The request to send.
+    ///   - destination: The file to write (created, or replaced once the body is complete).
+    ///   - progress: Called after each piece written (on the downloading task).
     /// - Returns: the response, its ``Response/body`` empty (the body is in the file).
     /// - Throws: ``SessionError``: the request's errors, ``SessionError/Code/cannotCreateFile`` or
     ///   ``SessionError/Code/cannotWriteToFile`` for the file.
@@ -51,6 +54,12 @@ extension StreamingResponse {
     /// Writes the rest of the body to the file at `destination` (see ``Session/download(for:to:progress:)``):
     /// through a temporary file beside it, renamed into place once complete, removed on any failure.
     /// A body longer than `limit` bytes fails with ``SessionError/Code/responseTooLarge``.
+    ///
+    /// - Parameters:
+    ///   - destination: The file to write (created, or replaced once the body is complete).
+    ///   - limit: The most body bytes accepted.
+    ///   - progress: Called after each piece written.
+    /// - Returns: the response, its ``Response/body`` empty (the body is in the file).
     public func write(
         to destination: URL, limit: Int = .max, progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws -> Response {
