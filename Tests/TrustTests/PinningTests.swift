@@ -89,7 +89,7 @@ struct PinningTests {
         #expect(await !evaluator.evaluate(Lab.trust("mitm")).isTrusted)
         let selfSigned = try PinnedCertificatesTrustEvaluator(certificates: [Lab.chain("self-signed")[0]])
         #expect(await selfSigned.evaluate(Lab.trust("self-signed")).isTrusted)
-        // Pinning never switches the name check off (pitfall 4).
+        // Pinning never switches the name check off: a pinned certificate for another host is still refused.
         #expect(await selfSigned.evaluate(Lab.trust("self-signed", host: "elsewhere.lab.test")).codes == ["name-mismatch"])
     }
 

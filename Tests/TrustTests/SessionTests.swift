@@ -204,7 +204,8 @@ struct SessionTests {
         }
     }
 
-    /// Pitfall 10: every disposition ends distinctly; pitfall 15: a nil credential is an error, not a crash.
+    /// Every disposition ends the request distinctly (its own error code), and `useCredential(nil)` is an
+    /// error, not a crash.
     @Test func serverTrustDispositions() async throws {
         try await withLabServers(["self-signed", "good"]) { servers in
             let selfSignedURL = url(servers["self-signed"]!)

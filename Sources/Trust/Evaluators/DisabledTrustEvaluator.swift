@@ -1,6 +1,7 @@
 #if DEBUG
 /// Trusts every server, whatever it presents. **Debug builds only**: this type does not exist
-/// in a release build, so no release configuration can reach it (pitfall 17).
+/// in a release build, so no release configuration can reach it (CI checks a release build refuses
+/// what a debug override accepts).
 ///
 /// The decision still carries what the default evaluation would have said, in its notes.
 public struct DisabledTrustEvaluator: TrustEvaluator {

@@ -4,7 +4,7 @@ import X509
 /// Remembers *trusted* decisions so that a new connection presenting the very same chain for the
 /// same name under the same policy does not rebuild the path.
 ///
-/// Safety rules (pitfall 9: a cache must never be a way around verification):
+/// Safety rules (a cache must never be a way around verification):
 /// - the key is the exact presented chain (every certificate's bytes — to-be-signed part,
 ///   signature algorithm and signature — in order), the canonical peer name and the policy
 ///   identity; a different host, policy or configuration never hits. Pins and the name are

@@ -3,7 +3,7 @@ import Foundation
 /// The identity a client expects the server to prove: a DNS name or an IP address.
 ///
 /// DNS names are canonicalised before any comparison, so that the same host can
-/// never be spelled in a way that slips past a check (pitfall 8): ASCII is
+/// never be spelled in a way that slips past a check (upper case, a trailing dot, a U-label): ASCII is
 /// lower-cased, one trailing dot is removed, and internationalised labels are
 /// converted to their A-label (`xn--…`) form. Names that cannot be made canonical
 /// (empty labels, spaces, control characters, labels over 63 octets) are refused.

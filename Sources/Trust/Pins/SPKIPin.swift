@@ -7,7 +7,8 @@ import X509
 /// The value equals
 /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`
 /// and works for every key type (RSA, P-256, P-384, P-521, Ed25519), because it hashes the
-/// certificate's own SPKI bytes rather than rebuilding a header per key type (pitfall 13).
+/// certificate's own SPKI bytes rather than rebuilding a header per key type (a rebuilt header can
+/// differ from the certificate's own encoding, and then the pin would not match other tools').
 ///
 /// Text forms accepted: `sha256/BASE64` (OkHttp, curl `--pinnedpubkey`), `pin-sha256="BASE64"`
 /// (RFC 7469 header syntax) and bare `BASE64`.

@@ -17,7 +17,7 @@ import X509
 ///    validate again — to one of them.
 /// 6. `.publicKey`: a pinned public key must be on the path.
 ///
-/// **Safer than AFNetworking (pitfall 2):** AFNetworking's public-key mode tests whether *any*
+/// **Safer than AFNetworking:** AFNetworking's public-key mode tests whether *any*
 /// presented certificate has a pinned key, so with `allowInvalidCertificates` an attacker can
 /// present its own leaf followed by the (public) pinned certificate. Here the pinned key must
 /// be on a path the leaf actually chains to by signatures: with `allowInvalidCertificates`,

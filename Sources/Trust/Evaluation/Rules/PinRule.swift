@@ -4,7 +4,7 @@ import X509
 ///
 /// Because this runs as a rule inside the path search, a pinned certificate that an
 /// attacker merely *appends* to the chain it presents can never satisfy it: only
-/// certificates on a path that validates are looked at (pitfall 1).
+/// certificates on a path that validates are looked at.
 public struct PinRule: PathRule {
     /// The accepted SPKI pins; one must be on the path.
     public var pins: Set<SPKIPin>
