@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
-import Trust
+// JSONValue is package-internal to swift-trust; run.sh builds with -enable-testing.
+@testable import Trust
 import TrustConfigurationImport
 
 /// A small, fixed Public Suffix List: the results do not depend on the machine, and no file is read per input.

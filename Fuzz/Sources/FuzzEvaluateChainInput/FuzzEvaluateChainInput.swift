@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
-import Trust
+// PresentedChainInput is package-internal to swift-trust; run.sh builds with -enable-testing.
+@testable import Trust
 import X509
 
 /// The anchors: the PEM file named by `TRUST_FUZZ_ANCHORS` (run.sh passes the lab PKI's `roots.pem`,

@@ -9,17 +9,17 @@ import X509
 /// refused (see ``refusal(peerName:)``); an unprocessable certificate after the leaf is left out of
 /// ``certificates`` with a sentence in ``notes``. Input that is not a certificate at all is a
 /// ``CertificateLoadingError``.
-public struct PresentedChainInput: Sendable {
+package struct PresentedChainInput: Sendable {
     /// The certificates to present, leaf first, without the ones that cannot be processed.
-    public var certificates: [Certificate]
+    package var certificates: [Certificate]
     /// The leaf, when it cannot be processed, and why; the chain must then be refused.
-    public var unprocessableLeaf: (certificate: RawCertificate, detail: String)?
+    package var unprocessableLeaf: (certificate: RawCertificate, detail: String)?
     /// One sentence for each certificate after the leaf that was left out.
-    public var notes: [String]
+    package var notes: [String]
 
     /// Sorts entries read leniently (``CertificateSource/entries(bytes:source:)``) into a chain.
     /// Entries after an unprocessable leaf are not looked at.
-    public init(entries: [CertificateEntry]) {
+    package init(entries: [CertificateEntry]) {
         certificates = []
         unprocessableLeaf = nil
         notes = []
@@ -40,18 +40,18 @@ public struct PresentedChainInput: Sendable {
     }
 
     /// Reads PEM or DER bytes.
-    public init(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) {
+    package init(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) {
         self.init(entries: try CertificateSource.entries(bytes: bytes, source: source))
     }
 
     /// Reads a chain file (PEM or DER), or every certificate file of a folder in name order.
-    public init(contentsOf path: String) throws(CertificateLoadingError) {
+    package init(contentsOf path: String) throws(CertificateLoadingError) {
         self.init(entries: try CertificateSource.entries(atPath: path))
     }
 
     /// The decision for a chain whose leaf cannot be processed (never trusted, with why), or `nil`
     /// when the leaf is usable and the chain should be evaluated.
-    public func refusal(peerName: PeerName?) -> TrustDecision? {
+    package func refusal(peerName: PeerName?) -> TrustDecision? {
         guard let (raw, detail) = unprocessableLeaf else { return nil }
         var decision = TrustDecision.refused(raw.refusalReasons, trust: ServerTrust(presentedChain: [], peerName: peerName), policy: "certificate parsing")
         decision.notes.append("the leaf certificate (\(raw.spkiPin)) could not be processed: \(detail)")

@@ -2,7 +2,7 @@
 /// object members keep their order and duplicates are detected, `true`/`false` are never numbers,
 /// numbers keep their text. Foundation's `JSONSerialization` blurs booleans and numbers and drops
 /// duplicate keys silently — both ways for a configuration to mean something other than it says.
-public indirect enum JSONValue: Sendable, Hashable {
+package indirect enum JSONValue: Sendable, Hashable {
     case object([Member])
     case array([JSONValue])
     case string(String)
@@ -11,36 +11,36 @@ public indirect enum JSONValue: Sendable, Hashable {
     case null
 
     /// One member of an object: a key and its value.
-    public struct Member: Sendable, Hashable {
+    package struct Member: Sendable, Hashable {
         /// The member's name.
-        public var key: String
+        package var key: String
         /// The member's value.
-        public var value: JSONValue
+        package var value: JSONValue
 
         /// Creates a member.
-        public init(key: String, value: JSONValue) {
+        package init(key: String, value: JSONValue) {
             self.key = key
             self.value = value
         }
     }
 
     /// Why a text is not valid JSON, with the position where parsing stopped.
-    public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The line, counted from 1.
-        public var line: Int
+        package var line: Int
         /// The column, counted from 1.
-        public var column: Int
+        package var column: Int
         /// What is wrong.
-        public var message: String
+        package var message: String
         /// Human-readable form, with line and column.
-        public var description: String { "line \(line), column \(column): \(message)" }
+        package var description: String { "line \(line), column \(column): \(message)" }
     }
 
     /// The deepest nesting of arrays and objects `parse(_:)` accepts.
-    public static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     /// Parses a whole document (bytes after the value other than whitespace are an error).
-    public static func parse(_ text: String) throws(SyntaxError) -> JSONValue {
+    package static func parse(_ text: String) throws(SyntaxError) -> JSONValue {
         var parser = Parser(bytes: Array(text.utf8))
         parser.skipWhitespace()
         let value = try parser.value(depth: 0)
@@ -50,7 +50,7 @@ public indirect enum JSONValue: Sendable, Hashable {
     }
 
     /// What a value is, for messages ("a string", "an object"…).
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .object: return "an object"
         case .array: return "an array"
