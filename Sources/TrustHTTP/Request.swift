@@ -8,8 +8,21 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     public var method: String
     /// Header fields in order; names are case-insensitive.
     public var headers: [(name: String, value: String)]
-    /// The request body, if any.
-    public var body: Data?
+    /// The request body held in memory, if any: ``bodySource`` as bytes. Setting it replaces
+    /// ``bodySource``; a streamed body reads as `nil`.
+    public var body: Data? {
+        get { bodySource?.data }
+        set { bodySource = newValue.map(RequestBody.bytes) }
+    }
+    /// The request body: bytes, a file or a stream (``RequestBody``).
+    public var bodySource: RequestBody?
+    /// Send `Expect: 100-continue` and hold the body until the server answers `100 Continue`
+    /// (RFC 9110 §10.1.1): a server that refuses the request — it needs authentication, the body is
+    /// too large — says so before the body is sent. The body goes anyway after
+    /// ``SessionConfiguration/continueTimeout`` without an answer, as the RFC asks of a client that
+    /// cannot know whether the server supports the expectation. A `417 Expectation Failed` sends the
+    /// request again without it. An `Expect: 100-continue` header field set by hand acts the same.
+    public var expectsContinue: Bool = false
     /// Overrides the session's request timeout for this request.
     public var timeout: Duration?
     /// Overrides ``ResponseLimits/maximumBodySize`` for this request's collected body.
@@ -33,7 +46,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
         self.url = url
         self.method = method
         self.headers = headers
-        self.body = body
+        self.bodySource = body.map(RequestBody.bytes)
         self.timeout = timeout
         self.challengeHandler = challengeHandler
     }
@@ -41,11 +54,27 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// Method, URL (password hidden) and header names — never header values or credentials.
     public var description: String {
         "\(method) \(url.redactingPassword)" + (headers.isEmpty ? "" : " [" + headers.map(\.name).joined(separator: ", ") + "]")
-            + (credential.map { " credential: \($0)" } ?? "")
+            + (bodySource.map { " body: \($0)" } ?? "") + (credential.map { " credential: \($0)" } ?? "")
     }
 
     /// Shows only `description`, so header values and credentials stay out of dumps.
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+
+    /// A request for `url` with a body that may stream (a file, a sequence).
+    public init(url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: RequestBody?,
+                expectsContinue: Bool = false, timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil,
+                credential: Credential? = nil) {
+        self.init(url: url, method: method, headers: headers, timeout: timeout, challengeHandler: challengeHandler, credential: credential)
+        self.bodySource = bodySource
+        self.expectsContinue = expectsContinue
+    }
+
+    /// Whether the request asks for `100 Continue` before its body: ``expectsContinue``, or an
+    /// `Expect: 100-continue` field of its own; never without a body to hold back.
+    var waitsForContinue: Bool {
+        guard let bodySource, bodySource.length != 0 else { return false }
+        return expectsContinue || value(forHeader: "expect").map { $0.lowercased() == "100-continue" } == true
+    }
 
     /// The first value of a header field.
     public func value(forHeader name: String) -> String? {

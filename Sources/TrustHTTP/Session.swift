@@ -152,6 +152,14 @@ public final class Session: Sendable {
         while true {
             let prepared = authenticator.prepare(request)
             let response = try await perform(prepared, redirects: redirects, context: context)
+            if response.statusCode == 417, prepared.waitsForContinue {
+                // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
+                // SHOULD repeat the request without it. Its body was never sent.
+                response.body.abandon()
+                request.expectsContinue = false
+                request.removeHeaders(named: ["expect"])
+                continue
+            }
             if response.statusCode == 401 || response.statusCode == 407 {
                 switch try await authenticator.respond(to: response, request: prepared, remaining: try context.remaining(url: request.url)) {
                 case .retry(let next):
@@ -227,7 +235,9 @@ public final class Session: Sendable {
         let proxy: ProxyConfiguration?
         let key: PoolKey
         let head: HTTPRequestHead
-        let body: ByteBuffer?
+        let body: ExchangeBody
+        /// How long the body waits for `100 Continue` (nil: sent with the head).
+        let continueTimeout: Duration?
     }
 
     private func plan(for request: Request) throws -> Plan {
@@ -239,7 +249,7 @@ public final class Session: Sendable {
             origin: origin, route: route, taskScoped: taskScoped, alone: request.challengeHandler == nil && sessionHandler == nil, proxy: proxy,
             key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
             head: makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure),
-            body: request.body.map { ByteBuffer(bytes: $0) })
+            body: ExchangeBody(request.bodySource), continueTimeout: request.waitsForContinue ? configuration.continueTimeout : nil)
     }
 
     /// The request's origin, once its URL, method and header fields are known to be sendable.
@@ -314,7 +324,7 @@ public final class Session: Sendable {
     private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
         if let span = context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
-            head: plan.head, body: plan.body, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
+            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
         let pool = self.pool
         let key = plan.key
         let released = NIOLockedValueBox(false)
@@ -413,8 +423,16 @@ public final class Session: Sendable {
         }
         if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
         if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
-        if let data = request.body {
-            head.headers.replaceOrAdd(name: "content-length", value: String(data.count))
+        if let body = request.bodySource {
+            if let length = body.length {
+                head.headers.replaceOrAdd(name: "content-length", value: String(length))
+            } else {
+                // Of unknown length: chunked over HTTP/1.1 (RFC 9112 §7.1); HTTP/2 drops the field
+                // and ends the stream instead (RFC 9113 §8.2.2).
+                head.headers.remove(name: "content-length")
+                head.headers.replaceOrAdd(name: "transfer-encoding", value: "chunked")
+            }
+            if request.waitsForContinue { head.headers.replaceOrAdd(name: "expect", value: "100-continue") }
         } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
             head.headers.replaceOrAdd(name: "content-length", value: "0")
         }

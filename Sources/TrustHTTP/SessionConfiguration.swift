@@ -50,6 +50,10 @@ public struct SessionConfiguration: Sendable {
     /// (``Session/bytes(for:)``) — URLSession's `timeoutIntervalForResource`. `nil` (the default):
     /// a streamed body is bounded by ``readTimeout`` only.
     public var resourceTimeout: Duration?
+    /// How long a request that expects `100 Continue` (``Request/expectsContinue``) holds its body
+    /// back before sending it without an answer (RFC 9110 §10.1.1); curl's `--expect100-timeout`,
+    /// 1 second by default as there.
+    public var continueTimeout: Duration = .seconds(1)
     /// Bounds on what a server may send (body collected, head size, header fields, 1xx responses).
     public var responseLimits = ResponseLimits()
     /// Whether responses are requested compressed and delivered decompressed (gzip, deflate), and how

@@ -48,6 +48,15 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         case clientCertificateRejected = -1205
         /// The server requires a client certificate and none was sent.
         case clientCertificateRequired = -1206
+        /// A streamed request body (``RequestBody``) failed: its sequence threw, or it yielded fewer or
+        /// more bytes than its declared length. Foundation's `requestBodyStreamExhausted`.
+        case requestBodyStreamExhausted = -1021
+        /// The upload file (``RequestBody/file(_:chunkSize:)``) does not exist or cannot be opened.
+        case fileDoesNotExist = -1100
+        /// The upload file is a directory or another file that is not a regular file.
+        case fileIsDirectory = -1101
+        /// The upload file cannot be read.
+        case noPermissionsToReadFile = -1102
         /// A download's file could not be created (``Session/download(for:to:progress:)``).
         case cannotCreateFile = -3000
         /// A download's file could not be written, closed or moved into place.
@@ -78,6 +87,10 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
             case .clientCertificateRequired: return "clientCertificateRequired"
             case .cannotCreateFile: return "cannotCreateFile"
             case .cannotWriteToFile: return "cannotWriteToFile"
+            case .requestBodyStreamExhausted: return "requestBodyStreamExhausted"
+            case .fileDoesNotExist: return "fileDoesNotExist"
+            case .fileIsDirectory: return "fileIsDirectory"
+            case .noPermissionsToReadFile: return "noPermissionsToReadFile"
             }
         }
     }

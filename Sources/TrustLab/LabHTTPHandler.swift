@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -19,6 +20,12 @@ import TrustNIO
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
 /// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2) |
 /// | `* /echo` | the method on the first line, then the request body |
+/// | `* /upload` | what arrived: `bytes N`, `sha256 HEX`, `framing content-length|chunked|none`, `expect VALUE|none` |
+/// | `* /expect/refuse` | with `Expect: 100-continue`: `413` and the connection closed, before the body (else as `/upload`) |
+/// | `* /expect/417` | with `Expect: 100-continue`: `417 Expectation Failed`, connection closed (else as `/upload`) |
+/// | `* /expect/ignore` | never answers `100 Continue`; as `/upload` once the body is in |
+///
+/// Every other request with `Expect: 100-continue` is answered `100 Continue` at once (RFC 9110 §10.1.1).
 /// | `GET /whoami` | the verified client certificate's subject and pin and its validated chain's length, or `anonymous` |
 /// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
 /// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
@@ -41,6 +48,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     let reports: LabReportInbox
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
+    /// The current request was answered before its body (an expectation refused): the rest is ignored.
+    private var answeredEarly = false
 
     init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
          reports: LabReportInbox = LabReportInbox()) {
@@ -55,13 +64,44 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             self.head = head
             body.clear()
+            answeredEarly = false
+            if head.headers["expect"].first?.lowercased() == "100-continue" { answerExpectation(of: head, context: context) }
         case .body(var part):
+            guard !answeredEarly else { return }
             body.writeBuffer(&part)
         case .end:
-            guard let head else { return }
+            guard let head, !answeredEarly else {
+                self.head = nil
+                return
+            }
             respond(context: context, to: head)
             self.head = nil
         }
+    }
+
+    /// `Expect: 100-continue`: `100 Continue`, a refusal before the body, or nothing (`/expect/ignore`).
+    private func answerExpectation(of head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = URLComponents(string: "http://lab" + head.uri)?.path ?? "/"
+        switch path {
+        case "/expect/refuse":
+            answeredEarly = true
+            send(context: context, request: head, status: .payloadTooLarge, body: "refused before the body\n", closesConnection: true)
+        case "/expect/417":
+            answeredEarly = true
+            send(context: context, request: head, status: .expectationFailed, body: "no expectations here\n", closesConnection: true)
+        case "/expect/ignore":
+            break
+        default:
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+        }
+    }
+
+    /// What `/upload` saw of the request body.
+    private func uploadReport(_ request: HTTPRequestHead) -> String {
+        let digest = SHA256.hash(data: Array(body.readableBytesView)).map { String(format: "%02x", $0) }.joined()
+        let framing = request.headers.contains(name: "content-length") ? "content-length"
+            : request.headers["transfer-encoding"].first?.lowercased() == "chunked" ? "chunked" : "none"
+        return "bytes \(body.readableBytes)\nsha256 \(digest)\nframing \(framing)\nexpect \(request.headers["expect"].first ?? "none")\n"
     }
 
     /// `("gzip", N)` for `/gzip/N`, `("deflate", N)` for `/deflate/N`, `("gzip-corrupt", 1000)` for `/gzip-corrupt`.
@@ -181,6 +221,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var text = request.method.rawValue + "\n"
             text += body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
             send(context: context, request: request, status: .ok, body: text)
+        case "/upload", "/expect/refuse", "/expect/417", "/expect/ignore":
+            send(context: context, request: request, status: .ok, body: uploadReport(request))
         case "/slow":
             let delay = Int64(query["ms"] ?? "") ?? 1000
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

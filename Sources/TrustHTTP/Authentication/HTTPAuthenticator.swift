@@ -70,7 +70,10 @@ struct HTTPAuthenticator {
         if origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind { ownUser = (user, password) }
         if let (answer, entry) = digestSessions.nextAuthorization(
             for: DigestSessionCache.key(origin), method: request.method.uppercased(), uri: uri, body: { request.body.map(Array.init) ?? [] },
-            accept: { entry in ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none) }) {
+            accept: { entry in
+                guard !(request.bodySource?.isStreamed == true && entry.challenge.chosenQualityOfProtection == .authInt) else { return false }
+                return ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none)
+            }) {
             request.setHeader("Authorization", answer.fieldValue)
             self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
         } else if preemptive, origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind,
@@ -144,6 +147,11 @@ struct HTTPAuthenticator {
             refusedClearText = offers.contains { $0.scheme == .basic }
             offers.removeAll { $0.scheme == .basic }
         }
+        // Digest auth-int hashes the whole body into the answer (RFC 7616 §3.4.3), before it is sent:
+        // a body that streams is not held to be hashed. A CONNECT carries no body.
+        let streamsBody = request.bodySource?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
+        let refusedAuthInt = streamsBody && offers.contains { $0.digest?.chosenQualityOfProtection == .authInt }
+        if streamsBody { offers.removeAll { $0.digest?.chosenQualityOfProtection == .authInt } }
         let context = AnswerContext(request: request, failure: failure, isProxy: isProxy, challengeOrigin: challengeOrigin,
                                     clearTextAllowed: clearTextAllowed, configuredProxyCredential: configuredProxyCredential, remaining: remaining)
         for offer in offers {
@@ -154,6 +162,11 @@ struct HTTPAuthenticator {
             }
         }
         try explainUnanswered(parsed.challenges, refusedClearText: refusedClearText, isProxy: isProxy, challengeOrigin: challengeOrigin, url: request.url)
+        if refusedAuthInt {
+            throw SessionError(.userAuthenticationRequired,
+                               "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
+                               url: request.url)
+        }
         return .final(final)
     }
 

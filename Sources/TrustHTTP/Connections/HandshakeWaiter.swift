@@ -69,7 +69,13 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         decoderLimits.maxHeaderFieldSize = limits.maximumHeaderFieldSize
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
         try pipeline.addHandler(ResponseHeadLimiter(limits: limits))
-        try pipeline.addHTTPClientHandlers(decoderLimitConfiguration: decoderLimits)
+        // NIO's `addHTTPClientHandlers`, but with interim responses forwarded: `100 Continue`
+        // releases a body held back by `Expect: 100-continue` (HTTPExchangeHandler drops the rest).
+        try pipeline.addHandlers([
+            HTTPRequestEncoder(),
+            ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward, limitConfiguration: decoderLimits)),
+            NIOHTTPRequestHeadersValidator(),
+        ])
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
