@@ -15,8 +15,9 @@ import NIOCore
 ///
 /// With a known ``length`` the request carries `Content-Length`, and a sequence that yields fewer
 /// or more bytes fails the request (the server would read the rest of the connection as body, or
-/// the excess as the next request). Without one, HTTP/1.1 sends it chunked (RFC 9112 §7.1) and
-/// HTTP/2 in DATA frames until END_STREAM (RFC 9113 §8.1).
+/// the excess as the next request). Nothing past the declared length is ever written; once the last
+/// declared byte is out, a server may answer before the excess is seen. Without a length, HTTP/1.1
+/// sends the body chunked (RFC 9112 §7.1) and HTTP/2 in DATA frames until END_STREAM (RFC 9113 §8.1).
 public struct RequestBody: Sendable, CustomStringConvertible {
     /// Writes every chunk of one send of the body with `write`, in order.
     typealias Writer = @Sendable (_ write: (ByteBuffer) async throws -> Void) async throws -> Void

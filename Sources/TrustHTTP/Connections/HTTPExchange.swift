@@ -17,6 +17,12 @@ enum ExchangeBody: Sendable {
         return true
     }
 
+    /// A streamed body's declared length (nil for the others, or when unknown).
+    var declaredLength: Int? {
+        if case .stream(let body) = self { return body.length }
+        return nil
+    }
+
     init(_ body: RequestBody?) {
         guard let body else {
             self = .none

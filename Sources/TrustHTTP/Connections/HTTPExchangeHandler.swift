@@ -22,6 +22,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let isHTTP2Stream: Bool
     /// Where the current request's body stands.
     private var sending = Sending.complete
+    /// Bytes of the current streamed body written so far.
+    private var bodyBytesWritten = 0
 
     private enum Sending {
         /// The request has been written in full.
@@ -86,6 +88,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.flush()
             promise?.succeed()
             guard case .stream(let writeAll) = body.content else { return }
+            bodyBytesWritten = 0
             sending = .streaming(streamBody(writeAll, length: body.length, of: exchange, context: context))
         }
     }
@@ -138,6 +141,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The previous chunk is written: the peer is taking the request, which the read timeout
         // counts as activity as it counts bytes of the response.
         lastActivity = .now()
+        bodyBytesWritten += chunk.readableBytes
         return context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).flatMapErrorThrowing { _ in throw BodyWriteFailed() }
     }
 
@@ -186,7 +190,13 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // A request not sent in full leaves the connection in no known state: HTTP/1.1 closes it
             // (the server may read what was not sent as the next request, RFC 9110 §10.1.1); an
             // HTTP/2 stream is reset (RFC 9113 §8.1: a complete response may come before the request).
-            let requestComplete = if case .complete = sending { true } else { false }
+            // A body of declared length whose every byte is written is complete on the wire, though its
+            // task has not yet seen its sequence end (the server may answer as soon as the last byte is in).
+            let requestComplete = switch sending {
+            case .complete: true
+            case .streaming: !isHTTP2Stream && exchange.body.declaredLength == bodyBytesWritten
+            case .waitingForContinue, .abandoned: false
+            }
             let keepAlive = (responseHead?.isKeepAlive ?? false) && requestComplete
             deliverPendingBody()
             endCurrent()
