@@ -118,15 +118,20 @@ struct RequestBodyTests {
         try await server.shutdown()
     }
 
+    /// A session whose bodies wait for `100 Continue` far longer than any request may take.
+    static func sessionThatWaitsForContinue(_ version: HTTPVersionPreference) throws -> Session {
+        try labSession(configure: {
+            $0.httpVersion = version
+            $0.continueTimeout = .seconds(600)
+        })
+    }
+
     /// The body waits for `100 Continue`: with a continue timeout longer than the request's own, the
     /// request succeeds only if the server's `100` released the body.
     @Test(arguments: [HTTPVersionPreference.http1Only, .automatic])
     func bodyWaitsForContinue(_ version: HTTPVersionPreference) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        let session = try labSession(configure: {
-            $0.httpVersion = version
-            $0.continueTimeout = .seconds(600)
-        })
+        let session = try Self.sessionThatWaitsForContinue(version)
         let count = 200_000
         let response = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: count), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: count, framing: "content-length", expect: "100-continue"))
@@ -139,15 +144,12 @@ struct RequestBodyTests {
         try await server.shutdown()
     }
 
-    /// A server refuses before the body: the body is never made, the answer is the refusal, and an
-    /// HTTP/1.1 connection left with a request half sent is not reused.
+    /// A server refuses before the body: the body is never made, the answer is the refusal, and the
+    /// session's next request goes through.
     @Test(arguments: [HTTPVersionPreference.http1Only, .automatic])
     func refusalBeforeTheBodySavesIt(_ version: HTTPVersionPreference) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        let session = try labSession(configure: {
-            $0.httpVersion = version
-            $0.continueTimeout = .seconds(600)
-        })
+        let session = try Self.sessionThatWaitsForContinue(version)
         let made = NIOLockedValueBox(0)
         let refused = try await session.data(for: Request(url: url(server, "/expect/refuse"), bodySource: Self.patternBody(count: 5_000_000, made: made),
                                                           expectsContinue: true))
