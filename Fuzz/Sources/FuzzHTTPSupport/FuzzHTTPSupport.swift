@@ -71,7 +71,7 @@ public func sendRequest(on channel: any Channel, head: Bool = false) -> Exchange
     var headers = HTTPHeaders()
     headers.add(name: "Host", value: "example.com")
     let requestHead = HTTPRequestHead(version: .http1_1, method: head ? .HEAD : .GET, uri: "/", headers: headers)
-    let exchange = HTTPExchange(head: requestHead, body: nil, channel: channel, limits: smallResponseLimits)
+    let exchange = HTTPExchange(head: requestHead, body: .none, channel: channel, limits: smallResponseLimits)
     let outcome = ExchangeOutcome(watching: exchange)
     exchange.send(on: channel)
     return outcome
