@@ -39,8 +39,10 @@ public struct RequestBody: Sendable, CustomStringConvertible {
     }
 
     /// The chunks of a sequence made by `makeSequence`, called once each time the request is sent.
-    /// - Parameter length: the total in bytes when known (sent as `Content-Length`); `nil` sends the
-    ///   body chunked (HTTP/1.1) or to END_STREAM (HTTP/2).
+    /// - Parameters:
+    ///   - length: the total in bytes when known (sent as `Content-Length`); `nil` sends the body
+    ///     chunked (HTTP/1.1) or to END_STREAM (HTTP/2).
+    ///   - makeSequence: makes the sequence of chunks for one send.
     public static func stream<Chunks: AsyncSequence & Sendable>(
         length: Int?, _ makeSequence: @escaping @Sendable () -> Chunks
     ) -> RequestBody where Chunks.Element: DataProtocol {
@@ -54,7 +56,9 @@ public struct RequestBody: Sendable, CustomStringConvertible {
     /// The contents of the file at `url`, read in chunks as they are sent. Its size is read now
     /// (the `Content-Length`); a file that is missing or unreadable fails here, one that changes
     /// size before it is sent fails the request.
-    /// - Parameter chunkSize: the bytes read at a time (64 KiB by default).
+    /// - Parameters:
+    ///   - url: the file's URL.
+    ///   - chunkSize: the bytes read at a time (64 KiB by default).
     public static func file(_ url: URL, chunkSize: Int = 64 * 1024) throws(SessionError) -> RequestBody {
         let path = url.path(percentEncoded: false)
         let size: Int
