@@ -8,19 +8,14 @@ enum ExchangeBody: Sendable {
     case none
     /// Bytes in memory, written with the head.
     case bytes(ByteBuffer)
-    /// A file or sequence, written chunk by chunk as the connection takes it.
-    case stream(RequestBody)
+    /// A file or sequence, written chunk by chunk as the connection takes it; `length` is its
+    /// declared length (nil when unknown, sent chunked or to END_STREAM).
+    case stream(RequestBody.Writer, length: Int?)
 
     /// Whether there are bytes to send after the head.
     var hasContent: Bool {
         if case .none = self { return false }
         return true
-    }
-
-    /// A streamed body's declared length (nil for the others, or when unknown).
-    var declaredLength: Int? {
-        if case .stream(let body) = self { return body.length }
-        return nil
     }
 
     init(_ body: RequestBody?) {
@@ -30,7 +25,7 @@ enum ExchangeBody: Sendable {
         }
         switch body.content {
         case .bytes(let data): self = data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
-        case .stream: self = .stream(body)
+        case .stream(let writeAll): self = .stream(writeAll, length: body.length)
         }
     }
 }

@@ -84,12 +84,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             sending = .complete
             context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
-        case .stream(let body):
+        case .stream(let writeAll, let length):
             context.flush()
             promise?.succeed()
-            guard case .stream(let writeAll) = body.content else { return }
             bodyBytesWritten = 0
-            sending = .streaming(streamBody(writeAll, length: body.length, of: exchange, context: context))
+            sending = .streaming(streamBody(writeAll, length: length, of: exchange, context: context))
         }
     }
 
@@ -194,7 +193,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // task has not yet seen its sequence end (the server may answer as soon as the last byte is in).
             let requestComplete = switch sending {
             case .complete: true
-            case .streaming: !isHTTP2Stream && exchange.body.declaredLength == bodyBytesWritten
+            case .streaming:
+                if !isHTTP2Stream, case .stream(_, let length?) = exchange.body { length == bodyBytesWritten } else { false }
             case .waitingForContinue, .abandoned: false
             }
             let keepAlive = (responseHead?.isKeepAlive ?? false) && requestComplete
