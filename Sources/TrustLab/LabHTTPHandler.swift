@@ -20,7 +20,7 @@ import TrustNIO
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
 /// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2) |
 /// | `* /echo` | the method on the first line, then the request body |
-/// | `* /upload` | what arrived: `bytes N`, `sha256 HEX`, `framing content-length|chunked|none`, `expect VALUE|none` |
+/// | `* /upload`, `* /upload/NAME` | what arrived: `bytes N`, `sha256 HEX`, `framing content-length|chunked|none`, `expect VALUE|none` |
 /// | `* /expect/refuse` | with `Expect: 100-continue`: `413` and the connection closed, before the body (else as `/upload`) |
 /// | `* /expect/417` | with `Expect: 100-continue`: `417 Expectation Failed`, connection closed (else as `/upload`) |
 /// | `* /expect/ignore` | never answers `100 Continue`; as `/upload` once the body is in |
@@ -221,7 +221,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var text = request.method.rawValue + "\n"
             text += body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
             send(context: context, request: request, status: .ok, body: text)
-        case "/upload", "/expect/refuse", "/expect/417", "/expect/ignore":
+        case "/upload", "/expect/refuse", "/expect/417", "/expect/ignore", _ where path.hasPrefix("/upload/"):
             send(context: context, request: request, status: .ok, body: uploadReport(request))
         case "/slow":
             let delay = Int64(query["ms"] ?? "") ?? 1000

@@ -57,6 +57,7 @@ extension GetCommand {
         }
         configuration.maximumRedirects = maxRedirs
         configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
+        configuration.continueTimeout = .milliseconds(Int64(expect100Timeout * 1000))
         if let maxTime {
             // curl's -m: the whole transfer, the streamed body included.
             let limit = Duration.milliseconds(Int64(maxTime * 1000))
@@ -168,27 +169,50 @@ extension GetCommand {
     }
 
     /// The request the flags describe.
-    func makeRequest(_ requestURL: URL) throws -> Request {
+    ///
+    /// `-H "Name:"` (nothing after the colon) sends no such field, and `-H "Name;"` sends it empty, as in
+    /// curl; `-H "Expect:"` so turns off the `100 Continue` wait curl asks for before a body over 1 MiB
+    /// or of unknown size.
+    func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> Request {
         var request = Request(url: requestURL)
         if let user, let colon = user.firstIndex(of: ":") {
             request.credential = Credential(user: String(user[..<colon]), password: String(user[user.index(after: colon)...]), persistence: .none)
             request.authenticatesPreemptively = basic
         }
+        var withheld: Set<String> = []
         for line in header {
+            if line.hasSuffix(";"), !line.contains(":") {
+                request.headers.append((String(line.dropLast()).trimmingCharacters(in: .whitespaces), ""))
+                continue
+            }
             guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
-            request.headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            if value.isEmpty {
+                withheld.insert(name.lowercased())
+            } else {
+                request.headers.append((name, value))
+            }
         }
         if let referer, request.value(forHeader: "referer") == nil { request.headers.append(("referer", referer)) }
-        if let body = try requestBody() {
+        if let upload {
+            request.bodySource = try upload.body()
+        } else if let body = try requestBody() {
             request.body = body
             if request.value(forHeader: "content-type") == nil {
                 request.headers.append(("content-type", json.isEmpty ? "application/x-www-form-urlencoded" : "application/json"))
             }
             if !json.isEmpty && request.value(forHeader: "accept") == nil { request.headers.append(("accept", "application/json")) }
         }
+        if let body = request.bodySource, !withheld.contains("expect"), (body.length ?? Int.max) > Self.expectThreshold {
+            request.expectsContinue = true
+        }
         request.method = requestMethod
         return request
     }
+
+    /// The body size above which curl asks for `100 Continue` before sending it (RFC 9110 §10.1.1): 1 MiB.
+    static let expectThreshold = 1024 * 1024
 
     /// curl's data flags: `-d`, `--data-binary` and `--data-raw` pieces joined with `&`, `--json` pieces appended
     /// with nothing between (curl 7.82+ adds no `&` before a `--json` piece). curl takes the pieces in
@@ -236,7 +260,10 @@ extension GetCommand {
             diagnostics.verbose("> authorization: ***")
         }
         for (name, value) in request.headers { diagnostics.verbose("> \(name): \(Secrets.displayValue(name: name, value: value))") }
-        if let body = request.body { diagnostics.verbose("> content-length: \(body.count)") }
+        if let body = request.bodySource {
+            diagnostics.verbose(body.length.map { "> content-length: \($0)" } ?? "> transfer-encoding: chunked")
+            if request.expectsContinue { diagnostics.verbose("> expect: 100-continue") }
+        }
     }
 
     /// The response head as curl's `-i` shows it: the status line (HTTP/2 has no reason phrase,
@@ -407,6 +434,12 @@ extension GetCommand {
             return error.limit?.kind == .body ? 63 : 56
         case .userAuthenticationRequired, .userCancelledAuthentication:
             return 67
+        // A body read from standard input must be sent again (a 401, a 307): CURLE_SEND_FAIL_REWIND (65);
+        // an upload file that cannot be read, or that changed size while sent, CURLE_READ_ERROR (26).
+        case .requestBodyStreamExhausted where error.underlyingError is UploadFile.CannotRewind:
+            return 65
+        case .requestBodyStreamExhausted, .fileDoesNotExist, .fileIsDirectory, .noPermissionsToReadFile:
+            return 26
         default:
             return 1
         }

@@ -34,12 +34,13 @@ struct GetCommand: AsyncParsableCommand {
             internationalised host too), 6 could not resolve host, 7 could not connect, 8 malformed HTTP/1.1 \
             response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
             body ended early (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output \
-            (a closed pipe, a full disk), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
+            (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read, 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
             failure other than trust (a client certificate required or refused included), 47 too many \
             redirects, 56 connection lost or a response head over the limits, 58 local client-certificate \
             problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
             inflating more than 100 times, 63 --max-filesize exceeded, 67 authentication failed (a final 401 \
-            with --user, 407 with --proxy-user), 130 interrupted (Ctrl-C).
+            with --user, 407 with --proxy-user), 65 a body read from standard input that had to be sent again \
+            (after a challenge or a redirect), 130 interrupted (Ctrl-C).
             """)
 
     @Argument(help: "The URL (http or https).")
@@ -60,6 +61,7 @@ struct GetCommand: AsyncParsableCommand {
     var dataBinary: [String] { requestOptions.dataBinary }
     var dataRaw: [String] { requestOptions.dataRaw }
     var json: [String] { requestOptions.json }
+    var uploadFile: String? { requestOptions.uploadFile }
     var userAgent: String? { requestOptions.userAgent }
     var referer: String? { requestOptions.referer }
     var compressed: Bool { requestOptions.compressed }
@@ -97,6 +99,7 @@ struct GetCommand: AsyncParsableCommand {
     var resolve: [String] { connectionOptions.resolve }
     var connectTimeout: Double { connectionOptions.connectTimeout }
     var maxTime: Double? { connectionOptions.maxTime }
+    var expect100Timeout: Double { connectionOptions.expect100Timeout }
     var speedTime: Int? { connectionOptions.speedTime }
     var speedLimit: Int? { connectionOptions.speedLimit }
     var retryCount: Int { retryOptions.retryCount }
@@ -114,27 +117,34 @@ struct GetCommand: AsyncParsableCommand {
         if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
         if let proxyUser, !proxyUser.contains(":") { throw ValidationError("--proxy-user takes USER:PASSWORD") }
         if connectTimeout <= 0 || (maxTime ?? 1) <= 0 { throw ValidationError("timeouts must be positive") }
+        if !(expect100Timeout >= 0) || expect100Timeout > 86_400 { throw ValidationError("--expect100-timeout takes 0 to 86400 seconds") }
         if (speedTime ?? 1) <= 0 || (speedLimit ?? 1) <= 0 { throw ValidationError("--speed-time and --speed-limit must be positive") }
         if (maxFilesize ?? 0) < 0 { throw ValidationError("--max-filesize must be 0 or more") }
         if output != nil && remoteName { throw ValidationError("use one of -o and -O") }
         if http11 && http2 { throw ValidationError("use one of --http1.1 and --http2") }
         // curl: "You can only select one HTTP request method!"
-        if headOnly && hasBody {
-            throw ValidationError("you can only select one HTTP request method: -I sends HEAD, -d sends a body")
+        if headOnly && (hasBody || uploadFile != nil) {
+            throw ValidationError("you can only select one HTTP request method: -I sends HEAD, \(hasBody ? "-d" : "-T") sends a body")
+        }
+        if uploadFile != nil && hasBody {
+            throw ValidationError("you can only select one HTTP request method: -T sends PUT, -d sends POST")
         }
     }
 
     func run() async throws {
         let diagnostics = Diagnostics(showsErrors: !silent || showError, secrets: collectSecrets())
         let writeOutFormat = try writeOut.map(WriteOut.load)
-        let shownURL = Secrets.redactedURL(url)
+        // -T FILE names the target when the URL has no file part (curl's rule).
+        let upload = uploadFile.map(UploadFile.init(path:))
+        let givenURL = URL(string: url)
+        let parsedURL = givenURL.map { upload?.target(for: $0) ?? $0 }
+        let shownURL = Secrets.redactedURL(parsedURL == givenURL ? url : parsedURL?.absoluteString ?? url)
         // curl shows the meter only when it does not mix with a body on the terminal, and only on a terminal.
         let bodyToTerminal = (output == nil || output == "-") && !remoteName && isatty(STDOUT_FILENO) == 1
         let meter: ProgressMeter? = !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !bodyToTerminal ? ProgressMeter() : nil
         // curl: speed-limit defaults to 1 byte/s with only --speed-time, speed-time to 30 s with only --speed-limit.
         let speed = speedTime != nil || speedLimit != nil ? (bytes: speedLimit ?? 1, seconds: speedTime ?? 30) : nil
         let maximumTime = maxTime.map { Duration.milliseconds(Int64($0 * 1000)) }
-        let parsedURL = URL(string: url)
         let resolveMap = try TrustOptions.resolveMap(resolve)
         let endpoint = Self.remoteEndpoint(url: parsedURL, resolve: resolveMap, proxy: proxy)
         let monitor = TransferMonitor(
@@ -156,7 +166,12 @@ struct GetCommand: AsyncParsableCommand {
             destination = .file(name)
         }
         let configuration = try makeConfiguration(scheme: scheme, monitor: monitor, diagnostics: diagnostics)
-        let request = try makeRequest(requestURL)
+        let request: Request
+        do {
+            request = try makeRequest(requestURL, upload: upload)
+        } catch let error as UploadFile.Unreadable {
+            monitor.end(26, message: "(26) Failed to open/read local data from file/application: \(error)")
+        }
         if verbose { showRequest(request, userAgent: configuration.userAgent, diagnostics: diagnostics) }
 
         monitor.start()
@@ -288,10 +303,11 @@ struct GetCommand: AsyncParsableCommand {
         monitor.completed(0)
     }
 
-    /// The method sent: -X, else HEAD for -I, POST with data, GET.
+    /// The method sent: -X, else HEAD for -I, PUT with -T, POST with data, GET.
     var requestMethod: String {
         if let method { return method.uppercased() }
         if headOnly { return "HEAD" }
+        if uploadFile != nil { return "PUT" }
         return hasBody ? "POST" : "GET"
     }
 

@@ -22,6 +22,9 @@ struct GetRequestOptions: ParsableArguments {
     @Option(name: .customLong("json"), help: "A JSON request body, as curl's --json: POST, with Content-Type and Accept application/json unless -H sets them; @FILE reads a file unchanged (@-: standard input); repeated: concatenated.")
     var json: [String] = []
 
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send FILE as the body of a PUT (unless -X says otherwise), read as it is sent; '-' reads standard input (sent chunked). A URL ending in '/' gets the file's name appended. A body over 1 MiB, or of unknown size, asks for '100 Continue' first (-H 'Expect:' turns that off).")
+    var uploadFile: String?
+
     @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
     var userAgent: String?
 
@@ -144,6 +147,9 @@ struct GetConnectionOptions: ParsableArguments {
 
     @Option(name: .long, help: "Seconds allowed to connect (TCP + TLS).")
     var connectTimeout: Double = 10
+
+    @Option(name: .customLong("expect100-timeout"), help: "Seconds a body waits for '100 Continue' before it is sent anyway (default 1, as curl).")
+    var expect100Timeout: Double = 1
 
     @Option(name: [.customShort("m"), .customLong("max-time")], help: "Seconds allowed for the whole transfer, body included (default: no limit, as curl).")
     var maxTime: Double?
