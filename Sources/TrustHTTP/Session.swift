@@ -282,24 +282,15 @@ public final class Session: Sendable {
     private func connect(_ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
         let origin = plan.origin
         let remaining = try context.remaining(url: request.url)
-        let challenge = ServerTrustChallenge(
-            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
-            evaluate: plan.alone ? plan.route.evaluateAlone : plan.route.evaluate, handlerTimeout: remaining)
-        let verifier = origin.isSecure ? ServerTrustVerifier(known: plan.alone ? plan.route.known : nil, decide: { await challenge.decide($0) }) : nil
-        let identity = plan.route.clientIdentity
-        let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
-            ? ClientCertificateChallenge(origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: remaining)
-            : nil
+        let handshake = origin.isSecure ? makeHandshake(plan, request: request, handlerTimeout: remaining) : nil
         let connection: Connection
         let clock = ContinuousClock()
         let started = clock.now
         do {
             connection = try await factory.connect(ConnectionSpecification(
-                origin: origin, verifier: verifier, clientCertificate: clientCertificate,
-                requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped,
+                origin: origin, handshake: handshake, requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped,
                 timeout: min(configuration.connectTimeout, remaining), url: request.url,
-                proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"),
-                trustError: { challenge.error(for: $0, url: request.url) }))
+                proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization")))
             telemetry.connected(origin, duration: started.duration(to: clock.now), failed: false)
         } catch {
             telemetry.connected(origin, duration: started.duration(to: clock.now), failed: true)
@@ -317,6 +308,23 @@ public final class Session: Sendable {
         }
         pool.register(connection, key: plan.key)
         return .connection(connection)
+    }
+
+    /// The challenges of a TLS handshake for this request: server trust (a decision already known
+    /// answers in the handshake when no handler is to be asked), and a client certificate when a
+    /// handler or an identity can answer one.
+    private func makeHandshake(_ plan: Plan, request: Request, handlerTimeout: Duration) -> HandshakeChallenges {
+        let origin = plan.origin
+        let identity = plan.route.clientIdentity
+        let serverTrust = ServerTrustChallenge(
+            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
+            evaluate: plan.alone ? plan.route.evaluateAlone : plan.route.evaluate, handlerTimeout: handlerTimeout)
+        let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
+            ? ClientCertificateChallenge(
+                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
+            : nil
+        return HandshakeChallenges(
+            origin: origin, url: request.url, serverTrust: serverTrust, known: plan.alone ? plan.route.known : nil, clientCertificate: clientCertificate)
     }
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
@@ -356,7 +364,7 @@ public final class Session: Sendable {
         var response = StreamingResponse(
             url: request.url, statusCode: Int(responseHead.status.code),
             headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
-            tlsVersion: connection.tlsVersion, serverTrust: connection.trustRecord?.decision,
+            tlsVersion: connection.tlsVersion, serverTrust: connection.serverTrust,
             body: responseBody)
         response.bodyless = plan.head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304
         return response
@@ -381,9 +389,7 @@ public final class Session: Sendable {
         if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
         if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
         // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
-        if !reused, let clientError = ClientCertificateChallenge.error(
-            connection.clientCertificate, "\(error) \(connection.errors.text)", origin: origin, url: request.url)
-        {
+        if !reused, let clientError = connection.handshake?.error(after: "\(error) \(connection.errors.text)") {
             throw clientError
         }
         if reused && attempt == 0 && error is ConnectionClosedError { return .retry }

@@ -45,7 +45,7 @@ struct SessionTracing: Sendable {
         if let tls = connection.tlsVersion {
             span.attributes["tls.protocol.version"] = tls.hasPrefix("TLSv") ? String(tls.dropFirst(4)) : tls
         }
-        if let decision = connection.trustRecord?.decision {
+        if let decision = connection.serverTrust {
             describe(decision, on: span)
         }
     }

@@ -12,15 +12,13 @@ final class Connection: Sendable {
     let channel: any Channel
     /// `HTTP/1.1` or `HTTP/2`.
     let httpVersion: String
-    /// The server-trust evaluation of this connection (nil for plain HTTP).
-    let trustRecord: TrustRecord?
+    /// The challenges of this connection's TLS handshake (nil for plain HTTP): its trust decision, and
+    /// what explains a TLS 1.3 "certificate required" alert after the handshake.
+    let handshake: HandshakeChallenges?
     /// Whether the connection may serve other requests (false when a task-level handler decided trust).
     let shareable: Bool
     /// The TLS version negotiated, as text.
     let tlsVersion: String?
-    /// The client-certificate challenge of this connection, if one could be raised (explains a later
-    /// TLS 1.3 "certificate required" alert).
-    let clientCertificate: ClientCertificateChallenge?
     /// Errors seen on the connection: TLS alerts that arrive after the handshake, HTTP/2 connection errors.
     let errors: ConnectionErrorLog
     /// A plain connection to an HTTP proxy: requests carry the absolute URI.
@@ -29,22 +27,23 @@ final class Connection: Sendable {
     /// Set up in each HTTP/2 stream (the HTTP/1.1 pipeline has it already).
     private let decompression: ResponseDecompression
 
-    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, trustRecord: TrustRecord?, shareable: Bool, tlsVersion: String?,
-         clientCertificate: ClientCertificateChallenge? = nil, errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
+    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, handshake: HandshakeChallenges?, shareable: Bool, tlsVersion: String?,
+         errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
          decompression: ResponseDecompression = .disabled) {
         self.decompression = decompression
         self.usesAbsoluteForm = usesAbsoluteForm
-        self.clientCertificate = clientCertificate
         self.errors = errors
         self.channel = channel
         self.multiplexer = multiplexer
         self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"
-        self.trustRecord = trustRecord
+        self.handshake = handshake
         self.shareable = shareable
         self.tlsVersion = tlsVersion
     }
 
     var isHTTP2: Bool { multiplexer != nil }
+    /// The server-trust decision of this connection (nil for plain HTTP).
+    var serverTrust: TrustDecision? { handshake?.record.decision }
     var isActive: Bool { channel.isActive }
 
     /// Methods a client may repeat after a connection failure (RFC 9110 §9.2.2).

@@ -67,12 +67,12 @@ struct ConnectionFactory: Sendable {
         let eventLoop = group.next()
         let attempt = ConnectionAttempt(handshake: eventLoop.makePromise(of: NegotiatedProtocol.self))
         let initialize: @Sendable (any Channel) throws -> Void
-        if let verifier = specification.verifier {
-            let context = try tlsContext(for: specification)
+        if let handshake = specification.handshake {
+            let context = try tlsContext(for: specification, handshake)
             if specification.proxy == nil {
-                initialize = { channel in try self.addTLS(channel.pipeline.syncOperations, specification, verifier: verifier, context: context, attempt) }
+                initialize = { channel in try self.addTLS(channel.pipeline.syncOperations, handshake, context: context, attempt) }
             } else {
-                initialize = { channel in try self.addTunnel(channel, specification, verifier: verifier, context: context, attempt) }
+                initialize = { channel in try self.addTunnel(channel, specification, handshake, context: context, attempt) }
             }
         } else {
             initialize = { try self.addPlainHTTP($0, attempt) }
@@ -80,21 +80,20 @@ struct ConnectionFactory: Sendable {
         let channel = try await openChannel(specification, on: eventLoop, attempt, initialize: initialize)
         let negotiated = try await negotiation(on: channel, specification, attempt)
         return Connection(
-            channel: channel, multiplexer: negotiated.multiplexer, trustRecord: specification.verifier == nil ? nil : attempt.record,
-            shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, clientCertificate: specification.clientCertificate,
-            errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
+            channel: channel, multiplexer: negotiated.multiplexer, handshake: specification.handshake,
+            shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
             decompression: negotiated.decompression)
     }
 
     /// The session's context (the TLS 1.3 one when the host's entry asks for it), or — when a
     /// client-certificate challenge must be answered for this connection — one of its own with
     /// NIOSSL's context callback, which receives no connection to tell apart.
-    private func tlsContext(for specification: ConnectionSpecification) throws -> NIOSSLContext {
-        guard let clientCertificate = specification.clientCertificate else {
+    private func tlsContext(for specification: ConnectionSpecification, _ handshake: HandshakeChallenges) throws -> NIOSSLContext {
+        guard let callback = handshake.clientCertificateCallback else {
             return specification.requiresTLS13 ? tls13Context ?? sslContext : sslContext
         }
         var configuration = tlsConfiguration
-        configuration.sslContextCallback = clientCertificate.callback
+        configuration.sslContextCallback = callback
         if specification.requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
         do {
             return try Self.makeContext(configuration)
@@ -110,22 +109,21 @@ struct ConnectionFactory: Sendable {
 
     /// TLS with the verifier in the handshake; HTTP follows as ALPN decides (``HandshakeWaiter``).
     private func addTLS(
-        _ pipeline: ChannelPipeline.SynchronousOperations, _ specification: ConnectionSpecification, verifier: ServerTrustVerifier,
-        context: NIOSSLContext, _ attempt: ConnectionAttempt
+        _ pipeline: ChannelPipeline.SynchronousOperations, _ handshake: HandshakeChallenges, context: NIOSSLContext, _ attempt: ConnectionAttempt
     ) throws {
-        try pipeline.addHandler(verifier.makeClientHandler(context: context, host: specification.origin.host, record: attempt.record))
+        try pipeline.addHandler(handshake.verifier.makeClientHandler(context: context, host: handshake.origin.host, record: handshake.record))
         try pipeline.addHandler(ConnectionErrorRecorder(log: attempt.errorLog))
         try pipeline.addHandler(HandshakeWaiter(promise: attempt.handshake, limits: limits, decompression: decompression, errorLog: attempt.errorLog))
     }
 
     /// A CONNECT tunnel through the proxy, then TLS to the origin inside it.
     private func addTunnel(
-        _ channel: any Channel, _ specification: ConnectionSpecification, verifier: ServerTrustVerifier, context: NIOSSLContext,
+        _ channel: any Channel, _ specification: ConnectionSpecification, _ handshake: HandshakeChallenges, context: NIOSSLContext,
         _ attempt: ConnectionAttempt
     ) throws {
         let tunnel = ProxyTunnelHandler(
             authority: specification.origin.authority, proxyAuthorization: specification.proxyAuthorization, maximumHeadSize: limits.maximumHeadSize,
-            established: { try self.addTLS($0.pipeline.syncOperations, specification, verifier: verifier, context: context, attempt) },
+            established: { try self.addTLS($0.pipeline.syncOperations, handshake, context: context, attempt) },
             failed: { attempt.handshake.fail($0) })
         try channel.pipeline.syncOperations.addHandler(tunnel)
     }
@@ -176,12 +174,10 @@ struct ConnectionFactory: Sendable {
         let (origin, url) = (specification.origin, specification.url)
         if error is ProxyRefusal { return error }
         if let exceeded = error as? ResponseLimitExceeded { return SessionError(exceeded.limit, url: url) }
-        if attempt.record.decision?.isTrusted != false,
-            let clientError = ClientCertificateChallenge.error(specification.clientCertificate, "\(error)", origin: origin, url: url)
-        {
-            return clientError
-        }
-        var failure = handshakeError(error, record: attempt.record, origin: origin, url: url, trustError: specification.trustError)
+        if let explained = specification.handshake?.error(after: "\(error)") { return explained }
+        var failure = error is HandshakeTimeout
+            ? SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
+            : SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlyingError: error)
         if specification.requiresTLS13 && failure.code == .secureConnectionFailed {
             failure.message += " (its trust configuration entry requires TLS 1.3)"
         }
@@ -208,25 +204,14 @@ struct ConnectionFactory: Sendable {
         }
         return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlyingError: error)
     }
-
-    static func handshakeError(_ error: any Error, record: TrustRecord, origin: Origin, url: URL, trustError: (TrustDecision) -> SessionError) -> SessionError {
-        if let decision = record.decision, !decision.isTrusted {
-            return trustError(decision)
-        }
-        if error is HandshakeTimeout {
-            return SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
-        }
-        return SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlyingError: error)
-    }
 }
 
-/// What one connection needs: where it goes (directly or through a proxy), how its server trust is
-/// decided (nil for plain HTTP), its client-certificate challenge, the TLS minimum of its host, whether
+/// What one connection needs: where it goes (directly or through a proxy), its handshake's challenges
+/// (server trust and client certificate; nil for plain HTTP), the TLS minimum of its host, whether
 /// other requests may share it, and how long connecting may take.
 struct ConnectionSpecification: Sendable {
     var origin: Origin
-    var verifier: ServerTrustVerifier?
-    var clientCertificate: ClientCertificateChallenge?
+    var handshake: HandshakeChallenges?
     /// The host's trust configuration entry asks for TLS 1.3 — offered as the only version in the
     /// handshake itself, so nothing (evaluation, client certificate) happens over less.
     var requiresTLS13 = false
@@ -237,14 +222,11 @@ struct ConnectionSpecification: Sendable {
     var url: URL
     var proxy: ProxyConfiguration?
     var proxyAuthorization: String?
-    /// The error a refused trust decision becomes (it names the challenge's outcome).
-    var trustError: @Sendable (TrustDecision) -> SessionError
 }
 
 /// One attempt's shared state: the handshake's promise (completed by ``HandshakeWaiter``, a tunnel's
-/// failure or the timeout), the trust decision's record and the connection's error log.
+/// failure or the timeout) and the connection's error log.
 struct ConnectionAttempt: Sendable {
     let handshake: EventLoopPromise<NegotiatedProtocol>
-    let record = TrustRecord()
     let errorLog = ConnectionErrorLog()
 }

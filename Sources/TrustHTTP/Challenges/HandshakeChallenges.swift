@@ -1,0 +1,125 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
+import Trust
+import TrustNIO
+
+/// The challenges of one TLS handshake — server trust, and a client certificate when the server asks
+/// for one — and the one place where their answers, with what the connection saw, become a
+/// ``SessionError``.
+///
+/// Each challenge returns its answer as a value (``ServerTrustChallenge/decide(_:)``,
+/// ``ClientCertificateChallenge/answer()``). NIOSSL asks for them from its callbacks, apart from the
+/// task that waits for the connection, so this type keeps its handshake's answers — each written once,
+/// when given — until ``error(after:)`` reads them: the connection factory's, when the handshake fails,
+/// and the session's, when a new connection ends before its first response (a TLS 1.3 server refuses a
+/// client certificate only after the handshake).
+final class HandshakeChallenges: Sendable {
+    let origin: Origin
+    /// The request's URL, for errors.
+    let url: URL
+    /// The handshake's trust decision, whoever gave it: a decision already known (answered in the
+    /// handshake) or the challenge.
+    let record = TrustRecord()
+    private let serverTrust: ServerTrustChallenge
+    private let known: ServerTrustVerifier.Known?
+    private let clientCertificate: ClientCertificateChallenge?
+    private let answers = NIOLockedValueBox<(serverTrust: ServerTrustChallenge.Outcome?, clientCertificate: ClientCertificateChallenge.Outcome?)>((nil, nil))
+
+    /// - Parameters:
+    ///   - known: a decision that needs no challenge (no handler to ask, a cached evaluation), given
+    ///     synchronously in the handshake.
+    ///   - clientCertificate: nil when no challenge could be answered (no handler, no identity): a
+    ///     CertificateRequest is then answered with no certificate by NIOSSL itself.
+    init(origin: Origin, url: URL, serverTrust: ServerTrustChallenge, known: ServerTrustVerifier.Known?, clientCertificate: ClientCertificateChallenge?) {
+        self.origin = origin
+        self.url = url
+        self.serverTrust = serverTrust
+        self.known = known
+        self.clientCertificate = clientCertificate
+    }
+
+    /// Decides the server's trust in the handshake (``known``, else the challenge).
+    var verifier: ServerTrustVerifier {
+        ServerTrustVerifier(known: known) { [self] trust in
+            let answer = await serverTrust.decide(trust)
+            answers.withLockedValue { $0.serverTrust = answer.outcome }
+            return answer.decision
+        }
+    }
+
+    /// NIOSSL's context callback, which it calls when the server asks for a certificate; nil when no
+    /// challenge could be answered.
+    var clientCertificateCallback: NIOSSLContextCallback? {
+        guard let clientCertificate else { return nil }
+        return { [self] _, promise in
+            Task {
+                let (outcome, reply) = await clientCertificate.answer()
+                answers.withLockedValue { $0.clientCertificate = outcome }
+                switch reply {
+                case .configure(let override): promise.succeed(override)
+                case .refuse(let reason): promise.fail(ClientCertificateChallenge.Refused(description: reason))
+                }
+            }
+        }
+    }
+
+    /// The error for a handshake that failed — or a new connection that ended before its first response —
+    /// when the challenges explain it: a refused trust decision (its code chosen by how the handler
+    /// answered), or the client-certificate exchange. `seen` is every error the connection saw (TLS
+    /// alerts, as BoringSSL words them). Nil when neither explains the failure.
+    func error(after seen: String) -> SessionError? {
+        let (trustOutcome, certificateOutcome) = answers.withLockedValue { $0 }
+        if let decision = record.decision, !decision.isTrusted {
+            return trustError(decision, outcome: trustOutcome)
+        }
+        return clientCertificateError(seen, outcome: certificateOutcome)
+    }
+
+    private func trustError(_ decision: TrustDecision, outcome: ServerTrustChallenge.Outcome?) -> SessionError {
+        switch outcome {
+        case .cancelled?:
+            return SessionError(.cancelled, "the server-trust challenge for \(origin) was cancelled", url: url, trustDecision: decision)
+        case .handlerTimedOut?:
+            return SessionError(.timedOut, "the challenge handler did not answer the server-trust challenge for \(origin)", url: url, trustDecision: decision)
+        case .rejected?:
+            return SessionError(.serverCertificateUntrusted, "the challenge handler rejected the server \(origin)", url: url, trustDecision: decision)
+        case .invalidAnswer?:
+            return SessionError(.serverCertificateUntrusted, "the challenge handler's answer for \(origin) was not usable", url: url, trustDecision: decision)
+        case .defaultHandling?, .accepted?, nil:
+            return SessionError(SessionError.code(for: decision), "the server \(origin) is not trusted", url: url, trustDecision: decision)
+        }
+    }
+
+    private func clientCertificateError(_ text: String, outcome: ClientCertificateChallenge.Outcome?) -> SessionError? {
+        switch outcome {
+        case .cancelled?:
+            return SessionError(.cancelled, "the client-certificate challenge for \(origin) was cancelled", url: url, underlying: text)
+        case .invalidAnswer?:
+            return SessionError(.clientCertificateRejected, "the challenge handler's answer to the client-certificate challenge was not an identity", url: url, underlying: text)
+        case .handlerTimedOut?:
+            return SessionError(.timedOut, "the client-certificate challenge for \(origin) was not answered", url: url, underlying: text)
+        case .sent?, .sentNone?, nil:
+            break
+        }
+        // Only TLS alerts are the server's verdict on the certificate; a lost connection is not.
+        let reading = BoringSSLErrorText(text)
+        if reading.certificateRequired {
+            return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
+        }
+        guard let alert = reading.clientCertificateRefusal else { return nil }
+        switch outcome {
+        case .sent?:
+            return SessionError(.clientCertificateRejected, "\(origin) refused the client certificate (TLS alert: \(alert.meaning))", url: url, underlying: text)
+        case .sentNone?:
+            return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
+        default:
+            // No challenge was raised (no identity, no handler, or the server asked for none): a handshake
+            // refused after the server's own certificate was accepted is, in practice, a missing client
+            // certificate.
+            return reading.handshakeFailureAlert
+                ? SessionError(.clientCertificateRequired, "\(origin) refused the handshake after its certificate was accepted; it probably requires a client certificate (none is configured)", url: url, underlying: text)
+                : nil
+        }
+    }
+}
