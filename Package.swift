@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "TrustOpenAPI", targets: ["TrustOpenAPI"]),
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
+        .library(name: "TrustLabPKI", targets: ["TrustLabPKI"]),
         .executable(name: "trust", targets: ["trust"]),
         .executable(name: "trust-conformance", targets: ["TrustConformance"]),
     ],
@@ -94,10 +95,23 @@ let package = Package(
             name: "TrustServiceLifecycle",
             dependencies: ["TrustHTTP", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
+        // The lab's certificates, CRLs, OCSP responses and CT logs, made at run time, and its seeded fuzz
+        // inputs: no NIO, so the engine's tests (and anyone testing with certificates alone) need no event loop.
+        .target(
+            name: "TrustLabPKI",
+            dependencies: [
+                "Trust",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         .target(
             name: "TrustLab",
             dependencies: [
                 "Trust",
+                "TrustLabPKI",
                 "TrustNIO",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -128,17 +142,54 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Test helpers, in one place per layer: processes, files and the lab PKI (no NIO)…
+        .target(
+            name: "TrustTestSupport",
+            dependencies: ["Trust", "TrustLabPKI", .product(name: "X509", package: "swift-certificates")],
+            path: "Tests/TrustTestSupport"
+        ),
+        // …and lab servers with sessions to them.
+        .target(
+            name: "TrustHTTPTestSupport",
+            dependencies: ["TrustHTTP", "TrustLab", "TrustTestSupport"],
+            path: "Tests/TrustHTTPTestSupport"
+        ),
+        // The engine: certificates, paths, pins, policies, revocation and CT decisions, configuration
+        // files — no NIO, no event loop.
         .testTarget(
-            name: "TrustTests",
+            name: "TrustEngineTests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustConfigurationImport", "TrustServiceLifecycle", "TrustOpenAPI",
+                "Trust", "TrustLabPKI", "TrustConfigurationImport", "TrustTestSupport",
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // NIO and HTTP: the verifier in real handshakes, the Session over loopback against the lab's servers.
+        .testTarget(
+            name: "TrustHTTPTests",
+            dependencies: [
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustServiceLifecycle", "TrustOpenAPI", "TrustTestSupport", "TrustHTTPTestSupport",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ] + nio
+        ),
+        // The `trust` command as users run it, and interop with curl, openssl and python3-requests.
+        .testTarget(
+            name: "TrustCLITests",
+            dependencies: [
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
+            ] + nio
+        ),
+        // Load: each run in a child process of its own (`trust load-check`), never in the test process.
+        .testTarget(
+            name: "TrustLoadTests",
+            dependencies: ["TrustTestSupport"]
         ),
     ]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes IDNA test cases with the answers of Python's `idna` package, the oracle for
-`PeerName`'s internationalised host names (Tests/TrustTests/IDNATests.swift runs it).
+`PeerName`'s internationalised host names (Tests/TrustEngineTests/IDNATests.swift runs it).
 
 Usage: Scripts/idna-oracle-cases.py SEED COUNT
 

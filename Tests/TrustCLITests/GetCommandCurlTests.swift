@@ -1,0 +1,235 @@
+import Foundation
+import Testing
+import Trust
+import TrustLab
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// curl's habits in `trust get`, with curl 7.88's names and meanings — compared with curl itself
+/// where that is cheap.
+@Suite("trust get as curl", .serialized, .timeLimit(.minutes(5)))
+struct GetCommandCurlTests {
+    static let curl = "/usr/bin/curl"
+
+    func lab(_ server: LabServer) -> [String] {
+        ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]
+    }
+
+    func trust(_ server: LabServer, _ path: String, _ extra: [String]) async throws -> (Int32, String, String) {
+        try await run(CLI.binary, ["get", server.baseURL + path] + lab(server) + extra)
+    }
+
+    func curl(_ server: LabServer, _ path: String, _ extra: [String]) async throws -> (Int32, String, String) {
+        try await run(Self.curl, ["-sS", server.baseURL + path] + lab(server) + extra)
+    }
+
+    @Test func includeAndHeadAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            for version in ["--http1.1", "--http2"] {
+                let (status, out, err) = try await trust(good, "/", ["-i", version])
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/", ["-i", version])).1)
+                let (headStatus, head, _) = try await trust(good, "/", ["-I", version])
+                #expect(headStatus == 0)
+                #expect(head == (try await curl(good, "/", ["-I", version])).1)
+            }
+            #expect(try await trust(good, "/", ["-I", "-d", "x"]).0 == 2)
+        }
+    }
+
+    /// --retry as curl 7.88: which answers are retried, the waits, curl's warning line, the bodies
+    /// written (every body to stdout, only the last to -o), the exit code once retries run out.
+    @Test func retryAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let dir = try temporaryDirectory()
+            // Each tool gets its own /flaky id: the server counts requests per id.
+            func both(_ path: (String) -> String, _ extra: [String], file: Bool = false) async throws -> [(Int32, String, String, String?)] {
+                var results: [(Int32, String, String, String?)] = []
+                for (tool, executable, first) in [("trust", CLI.binary, ["get"]), ("curl", Self.curl, [])] {
+                    let output = dir + "/\(tool)-\(UUID().uuidString)"
+                    let (status, out, err) = try await run(executable, first + [good.baseURL + path("\(tool)-\(UUID().uuidString)")] + lab(good)
+                                                           + ["--no-progress-meter"] + extra + (file ? ["-o", output] : []))
+                    results.append((status, out, err, file ? try? String(contentsOfFile: output, encoding: .utf8) : nil))
+                }
+                return results
+            }
+            func warnings(_ stderr: String) -> [String] { stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("Warning:") } }
+
+            // Two 503s, then 200: three bodies on stdout, two warnings, exit 0.
+            let flaky = try await both({ "/flaky?id=\($0)&fail=2" }, ["--retry", "3", "--retry-delay", "1"])
+            #expect(flaky[0].0 == 0 && flaky[1].0 == 0, "\(flaky[0].2)")
+            #expect(flaky[0].1 == flaky[1].1)
+            #expect(flaky[0].1 == "failure 1 of 2\nfailure 2 of 2\nok after 2 failures\n")
+            #expect(warnings(flaky[0].2) == warnings(flaky[1].2), "\(flaky[0].2) | \(flaky[1].2)")
+            #expect(warnings(flaky[0].2) == ["Warning: Problem : HTTP error. Will retry in 1 seconds. 3 retries left.",
+                                             "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left."])
+            // 429 with Retry-After: 1, to -o: the file holds the last answer only.
+            let limited = try await both({ "/flaky?id=\($0)&fail=1&status=429&retry-after=1" }, ["--retry", "1"], file: true)
+            #expect(limited[0].0 == limited[1].0)
+            #expect(limited[0].3 == limited[1].3)
+            #expect(limited[0].3 == "ok after 1 failures\n")
+            #expect(warnings(limited[0].2) == warnings(limited[1].2))
+            // Out of retries under --fail: 22, no body. Not transient (404), or no --retry: no retry at all.
+            let failing = try await both({ "/flaky?id=\($0)&fail=5" }, ["--retry", "1", "--retry-delay", "1", "--fail"])
+            #expect(failing[0].0 == 22 && failing[1].0 == 22)
+            #expect(failing[0].1 == "" && failing[1].1 == "")
+            #expect(warnings(failing[0].2) == warnings(failing[1].2))
+            let notFound = try await both({ "/flaky?id=\($0)&fail=1&status=404" }, ["--retry", "2"])
+            #expect(notFound[0].1 == notFound[1].1)
+            #expect(warnings(notFound[0].2).isEmpty && warnings(notFound[1].2).isEmpty)
+            let once = try await both({ "/flaky?id=\($0)&fail=1" }, [])
+            #expect(once[0].1 == "failure 1 of 1\n" && once[1].1 == once[0].1)
+        }
+    }
+
+    @Test func writeOutAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let format = "%{http_code} %{url_effective} %{num_redirects} %{remote_ip} %{remote_port} %{size_download} %{ssl_verify_result} %{http_version} %{content_type} %% \\t|%header{content-length}\\n"
+            for extra in [["-o", "/dev/null"], ["-o", "/dev/null", "--http1.1"], ["-o", "/dev/null", "-d", "a=1"]] {
+                let (status, out, err) = try await trust(good, "/redirect?to=/echo", ["-w", format] + extra)
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/redirect?to=/echo", ["-L", "-w", format] + extra)).1)
+            }
+            // Times are numbers in seconds, in order; %{stderr} switches the rest to stderr.
+            let (_, out, err) = try await trust(good, "/", ["-o", "/dev/null", "-w", "%{time_connect} %{time_appconnect} %{time_total}%{stderr}on stderr\\n%{stdout}!"])
+            let times = out.dropLast().split(separator: " ").compactMap { Double($0) }
+            #expect(times.count == 3, "\(out)")
+            #expect(times.count == 3 && times[0] > 0 && times[0] <= times[1] && times[1] <= times[2])
+            #expect(out.hasSuffix("!"))
+            #expect(err == "on stderr\n")
+            // A failed transfer still writes -w: 000 as curl.
+            let (failed, failedOut, _) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-s", "-w", "%{http_code} %{exitcode}"])
+            #expect(failed == 7)
+            #expect(failedOut == "000 7")
+        }
+    }
+
+    /// `-d @file` drops CR and LF; `--data-binary @file` sends the file as it is (curl's documented difference).
+    @Test func dataFlagsAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let file = try temporaryDirectory() + "/data"
+            try Data("a=1\r\nb=2\n".utf8).write(to: URL(fileURLWithPath: file))
+            for flags in [["-d", "@" + file], ["--data-binary", "@" + file], ["-d", "x=1", "-d", "y=2"], ["--data-raw", "@x"], ["-d", "q", "-X", "PUT"]] {
+                let (status, out, err) = try await trust(good, "/echo", flags)
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/echo", flags)).1, "\(flags)")
+            }
+            #expect(try await trust(good, "/echo", ["-d", "@" + file]).1 == "POST\na=1b=2")
+            #expect(try await trust(good, "/echo", ["--data-binary", "@" + file]).1 == "POST\na=1\r\nb=2\n")
+        }
+    }
+
+    /// curl 7.82+'s --json: pieces concatenated (files unchanged), joined to -d with '&', POST, and
+    /// Content-Type/Accept application/json unless -H gives them.
+    @Test func jsonBodyAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let file = try temporaryDirectory() + "/body.json"
+            try Data("{\"f\":\n1}\n".utf8).write(to: URL(fileURLWithPath: file))
+            for flags in [["--json", #"{"a":1}"#], ["--json", #"{"a":1}"#, "--json", #"{"b":2}"#], ["--json", "@" + file],
+                          ["-d", "z", "--json", "@" + file], ["-d", "y", "--data-raw", "z", "--json", "1", "--json", "2"], ["--json", "[]", "-X", "PUT"]] {
+                let (status, out, err) = try await trust(good, "/echo", flags)
+                #expect(status == 0, "\(err)")
+                #expect(out == (try await curl(good, "/echo", flags)).1, "\(flags)")
+            }
+            func typeAndAccept(_ text: String) -> [String] {
+                text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("content-type:") || $0.hasPrefix("accept:") }.sorted()
+            }
+            for flags in [["--json", "{}"], ["--json", "{}", "-H", "Accept: text/plain"], ["--json", "{}", "-H", "Content-Type: x/y"]] {
+                let ours = typeAndAccept(try await trust(good, "/headers", flags).1)
+                #expect(ours == typeAndAccept(try await curl(good, "/headers", flags).1), "\(flags)")
+                #expect(ours.count == 2, "\(ours)")
+            }
+            #expect(try await trust(good, "/headers", ["--json", "{}", "-I"]).0 == 2)
+        }
+    }
+
+    /// --compressed: the same decompressed bytes and exit codes as curl (61 for a corrupt body).
+    @Test func compressedAsCurl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            for path in ["/gzip/100000", "/deflate/5000", "/gzip/0", "/gzip-corrupt", "/"] {
+                for version in ["--http1.1", "--http2"] {
+                    let ours = try await trust(good, path, ["--compressed", version])
+                    let theirs = try await curl(good, path, ["--compressed", version])
+                    #expect(ours.0 == theirs.0, "\(path) \(version): \(ours.2) / \(theirs.2)")
+                    // A corrupt stream: what each writes before the check fails depends on how the bytes
+                    // arrive (curl writes the decoded block, then finds the bad CRC); the exit code is the contract.
+                    if path == "/gzip-corrupt" { continue }
+                    #expect(ours.1 == theirs.1, "\(path) \(version): \(ours.1.count) / \(theirs.1.count) bytes")
+                }
+            }
+        }
+    }
+
+    @Test func userAgentRefererAndVersions() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let (status, out, _) = try await trust(good, "/headers", ["-A", "agent/1.0", "-e", "https://from.example/"])
+            #expect(status == 0)
+            #expect(out.contains("user-agent: agent/1.0\n"))
+            #expect(out.contains("referer: https://from.example/\n"))
+            #expect(try await trust(good, "/", ["--http1.1", "-w", "%{http_version}", "-o", "/dev/null"]).1 == "1.1")
+            #expect(try await trust(good, "/", ["--http2", "-w", "%{http_version}", "-o", "/dev/null"]).1 == "2")
+            #expect(try await trust(good, "/", ["--http1.1", "--http2"]).0 == 2)
+        }
+    }
+
+    /// `-k`: the request proceeds and the whole verdict is printed as a warning; pins stay enforced.
+    @Test func insecureProceedsWithTheVerdictOnStderr() async throws {
+        try await withLabServers(["expired", "self-signed", "mitm"]) { servers in
+            let (status, out, err) = try await trust(servers["expired"]!, "/", ["-k", "-w", "%{ssl_verify_result}"])
+            #expect(status == 0, "\(err)")
+            #expect(out == "hello from expired\n10")
+            #expect(err.contains("NOT trusted"))
+            #expect(err.contains("[expired]"))
+            let (selfSigned, _, selfErr) = try await trust(servers["self-signed"]!, "/", ["--insecure"])
+            #expect(selfSigned == 0)
+            #expect(selfErr.contains("warning"))
+            #expect(try await trust(servers["self-signed"]!, "/", ["-k", "-s"]).2.isEmpty)
+            #expect(try await trust(servers["expired"]!, "/", []).0 == 60)
+            let pin = Lab.pki.intermediate.certificate.spkiPin.description
+            #expect(try await trust(servers["mitm"]!, "/", ["-k", "--pin", pin]).0 == 60)
+        }
+    }
+
+    /// -s hides error messages, -S brings them back; without a terminal there is no meter.
+    @Test func silentShowErrorAndMeter() async throws {
+        let (silent, _, quiet) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-s"])
+        #expect(silent == 7)
+        #expect(quiet.isEmpty)
+        let (shown, _, loud) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-sS"])
+        #expect(shown == 7)
+        #expect(!loud.isEmpty)
+        let server = try await LabServer.startPlain(name: "plain")
+        defer { Task { try? await server.shutdown() } }
+        let args = ["get", server.baseURL + "/bytes/100000", "--resolve", "\(server.host):\(server.port):127.0.0.1", "-o", "/dev/null"]
+        #expect(try await run(CLI.binary, args).2.isEmpty)
+        // On a terminal (script(1) gives one), with the body going to a file: curl's meter.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            print("skipped the progress-meter case: script(1) (bsdutils) is not installed to give trust a terminal")
+            return
+        }
+        let command = args.map { "'\($0)'" }.joined(separator: " ")
+        let (_, meter, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command, "/dev/null"])
+        #expect(meter.contains("% Total    % Received"), "\(meter)")
+        let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command + " --no-progress-meter", "/dev/null"])
+        #expect(!none.contains("% Total"))
+    }
+
+    @Test func versionOnTheRootCommand() async throws {
+        let (status, out, _) = try await run(CLI.binary, ["--version"])
+        #expect(status == 0)
+        #expect(out.hasPrefix("trust "))
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import Trust
+import TrustLab
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// No password, passphrase, `Authorization`/`Proxy-Authorization` value or URL user-info appears
+/// in anything `trust get` prints — errors, `-v`, `-w` — for every flag that carries one, on the
+/// success and the failure path.
+@Suite("trust get never prints secrets", .serialized, .timeLimit(.minutes(5)))
+struct GetCommandSecretsTests {
+    /// The Basic form of the lab's alice / wonderland (RFC 7617): it must not leak either.
+    static let aliceBasic = Data("alice:wonderland".utf8).base64EncodedString()
+
+    func expectClean(_ result: (Int32, String, String), _ secrets: [String], status: Int32, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(result.0 == status, "\(result.2)", sourceLocation: sourceLocation)
+        for secret in secrets {
+            #expect(!result.1.contains(secret), "stdout shows \(secret)", sourceLocation: sourceLocation)
+            #expect(!result.2.contains(secret), "stderr shows \(secret):\n\(result.2)", sourceLocation: sourceLocation)
+        }
+    }
+
+    func lab(_ server: LabServer) -> [String] {
+        ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]
+    }
+
+    /// A PKCS#12 file of the lab's client identity, protected by `password` (made by openssl).
+    func pkcs12(password: String) async throws -> String {
+        let path = try temporaryDirectory() + "/client.p12"
+        let client = CLI.lab + "/clients/client"
+        let (status, _, err) = try await run("/usr/bin/openssl", ["pkcs12", "-export", "-in", client + "/chain.pem", "-inkey", client + "/key.pem",
+                                                                  "-out", path, "-passout", "pass:" + password])
+        #expect(status == 0, "\(err)")
+        return path
+    }
+
+    /// The reported defect: `--cert /missing.p12:SuperSecret` printed the password.
+    @Test func certInlinePassword() async throws {
+        let missing = "/missing-\(UUID().uuidString).p12"
+        let (status, out, err) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "--cert", missing + ":SuperSecret", "-v"])
+        expectClean((status, out, err), ["SuperSecret"], status: 58)
+        #expect(err.contains(missing))
+        let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
+        defer { Task { try? await server.shutdown() } }
+        let p12 = try await pkcs12(password: "P12Secret-42")
+        let url = server.baseURL + "/whoami"
+        expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":P12Secret-42", "-v"] + lab(server)), ["P12Secret-42"], status: 0)
+        expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":WrongSecret-42", "-v"] + lab(server)), ["WrongSecret-42"], status: 58)
+    }
+
+    @Test func certPasswordFlag() async throws {
+        let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
+        defer { Task { try? await server.shutdown() } }
+        let p12 = try await pkcs12(password: "P12Secret-43")
+        let url = server.baseURL + "/whoami"
+        for flag in ["--pass", "--cert-password"] {
+            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "P12Secret-43", "-v"] + lab(server)), ["P12Secret-43"], status: 0)
+            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "WrongSecret-43", "-v"] + lab(server)), ["WrongSecret-43"], status: 58)
+            expectClean(try await run(CLI.binary, ["get", url, "--cert", "/missing.p12", flag, "WrongSecret-44", "-v"]), ["WrongSecret-44"], status: 58)
+        }
+    }
+
+    @Test func userFlag() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            for scheme in ["--basic", "--any-auth", "--digest"] {
+                let path = scheme == "--digest" ? "/digest" : "/basic"
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:wonderland", scheme, "-v"] + lab(good)),
+                            ["wonderland", Self.aliceBasic], status: 0)
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:UserSecret-1", scheme, "-v"] + lab(good)),
+                            ["UserSecret-1"], status: 67)
+            }
+            expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-u", "alice:UserSecret-2", "-v"]), ["UserSecret-2"], status: 7)
+        }
+    }
+
+    @Test func proxyUserFlag() async throws {
+        let proxy = try await LabProxy.start(authentication: .basic)
+        defer { Task { try? await proxy.shutdown() } }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:wonderland", "-v"] + lab(good)),
+                        ["wonderland", Self.aliceBasic], status: 0)
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:ProxySecret-1", "-v"] + lab(good)),
+                        ["ProxySecret-1"], status: 67)
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://127.0.0.1:1", "-U", "alice:ProxySecret-2", "-v"] + lab(good)),
+                        ["ProxySecret-2"], status: 7)
+        }
+    }
+
+    /// `-x http://user:password@host`: user-info is not shown, user name included.
+    @Test func proxyURLUserInfo() async throws {
+        let proxy = try await LabProxy.start(authentication: .basic)
+        defer { Task { try? await proxy.shutdown() } }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let withUser = proxy.url.replacingOccurrences(of: "http://", with: "http://alice:wonderland@")
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", withUser, "-v"] + lab(good)),
+                        ["wonderland", Self.aliceBasic, "alice:"], status: 0)
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
+                        ["ProxySecret-3", "proxyuser-9"], status: 7)
+            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
+                        ["ProxySecret-4", "proxyuser-9"], status: 2)
+        }
+    }
+
+    /// `https://user:password@host/`: user-info is not shown, in errors, `-v` or `-w %{url_effective}`.
+    @Test func urlUserInfo() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let url = good.baseURL.replacingOccurrences(of: "https://", with: "https://alice:wonderland@") + "/basic"
+            let ok = try await run(CLI.binary, ["get", url, "-v", "-w", "%{url_effective}"] + lab(good))
+            expectClean(ok, ["wonderland", Self.aliceBasic], status: 0)
+            #expect(!ok.2.contains("alice:"))
+            expectClean(try await run(CLI.binary, ["get", "https://urluser-7:UrlSecret-5@127.0.0.1:1/", "-v", "-w", "%{url_effective}"]),
+                        ["UrlSecret-5", "urluser-7"], status: 7)
+            expectClean(try await run(CLI.binary, ["get", "https://urluser-7:UrlSecret-6@[bad/", "-v"]), ["UrlSecret-6", "urluser-7"], status: 3)
+            let wrong = good.baseURL.replacingOccurrences(of: "https://", with: "https://urluser-7:UrlSecret-7@") + "/basic"
+            expectClean(try await run(CLI.binary, ["get", wrong, "-v", "--fail"] + lab(good)), ["UrlSecret-7", "urluser-7"], status: 22)
+        }
+    }
+
+    /// `-H 'Authorization: …'`: `-v` shows the field with `***` for its value.
+    @Test func authorizationHeader() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-H", "Authorization: Bearer HeaderSecret-1", "-v"] + lab(good))
+            expectClean(ok, ["HeaderSecret-1"], status: 0)
+            #expect(ok.2.contains("> Authorization: ***"), "\(ok.2)")
+            expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "authorization: Basic HeaderSecret-2", "-v"]),
+                        ["HeaderSecret-2"], status: 7)
+        }
+    }
+
+    @Test func proxyAuthorizationHeader() async throws {
+        let proxy = try await LabProxy.start(authentication: .none)
+        defer { Task { try? await proxy.shutdown() } }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-H", "Proxy-Authorization: Basic HeaderSecret-3", "-v"] + lab(good))
+            expectClean(ok, ["HeaderSecret-3"], status: 0)
+            #expect(ok.2.contains("> Proxy-Authorization: ***"), "\(ok.2)")
+            expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Proxy-Authorization: Basic HeaderSecret-4", "-v"]),
+                        ["HeaderSecret-4"], status: 7)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import Trust
+import TrustLabPKI
+import TrustTestSupport
+
+@Suite("Trust configuration: host patterns, strict validation")
+struct TrustConfigurationTests {
+    /// Pitfalls 5, 8 and 18: every syntax × hosts, bare apex included, label boundaries, spellings.
+    @Test func hostPatternTable() throws {
+        let hosts = ["example.com", "www.example.com", "a.b.example.com", "evil-example.com", "example.com.evil.com", "xexample.com",
+                     "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com", "com", "127.0.0.1"]
+        let table: [(String, [String])] = [
+            ("example.com", ["example.com"]),
+            ("*.example.com", ["www.example.com", "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com"]),
+            ("**.example.com", ["example.com", "www.example.com", "a.b.example.com", "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com"]),
+            ("EXAMPLE.com.", ["example.com"]),
+            ("bücher.example.com", ["bücher.example.com", "xn--bcher-kva.example.com"]),
+            ("127.0.0.1", ["127.0.0.1"]),
+        ]
+        for (text, expected) in table {
+            let pattern = try HostPattern(text)
+            #expect(hosts.filter { pattern.matches($0) } == expected, "\(text)")
+        }
+        for bad in ["w*.example.com", "*example.com", "ex*ample.com", "*.*.example.com", "*.127.0.0.1", "**.", "exa mple.com", ""] {
+            #expect(throws: HostPattern.Problem.self, "\(bad)") { try HostPattern(bad) }
+        }
+    }
+
+    @Test func exactBeatsPatternsAndTheMostSpecificWins() throws {
+        let text = """
+            {"version": 1, "base": {"mode": "report-only"},
+             "hosts": [
+               {"host": "**.example.com", "minimumTLSVersion": "1.3"},
+               {"host": "*.example.com", "minimumRSABits": 3072, "exclude": ["legacy.example.com"]},
+               {"host": "**.api.example.com", "minimumECBits": 384},
+               {"host": "www.example.com", "minimumRSABits": 4096}
+             ]}
+            """
+        let configuration = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nco.uk\n"))
+        #expect(configuration.entry(for: "www.example.com").minimumRSABits == 4096)
+        #expect(configuration.entry(for: "WWW.Example.COM.").minimumRSABits == 4096)
+        #expect(configuration.entry(for: "mail.example.com").minimumRSABits == 3072)
+        #expect(configuration.entry(for: "legacy.example.com").minimumTLSVersion == .tls13)  // excluded from *. → falls to **.
+        #expect(configuration.entry(for: "example.com").minimumTLSVersion == .tls13)
+        #expect(configuration.entry(for: "v1.api.example.com").minimumECBits == 384)
+        #expect(configuration.entry(for: "api.example.com").minimumECBits == 384)
+        #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base
+    }
+
+    /// Pitfalls 5, 6, 7: every problem at once, with its JSON path.
+    @Test func validationReportsEveryProblemWithItsPath() throws {
+        let pin = Lab.pki.root.certificate.spkiPin.description
+        let text = """
+            {"version": 1,
+             "base": {"allowSHA1": false, "colour": "blue"},
+             "hosts": [
+               {"host": "**.co.uk"},
+               {"host": "api.example.com", "pins": {"sha256": ["\(pin)"]}},
+               {"host": "api.example.com"},
+               {"host": "b.example.com", "pins": {"sha256": []}},
+               {"host": "c.example.com", "pins": {"sha256": ["sha256/short", "md5/abc"]}},
+               {"host": "d.example.com", "mode": "enforced", "minimumRSABits": 1024, "reportURIs": ["http://x.test/r"]},
+               {"host": "e.example.com", "pins": {"sha256": ["\(pin)"], "allowSinglePin": "yes"}},
+               {"host": "f.example.com", "anchors": {"replaceSystem": true}, "exclude": ["other.test"]},
+               {"pins": {}}
+             ]}
+            """
+        do {
+            _ = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nuk\nco.uk\n"))
+            Issue.record("accepted")
+        } catch {
+            let paths = error.problems.map(\.path)
+            for expected in ["$.base.colour", "$.hosts[0].host", "$.hosts[1].pins.sha256", "$.hosts[2].host", "$.hosts[3].pins.sha256",
+                             "$.hosts[4].pins.sha256[0]", "$.hosts[4].pins.sha256[1]", "$.hosts[5].mode", "$.hosts[5].minimumRSABits",
+                             "$.hosts[5].reportURIs[0]", "$.hosts[6].pins.allowSinglePin", "$.hosts[7].anchors.replaceSystem", "$.hosts[7].exclude[0]",
+                             "$.hosts[8].host"] {
+                #expect(paths.contains(expected), "\(expected) missing from \(error.description)")
+            }
+            #expect(error.problems.allSatisfy { !$0.message.isEmpty })
+        }
+    }
+
+    /// Pitfall 6: explicit true and false are read as written; numbers and strings are not booleans.
+    @Test func booleansRoundTripExactly() throws {
+        let psl = PublicSuffixList(contents: "com\n")
+        let pin = Lab.pki.root.certificate.spkiPin.description
+        for flag in [true, false] {
+            let text = """
+                {"version": 1, "hosts": [{"host": "a.example.com", "pins": {"sha256": ["\(pin)"], "allowSinglePin": \(flag)}, "mode": "report-only",
+                 "anchors": {"pem": [], "certificates": ["x.pem"], "replaceSystem": \(flag)}}]}
+                """
+            let configuration = try TrustConfiguration.parse(text, publicSuffixes: psl)
+            #expect(configuration.hosts[0].pins?.allowSinglePin == flag)
+            #expect(configuration.hosts[0].anchors?.replaceSystem == flag)
+        }
+        for wrong in ["1", "0", "\"true\"", "\"NO\"", "null"] {
+            let text = #"{"version": 1, "hosts": [{"host": "a.example.com", "anchors": {"certificates": ["x.pem"], "replaceSystem": \#(wrong)}}]}"#
+            #expect(throws: TrustConfigurationFileError.self, "\(wrong)") { try TrustConfiguration.parse(text, publicSuffixes: psl) }
+        }
+        // Duplicate members are refused, not resolved silently either way.
+        #expect(throws: TrustConfigurationFileError.self) {
+            try TrustConfiguration.parse(#"{"version": 1, "base": {"mode": "enforce", "mode": "report-only"}}"#, publicSuffixes: psl)
+        }
+    }
+
+    @Test func strictJSON() {
+        for bad in ["", "{", #"{"a": 01}"#, #"{"a": 1,}"#, "[1 2]", #"{"a": "\x"}"#, "{\"a\": \"\u{1}\"}", #"{"a": "\ud800"}"#, "nul", "{} {}",
+                    String(repeating: "[", count: 100) + String(repeating: "]", count: 100)] {
+            #expect(throws: JSONValue.SyntaxError.self, "\(bad)") { try JSONValue.parse(bad) }
+        }
+        #expect((try? JSONValue.parse(#"{"a": [true, false, null, -1.5e3, "\u00e9\ud83d\ude00"]}"#)) == .object([
+            .init(key: "a", value: .array([.bool(true), .bool(false), .null, .number("-1.5e3"), .string("é😀")]))]))
+    }
+
+    @Test func missingPublicSuffixListIsAClearProblem() {
+        do {
+            _ = try TrustConfiguration.parse(#"{"version": 1, "hosts": [{"host": "*.example.com"}]}"#, publicSuffixes: nil)
+            Issue.record("accepted without a Public Suffix List")
+        } catch {
+            #expect(error.description.contains("Public Suffix List"))
+        }
+        #expect(throws: Never.self) { try TrustConfiguration.parse(#"{"version": 1, "hosts": [{"host": "example.com"}]}"#, publicSuffixes: nil) }
+    }
+}

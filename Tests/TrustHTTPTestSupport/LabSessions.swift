@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustTestSupport
+
+/// Starts lab servers for one test and stops them afterwards.
+package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols = .http2AndHTTP1, _ body: ([String: LabServer]) async throws -> T) async throws -> T {
+    var servers: [String: LabServer] = [:]
+    for name in names { servers[name] = try await LabServer.start(name, pki: Lab.pki, protocols: protocols) }
+    do {
+        let result = try await body(servers)
+        for server in servers.values { try await server.shutdown() }
+        return result
+    } catch {
+        for server in servers.values { try? await server.shutdown() }
+        throw error
+    }
+}
+
+package func labSession(_ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)), configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
+    var configuration = SessionConfiguration()
+    configuration.serverTrust = trust
+    configuration.resolve = LabPKI.loopbackResolve
+    configuration.requestTimeout = .seconds(20)
+    configure(&configuration)
+    return try Session(configuration: configuration)
+}
+
+package func url(_ server: LabServer, _ path: String = "/") -> URL {
+    URL(string: server.baseURL + path)!
+}
+
+/// Runs `body` and returns the SessionError it throws (recording an issue if it does not).
+package func sessionError(_ body: () async throws -> Response) async -> SessionError? {
+    do {
+        let response = try await body()
+        Issue.record("expected an error, got status \(response.statusCode)")
+        return nil
+    } catch let error as SessionError {
+        return error
+    } catch {
+        Issue.record("expected a SessionError, got \(error)")
+        return nil
+    }
+}
+
+
+
+/// Whether `session` still completes a normal request to a good lab server (`LabServer.start("good", …)`).
+///
+/// The follow-up request has its own generous deadline: a session built with a 1 s request timeout
+/// for the case under test must not fail the follow-up because the machine is busy.
+package func expectUsable(_ session: Session, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        var request = Request(url: url(server))
+        request.timeout = .seconds(60)
+        let response = try await session.data(for: request)
+        #expect(response.statusCode == 200, sourceLocation: sourceLocation)
+        #expect(response.text == "hello from good\n", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("the session is no longer usable: \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Runs `body`, returning its SessionError and how long it took to fail.
+package func timedFailure(_ body: () async throws -> Response) async -> (error: SessionError?, elapsed: Duration) {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let error = await sessionError(body)
+    return (error, start.duration(to: clock.now))
+}
+
+/// The figure printed for a fault: `fault → code in N ms`.
+package func report(_ what: String, _ failure: (error: SessionError?, elapsed: Duration)) {
+    let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
+    print("[fault] \(what) → \(failure.error.map { "\($0.code)" } ?? "no error") in \(milliseconds) ms")
+}

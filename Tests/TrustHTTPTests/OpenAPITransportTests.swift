@@ -1,0 +1,99 @@
+import Foundation
+import HTTPTypes
+import OpenAPIRuntime
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+@testable import TrustOpenAPI
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// `SessionTransport`: an OpenAPI client's requests through a `Session` — bodies both ways, headers,
+/// paths and queries joined to the server URL, the session's trust decisions and limits.
+@Suite("OpenAPI: SessionTransport", .timeLimit(.minutes(3)))
+struct OpenAPITransportTests {
+    @Test func postsABodyAndStreamsTheResponse() async throws {
+        try await withLabServers(["good"]) { servers in
+            let transport = SessionTransport(session: try labSession())
+            var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo?x=1")
+            request.headerFields[.contentType] = "text/plain"
+            let (response, body) = try await transport.send(request, body: HTTPBody("ping"), baseURL: url(servers["good"]!), operationID: "echo")
+            #expect(response.status == .ok)
+            #expect(response.headerFields[.contentLength] != nil)
+            let text = try await String(collecting: try #require(body), upTo: 1 << 20)
+            #expect(text == "POST\nping")
+            await transport.session.shutdown()
+        }
+    }
+
+    @Test func sendsHeadersAndJoinsPaths() async throws {
+        try await withLabServers(["good"]) { servers in
+            let transport = SessionTransport(session: try labSession())
+            var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/headers")
+            request.headerFields[HTTPField.Name("x-operation")!] = "list"
+            // The lab URL ends with a slash: one slash between it and the path.
+            let base = url(servers["good"]!)
+            #expect(base.absoluteString.hasSuffix("/"))
+            let (response, body) = try await transport.send(request, body: nil, baseURL: base, operationID: "headers")
+            #expect(response.status.code == 200)
+            let text = try await String(collecting: try #require(body), upTo: 1 << 20)
+            #expect(text.contains("x-operation: list"))
+            let head = HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/")
+            #expect(try await transport.send(head, body: nil, baseURL: base, operationID: "head").1 == nil)
+            await transport.session.shutdown()
+        }
+        #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString == "https://api.example.com/v1/pets?limit=2")
+        #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1/")!, path: "/pets").absoluteString == "https://api.example.com/v1/pets")
+    }
+
+    /// Through a pinned session: GET and POST get the lab's answers; a pin mismatch is the transport's
+    /// error, a `SessionError` carrying the decision and its reasons.
+    @Test func pinnedSessionAndPinMismatch() async throws {
+        try await withLabServers(["good"]) { servers in
+            let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
+            let transport = SessionTransport(session: pinned)
+            let get = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+            #expect(get.0.status == .ok)
+            #expect(try await String(collecting: try #require(get.1), upTo: 1 << 20).hasPrefix("hello from"))
+            let post = try await transport.send(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo"), body: HTTPBody("pinned"), baseURL: url(servers["good"]!), operationID: "echo")
+            #expect(try await String(collecting: try #require(post.1), upTo: 1 << 20) == "POST\npinned")
+            await pinned.shutdown()
+
+            let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
+            let mismatched = SessionTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
+            do {
+                _ = try await mismatched.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+                Issue.record("a pin mismatch was accepted")
+            } catch let error as SessionError {
+                #expect(error.code == .serverCertificateUntrusted)
+                #expect(error.trustDecision?.reasons.map(\.code).contains("pin-mismatch") == true)
+            }
+            await mismatched.session.shutdown()
+        }
+    }
+
+    /// The session decides trust: an expired server is refused before any request is sent.
+    @Test func refusedTrustFails() async throws {
+        try await withLabServers(["expired"]) { servers in
+            let transport = SessionTransport(session: try labSession())
+            let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
+            await #expect(throws: SessionError.self) {
+                _ = try await transport.send(request, body: nil, baseURL: url(servers["expired"]!), operationID: "get")
+            }
+            await transport.session.shutdown()
+        }
+    }
+
+    /// A request body over the limit fails before anything is sent.
+    @Test func requestBodyIsBounded() async throws {
+        try await withLabServers(["good"]) { servers in
+            let transport = SessionTransport(session: try labSession(), maximumRequestBodySize: 8)
+            let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo")
+            await #expect(throws: (any Error).self) {
+                _ = try await transport.send(request, body: HTTPBody("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")
+            }
+            await transport.session.shutdown()
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// Bounds a server cannot push past: collected bodies, redirects to other schemes, request
+/// header injection, the read timeout — against the ordinary lab server (the hostile server's
+/// attacks are in `HostileServerTests`).
+@Suite("Response limits and request hygiene")
+struct ResponseLimitTests {
+    @Test func defaultsAreDocumentedValues() {
+        let limits = SessionConfiguration().responseLimits
+        #expect(limits.maximumBodySize == 64 << 20)
+        #expect(limits.maximumHeadSize == 307_200)
+        #expect(limits.maximumHeaderFieldSize == 102_400)
+        #expect(SessionConfiguration().readTimeout == .seconds(60))
+        #expect(SessionConfiguration().resourceTimeout == nil)
+    }
+
+    /// A body announced larger than the limit fails before it is read, typed, and the connection
+    /// is not reused with the rest of the body pending; HTTP/1.1 and HTTP/2.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2Only])
+    func collectedBodyOverTheLimitFails(_ protocols: LabServer.Protocols) async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki, protocols: protocols)
+        let session = try labSession()
+        var request = Request(url: url(server, "/bytes/100000"))
+        request.maximumResponseBodySize = 1_000
+        let error = await sessionError { try await session.data(for: request) }
+        #expect(error?.code == .responseTooLarge)
+        #expect(error?.limit == ResponseLimit(.body, observed: 100_000, limit: 1_000))
+        #expect(error?.message == "response body too large: 100000 > 1000 bytes")
+        // Exactly at the limit is fine.
+        request.maximumResponseBodySize = 100_000
+        #expect(try await session.data(for: request).body.count == 100_000)
+        await expectUsable(session, server)
+        await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// The session-wide limit applies when the request has none.
+    @Test func sessionLimitApplies() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession { $0.responseLimits.maximumBodySize = 10 }
+        let error = await sessionError { try await session.data(for: Request(url: url(server, "/bytes/11"))) }
+        #expect(error?.limit?.kind == .body)
+        #expect(try await session.data(for: Request(url: url(server, "/bytes/10"))).body.count == 10)
+        await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// `Location: file:…` (or any scheme but http/https) is refused, never followed nor returned as a plain 302.
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x", "data:text/plain,hi", "javascript:alert(1)", "gopher://127.0.0.1:70/"])
+    func redirectToAnotherSchemeIsRefused(_ location: String) async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession()
+        let target = url(server, "/redirect?to=" + (location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        let error = await sessionError { try await session.data(for: Request(url: target)) }
+        #expect(error?.code == .unsupportedURL, "\(String(describing: error))")
+        await expectUsable(session, server)
+        await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// A header value with CR, LF or NUL (request splitting) or a name that is not a token is
+    /// refused before anything is sent; the value is never quoted in the error.
+    @Test(arguments: ["a\r\nx-injected: 1", "a\nb", "a\rb", "a\u{0}b"])
+    func headerInjectionIsRefused(_ value: String) async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession()
+        let secret = "s3cret-" + value
+        let request = Request(url: url(server, "/headers"), headers: [("authorization", "Bearer " + secret)])
+        let error = await sessionError { try await session.data(for: request) }
+        #expect(error?.code == .badURL)
+        #expect(!(error.map { "\($0)" } ?? "").contains("s3cret"))
+        let badName = Request(url: url(server, "/headers"), headers: [("x bad", "1")])
+        #expect(await sessionError { try await session.data(for: badName) }?.code == .badURL)
+        await session.shutdown()
+        try await server.shutdown()
+    }
+
+    /// The read timeout fires when the server says nothing for that long, well before the request
+    /// timeout; the same session then works.
+    @Test func readTimeoutFiresOnASilentServer() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession { configuration in
+            configuration.readTimeout = .milliseconds(500)
+            configuration.requestTimeout = .seconds(20)
+        }
+        let failure = await timedFailure { try await session.data(for: Request(url: url(server, "/slow?ms=18000"))) }
+        report("read timeout 500 ms, server silent 18 s", failure)
+        #expect(failure.error?.code == .timedOut)
+        #expect(failure.error?.message.contains("read timeout") == true)
+        #expect(failure.elapsed < .seconds(15), "the read timeout, not the server nor the 20 s request timeout, ended the request")
+        await session.shutdown()
+        // A server that answers within the read timeout is fine.
+        let patient = try labSession { $0.readTimeout = .seconds(10) }
+        #expect(try await patient.data(for: Request(url: url(server, "/slow?ms=100"))).statusCode == 200)
+        await patient.shutdown()
+        try await server.shutdown()
+    }
+}

@@ -1,0 +1,333 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+import X509
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+@Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(3)))
+struct SessionTests {
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func goodServerOverHTTP1AndHTTP2(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good"], protocols: protocols) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let response = try await session.data(for: Request(url: url(servers["good"]!)))
+            #expect(response.statusCode == 200)
+            #expect(response.text == "hello from good\n")
+            #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+        }
+    }
+
+    /// A server going away (GET /close: a GOAWAY naming the current stream as the last, then the
+    /// connection ends): a concurrent GET that was sent on the same HTTP/2 connection is never seen
+    /// by the server, and the session retries it once on a new connection instead of failing it.
+    /// Over HTTP/1.1 the same route answers `connection: close` and the next request reconnects.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func serverEndingTheConnectionDoesNotFailRequests(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good"], protocols: protocols) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let base = url(servers["good"]!)
+            for _ in 0..<25 {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    group.addTask { try await session.data(for: Request(url: base.appendingPathComponent("close"))).statusCode }
+                    group.addTask { try await session.data(for: Request(url: base)).statusCode }
+                    for try await status in group { #expect(status == 200) }
+                }
+            }
+            #expect(try await session.data(for: Request(url: base)).text == "hello from good\n")
+        }
+    }
+
+    /// Every lab configuration gives the expected outcome and error code under the default policy (lab roots as anchors).
+    @Test func everyLabConfigurationGivesItsError() async throws {
+        let expectations: [(String, SessionError.Code?, String?)] = [
+            ("good", nil, nil),
+            ("expired", .serverCertificateHasBadDate, "expired"),
+            ("not-yet-valid", .serverCertificateNotYetValid, "not-yet-valid"),
+            ("wrong-host", .serverCertificateUntrusted, "name-mismatch"),
+            ("self-signed", .serverCertificateHasUnknownRoot, "no-path-to-trusted-anchor"),
+            ("untrusted-root", .serverCertificateHasUnknownRoot, "no-path-to-trusted-anchor"),
+            ("incomplete-chain", .serverCertificateHasUnknownRoot, "no-path-to-trusted-anchor"),
+            ("no-san", .serverCertificateUntrusted, "missing-subject-alt-name"),
+            ("client-auth-only", .serverCertificateUntrusted, "missing-extended-key-usage"),
+            ("mitm", nil, nil),  // a genuine chain from another trusted CA: only pinning refuses it
+        ]
+        try await withLabServers(expectations.map(\.0)) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            for (name, code, reason) in expectations {
+                guard let server = servers[name] else { continue }
+                if let code {
+                    let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+                    #expect(error?.code == code, "\(name): \(String(describing: error))")
+                    #expect(error?.trustDecision?.reasons.first?.code == reason, "\(name)")
+                    #expect(error?.trustDecision?.presentedChain.count == Lab.chain(name).count, "\(name)")
+                } else {
+                    #expect(try await session.data(for: Request(url: url(server))).statusCode == 200, "\(name)")
+                }
+            }
+        }
+    }
+
+    @Test func ipOnlyCertificateOverAnIPURL() async throws {
+        try await withLabServers(["ip-only"]) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let response = try await session.data(for: Request(url: URL(string: "https://127.0.0.1:\(servers["ip-only"]!.port)/")!))
+            #expect(response.statusCode == 200)
+        }
+    }
+
+    /// Pitfalls 1 and 9: the pinned-certificate append attack fails on the first, a pooled and a new
+    /// connection; every new connection is evaluated, pooled ones are reused only within the same trust.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func pinsAreEnforcedOnFirstPooledAndNewConnections(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
+            let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
+            // Without the evaluation cache, so that every new connection is evaluated from scratch.
+            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            defer { Task { await session.shutdown() } }
+            for _ in 0..<3 {
+                let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
+                #expect(error?.code == .serverCertificateUntrusted)
+                #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
+            }
+            #expect(counting.count == 3)
+            // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
+            for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
+            #expect(counting.count == 4)
+            #expect(session.openConnectionCount == 1)
+            if protocols == .http1Only {
+                // The server closes after each of these: every following request needs, and evaluates, a new connection.
+                for _ in 0..<2 {
+                    let close = Request(url: url(servers["good"]!), headers: [("connection", "close")])
+                    #expect(try await session.data(for: close).statusCode == 200)
+                }
+                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(counting.count == 6)
+            }
+        }
+    }
+
+    @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        try await withLabServers(["good"], protocols: .http1Only) { servers in
+            let session = try labSession { $0.idleTimeout = .milliseconds(200) }
+            defer { Task { await session.shutdown() } }
+            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+            #expect(session.openConnectionCount == 1)
+            var open = 1
+            // A bounded wait for the sweep: loose (20 s), as the suites share two busy cores; it ends
+            // as soon as the connection is gone.
+            for _ in 0..<400 where open > 0 {
+                try await Task.sleep(for: .milliseconds(50))
+                open = session.openConnectionCount
+            }
+            #expect(open == 0)
+            // And the session still works afterwards.
+            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+        }
+    }
+
+    @Test func policiesCustomAnchorsAndAFNetworkingModes() async throws {
+        try await withLabServers(["good", "self-signed", "mitm", "expired"]) { servers in
+            let intermediate = Lab.pki.intermediate.certificate
+            let selfSigned = Lab.chain("self-signed")[0]
+            let cases: [(ServerTrustConfiguration, String, Bool)] = [
+                (.systemDefault, "good", false),
+                (.evaluator(DefaultTrustEvaluator(anchors: .system(adding: Lab.pki.trustedRoots))), "good", true),
+                (.evaluator(DefaultTrustEvaluator(anchors: .only([Lab.pki.root.certificate]))), "mitm", false),
+                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [intermediate])), "good", true),
+                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [intermediate])), "mitm", false),
+                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [selfSigned])), "self-signed", true),
+                (.securityPolicy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "good", true),
+                (.securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "mitm", false),
+                (.securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [selfSigned], allowInvalidCertificates: true, systemAnchors: Lab.anchors)), "self-signed", true),
+                (.securityPolicy(SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, systemAnchors: Lab.anchors)), "expired", false),
+            ]
+            for (index, (trust, server, succeeds)) in cases.enumerated() {
+                let session = try labSession(trust)
+                let outcome: Bool
+                do {
+                    outcome = try await session.data(for: Request(url: url(servers[server]!))).statusCode == 200
+                } catch let error as SessionError {
+                    outcome = false
+                    #expect(error.trustDecision != nil, "case \(index): \(error)")
+                }
+                #expect(outcome == succeeds, "case \(index) against \(server)")
+                await session.shutdown()
+            }
+        }
+    }
+
+    /// Every disposition ends the request distinctly (its own error code), and `useCredential(nil)` is an
+    /// error, not a crash.
+    @Test func serverTrustDispositions() async throws {
+        try await withLabServers(["self-signed", "good"]) { servers in
+            let selfSignedURL = url(servers["self-signed"]!)
+            func run(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
+                let session = try labSession()
+                defer { Task { await session.shutdown() } }
+                do {
+                    return .success(try await session.data(for: Request(url: selfSignedURL, challengeHandler: ClosureChallengeHandler { disposition($0) })))
+                } catch let error as SessionError {
+                    return .failure(error)
+                }
+            }
+            let accepted = try await run { .useCredential(Credential(trust: $0.serverTrust!)) }
+            #expect((try? accepted.get())?.statusCode == 200)
+            guard case .failure(let cancelled) = try await run({ _ in .cancelAuthenticationChallenge }) else { Issue.record("cancel succeeded"); return }
+            #expect(cancelled.code == .cancelled)
+            #expect(cancelled.trustDecision?.reasons.first?.code == "refused-by-application")
+            guard case .failure(let rejected) = try await run({ _ in .rejectProtectionSpace }) else { Issue.record("reject succeeded"); return }
+            #expect(rejected.code == .serverCertificateUntrusted)
+            #expect(rejected.trustDecision?.reasons.count ?? 0 >= 2)
+            guard case .failure(let nilCredential) = try await run({ _ in .useCredential(nil) }) else { Issue.record("nil credential succeeded"); return }
+            #expect(nilCredential.code == .serverCertificateUntrusted)
+            guard case .failure(let wrongKind) = try await run({ _ in .useCredential(Credential(user: "a", password: "b")) }) else { Issue.record("user credential accepted as trust"); return }
+            #expect(wrongKind.code == .serverCertificateUntrusted)
+            guard case .failure(let defaulted) = try await run({ _ in .performDefaultHandling }) else { Issue.record("default accepted self-signed"); return }
+            #expect(defaulted.code == .serverCertificateHasUnknownRoot)
+        }
+    }
+
+    @Test func taskHandlerIsAskedBeforeTheSessionHandler() async throws {
+        try await withLabServers(["self-signed"]) { servers in
+            let asked = NIOLockedValueBox<[String]>([])
+            let session = try labSession { configuration in
+                configuration.challengeHandler = ClosureChallengeHandler { challenge in
+                    asked.withLockedValue { $0.append("session") }
+                    return .useCredential(Credential(trust: challenge.serverTrust!))
+                }
+            }
+            defer { Task { await session.shutdown() } }
+            let deferring = ClosureChallengeHandler { _ in
+                asked.withLockedValue { $0.append("task") }
+                return .performDefaultHandling
+            }
+            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: deferring)).statusCode == 200)
+            #expect(asked.withLockedValue { $0 } == ["task", "session"])
+            let refusing = ClosureChallengeHandler { _ in .cancelAuthenticationChallenge }
+            let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: refusing)) }
+            #expect(error?.code == .cancelled)
+        }
+    }
+
+    /// A handler that never answers fails the request at its timeout; it never hangs.
+    @Test func unansweredChallengeTimesOut() async throws {
+        try await withLabServers(["good"]) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let silent = ClosureChallengeHandler { _ in
+                try? await Task.sleep(for: .seconds(3600))
+                return .performDefaultHandling
+            }
+            let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent)) }
+            #expect(error?.code == .timedOut)
+        }
+    }
+
+    @Test func delegateShapedHandlerWorksAndToleratesDoubleCompletion() async throws {
+        final class Delegate: SessionDelegate {
+            func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
+                guard let trust = challenge.serverTrust else { return completionHandler(.performDefaultHandling) }
+                completionHandler(.useCredential(Credential(trust: trust)))
+                completionHandler(.cancelAuthenticationChallenge)  // ignored: the first answer counts
+            }
+        }
+        try await withLabServers(["self-signed"]) { servers in
+            var configuration = SessionConfiguration()
+            configuration.resolve = LabPKI.loopbackResolve
+            let delegate = Delegate()
+            let session = try Session(configuration: configuration, delegate: delegate)
+            defer { Task { await session.shutdown() } }
+            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!))).statusCode == 200)
+        }
+    }
+
+    /// Pitfall 14: TLS 1.2 is the minimum by default; a TLS 1.1 server is refused.
+    @Test func tls11ServerIsRefused() async throws {
+        let identity = Lab.pki.servers["good"]!
+        let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
+        defer { Task { try? await server.shutdown() } }
+        let session = try labSession()
+        defer { Task { await session.shutdown() } }
+        let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+        #expect(error?.code == .secureConnectionFailed)
+        #expect(error?.trustDecision == nil)
+    }
+
+    @Test func redirectsAreFollowedBoundedAndStripCredentialsAcrossOrigins() async throws {
+        try await withLabServers(["good", "ip-only"]) { servers in
+            let session = try labSession { $0.maximumRedirects = 3 }
+            defer { Task { await session.shutdown() } }
+            let good = servers["good"]!
+            let sameOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=/headers"), headers: [("authorization", "Bearer secret")]))
+            #expect(sameOrigin.statusCode == 200)
+            #expect(sameOrigin.text.contains("authorization: Bearer secret"))
+            #expect(sameOrigin.redirects.count == 1)
+            let other = "https://127.0.0.1:\(servers["ip-only"]!.port)/headers"
+            let crossOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!), headers: [("authorization", "Bearer secret")]))
+            #expect(crossOrigin.statusCode == 200)
+            #expect(!crossOrigin.text.contains("authorization"))
+            let seeOther = try await session.data(for: Request(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
+            #expect(seeOther.text.hasPrefix("GET"))
+            let loop = await sessionError { try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/"))) }
+            #expect(loop?.code == .httpTooManyRedirects)
+        }
+    }
+
+    @Test func bodiesTimeoutsCancellationAndRefusedConnections() async throws {
+        try await withLabServers(["good"]) { servers in
+            let session = try labSession()
+            defer { Task { await session.shutdown() } }
+            let good = servers["good"]!
+            let echo = try await session.data(for: Request(url: url(good, "/echo"), method: "PUT", body: Data("hello body".utf8)))
+            #expect(echo.text == "PUT\nhello body")
+            let large = try await session.bytes(for: Request(url: url(good, "/bytes/3000000")))
+            var received = 0
+            for try await chunk in large.body { received += chunk.count }
+            #expect(received == 3_000_000)
+            let slow = await sessionError { try await session.data(for: Request(url: url(good, "/slow?ms=3000"), timeout: .milliseconds(300))) }
+            #expect(slow?.code == .timedOut)
+            let task = Task { try await session.data(for: Request(url: url(good, "/slow?ms=5000"))) }
+            try await Task.sleep(for: .milliseconds(200))
+            task.cancel()
+            do {
+                _ = try await task.value
+                Issue.record("cancelled request succeeded")
+            } catch let error as SessionError {
+                #expect(error.code == .cancelled)
+            }
+            // Still usable afterwards.
+            #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
+        }
+        let closed = try labSession()
+        let refused = await sessionError { try await closed.data(for: Request(url: URL(string: "https://good.lab.test:1/")!)) }
+        #expect(refused?.code == .cannotConnectToHost)
+        let unsupported = await sessionError { try await closed.data(for: Request(url: URL(string: "ftp://good.lab.test/")!)) }
+        #expect(unsupported?.code == .unsupportedURL)
+        await closed.shutdown()
+    }
+
+    /// A server that closes the connection right after the handshake (what a TLS 1.3 server refusing a
+    /// client certificate does) fails the request at once — it must never wait for the request timeout.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2Only])
+    func serverClosingAfterTheHandshakeFailsTheRequest(_ protocols: LabServer.Protocols) async throws {
+        let good = Lab.pki.servers["good"]!
+        let server = try await LabServer.start(name: "closer", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
+                                               protocols: protocols, closesAfterHandshake: true)
+        let session = try labSession { $0.requestTimeout = .seconds(5) }
+        for _ in 0..<20 {
+            let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+            #expect(error != nil)
+            #expect(error?.code != .timedOut, "\(String(describing: error))")
+        }
+        await session.shutdown()
+        try await server.shutdown()
+    }
+}

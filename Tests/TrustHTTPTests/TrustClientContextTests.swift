@@ -1,0 +1,62 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+import Testing
+import Trust
+import TrustLab
+import TrustNIO
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// `TLSConfiguration.trustClient()` loads no roots into BoringSSL: the verifier's callback is what
+/// trusts a server, and a context used without it fails closed.
+@Suite("trustClient(): the verifier decides, and without it nothing is trusted")
+struct TrustClientContextTests {
+    /// Completes when the handshake does, fails with the first error the pipeline sees.
+    private final class HandshakeWatcher: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let promise: EventLoopPromise<Void>
+        init(promise: EventLoopPromise<Void>) { self.promise = promise }
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if case .handshakeCompleted = event as? TLSUserEvent { promise.succeed() }
+            context.fireUserInboundEventTriggered(event)
+        }
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { promise.fail(error) }
+        func channelInactive(context: ChannelHandlerContext) { promise.fail(ChannelError.eof) }
+    }
+
+    private func handshake(_ handler: @escaping @Sendable () throws -> NIOSSLClientHandler, port: Int) async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let promise = group.next().makePromise(of: Void.self)
+        let channel = try await ClientBootstrap(group: group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(try handler())
+                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: promise))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        defer { channel.close(promise: nil) }
+        try await promise.futureResult.get()
+    }
+
+    @Test func withoutTheCallbackEveryHandshakeFails() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        defer { Task { try? await server.shutdown() } }
+        let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
+        await #expect(throws: NIOSSLError.self) {
+            try await handshake({ try NIOSSLClientHandler(context: context, serverHostname: "good.lab.test") }, port: server.port)
+        }
+    }
+
+    @Test func withTheVerifierTheLabServerIsTrusted() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        defer { Task { try? await server.shutdown() } }
+        let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
+        let verifier = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors))
+        let record = TrustRecord()
+        try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
+        #expect(record.decision?.isTrusted == true)
+    }
+}

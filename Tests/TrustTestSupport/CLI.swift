@@ -1,0 +1,21 @@
+import Foundation
+
+/// Where the `trust` binary under test is, and the lab PKI written to files for it (once per process).
+package enum CLI {
+    /// The `trust` executable built beside the test bundle.
+    package static let binary: String = {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [here, here.deletingLastPathComponent(), here.deletingLastPathComponent().deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("trust").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return ".build/debug/trust"
+    }()
+
+    /// A folder holding ``Lab/pki`` as files (`roots.pem`, `good/chain.pem`, `clients/…`; see `LabPKI.write(to:)`).
+    package static let lab: String = {
+        let dir = NSTemporaryDirectory() + "swift-trust-cli-" + UUID().uuidString
+        _ = try? Lab.pki.write(to: dir)
+        return dir
+    }()
+}
