@@ -212,19 +212,20 @@ struct GetCommandCurlTests {
         #expect(shown == 7)
         #expect(!loud.isEmpty)
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let args = ["get", server.baseURL + "/bytes/100000", "--resolve", "\(server.host):\(server.port):127.0.0.1", "-o", "/dev/null"]
-        #expect(try await run(CLI.binary, args).2.isEmpty)
-        // On a terminal (script(1) gives one), with the body going to a file: curl's meter.
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
-            print("skipped the progress-meter case: script(1) (bsdutils) is not installed to give trust a terminal")
-            return
+        try await withTeardown({ try? await server.shutdown() }) {
+            let args = ["get", server.baseURL + "/bytes/100000", "--resolve", "\(server.host):\(server.port):127.0.0.1", "-o", "/dev/null"]
+            #expect(try await run(CLI.binary, args).2.isEmpty)
+            // On a terminal (script(1) gives one), with the body going to a file: curl's meter.
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+                print("skipped the progress-meter case: script(1) (bsdutils) is not installed to give trust a terminal")
+                return
+            }
+            let command = args.map { "'\($0)'" }.joined(separator: " ")
+            let (_, meter, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command, "/dev/null"])
+            #expect(meter.contains("% Total    % Received"), "\(meter)")
+            let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command + " --no-progress-meter", "/dev/null"])
+            #expect(!none.contains("% Total"))
         }
-        let command = args.map { "'\($0)'" }.joined(separator: " ")
-        let (_, meter, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command, "/dev/null"])
-        #expect(meter.contains("% Total    % Received"), "\(meter)")
-        let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command + " --no-progress-meter", "/dev/null"])
-        #expect(!none.contains("% Total"))
     }
 
     @Test func versionOnTheRootCommand() async throws {

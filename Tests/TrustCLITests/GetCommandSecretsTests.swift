@@ -42,22 +42,24 @@ struct GetCommandSecretsTests {
         expectClean((status, out, err), ["SuperSecret"], status: 58)
         #expect(err.contains(missing))
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let p12 = try await pkcs12(password: "P12Secret-42")
-        let url = server.baseURL + "/whoami"
-        expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":P12Secret-42", "-v"] + lab(server)), ["P12Secret-42"], status: 0)
-        expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":WrongSecret-42", "-v"] + lab(server)), ["WrongSecret-42"], status: 58)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let p12 = try await pkcs12(password: "P12Secret-42")
+            let url = server.baseURL + "/whoami"
+            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":P12Secret-42", "-v"] + lab(server)), ["P12Secret-42"], status: 0)
+            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":WrongSecret-42", "-v"] + lab(server)), ["WrongSecret-42"], status: 58)
+        }
     }
 
     @Test func certPasswordFlag() async throws {
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let p12 = try await pkcs12(password: "P12Secret-43")
-        let url = server.baseURL + "/whoami"
-        for flag in ["--pass", "--cert-password"] {
-            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "P12Secret-43", "-v"] + lab(server)), ["P12Secret-43"], status: 0)
-            expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "WrongSecret-43", "-v"] + lab(server)), ["WrongSecret-43"], status: 58)
-            expectClean(try await run(CLI.binary, ["get", url, "--cert", "/missing.p12", flag, "WrongSecret-44", "-v"]), ["WrongSecret-44"], status: 58)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let p12 = try await pkcs12(password: "P12Secret-43")
+            let url = server.baseURL + "/whoami"
+            for flag in ["--pass", "--cert-password"] {
+                expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "P12Secret-43", "-v"] + lab(server)), ["P12Secret-43"], status: 0)
+                expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "WrongSecret-43", "-v"] + lab(server)), ["WrongSecret-43"], status: 58)
+                expectClean(try await run(CLI.binary, ["get", url, "--cert", "/missing.p12", flag, "WrongSecret-44", "-v"]), ["WrongSecret-44"], status: 58)
+            }
         }
     }
 
@@ -77,31 +79,33 @@ struct GetCommandSecretsTests {
 
     @Test func proxyUserFlag() async throws {
         let proxy = try await LabProxy.start(authentication: .basic)
-        defer { Task { try? await proxy.shutdown() } }
-        try await withLabServers(["good"]) { servers in
-            let good = servers["good"]!
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:wonderland", "-v"] + lab(good)),
-                        ["wonderland", Self.aliceBasic], status: 0)
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:ProxySecret-1", "-v"] + lab(good)),
-                        ["ProxySecret-1"], status: 67)
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://127.0.0.1:1", "-U", "alice:ProxySecret-2", "-v"] + lab(good)),
-                        ["ProxySecret-2"], status: 7)
+        try await withTeardown({ try? await proxy.shutdown() }) {
+            try await withLabServers(["good"]) { servers in
+                let good = servers["good"]!
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:wonderland", "-v"] + lab(good)),
+                            ["wonderland", Self.aliceBasic], status: 0)
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:ProxySecret-1", "-v"] + lab(good)),
+                            ["ProxySecret-1"], status: 67)
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://127.0.0.1:1", "-U", "alice:ProxySecret-2", "-v"] + lab(good)),
+                            ["ProxySecret-2"], status: 7)
+            }
         }
     }
 
     /// `-x http://user:password@host`: user-info is not shown, user name included.
     @Test func proxyURLUserInfo() async throws {
         let proxy = try await LabProxy.start(authentication: .basic)
-        defer { Task { try? await proxy.shutdown() } }
-        try await withLabServers(["good"]) { servers in
-            let good = servers["good"]!
-            let withUser = proxy.url.replacingOccurrences(of: "http://", with: "http://alice:wonderland@")
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", withUser, "-v"] + lab(good)),
-                        ["wonderland", Self.aliceBasic, "alice:"], status: 0)
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
-                        ["ProxySecret-3", "proxyuser-9"], status: 7)
-            expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
-                        ["ProxySecret-4", "proxyuser-9"], status: 2)
+        try await withTeardown({ try? await proxy.shutdown() }) {
+            try await withLabServers(["good"]) { servers in
+                let good = servers["good"]!
+                let withUser = proxy.url.replacingOccurrences(of: "http://", with: "http://alice:wonderland@")
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", withUser, "-v"] + lab(good)),
+                            ["wonderland", Self.aliceBasic, "alice:"], status: 0)
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
+                            ["ProxySecret-3", "proxyuser-9"], status: 7)
+                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
+                            ["ProxySecret-4", "proxyuser-9"], status: 2)
+            }
         }
     }
 
@@ -135,14 +139,15 @@ struct GetCommandSecretsTests {
 
     @Test func proxyAuthorizationHeader() async throws {
         let proxy = try await LabProxy.start(authentication: .none)
-        defer { Task { try? await proxy.shutdown() } }
-        try await withLabServers(["good"]) { servers in
-            let good = servers["good"]!
-            let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-H", "Proxy-Authorization: Basic HeaderSecret-3", "-v"] + lab(good))
-            expectClean(ok, ["HeaderSecret-3"], status: 0)
-            #expect(ok.2.contains("> Proxy-Authorization: ***"), "\(ok.2)")
-            expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Proxy-Authorization: Basic HeaderSecret-4", "-v"]),
-                        ["HeaderSecret-4"], status: 7)
+        try await withTeardown({ try? await proxy.shutdown() }) {
+            try await withLabServers(["good"]) { servers in
+                let good = servers["good"]!
+                let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-H", "Proxy-Authorization: Basic HeaderSecret-3", "-v"] + lab(good))
+                expectClean(ok, ["HeaderSecret-3"], status: 0)
+                #expect(ok.2.contains("> Proxy-Authorization: ***"), "\(ok.2)")
+                expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Proxy-Authorization: Basic HeaderSecret-4", "-v"]),
+                            ["HeaderSecret-4"], status: 7)
+            }
         }
     }
 }

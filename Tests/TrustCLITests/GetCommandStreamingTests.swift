@@ -21,44 +21,47 @@ struct GetCommandStreamingTests {
     /// would be collected (or refused as too large) before a byte is written.
     @Test func largeBodyStreamsInBoundedMemory() async throws {
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let dir = try temporaryDirectory()
-        let size = 300_000_000
-        let child = try SpawnedCommand(CLI.binary, plainArguments(server, "/bytes/\(size)") + ["-w", "%{size_download}"],
-                                       stdout: "/dev/null", stderr: dir + "/err")
-        let (status, _, peak) = await child.wait()
-        #expect(status == 0, "\(child.stderrText)")
-        #expect(peak < 150 * 1024, "peak resident set \(peak) KiB for a \(size)-byte body")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let dir = try temporaryDirectory()
+            let size = 300_000_000
+            let child = try SpawnedCommand(CLI.binary, plainArguments(server, "/bytes/\(size)") + ["-w", "%{size_download}"],
+                                           stdout: "/dev/null", stderr: dir + "/err")
+            let (status, _, peak) = await child.wait()
+            #expect(status == 0, "\(child.stderrText)")
+            #expect(peak < 150 * 1024, "peak resident set \(peak) KiB for a \(size)-byte body")
 
-        // -o: the file is complete, and no temporary file is left beside it.
-        let out = dir + "/body.bin"
-        let (written, _, err) = try await run(CLI.binary, plainArguments(server, "/bytes/20000000") + ["-o", out])
-        #expect(written == 0, "\(err)")
-        #expect((try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) == 20_000_000)
-        #expect(filesIn(dir) == ["body.bin", "err"])
+            // -o: the file is complete, and no temporary file is left beside it.
+            let out = dir + "/body.bin"
+            let (written, _, err) = try await run(CLI.binary, plainArguments(server, "/bytes/20000000") + ["-o", out])
+            #expect(written == 0, "\(err)")
+            #expect((try? FileManager.default.attributesOfItem(atPath: out)[.size] as? Int) == 20_000_000)
+            #expect(filesIn(dir) == ["body.bin", "err"])
+        }
     }
 
     /// `trust get URL | head -c 10`: curl's "Failure writing output to destination", exit 23.
     @Test func closedPipeIsExit23NotATrap() async throws {
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let command = ([CLI.binary] + plainArguments(server, "/bytes/5000000")).map { "'\($0)'" }.joined(separator: " ")
-        let (_, out, err) = try await run("/bin/bash", ["-c", command + " | head -c 10 > /dev/null; echo ${PIPESTATUS[0]}"])
-        #expect(out == "23\n", "\(err)")
-        #expect(err.contains("Failure writing output to destination"))
-        #expect(!err.contains("Fatal error"))
-        #expect(err.split(separator: "\n").count == 1, "\(err)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let command = ([CLI.binary] + plainArguments(server, "/bytes/5000000")).map { "'\($0)'" }.joined(separator: " ")
+            let (_, out, err) = try await run("/bin/bash", ["-c", command + " | head -c 10 > /dev/null; echo ${PIPESTATUS[0]}"])
+            #expect(out == "23\n", "\(err)")
+            #expect(err.contains("Failure writing output to destination"))
+            #expect(!err.contains("Fatal error"))
+            #expect(err.split(separator: "\n").count == 1, "\(err)")
+        }
     }
 
     @Test func writeErrorsAreExit23AndLeaveNothing() async throws {
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let (full, _, fullErr) = try await run(CLI.binary, plainArguments(server, "/bytes/100000") + ["-o", "/dev/full"])
-        #expect(full == 23)
-        #expect(fullErr.contains("Failure writing output to destination"))
-        #expect(!fullErr.contains("Fatal error"))
-        let (missing, _, _) = try await run(CLI.binary, plainArguments(server, "/bytes/100") + ["-o", "/nonexistent-\(UUID().uuidString)/out"])
-        #expect(missing == 23)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let (full, _, fullErr) = try await run(CLI.binary, plainArguments(server, "/bytes/100000") + ["-o", "/dev/full"])
+            #expect(full == 23)
+            #expect(fullErr.contains("Failure writing output to destination"))
+            #expect(!fullErr.contains("Fatal error"))
+            let (missing, _, _) = try await run(CLI.binary, plainArguments(server, "/bytes/100") + ["-o", "/nonexistent-\(UUID().uuidString)/out"])
+            #expect(missing == 23)
+        }
     }
 
     /// The body is on disk while it arrives (in the temporary file), and Ctrl-C ends at once with
@@ -120,43 +123,46 @@ struct GetCommandStreamingTests {
     @Test func failureMidBodyLeavesNoFile() async throws {
         let good = Lab.pki.servers["good"]!
         let server = try await LabFaultServer.start(.closeMidBody, host: "good.lab.test", chain: good.chain, privateKey: good.privateKey)
-        defer { Task { try? await server.shutdown() } }
-        let dir = try temporaryDirectory()
-        let (status, _, err) = try await run(CLI.binary, ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                                                               "--cacert", CLI.lab + "/roots.pem", "-o", dir + "/out"])
-        // curl's CURLE_PARTIAL_FILE: the server closed in order before the announced length.
-        #expect(status == 18, "\(err)")
-        #expect(err.contains("before the end of the response body"), "\(err)")
-        #expect(filesIn(dir).isEmpty)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let dir = try temporaryDirectory()
+            let (status, _, err) = try await run(CLI.binary, ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                                                                   "--cacert", CLI.lab + "/roots.pem", "-o", dir + "/out"])
+            // curl's CURLE_PARTIAL_FILE: the server closed in order before the announced length.
+            #expect(status == 18, "\(err)")
+            #expect(err.contains("before the end of the response body"), "\(err)")
+            #expect(filesIn(dir).isEmpty)
+        }
     }
 
     /// curl's --max-filesize: exit 63, whether the size is announced or only seen while reading.
     @Test func maxFilesizeIsExit63() async throws {
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let dir = try temporaryDirectory()
-        let (announced, _, err) = try await run(CLI.binary, plainArguments(server, "/bytes/100000") + ["--max-filesize", "1000", "-o", dir + "/out"])
-        #expect(announced == 63)
-        #expect(err.contains("Maximum file size exceeded"))
-        #expect(try await run(CLI.binary, plainArguments(server, "/bytes/1000") + ["--max-filesize", "1000", "-o", "/dev/null"]).0 == 0)
-        let unannounced = try TrickleServer(total: 200_000, announcesLength: false, first: 200_000, interval: 0.01)
-        defer { unannounced.stop() }
-        #expect(try await run(CLI.binary, ["get", unannounced.baseURL + "/", "--max-filesize", "1000", "-o", dir + "/out"]).0 == 63)
-        #expect(filesIn(dir).isEmpty)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let dir = try temporaryDirectory()
+            let (announced, _, err) = try await run(CLI.binary, plainArguments(server, "/bytes/100000") + ["--max-filesize", "1000", "-o", dir + "/out"])
+            #expect(announced == 63)
+            #expect(err.contains("Maximum file size exceeded"))
+            #expect(try await run(CLI.binary, plainArguments(server, "/bytes/1000") + ["--max-filesize", "1000", "-o", "/dev/null"]).0 == 0)
+            let unannounced = try TrickleServer(total: 200_000, announcesLength: false, first: 200_000, interval: 0.01)
+            defer { unannounced.stop() }
+            #expect(try await run(CLI.binary, ["get", unannounced.baseURL + "/", "--max-filesize", "1000", "-o", dir + "/out"]).0 == 63)
+            #expect(filesIn(dir).isEmpty)
+        }
     }
 
     /// curl's -O: the file is named after the URL's last path segment, in the current folder.
     @Test func remoteNameUsesTheLastPathSegment() async throws {
         let server = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await server.shutdown() } }
-        let dir = try temporaryDirectory()
-        let command = ([CLI.binary] + plainArguments(server, "/bytes/1234?x=1") + ["-O"]).map { "'\($0)'" }.joined(separator: " ")
-        let (status, _, err) = try await run("/bin/sh", ["-c", "cd '\(dir)' && " + command])
-        #expect(status == 0, "\(err)")
-        #expect(filesIn(dir) == ["1234"])
-        #expect((try? FileManager.default.attributesOfItem(atPath: dir + "/1234")[.size] as? Int) == 1234)
-        let (noName, _, noNameErr) = try await run(CLI.binary, plainArguments(server, "/") + ["-O"])
-        #expect(noName == 23)
-        #expect(noNameErr.contains("Remote file name has no length"))
+        try await withTeardown({ try? await server.shutdown() }) {
+            let dir = try temporaryDirectory()
+            let command = ([CLI.binary] + plainArguments(server, "/bytes/1234?x=1") + ["-O"]).map { "'\($0)'" }.joined(separator: " ")
+            let (status, _, err) = try await run("/bin/sh", ["-c", "cd '\(dir)' && " + command])
+            #expect(status == 0, "\(err)")
+            #expect(filesIn(dir) == ["1234"])
+            #expect((try? FileManager.default.attributesOfItem(atPath: dir + "/1234")[.size] as? Int) == 1234)
+            let (noName, _, noNameErr) = try await run(CLI.binary, plainArguments(server, "/") + ["-O"])
+            #expect(noName == 23)
+            #expect(noNameErr.contains("Remote file name has no length"))
+        }
     }
 }

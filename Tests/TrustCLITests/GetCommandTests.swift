@@ -60,8 +60,9 @@ struct GetCommandTests {
     @Test func handshakeFailureOtherThanTrustIs35() async throws {
         let identity = Lab.pki.servers["good"]!
         let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
-        defer { Task { try? await server.shutdown() } }
-        #expect(try await get(server).0 == 35)
+        try await withTeardown({ try? await server.shutdown() }) { () async throws in
+            #expect(try await get(server).0 == 35)
+        }
     }
 
     /// Interoperability with a TLS server we did not write.

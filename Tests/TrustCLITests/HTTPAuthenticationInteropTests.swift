@@ -19,53 +19,56 @@ struct HTTPAuthenticationInteropTests {
 
     @Test func cliFlagsAndExitCodes() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let (status, out, _) = try await trustGet(server, "/digest?algorithm=SHA-256", ["--user", "alice:wonderland"])
-        #expect(status == 0)
-        #expect(out == "authenticated alice via Digest SHA-256\n")
-        #expect(try await trustGet(server, "/multi", ["-u", "alice:wonderland"]).1 == "authenticated alice via Digest SHA-256\n")
-        #expect(try await trustGet(server, "/multi", ["-u", "alice:wonderland", "--basic"]).1 == "authenticated alice via Basic\n")
-        #expect(try await trustGet(server, "/digest?algorithm=SHA-256", ["--user", "alice:wrong"]).0 == 67)
-        #expect(try await trustGet(server, "/digest", ["--user", "alice:wonderland", "--basic"]).0 == 67)  // Basic only; Digest asked
-        #expect(try await trustGet(server, "/basic", ["--user", "alice:wonderland", "--digest"]).0 == 67)
-        #expect(try await trustGet(server, "/basic", ["--user", "alice:wonderland", "--any-auth"]).0 == 0)
-        #expect(try await trustGet(server, "/basic", []).0 == 0)  // no --user: a 401 is just a response (22 with --fail)
-        #expect(try await trustGet(server, "/basic", ["--fail"]).0 == 22)
-        #expect(try await trustGet(server, "/basic", ["--user", "alice"]).0 == 2)
-        #expect(try await trustGet(server, "/basic", ["--user", "a:b", "--basic", "--digest"]).0 == 2)
-        // -v: the challenge, the scheme chosen, the user — never the password.
-        let (_, _, verbose) = try await trustGet(server, "/digest?algorithm=SHA-512-256", ["-u", "alice:wonderland", "-v"])
-        #expect(verbose.contains("challenge: httpDigest"), "\(verbose)")
-        #expect(verbose.contains("offered: Digest"))
-        #expect(verbose.contains("answering with Digest SHA-512-256 as alice"))
-        #expect(!verbose.contains("wonderland"))
-        // Plain http: Basic refused (67) unless allowed.
-        let plain = try await LabServer.startPlain(name: "plain")
-        defer { Task { try? await plain.shutdown() } }
-        let base = ["get", plain.baseURL + "/basic", "--resolve", "\(plain.host):\(plain.port):127.0.0.1", "-u", "alice:wonderland"]
-        let (refused, _, why) = try await run(CLI.binary, base)
-        #expect(refused == 67)
-        #expect(why.contains("clear text"))
-        #expect(try await run(CLI.binary, base + ["--allow-cleartext-auth"]).0 == 0)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let (status, out, _) = try await trustGet(server, "/digest?algorithm=SHA-256", ["--user", "alice:wonderland"])
+            #expect(status == 0)
+            #expect(out == "authenticated alice via Digest SHA-256\n")
+            #expect(try await trustGet(server, "/multi", ["-u", "alice:wonderland"]).1 == "authenticated alice via Digest SHA-256\n")
+            #expect(try await trustGet(server, "/multi", ["-u", "alice:wonderland", "--basic"]).1 == "authenticated alice via Basic\n")
+            #expect(try await trustGet(server, "/digest?algorithm=SHA-256", ["--user", "alice:wrong"]).0 == 67)
+            #expect(try await trustGet(server, "/digest", ["--user", "alice:wonderland", "--basic"]).0 == 67)  // Basic only; Digest asked
+            #expect(try await trustGet(server, "/basic", ["--user", "alice:wonderland", "--digest"]).0 == 67)
+            #expect(try await trustGet(server, "/basic", ["--user", "alice:wonderland", "--any-auth"]).0 == 0)
+            #expect(try await trustGet(server, "/basic", []).0 == 0)  // no --user: a 401 is just a response (22 with --fail)
+            #expect(try await trustGet(server, "/basic", ["--fail"]).0 == 22)
+            #expect(try await trustGet(server, "/basic", ["--user", "alice"]).0 == 2)
+            #expect(try await trustGet(server, "/basic", ["--user", "a:b", "--basic", "--digest"]).0 == 2)
+            // -v: the challenge, the scheme chosen, the user — never the password.
+            let (_, _, verbose) = try await trustGet(server, "/digest?algorithm=SHA-512-256", ["-u", "alice:wonderland", "-v"])
+            #expect(verbose.contains("challenge: httpDigest"), "\(verbose)")
+            #expect(verbose.contains("offered: Digest"))
+            #expect(verbose.contains("answering with Digest SHA-512-256 as alice"))
+            #expect(!verbose.contains("wonderland"))
+            // Plain http: Basic refused (67) unless allowed.
+            let plain = try await LabServer.startPlain(name: "plain")
+            try await withTeardown({ try? await plain.shutdown() }) {
+                let base = ["get", plain.baseURL + "/basic", "--resolve", "\(plain.host):\(plain.port):127.0.0.1", "-u", "alice:wonderland"]
+                let (refused, _, why) = try await run(CLI.binary, base)
+                #expect(refused == 67)
+                #expect(why.contains("clear text"))
+                #expect(try await run(CLI.binary, base + ["--allow-cleartext-auth"]).0 == 0)
+            }
+        }
     }
 
     @Test func curlDigestAgainstOurServer() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl needed"); return }
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: .http1Only)
-        defer { Task { try? await server.shutdown() } }
-        // Debian's curl 7.88 computes SHA-512-256 with SHA-256 (checked against RFC 7616 §3.9.2 instead).
-        for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess"] {
-            for userhash in [false, true] {
-                let path = "/digest?algorithm=\(algorithm)" + (userhash ? "&userhash=1" : "")
-                let (status, out, err) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:wonderland", "--cacert", CLI.lab + "/roots.pem",
-                                                                   "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + path])
-                #expect(status == 0, "\(err)")
-                #expect(out == "authenticated alice via Digest \(algorithm)\n", "\(path): \(out) \(err)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            // Debian's curl 7.88 computes SHA-512-256 with SHA-256 (checked against RFC 7616 §3.9.2 instead).
+            for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess"] {
+                for userhash in [false, true] {
+                    let path = "/digest?algorithm=\(algorithm)" + (userhash ? "&userhash=1" : "")
+                    let (status, out, err) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:wonderland", "--cacert", CLI.lab + "/roots.pem",
+                                                                       "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + path])
+                    #expect(status == 0, "\(err)")
+                    #expect(out == "authenticated alice via Digest \(algorithm)\n", "\(path): \(out) \(err)")
+                }
             }
+            let (_, wrong, _) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:nope", "--cacert", CLI.lab + "/roots.pem",
+                                                          "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + "/digest?algorithm=SHA-256"])
+            #expect(wrong == "authentication required\n")
         }
-        let (_, wrong, _) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:nope", "--cacert", CLI.lab + "/roots.pem",
-                                                      "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + "/digest?algorithm=SHA-256"])
-        #expect(wrong == "authentication required\n")
     }
 
     @Test func pythonRequestsDigestAgainstOurServer() async throws {
@@ -78,21 +81,22 @@ struct HTTPAuthenticationInteropTests {
         }
         guard let python else { Issue.record("python3 with requests needed (Debian: python3-requests)"); return }
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: .http1Only)
-        defer { Task { try? await server.shutdown() } }
-        let script = """
-            import sys, requests
-            from requests.auth import HTTPDigestAuth
-            r = requests.get(sys.argv[1], auth=HTTPDigestAuth(sys.argv[2], sys.argv[3]), verify=sys.argv[4])
-            print(r.status_code, r.text.strip())
-            """
-        for algorithm in ["MD5", "MD5-sess", "SHA-256"] {
-            let target = "https://127.0.0.1:\(server.port)/digest?algorithm=\(algorithm)"
-            let (status, out, err) = try await run(python, ["-c", script, target, "alice", "wonderland", CLI.lab + "/roots.pem"])
-            #expect(status == 0, "\(err)")
-            #expect(out == "200 authenticated alice via Digest \(algorithm)\n", "\(algorithm): \(out) \(err)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let script = """
+                import sys, requests
+                from requests.auth import HTTPDigestAuth
+                r = requests.get(sys.argv[1], auth=HTTPDigestAuth(sys.argv[2], sys.argv[3]), verify=sys.argv[4])
+                print(r.status_code, r.text.strip())
+                """
+            for algorithm in ["MD5", "MD5-sess", "SHA-256"] {
+                let target = "https://127.0.0.1:\(server.port)/digest?algorithm=\(algorithm)"
+                let (status, out, err) = try await run(python, ["-c", script, target, "alice", "wonderland", CLI.lab + "/roots.pem"])
+                #expect(status == 0, "\(err)")
+                #expect(out == "200 authenticated alice via Digest \(algorithm)\n", "\(algorithm): \(out) \(err)")
+            }
+            let (_, wrong, _) = try await run(python, ["-c", script, "https://127.0.0.1:\(server.port)/digest?algorithm=SHA-256", "alice", "bad", CLI.lab + "/roots.pem"])
+            #expect(wrong.hasPrefix("401"))
         }
-        let (_, wrong, _) = try await run(python, ["-c", script, "https://127.0.0.1:\(server.port)/digest?algorithm=SHA-256", "alice", "bad", CLI.lab + "/roots.pem"])
-        #expect(wrong.hasPrefix("401"))
     }
 
     /// Our client against a Digest server written in Python (hashlib), over plain http.
@@ -116,18 +120,19 @@ struct HTTPAuthenticationInteropTests {
         }
         guard let port else { Issue.record("the Python server did not start"); return }
         let session = try Session(configuration: SessionConfiguration())
-        defer { Task { await session.shutdown() } }
-        let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
-        for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess", "SHA-512-256", "SHA-512-256-sess"] {
-            for qop in ["auth", "auth-int"] {
-                let target = URL(string: "http://127.0.0.1:\(port)/\(algorithm)/\(qop)")!
-                let response = try await session.data(for: Request(url: target, method: "POST", body: Data("payload".utf8), credential: alice))
-                #expect(response.statusCode == 200, "\(algorithm) \(qop)")
-                #expect(response.text == "ok alice \(algorithm) \(qop)", "\(algorithm) \(qop): \(response.text)")
+        try await withTeardown({ await session.shutdown() }) {
+            let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
+            for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess", "SHA-512-256", "SHA-512-256-sess"] {
+                for qop in ["auth", "auth-int"] {
+                    let target = URL(string: "http://127.0.0.1:\(port)/\(algorithm)/\(qop)")!
+                    let response = try await session.data(for: Request(url: target, method: "POST", body: Data("payload".utf8), credential: alice))
+                    #expect(response.statusCode == 200, "\(algorithm) \(qop)")
+                    #expect(response.text == "ok alice \(algorithm) \(qop)", "\(algorithm) \(qop): \(response.text)")
+                }
             }
+            let wrong = try await session.data(for: Request(url: URL(string: "http://127.0.0.1:\(port)/SHA-256/auth")!, credential: Credential(user: "alice", password: "x", persistence: .none)))
+            #expect(wrong.statusCode == 401)
         }
-        let wrong = try await session.data(for: Request(url: URL(string: "http://127.0.0.1:\(port)/SHA-256/auth")!, credential: Credential(user: "alice", password: "x", persistence: .none)))
-        #expect(wrong.statusCode == 401)
     }
 
     static let pythonServer = #"""

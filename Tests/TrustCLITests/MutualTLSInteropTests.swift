@@ -72,24 +72,25 @@ struct MutualTLSInteropTests {
         let server = try await LabServer.start(
             name: "mtls", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey, protocols: .http1Only,
             clientAuthentication: ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate]))
-        defer { Task { try? await server.shutdown() } }
-        let f = Lab.clientIdentityFiles
-        func sClient(_ extra: [String]) async throws -> String {
-            let request = "GET /whoami HTTP/1.1\r\nHost: good.lab.test\r\nConnection: close\r\n\r\n"
-            let (_, out, err) = try await run(Self.openssl, ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
-                                                      "-CAfile", CLI.lab + "/roots.pem", "-quiet", "-ign_eof"] + extra, stdin: request)
-            return out + err
-        }
-        let accepted = try await sClient(["-cert", f.cert, "-key", f.key, "-cert_chain", f.chain])
-        #expect(accepted.contains("client: ") && accepted.contains("lab client"), "\(accepted)")
-        let refused = try await sClient([])
-        #expect(!refused.contains("client: "))
-        #expect(refused.lowercased().contains("alert"), "\(refused)")
-        // Expired, serverAuth-only and foreign-CA client certificates: each refused with an alert.
-        for name in ["client-expired", "client-server-eku", "client-foreign"] {
-            let files = CLI.lab + "/clients/" + name
-            let output = try await sClient(["-cert", files + "/cert.pem", "-key", files + "/key.pem", "-cert_chain", files + "/chain.pem"])
-            #expect(!output.contains("client: ") && output.lowercased().contains("alert"), "\(name): \(output)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let f = Lab.clientIdentityFiles
+            func sClient(_ extra: [String]) async throws -> String {
+                let request = "GET /whoami HTTP/1.1\r\nHost: good.lab.test\r\nConnection: close\r\n\r\n"
+                let (_, out, err) = try await run(Self.openssl, ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
+                                                          "-CAfile", CLI.lab + "/roots.pem", "-quiet", "-ign_eof"] + extra, stdin: request)
+                return out + err
+            }
+            let accepted = try await sClient(["-cert", f.cert, "-key", f.key, "-cert_chain", f.chain])
+            #expect(accepted.contains("client: ") && accepted.contains("lab client"), "\(accepted)")
+            let refused = try await sClient([])
+            #expect(!refused.contains("client: "))
+            #expect(refused.lowercased().contains("alert"), "\(refused)")
+            // Expired, serverAuth-only and foreign-CA client certificates: each refused with an alert.
+            for name in ["client-expired", "client-server-eku", "client-foreign"] {
+                let files = CLI.lab + "/clients/" + name
+                let output = try await sClient(["-cert", files + "/cert.pem", "-key", files + "/key.pem", "-cert_chain", files + "/chain.pem"])
+                #expect(!output.contains("client: ") && output.lowercased().contains("alert"), "\(name): \(output)")
+            }
         }
     }
 }

@@ -38,24 +38,25 @@ struct TrustConfigurationCLITests {
 
     @Test func getWithAConfiguration() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let lab = CLI.lab
-        let pin = Lab.pki.intermediate.certificate.spkiPin.description
-        let backup = "sha256/" + Data(repeating: 9, count: 32).base64EncodedString()
-        func config(_ pins: String, mode: String = "enforce") throws -> String {
-            try write("""
-                {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "\(mode)", "pins": {"sha256": [\(pins)]},
-                  "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
-                """)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let lab = CLI.lab
+            let pin = Lab.pki.intermediate.certificate.spkiPin.description
+            let backup = "sha256/" + Data(repeating: 9, count: 32).base64EncodedString()
+            func config(_ pins: String, mode: String = "enforce") throws -> String {
+                try write("""
+                    {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "\(mode)", "pins": {"sha256": [\(pins)]},
+                      "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
+                    """)
+            }
+            let base = ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null"]
+            #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\"")]).0 == 0)
+            let (refused, _, why) = try await run(CLI.binary, base + ["--config", try config("\"\(backup)\", \"sha256/\(Data(repeating: 8, count: 32).base64EncodedString())\"")])
+            #expect(refused == 60)
+            #expect(why.contains("pin"), "\(why)")
+            #expect(try await run(CLI.binary, base + ["--config", try config("\"\(backup)\"", mode: "report-only")]).0 == 0)
+            #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\"")]).0 == 2)  // one pin, enforced: invalid
+            #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\""), "--pin", pin]).0 == 2)
         }
-        let base = ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null"]
-        #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\"")]).0 == 0)
-        let (refused, _, why) = try await run(CLI.binary, base + ["--config", try config("\"\(backup)\", \"sha256/\(Data(repeating: 8, count: 32).base64EncodedString())\"")])
-        #expect(refused == 60)
-        #expect(why.contains("pin"), "\(why)")
-        #expect(try await run(CLI.binary, base + ["--config", try config("\"\(backup)\"", mode: "report-only")]).0 == 0)
-        #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\"")]).0 == 2)  // one pin, enforced: invalid
-        #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\""), "--pin", pin]).0 == 2)
     }
 
     /// Pitfall 17, the debug half: a proxy CA in debugOverrides is honoured by this (debug) build;

@@ -11,17 +11,18 @@ struct BackpressureTests {
     func slowReaderKeepsTheBufferBounded(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good"], protocols: protocols) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let total = 40_000_000
-            let response = try await session.bytes(for: Request(url: url(servers["good"]!, "/bytes/\(total)")))
-            var iterator = response.body.makeAsyncIterator()
-            var received = (try await iterator.next())?.count ?? 0
-            // Stall: the server keeps sending, but the client stops reading from the socket.
-            try await Task.sleep(for: .milliseconds(500))
-            let buffered = response.body.bufferedBytes()
-            #expect(buffered < 4 << 20, "buffered \(buffered) bytes while the reader stalled")
-            while let chunk = try await iterator.next() { received += chunk.count }
-            #expect(received == total)
+            try await withTeardown({ await session.shutdown() }) {
+                let total = 40_000_000
+                let response = try await session.bytes(for: Request(url: url(servers["good"]!, "/bytes/\(total)")))
+                var iterator = response.body.makeAsyncIterator()
+                var received = (try await iterator.next())?.count ?? 0
+                // Stall: the server keeps sending, but the client stops reading from the socket.
+                try await Task.sleep(for: .milliseconds(500))
+                let buffered = response.body.bufferedBytes()
+                #expect(buffered < 4 << 20, "buffered \(buffered) bytes while the reader stalled")
+                while let chunk = try await iterator.next() { received += chunk.count }
+                #expect(received == total)
+            }
         }
     }
 }

@@ -67,15 +67,16 @@ struct EvaluationCacheTests {
                     return .performDefaultHandling
                 }
             }
-            defer { Task { await session.shutdown() } }
-            for _ in 0..<3 {
-                #expect(try await session.data(for: Request(url: url(servers["good"]!), headers: [("connection", "close")])).statusCode == 200)
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
-                #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                for _ in 0..<3 {
+                    #expect(try await session.data(for: Request(url: url(servers["good"]!), headers: [("connection", "close")])).statusCode == 200)
+                    let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
+                    #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
+                }
+                #expect(challenges.withLockedValue { $0 } == 6)
+                #expect(counting.count == 4)  // good once (then cached), mitm three times
+                #expect(session.evaluationCache?.statistics.hits == 2)
             }
-            #expect(challenges.withLockedValue { $0 } == 6)
-            #expect(counting.count == 4)  // good once (then cached), mitm three times
-            #expect(session.evaluationCache?.statistics.hits == 2)
         }
     }
 

@@ -97,8 +97,9 @@ struct HTTPAuthenticationSessionTests {
         for path in ["/basic", "/digest?algorithm=MD5"] {
             func get(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
                 let session = try labSession { $0.challengeHandler = RecordingHandler(disposition) }
-                defer { Task { await session.shutdown() } }
-                do { return .success(try await session.data(for: Request(url: url(server, path)))) } catch let error as SessionError { return .failure(error) }
+                return try await withTeardown({ await session.shutdown() }) {
+                    do { return .success(try await session.data(for: Request(url: url(server, path)))) } catch let error as SessionError { return .failure(error) }
+                }
             }
             #expect((try? await get { _ in .useCredential(nil) }.get())?.statusCode == 401)
             #expect((try? await get { _ in .performDefaultHandling }.get())?.statusCode == 401)

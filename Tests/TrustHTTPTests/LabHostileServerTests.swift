@@ -52,75 +52,83 @@ struct LabHostileServerTests {
 
     @Test func hugeHeadIsRefusedByCurlAsTooLarge() async throws {
         let server = try await Self.start(.hugeHead)
-        defer { Task { await server.shutdown() } }
-        let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null"])
-        #expect(status == 56, "\(err)")
-        #expect(err.contains("Too large response headers"), "\(err)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null"])
+            #expect(status == 56, "\(err)")
+            #expect(err.contains("Too large response headers"), "\(err)")
+        }
     }
 
     @Test(arguments: [LabHostileServer.Behaviour.manyHeaderFields, .longHeaderField])
     func largeHeadsAreRefusedByCurl(_ behaviour: LabHostileServer.Behaviour) async throws {
         let server = try await Self.start(behaviour)
-        defer { Task { await server.shutdown() } }
-        let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null"])
-        #expect(status != 0 && status != 28, "\(status) \(err)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null"])
+            #expect(status != 0 && status != 28, "\(status) \(err)")
+        }
     }
 
     @Test func hugeConnectReplyIsRefusedByCurlAsAProxy() async throws {
         let proxy = try await LabHostileServer.startPlain(.hugeConnectReply, host: "127.0.0.1")
-        defer { Task { await proxy.shutdown() } }
-        let (status, _, err) = try await run(Self.curl, ["-sS", "-m", "20", "-o", "/dev/null", "-x", proxy.baseURL, "https://good.lab.test/"])
-        #expect(status != 0 && status != 28, "\(status) \(err)")
-        #expect(proxy.connectionCount == 1)
+        try await withTeardown({ await proxy.shutdown() }) {
+            let (status, _, err) = try await run(Self.curl, ["-sS", "-m", "20", "-o", "/dev/null", "-x", proxy.baseURL, "https://good.lab.test/"])
+            #expect(status != 0 && status != 28, "\(status) \(err)")
+            #expect(proxy.connectionCount == 1)
+        }
     }
 
     @Test func endlessBodyAnnouncesATrillionBytes() async throws {
         let server = try await Self.start(.endlessBody)
-        defer { Task { await server.shutdown() } }
-        let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null", "--max-filesize", "1000000"])
-        #expect(status == 63, "\(err)")  // CURLE_FILESIZE_EXCEEDED, from the content-length
-        let (timedOut, downloaded) = try await Self.downloadFor3Seconds(server)
-        #expect(timedOut == 28)
-        #expect(downloaded > 64 * 1024, "\(downloaded)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, _, err) = try await Self.curl(server, ["-o", "/dev/null", "--max-filesize", "1000000"])
+            #expect(status == 63, "\(err)")  // CURLE_FILESIZE_EXCEEDED, from the content-length
+            let (timedOut, downloaded) = try await Self.downloadFor3Seconds(server)
+            #expect(timedOut == 28)
+            #expect(downloaded > 64 * 1024, "\(downloaded)")
+        }
     }
 
     @Test func endlessChunkedBodyNeverEnds() async throws {
         let server = try await Self.start(.endlessChunkedBody)
-        defer { Task { await server.shutdown() } }
-        let (status, downloaded) = try await Self.downloadFor3Seconds(server)
-        #expect(status == 28)  // still receiving well-formed chunks when the time is up
-        #expect(downloaded > 64 * 1024, "\(downloaded)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, downloaded) = try await Self.downloadFor3Seconds(server)
+            #expect(status == 28)  // still receiving well-formed chunks when the time is up
+            #expect(downloaded > 64 * 1024, "\(downloaded)")
+        }
     }
 
     @Test func trickleHeadIsSlowButValid() async throws {
         // At 10 ms a byte the response (97 bytes) takes at least 0.96 s, however fast the machine.
         let fast = try await Self.start(.trickleHead, trickleInterval: .milliseconds(10))
-        defer { Task { await fast.shutdown() } }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let (status, out, err) = try await Self.curl(fast, ["-i"])
-        #expect(status == 0, "\(err)")
-        #expect(out.hasPrefix("HTTP/1.1 200 OK\r\n") && out.hasSuffix("\r\n\r\nhi"), "\(out)")
-        #expect(start.duration(to: clock.now) >= .milliseconds(900))  // 96 pauses of at least 10 ms
-        // At the default pace, 2 seconds are not enough for the head.
-        let slow = try await Self.start(.trickleHead)
-        defer { Task { await slow.shutdown() } }
-        let (timedOut, partial, _) = try await Self.curl(slow, seconds: 2, ["-i"])
-        #expect(timedOut == 28)
-        #expect(partial.isEmpty)  // curl writes no part of an unfinished head
+        try await withTeardown({ await fast.shutdown() }) {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let (status, out, err) = try await Self.curl(fast, ["-i"])
+            #expect(status == 0, "\(err)")
+            #expect(out.hasPrefix("HTTP/1.1 200 OK\r\n") && out.hasSuffix("\r\n\r\nhi"), "\(out)")
+            #expect(start.duration(to: clock.now) >= .milliseconds(900))  // 96 pauses of at least 10 ms
+            // At the default pace, 2 seconds are not enough for the head.
+            let slow = try await Self.start(.trickleHead)
+            try await withTeardown({ await slow.shutdown() }) {
+                let (timedOut, partial, _) = try await Self.curl(slow, seconds: 2, ["-i"])
+                #expect(timedOut == 28)
+                #expect(partial.isEmpty)  // curl writes no part of an unfinished head
+            }
+        }
     }
 
     @Test func trickleBodyAndStallAfterHeadSendAHeadThenAlmostNothing() async throws {
         for behaviour in [LabHostileServer.Behaviour.trickleBody, .stallAfterHead] {
             let server = try await Self.start(behaviour)
-            defer { Task { await server.shutdown() } }
-            let (status, out, _) = try await Self.curl(server, seconds: 5, ["-i"])
-            #expect(status == 28)
-            #expect(await Self.forgetsItsConnections(server))
-            let parts = out.components(separatedBy: "\r\n\r\n")
-            #expect(parts.first?.hasPrefix("HTTP/1.1 200 OK\r\n") == true, "\(out)")
-            #expect(out.lowercased().contains(behaviour == .trickleBody ? "content-length: 1000000\r\n" : "content-length: 1000\r\n"))
-            #expect(parts.count == 2 && parts[1].count < 100 && parts[1].allSatisfy { $0 == "x" }, "\(behaviour): \(out)")
+            try await withTeardown({ await server.shutdown() }) {
+                let (status, out, _) = try await Self.curl(server, seconds: 5, ["-i"])
+                #expect(status == 28)
+                #expect(await Self.forgetsItsConnections(server))
+                let parts = out.components(separatedBy: "\r\n\r\n")
+                #expect(parts.first?.hasPrefix("HTTP/1.1 200 OK\r\n") == true, "\(out)")
+                #expect(out.lowercased().contains(behaviour == .trickleBody ? "content-length: 1000000\r\n" : "content-length: 1000\r\n"))
+                #expect(parts.count == 2 && parts[1].count < 100 && parts[1].allSatisfy { $0 == "x" }, "\(behaviour): \(out)")
+            }
         }
     }
 
@@ -128,21 +136,23 @@ struct LabHostileServerTests {
                       (.redirectToData, "data:text/plain,hi")])
     func redirectsPointElsewhere(_ behaviour: LabHostileServer.Behaviour, _ location: String) async throws {
         let server = try await Self.start(behaviour)
-        defer { Task { await server.shutdown() } }
-        let (status, out, err) = try await Self.curl(server, ["-i"])
-        #expect(status == 0, "\(err)")
-        #expect(out.hasPrefix("HTTP/1.1 302 Found\r\n"))
-        #expect(out.contains("\r\nlocation: \(location)\r\n"), "\(out)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, out, err) = try await Self.curl(server, ["-i"])
+            #expect(status == 0, "\(err)")
+            #expect(out.hasPrefix("HTTP/1.1 302 Found\r\n"))
+            #expect(out.contains("\r\nlocation: \(location)\r\n"), "\(out)")
+        }
     }
 
     @Test func redirectLoopAlternatesBetweenTheTwoNamesForever() async throws {
         let server = try await Self.start(.redirectLoop)
-        defer { Task { await server.shutdown() } }
-        let (status, _, err) = try await Self.curl(server, ["-v", "-L", "--max-redirs", "6", "-o", "/dev/null"])
-        #expect(status == 47, "\(err)")  // CURLE_TOO_MANY_REDIRECTS
-        for hop in 1...6 {
-            let host = hop % 2 == 1 ? "127.0.0.1" : "good.lab.test"
-            #expect(err.contains("location: https://\(host):\(server.port)/loop/\(hop)"), "hop \(hop): \(err)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, _, err) = try await Self.curl(server, ["-v", "-L", "--max-redirs", "6", "-o", "/dev/null"])
+            #expect(status == 47, "\(err)")  // CURLE_TOO_MANY_REDIRECTS
+            for hop in 1...6 {
+                let host = hop % 2 == 1 ? "127.0.0.1" : "good.lab.test"
+                #expect(err.contains("location: https://\(host):\(server.port)/loop/\(hop)"), "hop \(hop): \(err)")
+            }
         }
     }
 
@@ -156,14 +166,15 @@ struct LabHostileServerTests {
         ]
         for (behaviour, bytes) in expected {
             let server = try await LabHostileServer.startPlain(behaviour)
-            defer { Task { await server.shutdown() } }
-            let received = try await RawConnection.with(port: server.port) { connection in
-                try await connection.send(Array("GET / HTTP/1.1\r\nhost: plain.lab.test\r\n\r\n".utf8))
-                return try await connection.read { $0.count >= 2 && Array($0.suffix(2)) == Array("hi".utf8) }
+            try await withTeardown({ await server.shutdown() }) {
+                let received = try await RawConnection.with(port: server.port) { connection in
+                    try await connection.send(Array("GET / HTTP/1.1\r\nhost: plain.lab.test\r\n\r\n".utf8))
+                    return try await connection.read { $0.count >= 2 && Array($0.suffix(2)) == Array("hi".utf8) }
+                }
+                let text = String(decoding: received, as: UTF8.self)
+                #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+                #expect(text.contains(bytes), "\(behaviour): \(text.debugDescription)")
             }
-            let text = String(decoding: received, as: UTF8.self)
-            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
-            #expect(text.contains(bytes), "\(behaviour): \(text.debugDescription)")
         }
     }
 
@@ -172,65 +183,69 @@ struct LabHostileServerTests {
         let ending = Array("content-length: 2\r\n\r\nhi".utf8)
         for behaviour in [LabHostileServer.Behaviour.hugeHead, .manyHeaderFields, .longHeaderField, .manyInformational] {
             let server = try await LabHostileServer.startPlain(behaviour)
-            defer { Task { await server.shutdown() } }
-            let received = try await RawConnection.with(port: server.port, seconds: 120) { connection in
-                try await connection.send(get)
-                return try await connection.read { $0.count >= ending.count && $0.suffix(ending.count).elementsEqual(ending) }
-            }
-            let text = String(decoding: received, as: UTF8.self)
-            #expect(text.hasSuffix("\r\n\r\nhi"), "\(behaviour)")
-            let lines = text.components(separatedBy: "\r\n")
-            switch behaviour {
-            case .hugeHead:
-                #expect(received.count >= 16_000_000)
-                #expect(lines.filter { $0.hasPrefix("x-filler-") && $0.count > 1000 }.count == 16 * 1024)
-            case .manyHeaderFields:
-                #expect(lines.filter { $0.hasPrefix("x-f") }.count == 100_000)
-            case .longHeaderField:
-                #expect(lines.first { $0.hasPrefix("x-long: ") }?.count == "x-long: ".count + (1 << 20))
-            default:
-                #expect(lines.filter { $0 == "HTTP/1.1 100 Continue" }.count == 100_000)
-                #expect(text.hasSuffix("\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nhi"))
+            try await withTeardown({ await server.shutdown() }) {
+                let received = try await RawConnection.with(port: server.port, seconds: 120) { connection in
+                    try await connection.send(get)
+                    return try await connection.read { $0.count >= ending.count && $0.suffix(ending.count).elementsEqual(ending) }
+                }
+                let text = String(decoding: received, as: UTF8.self)
+                #expect(text.hasSuffix("\r\n\r\nhi"), "\(behaviour)")
+                let lines = text.components(separatedBy: "\r\n")
+                switch behaviour {
+                case .hugeHead:
+                    #expect(received.count >= 16_000_000)
+                    #expect(lines.filter { $0.hasPrefix("x-filler-") && $0.count > 1000 }.count == 16 * 1024)
+                case .manyHeaderFields:
+                    #expect(lines.filter { $0.hasPrefix("x-f") }.count == 100_000)
+                case .longHeaderField:
+                    #expect(lines.first { $0.hasPrefix("x-long: ") }?.count == "x-long: ".count + (1 << 20))
+                default:
+                    #expect(lines.filter { $0 == "HTTP/1.1 100 Continue" }.count == 100_000)
+                    #expect(text.hasSuffix("\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nhi"))
+                }
             }
         }
     }
 
     @Test func plainRedirectLoopServesManyRequestsOnOneConnection() async throws {
         let server = try await LabHostileServer.startPlain(.redirectLoop, host: "plain.lab.test")
-        defer { Task { await server.shutdown() } }
-        let heads = try await RawConnection.with(port: server.port) { connection in
-            var heads: [String] = []
-            for host in ["plain.lab.test", "127.0.0.1", "plain.lab.test"] {
-                try await connection.send(Array("GET /loop/\(heads.count) HTTP/1.1\r\nhost: \(host):\(server.port)\r\n\r\n".utf8))
-                let received = try await connection.read { String(decoding: $0, as: UTF8.self).components(separatedBy: "\r\n\r\n").count > heads.count + 1 }
-                heads = Array(String(decoding: received, as: UTF8.self).components(separatedBy: "\r\n\r\n").dropLast())
+        try await withTeardown({ await server.shutdown() }) {
+            let heads = try await RawConnection.with(port: server.port) { connection in
+                var heads: [String] = []
+                for host in ["plain.lab.test", "127.0.0.1", "plain.lab.test"] {
+                    try await connection.send(Array("GET /loop/\(heads.count) HTTP/1.1\r\nhost: \(host):\(server.port)\r\n\r\n".utf8))
+                    let received = try await connection.read { String(decoding: $0, as: UTF8.self).components(separatedBy: "\r\n\r\n").count > heads.count + 1 }
+                    heads = Array(String(decoding: received, as: UTF8.self).components(separatedBy: "\r\n\r\n").dropLast())
+                }
+                return heads
             }
-            return heads
+            #expect(heads.count == 3)
+            #expect(heads.first?.contains("location: http://127.0.0.1:\(server.port)/loop/1") == true, "\(heads)")
+            #expect(heads.dropFirst().first?.contains("location: http://plain.lab.test:\(server.port)/loop/2") == true, "\(heads)")
+            #expect(server.connectionCount == 1)
         }
-        #expect(heads.count == 3)
-        #expect(heads.first?.contains("location: http://127.0.0.1:\(server.port)/loop/1") == true, "\(heads)")
-        #expect(heads.dropFirst().first?.contains("location: http://plain.lab.test:\(server.port)/loop/2") == true, "\(heads)")
-        #expect(server.connectionCount == 1)
     }
 
     @Test func endlessBodyIsBoundedByTheByteLimit() async throws {
         let server = try await LabHostileServer.startPlain(.endlessBody, byteLimit: 1 << 20)
-        defer { Task { await server.shutdown() } }
-        let received = try await RawConnection.with(port: server.port) { connection in
-            try await connection.send(Array("GET / HTTP/1.1\r\nhost: plain.lab.test\r\n\r\n".utf8))
-            return try await connection.read { _ in false }  // until the server closes
+        try await withTeardown({ await server.shutdown() }) {
+            let received = try await RawConnection.with(port: server.port) { connection in
+                try await connection.send(Array("GET / HTTP/1.1\r\nhost: plain.lab.test\r\n\r\n".utf8))
+                return try await connection.read { _ in false }  // until the server closes
+            }
+            #expect(received.count == 1 << 20)
         }
-        #expect(received.count == 1 << 20)
     }
 
     // MARK: HTTP/2
 
     @Test func curlOverHTTP2FailsOnEndlessContinuation() async throws {
         let server = try await Self.start(.endlessContinuation)
-        defer { Task { await server.shutdown() } }
-        let (status, _, err) = try await Self.curl(server, ["--http2", "-o", "/dev/null", "-v"])
-        #expect(err.contains("ALPN: server accepted h2"), "\(err)")
-        #expect(status != 0 && status != 28, "\(status) \(err)")
+        try await withTeardown({ await server.shutdown() }) {
+            let (status, _, err) = try await Self.curl(server, ["--http2", "-o", "/dev/null", "-v"])
+            #expect(err.contains("ALPN: server accepted h2"), "\(err)")
+            #expect(status != 0 && status != 28, "\(status) \(err)")
+        }
     }
 
     @Test func floodsSendTheirFramesForever() async throws {
@@ -260,51 +275,54 @@ struct LabHostileServerTests {
         ]
         for (behaviour, done) in checks {
             let server = try await LabHostileServer.startPlain(behaviour)
-            defer { Task { await server.shutdown() } }
-            let frames = try await RawConnection.with(port: server.port) { connection in
-                try await connection.send(RawFrame.request)
-                return try await connection.readFrames(until: done)
+            try await withTeardown({ await server.shutdown() }) {
+                let frames = try await RawConnection.with(port: server.port) { connection in
+                    try await connection.send(RawFrame.request)
+                    return try await connection.readFrames(until: done)
+                }
+                #expect(done(frames), "\(behaviour): \(frames.prefix(20))")
+                #expect(frames.first?.type == 4, "\(behaviour): the server preface is a SETTINGS frame")
+                #expect(await Self.forgetsItsConnections(server), "\(behaviour): a connection outlived its client")
             }
-            #expect(done(frames), "\(behaviour): \(frames.prefix(20))")
-            #expect(frames.first?.type == 4, "\(behaviour): the server preface is a SETTINGS frame")
-            #expect(await Self.forgetsItsConnections(server), "\(behaviour): a connection outlived its client")
         }
     }
 
     @Test func hugeHeaderTableAnnouncesAndUpdatesATableOf4GiB() async throws {
         let server = try await LabHostileServer.startPlain(.hugeHeaderTable)
-        defer { Task { await server.shutdown() } }
-        let frames = try await RawConnection.with(port: server.port) { connection in
-            try await connection.send(RawFrame.request)
-            return try await connection.readFrames { $0.last?.type == 0 }
+        try await withTeardown({ await server.shutdown() }) {
+            let frames = try await RawConnection.with(port: server.port) { connection in
+                try await connection.send(RawFrame.request)
+                return try await connection.readFrames { $0.last?.type == 0 }
+            }
+            #expect(frames.first?.type == 4 && frames.first?.payload == [0, 1, 0xFF, 0xFF, 0xFF, 0xFF])  // SETTINGS_HEADER_TABLE_SIZE
+            let block = frames.filter { $0.type == 1 || $0.type == 9 }
+            #expect(block.first?.type == 1 && block.first?.payload.prefix(6) == [0x3F, 0xE0, 0xFF, 0xFF, 0xFF, 0x0F])  // size update to 2^32−1
+            #expect(block.count == 1025 && block.last?.flags == 0x4)
+            #expect(block.dropFirst().allSatisfy { $0.payload.first == 0x40 && $0.payload.suffix(32).allSatisfy { $0 == 0xBE } })
+            #expect(frames.last?.type == 0 && frames.last?.flags == 0x1 && frames.last?.payload == Array("hi".utf8))
         }
-        #expect(frames.first?.type == 4 && frames.first?.payload == [0, 1, 0xFF, 0xFF, 0xFF, 0xFF])  // SETTINGS_HEADER_TABLE_SIZE
-        let block = frames.filter { $0.type == 1 || $0.type == 9 }
-        #expect(block.first?.type == 1 && block.first?.payload.prefix(6) == [0x3F, 0xE0, 0xFF, 0xFF, 0xFF, 0x0F])  // size update to 2^32−1
-        #expect(block.count == 1025 && block.last?.flags == 0x4)
-        #expect(block.dropFirst().allSatisfy { $0.payload.first == 0x40 && $0.payload.suffix(32).allSatisfy { $0 == 0xBE } })
-        #expect(frames.last?.type == 0 && frames.last?.flags == 0x1 && frames.last?.payload == Array("hi".utf8))
     }
 
     @Test func politeEndlessDataKeepsToTheClientsWindows() async throws {
         let server = try await LabHostileServer.startPlain(.endlessData)
-        defer { Task { await server.shutdown() } }
-        func data(_ frames: [RawFrame]) -> Int { frames.filter { $0.type == 0 }.reduce(0) { $0 + $1.payload.count } }
-        func pingAcks(_ frames: [RawFrame]) -> Int { frames.filter { $0.type == 6 && $0.flags == 1 }.count }
-        let (first, second) = try await RawConnection.with(port: server.port) { connection in
-            try await connection.send(RawFrame.request)
-            _ = try await connection.readFrames { data($0) >= 65_535 }
-            // A PING's ACK comes after whatever DATA the server would have sent before it.
-            try await connection.send(RawFrame.frame(type: 6, stream: 0, payload: Array(repeating: 7, count: 8)))
-            let first = data(try await connection.readFrames { pingAcks($0) == 1 })
-            let increment: [UInt8] = [0, 1, 0x86, 0xA0]  // 100,000
-            try await connection.send(RawFrame.frame(type: 8, stream: 0, payload: increment) + RawFrame.frame(type: 8, stream: 1, payload: increment))
-            _ = try await connection.readFrames { data($0) >= 165_535 }
-            try await connection.send(RawFrame.frame(type: 6, stream: 0, payload: Array(repeating: 8, count: 8)))
-            return (first, data(try await connection.readFrames { pingAcks($0) == 2 }))
+        try await withTeardown({ await server.shutdown() }) {
+            func data(_ frames: [RawFrame]) -> Int { frames.filter { $0.type == 0 }.reduce(0) { $0 + $1.payload.count } }
+            func pingAcks(_ frames: [RawFrame]) -> Int { frames.filter { $0.type == 6 && $0.flags == 1 }.count }
+            let (first, second) = try await RawConnection.with(port: server.port) { connection in
+                try await connection.send(RawFrame.request)
+                _ = try await connection.readFrames { data($0) >= 65_535 }
+                // A PING's ACK comes after whatever DATA the server would have sent before it.
+                try await connection.send(RawFrame.frame(type: 6, stream: 0, payload: Array(repeating: 7, count: 8)))
+                let first = data(try await connection.readFrames { pingAcks($0) == 1 })
+                let increment: [UInt8] = [0, 1, 0x86, 0xA0]  // 100,000
+                try await connection.send(RawFrame.frame(type: 8, stream: 0, payload: increment) + RawFrame.frame(type: 8, stream: 1, payload: increment))
+                _ = try await connection.readFrames { data($0) >= 165_535 }
+                try await connection.send(RawFrame.frame(type: 6, stream: 0, payload: Array(repeating: 8, count: 8)))
+                return (first, data(try await connection.readFrames { pingAcks($0) == 2 }))
+            }
+            #expect(first == 65_535)
+            #expect(second == 165_535)
         }
-        #expect(first == 65_535)
-        #expect(second == 165_535)
     }
 
     @Test func everyBehaviourHasASummaryAndServersShutDownWithOpenConnections() async throws {

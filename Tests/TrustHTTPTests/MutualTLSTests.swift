@@ -33,8 +33,9 @@ struct MutualTLSTests {
     func get(_ server: LabServer, _ configure: (inout SessionConfiguration) -> Void = { _ in }, handler: (any ChallengeHandler)? = nil) async -> Result<String, SessionError> {
         do {
             let session = try labSession(configure: configure)
-            defer { Task { await session.shutdown() } }
-            return .success(try await session.data(for: Request(url: url(server, "/whoami"), challengeHandler: handler)).text)
+            return try await withTeardown({ await session.shutdown() }) {
+                return .success(try await session.data(for: Request(url: url(server, "/whoami"), challengeHandler: handler)).text)
+            }
         } catch let error as SessionError {
             return .failure(error)
         } catch {
@@ -45,53 +46,56 @@ struct MutualTLSTests {
     @Test(arguments: [false, true])
     func fourDispositionsUnderTLS12And13(_ tls12: Bool) async throws {
         let server = try await server(.required, tls12: tls12)
-        defer { Task { try? await server.shutdown() } }
-        let identity = Self.clientIdentity
-        // useCredential(identity)
-        let used = await get(server, handler: ClosureChallengeHandler { challenge in
-            challenge.protectionSpace.authenticationMethod == .clientCertificate ? .useCredential(Credential(identity: identity)) : .performDefaultHandling
-        })
-        #expect((try? used.get())?.hasPrefix("client: ") == true, "\(used)")
-        // The server's handler read the same client back from NIOSSL (Channel.verifiedClient()): leaf, intermediate, root.
-        #expect((try? used.get())?.contains("validated chain: 3 certificates") == true, "\(used)")
-        // performDefaultHandling: the identity configured for the host
-        let defaulted = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { _ in .performDefaultHandling })
-        #expect((try? defaulted.get())?.contains("lab client") == true, "\(defaulted)")
-        // rejectProtectionSpace: continue without a certificate → the server requires one
-        let rejected = await get(server, handler: ClosureChallengeHandler { challenge in
-            challenge.protectionSpace.authenticationMethod == .clientCertificate ? .rejectProtectionSpace : .performDefaultHandling
-        })
-        guard case .failure(let rejectedError) = rejected else { Issue.record("no certificate accepted"); return }
-        #expect(rejectedError.code == .clientCertificateRequired, "\(rejectedError)")
-        // cancel
-        let cancelled = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { challenge in
-            challenge.protectionSpace.authenticationMethod == .clientCertificate ? .cancelAuthenticationChallenge : .performDefaultHandling
-        })
-        guard case .failure(let cancelledError) = cancelled else { Issue.record("cancel succeeded"); return }
-        #expect(cancelledError.code == .cancelled)
-        // No handler and no identity: none is sent, and the error says a certificate is required.
-        guard case .failure(let none) = await get(server) else { Issue.record("no certificate accepted"); return }
-        #expect(none.code == .clientCertificateRequired, "\(none)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let identity = Self.clientIdentity
+            // useCredential(identity)
+            let used = await get(server, handler: ClosureChallengeHandler { challenge in
+                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .useCredential(Credential(identity: identity)) : .performDefaultHandling
+            })
+            #expect((try? used.get())?.hasPrefix("client: ") == true, "\(used)")
+            // The server's handler read the same client back from NIOSSL (Channel.verifiedClient()): leaf, intermediate, root.
+            #expect((try? used.get())?.contains("validated chain: 3 certificates") == true, "\(used)")
+            // performDefaultHandling: the identity configured for the host
+            let defaulted = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { _ in .performDefaultHandling })
+            #expect((try? defaulted.get())?.contains("lab client") == true, "\(defaulted)")
+            // rejectProtectionSpace: continue without a certificate → the server requires one
+            let rejected = await get(server, handler: ClosureChallengeHandler { challenge in
+                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .rejectProtectionSpace : .performDefaultHandling
+            })
+            guard case .failure(let rejectedError) = rejected else { Issue.record("no certificate accepted"); return }
+            #expect(rejectedError.code == .clientCertificateRequired, "\(rejectedError)")
+            // cancel
+            let cancelled = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { challenge in
+                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .cancelAuthenticationChallenge : .performDefaultHandling
+            })
+            guard case .failure(let cancelledError) = cancelled else { Issue.record("cancel succeeded"); return }
+            #expect(cancelledError.code == .cancelled)
+            // No handler and no identity: none is sent, and the error says a certificate is required.
+            guard case .failure(let none) = await get(server) else { Issue.record("no certificate accepted"); return }
+            #expect(none.code == .clientCertificateRequired, "\(none)")
+        }
     }
 
     @Test func optionalClientCertificate() async throws {
         let server = try await server(.optional)
-        defer { Task { try? await server.shutdown() } }
-        #expect((try? await get(server).get()) == "anonymous\n")
-        let identity = Self.clientIdentity
-        #expect((try? await get(server, { $0.defaultClientIdentity = identity }).get())?.contains("lab client") == true)
+        try await withTeardown({ try? await server.shutdown() }) {
+            #expect((try? await get(server).get()) == "anonymous\n")
+            let identity = Self.clientIdentity
+            #expect((try? await get(server, { $0.defaultClientIdentity = identity }).get())?.contains("lab client") == true)
+        }
     }
 
     @Test func serverRefusesWrongCAExpiredAndWrongEKU() async throws {
         let server = try await server(.required)
-        defer { Task { try? await server.shutdown() } }
-        let wrongCA = Self.identity { try Lab.pki.untrustedRoot.leaf(commonName: "stranger", extendedKeyUsage: [.clientAuth]) }
-        let expired = Self.identity { try Lab.pki.intermediate.leaf(commonName: "old", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth]) }
-        let serverOnly = Self.identity { try Lab.pki.intermediate.leaf(commonName: "server only", extendedKeyUsage: [.serverAuth]) }
-        for identity in [wrongCA, expired, serverOnly] {
-            let result = await get(server, { $0.defaultClientIdentity = identity })
-            guard case .failure(let error) = result else { Issue.record("\(identity.certificate.subject) accepted"); continue }
-            #expect(error.code == .clientCertificateRejected, "\(identity.certificate.subject): \(error)")
+        try await withTeardown({ try? await server.shutdown() }) {
+            let wrongCA = Self.identity { try Lab.pki.untrustedRoot.leaf(commonName: "stranger", extendedKeyUsage: [.clientAuth]) }
+            let expired = Self.identity { try Lab.pki.intermediate.leaf(commonName: "old", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth]) }
+            let serverOnly = Self.identity { try Lab.pki.intermediate.leaf(commonName: "server only", extendedKeyUsage: [.serverAuth]) }
+            for identity in [wrongCA, expired, serverOnly] {
+                let result = await get(server, { $0.defaultClientIdentity = identity })
+                guard case .failure(let error) = result else { Issue.record("\(identity.certificate.subject) accepted"); continue }
+                #expect(error.code == .clientCertificateRejected, "\(identity.certificate.subject): \(error)")
+            }
         }
     }
 }
@@ -182,9 +186,10 @@ struct MutualTLSDetailTests {
                     return .performDefaultHandling
                 }
             }
-            defer { Task { await session.shutdown() } }
-            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
-            #expect(asked.withLockedValue { $0 } == [.serverTrust])
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(asked.withLockedValue { $0 } == [.serverTrust])
+            }
         }
     }
 }

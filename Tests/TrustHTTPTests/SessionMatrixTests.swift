@@ -70,10 +70,11 @@ struct SessionMatrixTests {
         }
         try await withLabServers(["self-signed", "good"]) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!))) }
-            #expect(error?.code == .serverCertificateHasUnknownRoot)
-            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!))) }
+                #expect(error?.code == .serverCertificateHasUnknownRoot)
+                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+            }
         }
     }
 }

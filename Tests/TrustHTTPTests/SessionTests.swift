@@ -14,11 +14,12 @@ struct SessionTests {
     func goodServerOverHTTP1AndHTTP2(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good"], protocols: protocols) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let response = try await session.data(for: Request(url: url(servers["good"]!)))
-            #expect(response.statusCode == 200)
-            #expect(response.text == "hello from good\n")
-            #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+            try await withTeardown({ await session.shutdown() }) {
+                let response = try await session.data(for: Request(url: url(servers["good"]!)))
+                #expect(response.statusCode == 200)
+                #expect(response.text == "hello from good\n")
+                #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+            }
         }
     }
 
@@ -30,16 +31,17 @@ struct SessionTests {
     func serverEndingTheConnectionDoesNotFailRequests(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good"], protocols: protocols) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let base = url(servers["good"]!)
-            for _ in 0..<25 {
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    group.addTask { try await session.data(for: Request(url: base.appendingPathComponent("close"))).statusCode }
-                    group.addTask { try await session.data(for: Request(url: base)).statusCode }
-                    for try await status in group { #expect(status == 200) }
+            try await withTeardown({ await session.shutdown() }) {
+                let base = url(servers["good"]!)
+                for _ in 0..<25 {
+                    try await withThrowingTaskGroup(of: Int.self) { group in
+                        group.addTask { try await session.data(for: Request(url: base.appendingPathComponent("close"))).statusCode }
+                        group.addTask { try await session.data(for: Request(url: base)).statusCode }
+                        for try await status in group { #expect(status == 200) }
+                    }
                 }
+                #expect(try await session.data(for: Request(url: base)).text == "hello from good\n")
             }
-            #expect(try await session.data(for: Request(url: base)).text == "hello from good\n")
         }
     }
 
@@ -59,16 +61,17 @@ struct SessionTests {
         ]
         try await withLabServers(expectations.map(\.0)) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            for (name, code, reason) in expectations {
-                guard let server = servers[name] else { continue }
-                if let code {
-                    let error = await sessionError { try await session.data(for: Request(url: url(server))) }
-                    #expect(error?.code == code, "\(name): \(String(describing: error))")
-                    #expect(error?.trustDecision?.reasons.first?.code == reason, "\(name)")
-                    #expect(error?.trustDecision?.presentedChain.count == Lab.chain(name).count, "\(name)")
-                } else {
-                    #expect(try await session.data(for: Request(url: url(server))).statusCode == 200, "\(name)")
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                for (name, code, reason) in expectations {
+                    guard let server = servers[name] else { continue }
+                    if let code {
+                        let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+                        #expect(error?.code == code, "\(name): \(String(describing: error))")
+                        #expect(error?.trustDecision?.reasons.first?.code == reason, "\(name)")
+                        #expect(error?.trustDecision?.presentedChain.count == Lab.chain(name).count, "\(name)")
+                    } else {
+                        #expect(try await session.data(for: Request(url: url(server))).statusCode == 200, "\(name)")
+                    }
                 }
             }
         }
@@ -77,9 +80,10 @@ struct SessionTests {
     @Test func ipOnlyCertificateOverAnIPURL() async throws {
         try await withLabServers(["ip-only"]) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let response = try await session.data(for: Request(url: URL(string: "https://127.0.0.1:\(servers["ip-only"]!.port)/")!))
-            #expect(response.statusCode == 200)
+            try await withTeardown({ await session.shutdown() }) {
+                let response = try await session.data(for: Request(url: URL(string: "https://127.0.0.1:\(servers["ip-only"]!.port)/")!))
+                #expect(response.statusCode == 200)
+            }
         }
     }
 
@@ -91,25 +95,26 @@ struct SessionTests {
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             // Without the evaluation cache, so that every new connection is evaluated from scratch.
             let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
-            defer { Task { await session.shutdown() } }
-            for _ in 0..<3 {
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
-                #expect(error?.code == .serverCertificateUntrusted)
-                #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
-            }
-            #expect(counting.count == 3)
-            // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
-            for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
-            #expect(counting.count == 4)
-            #expect(session.openConnectionCount == 1)
-            if protocols == .http1Only {
-                // The server closes after each of these: every following request needs, and evaluates, a new connection.
-                for _ in 0..<2 {
-                    let close = Request(url: url(servers["good"]!), headers: [("connection", "close")])
-                    #expect(try await session.data(for: close).statusCode == 200)
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                for _ in 0..<3 {
+                    let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
+                    #expect(error?.code == .serverCertificateUntrusted)
+                    #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
                 }
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
-                #expect(counting.count == 6)
+                #expect(counting.count == 3)
+                // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
+                for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
+                #expect(counting.count == 4)
+                #expect(session.openConnectionCount == 1)
+                if protocols == .http1Only {
+                    // The server closes after each of these: every following request needs, and evaluates, a new connection.
+                    for _ in 0..<2 {
+                        let close = Request(url: url(servers["good"]!), headers: [("connection", "close")])
+                        #expect(try await session.data(for: close).statusCode == 200)
+                    }
+                    #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                    #expect(counting.count == 6)
+                }
             }
         }
     }
@@ -117,19 +122,20 @@ struct SessionTests {
     @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in
             let session = try labSession { $0.idleTimeout = .milliseconds(200) }
-            defer { Task { await session.shutdown() } }
-            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
-            #expect(session.openConnectionCount == 1)
-            var open = 1
-            // A bounded wait for the sweep: loose (20 s), as the suites share two busy cores; it ends
-            // as soon as the connection is gone.
-            for _ in 0..<400 where open > 0 {
-                try await Task.sleep(for: .milliseconds(50))
-                open = session.openConnectionCount
+            try await withTeardown({ await session.shutdown() }) {
+                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(session.openConnectionCount == 1)
+                var open = 1
+                // A bounded wait for the sweep: loose (20 s), as the suites share two busy cores; it ends
+                // as soon as the connection is gone.
+                for _ in 0..<400 where open > 0 {
+                    try await Task.sleep(for: .milliseconds(50))
+                    open = session.openConnectionCount
+                }
+                #expect(open == 0)
+                // And the session still works afterwards.
+                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
             }
-            #expect(open == 0)
-            // And the session still works afterwards.
-            #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
         }
     }
 
@@ -171,11 +177,12 @@ struct SessionTests {
             let selfSignedURL = url(servers["self-signed"]!)
             func run(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
                 let session = try labSession()
-                defer { Task { await session.shutdown() } }
-                do {
-                    return .success(try await session.data(for: Request(url: selfSignedURL, challengeHandler: ClosureChallengeHandler { disposition($0) })))
-                } catch let error as SessionError {
-                    return .failure(error)
+                return try await withTeardown({ await session.shutdown() }) {
+                    do {
+                        return .success(try await session.data(for: Request(url: selfSignedURL, challengeHandler: ClosureChallengeHandler { disposition($0) })))
+                    } catch let error as SessionError {
+                        return .failure(error)
+                    }
                 }
             }
             let accepted = try await run { .useCredential(Credential(trust: $0.serverTrust!)) }
@@ -204,16 +211,17 @@ struct SessionTests {
                     return .useCredential(Credential(trust: challenge.serverTrust!))
                 }
             }
-            defer { Task { await session.shutdown() } }
-            let deferring = ClosureChallengeHandler { _ in
-                asked.withLockedValue { $0.append("task") }
-                return .performDefaultHandling
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                let deferring = ClosureChallengeHandler { _ in
+                    asked.withLockedValue { $0.append("task") }
+                    return .performDefaultHandling
+                }
+                #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: deferring)).statusCode == 200)
+                #expect(asked.withLockedValue { $0 } == ["task", "session"])
+                let refusing = ClosureChallengeHandler { _ in .cancelAuthenticationChallenge }
+                let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: refusing)) }
+                #expect(error?.code == .cancelled)
             }
-            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: deferring)).statusCode == 200)
-            #expect(asked.withLockedValue { $0 } == ["task", "session"])
-            let refusing = ClosureChallengeHandler { _ in .cancelAuthenticationChallenge }
-            let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: refusing)) }
-            #expect(error?.code == .cancelled)
         }
     }
 
@@ -221,13 +229,14 @@ struct SessionTests {
     @Test func unansweredChallengeTimesOut() async throws {
         try await withLabServers(["good"]) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let silent = ClosureChallengeHandler { _ in
-                try? await Task.sleep(for: .seconds(3600))
-                return .performDefaultHandling
+            try await withTeardown({ await session.shutdown() }) {
+                let silent = ClosureChallengeHandler { _ in
+                    try? await Task.sleep(for: .seconds(3600))
+                    return .performDefaultHandling
+                }
+                let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent)) }
+                #expect(error?.code == .timedOut)
             }
-            let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent)) }
-            #expect(error?.code == .timedOut)
         }
     }
 
@@ -244,8 +253,9 @@ struct SessionTests {
             configuration.resolve = LabPKI.loopbackResolve
             let delegate = Delegate()
             let session = try Session(configuration: configuration, delegate: delegate)
-            defer { Task { await session.shutdown() } }
-            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!))).statusCode == 200)
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                #expect(try await session.data(for: Request(url: url(servers["self-signed"]!))).statusCode == 200)
+            }
         }
     }
 
@@ -253,58 +263,62 @@ struct SessionTests {
     @Test func tls11ServerIsRefused() async throws {
         let identity = Lab.pki.servers["good"]!
         let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
-        defer { Task { try? await server.shutdown() } }
-        let session = try labSession()
-        defer { Task { await session.shutdown() } }
-        let error = await sessionError { try await session.data(for: Request(url: url(server))) }
-        #expect(error?.code == .secureConnectionFailed)
-        #expect(error?.trustDecision == nil)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let session = try labSession()
+            try await withTeardown({ await session.shutdown() }) {
+                let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+                #expect(error?.code == .secureConnectionFailed)
+                #expect(error?.trustDecision == nil)
+            }
+        }
     }
 
     @Test func redirectsAreFollowedBoundedAndStripCredentialsAcrossOrigins() async throws {
         try await withLabServers(["good", "ip-only"]) { servers in
             let session = try labSession { $0.maximumRedirects = 3 }
-            defer { Task { await session.shutdown() } }
-            let good = servers["good"]!
-            let sameOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=/headers"), headers: [("authorization", "Bearer secret")]))
-            #expect(sameOrigin.statusCode == 200)
-            #expect(sameOrigin.text.contains("authorization: Bearer secret"))
-            #expect(sameOrigin.redirects.count == 1)
-            let other = "https://127.0.0.1:\(servers["ip-only"]!.port)/headers"
-            let crossOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!), headers: [("authorization", "Bearer secret")]))
-            #expect(crossOrigin.statusCode == 200)
-            #expect(!crossOrigin.text.contains("authorization"))
-            let seeOther = try await session.data(for: Request(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
-            #expect(seeOther.text.hasPrefix("GET"))
-            let loop = await sessionError { try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/"))) }
-            #expect(loop?.code == .httpTooManyRedirects)
+            try await withTeardown({ await session.shutdown() }) {
+                let good = servers["good"]!
+                let sameOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=/headers"), headers: [("authorization", "Bearer secret")]))
+                #expect(sameOrigin.statusCode == 200)
+                #expect(sameOrigin.text.contains("authorization: Bearer secret"))
+                #expect(sameOrigin.redirects.count == 1)
+                let other = "https://127.0.0.1:\(servers["ip-only"]!.port)/headers"
+                let crossOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!), headers: [("authorization", "Bearer secret")]))
+                #expect(crossOrigin.statusCode == 200)
+                #expect(!crossOrigin.text.contains("authorization"))
+                let seeOther = try await session.data(for: Request(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
+                #expect(seeOther.text.hasPrefix("GET"))
+                let loop = await sessionError { try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/"))) }
+                #expect(loop?.code == .httpTooManyRedirects)
+            }
         }
     }
 
     @Test func bodiesTimeoutsCancellationAndRefusedConnections() async throws {
         try await withLabServers(["good"]) { servers in
             let session = try labSession()
-            defer { Task { await session.shutdown() } }
-            let good = servers["good"]!
-            let echo = try await session.data(for: Request(url: url(good, "/echo"), method: "PUT", body: Data("hello body".utf8)))
-            #expect(echo.text == "PUT\nhello body")
-            let large = try await session.bytes(for: Request(url: url(good, "/bytes/3000000")))
-            var received = 0
-            for try await chunk in large.body { received += chunk.count }
-            #expect(received == 3_000_000)
-            let slow = await sessionError { try await session.data(for: Request(url: url(good, "/slow?ms=3000"), timeout: .milliseconds(300))) }
-            #expect(slow?.code == .timedOut)
-            let task = Task { try await session.data(for: Request(url: url(good, "/slow?ms=5000"))) }
-            try await Task.sleep(for: .milliseconds(200))
-            task.cancel()
-            do {
-                _ = try await task.value
-                Issue.record("cancelled request succeeded")
-            } catch let error as SessionError {
-                #expect(error.code == .cancelled)
+            try await withTeardown({ await session.shutdown() }) {
+                let good = servers["good"]!
+                let echo = try await session.data(for: Request(url: url(good, "/echo"), method: "PUT", body: Data("hello body".utf8)))
+                #expect(echo.text == "PUT\nhello body")
+                let large = try await session.bytes(for: Request(url: url(good, "/bytes/3000000")))
+                var received = 0
+                for try await chunk in large.body { received += chunk.count }
+                #expect(received == 3_000_000)
+                let slow = await sessionError { try await session.data(for: Request(url: url(good, "/slow?ms=3000"), timeout: .milliseconds(300))) }
+                #expect(slow?.code == .timedOut)
+                let task = Task { try await session.data(for: Request(url: url(good, "/slow?ms=5000"))) }
+                try await Task.sleep(for: .milliseconds(200))
+                task.cancel()
+                do {
+                    _ = try await task.value
+                    Issue.record("cancelled request succeeded")
+                } catch let error as SessionError {
+                    #expect(error.code == .cancelled)
+                }
+                // Still usable afterwards.
+                #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
             }
-            // Still usable afterwards.
-            #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
         }
         let closed = try labSession()
         let refused = await sessionError { try await closed.data(for: Request(url: URL(string: "https://good.lab.test:1/")!)) }

@@ -43,20 +43,22 @@ struct TrustClientContextTests {
 
     @Test func withoutTheCallbackEveryHandshakeFails() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
-        await #expect(throws: NIOSSLError.self) {
-            try await handshake({ try NIOSSLClientHandler(context: context, serverHostname: "good.lab.test") }, port: server.port)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
+            await #expect(throws: NIOSSLError.self) {
+                try await handshake({ try NIOSSLClientHandler(context: context, serverHostname: "good.lab.test") }, port: server.port)
+            }
         }
     }
 
     @Test func withTheVerifierTheLabServerIsTrusted() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
-        let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
-        let verifier = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors))
-        let record = TrustRecord()
-        try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
-        #expect(record.decision?.isTrusted == true)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
+            let verifier = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors))
+            let record = TrustRecord()
+            try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
+            #expect(record.decision?.isTrusted == true)
+        }
     }
 }
