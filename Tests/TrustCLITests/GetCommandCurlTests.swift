@@ -23,8 +23,7 @@ struct GetCommandCurlTests {
         try await run(Self.curl, ["-sS", server.baseURL + path] + lab(server) + extra)
     }
 
-    @Test func includeAndHeadAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func includeAndHeadAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             for version in ["--http1.1", "--http2"] {
@@ -41,8 +40,7 @@ struct GetCommandCurlTests {
 
     /// --retry as curl 7.88: which answers are retried, the waits, curl's warning line, the bodies
     /// written (every body to stdout, only the last to -o), the exit code once retries run out.
-    @Test func retryAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func retryAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let dir = try temporaryDirectory()
@@ -86,8 +84,7 @@ struct GetCommandCurlTests {
         }
     }
 
-    @Test func writeOutAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func writeOutAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let format = "%{http_code} %{url_effective} %{num_redirects} %{remote_ip} %{remote_port} %{size_download} %{ssl_verify_result} %{http_version} %{content_type} %% \\t|%header{content-length}\\n"
@@ -111,8 +108,7 @@ struct GetCommandCurlTests {
     }
 
     /// `-d @file` drops CR and LF; `--data-binary @file` sends the file as it is (curl's documented difference).
-    @Test func dataFlagsAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func dataFlagsAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let file = try temporaryDirectory() + "/data"
@@ -129,8 +125,7 @@ struct GetCommandCurlTests {
 
     /// curl 7.82+'s --json: pieces concatenated (files unchanged), joined to -d with '&', POST, and
     /// Content-Type/Accept application/json unless -H gives them.
-    @Test func jsonBodyAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func jsonBodyAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let file = try temporaryDirectory() + "/body.json"
@@ -154,8 +149,7 @@ struct GetCommandCurlTests {
     }
 
     /// --compressed: the same decompressed bytes and exit codes as curl (61 for a corrupt body).
-    @Test func compressedAsCurl() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl is needed"); return }
+    @Test(.requires(.curl)) func compressedAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             for path in ["/gzip/100000", "/deflate/5000", "/gzip/0", "/gzip-corrupt", "/"] {

@@ -66,11 +66,7 @@ struct GetCommandTests {
     }
 
     /// Interoperability with a TLS server we did not write.
-    @Test func againstOpenSSLServer() async throws {
-        let openssl = "/usr/bin/openssl"
-        guard FileManager.default.isExecutableFile(atPath: openssl) else {
-            Issue.record("openssl is needed for this interoperability test"); return
-        }
+    @Test(.requires(.openssl)) func againstOpenSSLServer() async throws {
         let lab = CLI.lab
         let (process, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
                                                             "-key", lab + "/good/key.pem", "-www"])

@@ -51,8 +51,7 @@ struct HTTPAuthenticationInteropTests {
         }
     }
 
-    @Test func curlDigestAgainstOurServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.curl) else { Issue.record("curl needed"); return }
+    @Test(.requires(.curl)) func curlDigestAgainstOurServer() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: .http1Only)
         try await withTeardown({ try? await server.shutdown() }) {
             // Debian's curl 7.88 computes SHA-512-256 with SHA-256 (checked against RFC 7616 §3.9.2 instead).
@@ -71,15 +70,8 @@ struct HTTPAuthenticationInteropTests {
         }
     }
 
-    @Test func pythonRequestsDigestAgainstOurServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python) else { Issue.record("python3 needed"); return }
-        // Debian's python3-requests (installed by .ci/run), or a python3 on PATH that has requests.
-        var python: String?
-        let onPath = try await run("/bin/sh", ["-c", "command -v python3"]).1.trimmingCharacters(in: .whitespacesAndNewlines)
-        for candidate in [Self.python, onPath] where python == nil && !candidate.isEmpty {
-            if try await run(candidate, ["-c", "import requests"]).0 == 0 { python = candidate }
-        }
-        guard let python else { Issue.record("python3 with requests needed (Debian: python3-requests)"); return }
+    @Test(.requires(.python3Requests)) func pythonRequestsDigestAgainstOurServer() async throws {
+        let python = ExternalTool.python3Requests.path  // Debian's python3-requests, installed by .ci/run
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: .http1Only)
         try await withTeardown({ try? await server.shutdown() }) {
             let script = """
@@ -100,8 +92,7 @@ struct HTTPAuthenticationInteropTests {
     }
 
     /// Our client against a Digest server written in Python (hashlib), over plain http.
-    @Test func ourClientAgainstAPythonDigestServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python) else { Issue.record("python3 needed"); return }
+    @Test(.requires(.python3Requests)) func ourClientAgainstAPythonDigestServer() async throws {
         let dir = try temporaryDirectory()
         let script = dir + "/digest_server.py"
         try Self.pythonServer.write(toFile: script, atomically: true, encoding: .utf8)

@@ -83,11 +83,7 @@ struct JSONOutputTests {
 
     /// Serials as `openssl x509 -serial`, signature algorithms as `openssl x509 -text`, for EC, RSA and
     /// Ed25519 certificates made by openssl (serials with and without a DER sign octet, a short one).
-    @Test func certificatesAreDescribedAsOpenSSLDoes() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else {
-            print("skipped: openssl is not installed (apt-get install openssl)")
-            return
-        }
+    @Test(.requires(.openssl)) func certificatesAreDescribedAsOpenSSLDoes() async throws {
         let dir = try temporaryDirectory()
         let cases: [(String, [String])] = [
             ("ec", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-384", "-sha384", "-set_serial", "0x80FF"]),

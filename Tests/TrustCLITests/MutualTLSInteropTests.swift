@@ -19,8 +19,7 @@ struct MutualTLSInteropTests {
         return out
     }
 
-    @Test func ourClientAgainstOpenSSLServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
+    @Test(.requires(.openssl)) func ourClientAgainstOpenSSLServer() async throws {
         let lab = CLI.lab
         let (server, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
                                                            "-key", lab + "/good/key.pem", "-Verify", "1", "-verify_return_error", "-CAfile", lab + "/root.pem", "-www"])
@@ -66,8 +65,7 @@ struct MutualTLSInteropTests {
         #expect(try await run(CLI.binary, base + ["--cert", lab + "/clients/client/chain.pem", "--key", lab + "/clients/client/key.pem"]).0 == 0)
     }
 
-    @Test func openSSLClientAgainstOurServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
+    @Test(.requires(.openssl)) func openSSLClientAgainstOurServer() async throws {
         let good = Lab.pki.servers["good"]!
         let server = try await LabServer.start(
             name: "mtls", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey, protocols: .http1Only,

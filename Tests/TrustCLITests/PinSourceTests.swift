@@ -48,8 +48,7 @@ struct PinSourceTests {
 
     /// `trust pin` on keys and requests made by OpenSSL, PEM and DER, files and stdin: the pins
     /// OpenSSL computes (`openssl pkey -pubout -outform der | sha256 | base64`).
-    @Test func trustPinAgreesWithOpenSSL() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed"); return }
+    @Test(.requires(.openssl)) func trustPinAgreesWithOpenSSL() async throws {
         let dir = try temporaryDirectory()
         func openssl(_ arguments: [String]) async throws {
             let (status, _, err) = try await run(Self.openssl, arguments)

@@ -46,8 +46,7 @@ struct RevocationInteropTests {
         return out
     }
 
-    @Test func opensslCRLsAreHonoured() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed (installed by .ci/run)"); return }
+    @Test(.requires(.openssl)) func opensslCRLsAreHonoured() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let good = try #require(Lab.pki.servers["good"])
@@ -89,8 +88,7 @@ struct RevocationInteropTests {
         }
     }
 
-    @Test func opensslVerifiesTheLabCRLs() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed (installed by .ci/run)"); return }
+    @Test(.requires(.openssl)) func opensslVerifiesTheLabCRLs() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let good = try #require(Lab.pki.servers["good"])
@@ -140,8 +138,7 @@ struct RevocationInteropTests {
 
     /// `openssl ocsp` as a real responder on a port (not ours): a leaf it says is good is accepted, one it says is
     /// revoked is refused, through the engine's fetcher and through `trust get`.
-    @Test func opensslResponderIsHonoured() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed (installed by .ci/run)"); return }
+    @Test(.requires(.openssl)) func opensslResponderIsHonoured() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let issuer = Lab.pki.intermediate

@@ -59,7 +59,7 @@ struct TrustConfigurationCLITests {
         }
     }
 
-    /// Pitfall 17, the debug half: a proxy CA in debugOverrides is honoured by this (debug) build;
+    /// A proxy CA in debugOverrides is honoured by this (debug) build;
     /// `.ci/run` runs the same command with a release build and requires the refusal.
     @Test func debugOverridesThroughTheCLI() async throws {
         let lab = CLI.lab

@@ -8,7 +8,7 @@ import TrustTestSupport
 
 @Suite("Names: canonical peer names, wildcards, name constraints")
 struct NameTests {
-    /// Pitfall 8: case, trailing dot and IDN spellings of one host are the same peer name; confusables are refused.
+    /// Case, trailing dot and IDN spellings of one host are the same peer name; confusables are refused.
     @Test func peerNamesAreCanonicalised() throws {
         #expect(try PeerName(host: "API.Example.COM.") == .dnsName("api.example.com"))
         #expect(try PeerName(host: "bücher.example") == .dnsName("xn--bcher-kva.example"))
@@ -80,7 +80,7 @@ struct NameTests {
         #expect(!matcher.matches(presented: "under_score.example.com", host: "under_score.example.com"))
     }
 
-    /// Pitfall 5: a constraint for example.com never admits a name that merely ends in the same characters.
+    /// A constraint for example.com never admits a name that merely ends in the same characters.
     @Test func nameConstraintsRespectLabelBoundaries() async throws {
         let constrained = try LabAuthority.root(commonName: "Constrained Root", nameConstraints: NameConstraints(permittedDNSDomains: ["example.com"]))
         func verdict(_ name: String) async throws -> TrustDecision {

@@ -132,8 +132,7 @@ struct OCSPResponseTests {
     }
 
     /// `openssl ocsp` judges the lab's responses, and answers the engine's requests (both offline, through files).
-    @Test func interoperatesWithOpenSSL() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl is needed (installed by .ci/run)"); return }
+    @Test(.requires(.openssl)) func interoperatesWithOpenSSL() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try issuer.identity.certificatePEM.write(toFile: dir + "/issuer.pem", atomically: true, encoding: .utf8)

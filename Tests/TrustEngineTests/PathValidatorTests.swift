@@ -42,13 +42,13 @@ struct PathValidatorTests {
         #expect(try await !trusted(at: leaf.notValidAfter.addingTimeInterval(1)))
     }
 
-    /// Pitfall 4: a valid certificate for another name fails, and the error names what it holds.
+    /// A valid certificate for another name fails, and the error names what it holds.
     @Test func wrongHostIsRefusedAndTheHeldNamesAreListed() async {
         let decision = await Lab.evaluate("wrong-host", host: "wrong-host.lab.test")
         #expect(decision.reasons == [.nameMismatch(expected: "wrong-host.lab.test", presented: ["other.lab.test"])])
     }
 
-    /// Pitfall 3: the default policy refuses self-signed and untrusted-root chains.
+    /// The default policy refuses self-signed and untrusted-root chains.
     @Test func selfSignedAndUntrustedRootAreRefusedWithTheirReason() async {
         let selfSigned = await Lab.evaluate("self-signed")
         #expect(!selfSigned.isTrusted)

@@ -19,7 +19,7 @@ struct SecurityPolicyTests {
         #expect(policy.pinnedCertificates.isEmpty)
     }
 
-    /// Pitfall 3: the default policy validates (AFNetworking 2.5.1 returned YES in mode none).
+    /// The default policy validates (AFNetworking 2.5.1 returned YES in mode none).
     @Test func defaultPolicyRefusesSelfSignedAndUntrustedRoots() async {
         for server in ["self-signed", "untrusted-root", "expired"] {
             #expect(await !policy(.none).evaluate(Lab.chain(server), forDomain: LabPKI.hostName(for: server)).isTrusted, "\(server)")
@@ -27,7 +27,7 @@ struct SecurityPolicyTests {
         #expect(await policy(.none).evaluate(Lab.chain("good"), forDomain: "good.lab.test").isTrusted)
     }
 
-    /// Pitfall 4: a valid certificate for another name fails in every mode that validates names.
+    /// A valid certificate for another name fails in every mode that validates names.
     @Test func wrongHostFailsInEveryMode() async {
         let pinned = [Lab.pki.intermediate.certificate]
         for mode in PinningMode.allCases {
@@ -57,7 +57,7 @@ struct SecurityPolicyTests {
         #expect(await policy(.certificate, pinned: [Lab.pki.intermediate.certificate]).evaluate(Lab.chain("good"), forDomain: "good.lab.test").isTrusted)
     }
 
-    /// Pitfall 2: AFNetworking's public-key mode with allowInvalidCertificates accepts any chain that merely
+    /// AFNetworking's public-key mode with allowInvalidCertificates accepts any chain that merely
     /// *contains* a pinned key. Here the leaf must chain to the pinned key by signatures.
     @Test func allowInvalidWithPublicKeyPinningStillNeedsAPathToThePin() async throws {
         let pinnedIntermediate = Lab.pki.intermediate.certificate

@@ -6,7 +6,7 @@ import TrustTestSupport
 
 @Suite("Trust configuration: host patterns, strict validation")
 struct TrustConfigurationTests {
-    /// Pitfalls 5, 8 and 18: every syntax × hosts, bare apex included, label boundaries, spellings.
+    /// Every syntax × hosts, bare apex included, label boundaries, spellings.
     @Test func hostPatternTable() throws {
         let hosts = ["example.com", "www.example.com", "a.b.example.com", "evil-example.com", "example.com.evil.com", "xexample.com",
                      "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com", "com", "127.0.0.1"]
@@ -48,7 +48,7 @@ struct TrustConfigurationTests {
         #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base
     }
 
-    /// Pitfalls 5, 6, 7: every problem at once, with its JSON path.
+    /// Every problem at once, with its JSON path.
     @Test func validationReportsEveryProblemWithItsPath() throws {
         let pin = Lab.pki.root.certificate.spkiPin.description
         let text = """
@@ -81,7 +81,7 @@ struct TrustConfigurationTests {
         }
     }
 
-    /// Pitfall 6: explicit true and false are read as written; numbers and strings are not booleans.
+    /// Explicit true and false are read as written; numbers and strings are not booleans.
     @Test func booleansRoundTripExactly() throws {
         let psl = PublicSuffixList(contents: "com\n")
         let pin = Lab.pki.root.certificate.spkiPin.description

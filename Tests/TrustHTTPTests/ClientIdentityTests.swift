@@ -29,9 +29,8 @@ struct ClientIdentityTests {
         }
     }
 
-    @Test(arguments: [["-passout", "pass:secret"], ["-legacy", "-passout", "pass:secret"], ["-passout", "pass:"]])
+    @Test(.requires(.openssl), arguments: [["-passout", "pass:secret"], ["-legacy", "-passout", "pass:secret"], ["-passout", "pass:"]])
     func opensslPKCS12Loads(_ options: [String]) async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
         let f = Lab.clientIdentityFiles
         let out = f.dir + "/\(UUID().uuidString).p12"
         try await openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out] + options)
@@ -43,8 +42,7 @@ struct ClientIdentityTests {
         #expect(kind { try ClientIdentity(pkcs12File: out, passphrase: passphrase + "wrong") } == .wrongPassphrase)
     }
 
-    @Test func malformedPKCS12GivesTypedErrorsNeverACrash() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
+    @Test(.requires(.openssl)) func malformedPKCS12GivesTypedErrorsNeverACrash() async throws {
         let f = Lab.clientIdentityFiles
         let noKey = f.dir + "/nokey.p12"
         try await openssl(["pkcs12", "-export", "-in", f.cert, "-nokeys", "-out", noKey, "-passout", "pass:secret"])
@@ -70,8 +68,7 @@ struct ClientIdentityTests {
         if case .corrupt? = kind({ try ClientIdentity(pkcs12: Array("not a p12".utf8), passphrase: nil) }) {} else { Issue.record("text accepted as p12") }
     }
 
-    @Test func pemIdentitiesInEveryKeyFormat() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.openssl) else { Issue.record("openssl needed"); return }
+    @Test(.requires(.openssl)) func pemIdentitiesInEveryKeyFormat() async throws {
         let f = Lab.clientIdentityFiles
         // PKCS#8 (as the lab writes it) and SEC1 for EC.
         #expect(try ClientIdentity(certificateFile: f.cert, keyFile: f.key).certificate.subject.description.contains("lab client"))

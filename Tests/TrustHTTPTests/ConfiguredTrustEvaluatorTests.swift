@@ -57,7 +57,7 @@ struct ConfiguredTrustEvaluatorTests {
         #expect(!expired.decision.isTrusted)
     }
 
-    /// Pitfall 11: at the expiry instant (UTC) pins stop being enforced — with a warning and a report, never silently.
+    /// At the expiry instant (UTC) pins stop being enforced — with a warning and a report, never silently.
     @Test func pinExpiryBoundary() async throws {
         let expires = "2030-01-01T00:00:00Z"
         let evaluator = try evaluator(anchored("good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"], "expires": "\#(expires)"}"#))
@@ -75,7 +75,7 @@ struct ConfiguredTrustEvaluatorTests {
         #expect(pins.isExpired(at: boundary))
     }
 
-    /// Pitfall 17: debug override anchors work in DEBUG builds only.
+    /// Debug override anchors work in DEBUG builds only.
     @Test func debugOverridesExistOnlyInDebugBuilds() async throws {
         let proxyCA = Lab.pki.untrustedRoot.certificate.pemString
         let evaluator = try evaluator(anchored("untrusted-root.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"]}, "debugOverrides": {"anchors": {"pem": [\#(String(reflecting: proxyCA))]}, "overridesPins": true}"#))

@@ -30,7 +30,7 @@ struct EvaluationCacheTests {
         #expect(cache.statistics.entries == 3)
     }
 
-    /// Pitfall 11-style boundary: a cached decision is never used past the earliest notAfter on its path, nor before notBefore.
+    /// The validity boundary: a cached decision is never used past the earliest notAfter on its path, nor before notBefore.
     @Test func cachedDecisionNeverOutlivesThePathValidity() async throws {
         let cache = TrustEvaluationCache()
         let evaluator = CachingTrustEvaluator(DefaultTrustEvaluator(anchors: Lab.anchors), cache: cache, policyIdentity: "lab")

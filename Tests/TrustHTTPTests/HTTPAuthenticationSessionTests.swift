@@ -64,7 +64,7 @@ struct HTTPAuthenticationSessionTests {
         try await server.shutdown()
     }
 
-    /// Pitfall 16: a wrong password ends after a bounded number of attempts, with the 401.
+    /// A wrong password ends after a bounded number of attempts, with the 401.
     @Test func wrongPasswordIsBounded() async throws {
         let server = try await server()
         for path in ["/basic", "/digest?algorithm=SHA-256"] {
@@ -91,7 +91,7 @@ struct HTTPAuthenticationSessionTests {
         try await server.shutdown()
     }
 
-    /// Pitfall 15: no answer crashes — nil credential, the wrong kind, cancel, and default handling with nothing stored.
+    /// No answer crashes — nil credential, the wrong kind, cancel, and default handling with nothing stored.
     @Test func everyDispositionEndsCleanly() async throws {
         let server = try await server()
         for path in ["/basic", "/digest?algorithm=MD5"] {

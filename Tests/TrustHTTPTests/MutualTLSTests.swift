@@ -102,8 +102,7 @@ struct MutualTLSTests {
 
 @Suite("Mutual TLS: details", .serialized, .timeLimit(.minutes(3)))
 struct MutualTLSDetailTests {
-    @Test func pkcs12IdentityAgainstOurServer() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { Issue.record("openssl needed"); return }
+    @Test(.requires(.openssl)) func pkcs12IdentityAgainstOurServer() async throws {
         let f = Lab.clientIdentityFiles
         for options in [[String](), ["-legacy"]] {
             let out = f.dir + "/\(UUID().uuidString).p12"

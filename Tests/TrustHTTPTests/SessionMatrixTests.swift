@@ -57,7 +57,7 @@ struct SessionMatrixTests {
         }
     }
 
-    /// Pitfall 14: nothing in the environment turns verification off.
+    /// Nothing in the environment turns verification off.
     @Test func environmentCannotDisableVerification() async throws {
         for (name, value) in [("SWIFT_TRUST_INSECURE", "1"), ("SSL_CERT_FILE", "/dev/null"), ("NODE_TLS_REJECT_UNAUTHORIZED", "0"),
                               ("PYTHONHTTPSVERIFY", "0"), ("CURL_CA_BUNDLE", ""), ("GIT_SSL_NO_VERIFY", "1")] {

@@ -87,7 +87,7 @@ struct SessionTests {
         }
     }
 
-    /// Pitfalls 1 and 9: the pinned-certificate append attack fails on the first, a pooled and a new
+    /// The pinned-certificate append attack fails on the first, a pooled and a new
     /// connection; every new connection is evaluated, pooled ones are reused only within the same trust.
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func pinsAreEnforcedOnFirstPooledAndNewConnections(_ protocols: LabServer.Protocols) async throws {
@@ -259,7 +259,7 @@ struct SessionTests {
         }
     }
 
-    /// Pitfall 14: TLS 1.2 is the minimum by default; a TLS 1.1 server is refused.
+    /// TLS 1.2 is the minimum by default; a TLS 1.1 server is refused.
     @Test func tls11ServerIsRefused() async throws {
         let identity = Lab.pki.servers["good"]!
         let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// The tools some tests compare against: implementations we did not write. `.ci/run` installs them, so
+/// CI always runs those tests; on a machine without one, a test that needs it is skipped — and says
+/// which tool is missing and how to get it — instead of failing (``Testing/Trait/requires(_:)``).
+package enum ExternalTool: Sendable, CustomStringConvertible {
+    case openssl
+    case curl
+    /// python3 with the requests package (Debian's python3-requests).
+    case python3Requests
+
+    /// The executable's path, where the tool is installed.
+    package var path: String {
+        switch self {
+        case .openssl: "/usr/bin/openssl"
+        case .curl: "/usr/bin/curl"
+        case .python3Requests: "/usr/bin/python3"
+        }
+    }
+
+    package var description: String {
+        switch self {
+        case .openssl: "openssl"
+        case .curl: "curl"
+        case .python3Requests: "python3 with requests"
+        }
+    }
+
+    /// Whether the tool can be run (for python3, whether it imports requests).
+    package var isInstalled: Bool {
+        switch self {
+        case .openssl: Self.opensslInstalled
+        case .curl: Self.curlInstalled
+        case .python3Requests: Self.requestsInstalled
+        }
+    }
+
+    private static let opensslInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.openssl.path)
+    private static let curlInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.curl.path)
+    private static let requestsInstalled: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: ExternalTool.python3Requests.path) else { return false }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ExternalTool.python3Requests.path)
+        process.arguments = ["-c", "import requests"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
+
+    /// How to install the tool (Debian package names, as `.ci/run` installs them).
+    var installation: String {
+        switch self {
+        case .openssl: "apt-get install openssl"
+        case .curl: "apt-get install curl"
+        case .python3Requests: "apt-get install python3-requests"
+        }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `tool` is installed; elsewhere it is skipped with the reason.
+    package static func requires(_ tool: ExternalTool) -> Self {
+        .enabled(if: tool.isInstalled, "skipped: \(tool) is not installed at \(tool.path) (\(tool.installation); .ci/run installs it)")
+    }
+}
