@@ -86,7 +86,7 @@ struct NIOCallbackTests {
         #expect(record.decision?.isTrusted == false && record.verifiedClient == nil)
     }
 
-    @Test func convertsNIOSSLCertificates() throws {
+    @Test func convertsNIOSSLCertificates() async throws {
         let trust = try ServerTrustVerifier.serverTrust(presented: try Self.nio(Lab.chain("good")), peerName: try PeerName(host: "good.lab.test"))
         #expect(trust.presentedChain == Lab.chain("good"))
         #expect(trust.peerName?.description == "good.lab.test")
@@ -101,7 +101,7 @@ struct NIOCallbackTests {
         process.arguments = ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem", "-days", "2", "-subj", "/CN=weak.lab.test"]
         process.standardError = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
+        _ = await exited(process)
         let weak = try NIOSSLCertificate.fromPEMFile(dir + "/c.pem")
         do {
             _ = try ServerTrustVerifier.serverTrust(presented: weak, peerName: nil)

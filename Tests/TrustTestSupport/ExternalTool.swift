@@ -38,16 +38,15 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
 
     private static let opensslInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.openssl.path)
     private static let curlInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.curl.path)
+    /// Whether python3 has requests: its package folder where Debian's python3-requests (or pip) puts
+    /// it. Read from the file system, not by running python3: a trait is evaluated on Swift's
+    /// cooperative pool, which a test must never block on a child process.
     private static let requestsInstalled: Bool = {
         guard FileManager.default.isExecutableFile(atPath: ExternalTool.python3Requests.path) else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ExternalTool.python3Requests.path)
-        process.arguments = ["-c", "import requests"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let roots = ["/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"]
+            + ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/local/lib")) ?? []).filter { $0.hasPrefix("python3") }
+                .flatMap { ["/usr/local/lib/\($0)/dist-packages", "/usr/local/lib/\($0)/site-packages"] }
+        return roots.contains { FileManager.default.fileExists(atPath: $0 + "/requests/__init__.py") }
     }()
 
     /// How to install the tool (Debian package names, as `.ci/run` installs them).

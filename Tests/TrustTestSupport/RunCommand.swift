@@ -94,3 +94,14 @@ package func stop(_ process: Process) {
     kill(process.processIdentifier, SIGKILL)
     process.waitUntilExit()
 }
+
+/// Waits until `process` exits — on a dedicated thread, never on Swift's cooperative pool, where a
+/// blocked wait (two, on a 2-core machine) would stall every other test's tasks — and returns its status.
+package func exited(_ process: Process) async -> Int32 {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread {
+            process.waitUntilExit()
+            continuation.resume(returning: process.terminationStatus)
+        }
+    }
+}
