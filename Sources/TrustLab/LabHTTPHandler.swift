@@ -221,7 +221,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var text = request.method.rawValue + "\n"
             text += body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
             send(context: context, request: request, status: .ok, body: text)
-        case "/upload", "/expect/refuse", "/expect/417", "/expect/ignore", _ where path.hasPrefix("/upload/"):
+        case _ where ["/upload", "/expect/refuse", "/expect/417", "/expect/ignore"].contains(path) || path.hasPrefix("/upload/"):
             send(context: context, request: request, status: .ok, body: uploadReport(request))
         case "/slow":
             let delay = Int64(query["ms"] ?? "") ?? 1000

@@ -22,7 +22,7 @@ struct GetRequestOptions: ParsableArguments {
     @Option(name: .customLong("json"), help: "A JSON request body, as curl's --json: POST, with Content-Type and Accept application/json unless -H sets them; @FILE reads a file unchanged (@-: standard input); repeated: concatenated.")
     var json: [String] = []
 
-    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send FILE as the body of a PUT (unless -X says otherwise), read as it is sent; '-' reads standard input (sent chunked). A URL ending in '/' gets the file's name appended. A body over 1 MiB, or of unknown size, asks for '100 Continue' first (-H 'Expect:' turns that off).")
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Send FILE as the body of a PUT (unless -X says otherwise), read as it is sent; '-' reads standard input (sent chunked). A URL ending in '/' gets the file's name appended. A body over 1 MiB, or of unknown size, asks for '100 Continue' first, over HTTP/2 too (curl: HTTP/1.1 only); -H 'Expect:' turns that off.")
     var uploadFile: String?
 
     @Option(name: [.customShort("A"), .customLong("user-agent")], help: "The User-Agent header.")
