@@ -210,4 +210,41 @@ struct RequestBodyTests {
         await session.shutdown()
         try await server.shutdown()
     }
+
+    /// A streamed body that stops part of the way fails at the deadline with a message that says how
+    /// far it got and what held it up: the body's source, or a peer that stopped taking bytes.
+    @Test func stalledUploadsSayWhereTheyStopped() async throws {
+        // The source yields 1000 of its declared 5000 bytes, then nothing. The connection is made
+        // first, so that the request's 2 s go to the upload alone.
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession()
+        try await withTeardown({ await session.shutdown(); try? await server.shutdown() }) {
+            _ = try await session.data(for: Request(url: url(server, "/")))
+            let stuck = RequestBody.stream(length: 5000) {
+                AsyncStream<[UInt8]> { continuation in continuation.yield([UInt8](repeating: 7, count: 1000)) }
+            }
+            var request = Request(url: url(server, "/upload"), method: "PUT", bodySource: stuck)
+            request.timeout = .seconds(2)
+            let error = await sessionError { try await session.data(for: request) }
+            #expect(error?.code == .timedOut, "\(String(describing: error))")
+            #expect(error?.message.contains("the request body: 1000 of 5000 bytes sent (1 chunks); waiting") == true, "\(String(describing: error?.message))")
+            #expect(error?.message.contains("for the body's source to yield more") == true, "\(String(describing: error?.message))")
+        }
+
+        // A server that never reads: the socket buffers fill, and the connection takes no more.
+        // (The source makes each chunk as it is asked for.)
+        let silent = try SilentPort()
+        let plain = try labSession()
+        try await withTeardown({ await plain.shutdown(); silent.close() }) {
+            let endless = RequestBody.stream(length: nil) {
+                AsyncStream<[UInt8]>(unfolding: { [UInt8](repeating: 1, count: 64 * 1024) })
+            }
+            var request = Request(url: try #require(URL(string: "http://127.0.0.1:\(silent.port)/upload")), method: "PUT", bodySource: endless)
+            request.timeout = .seconds(3)
+            let error = await sessionError { try await plain.data(for: request) }
+            #expect(error?.code == .timedOut, "\(String(describing: error))")
+            #expect(error?.message.contains("for the connection to take more") == true, "\(String(describing: error?.message))")
+            #expect(error?.message.contains("bytes sent") == true, "\(String(describing: error?.message))")
+        }
+    }
 }

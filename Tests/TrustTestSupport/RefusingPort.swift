@@ -11,8 +11,19 @@ package final class RefusingPort {
     private let descriptor: Int32
 
     package init() throws {
+        (descriptor, port) = try Self.bindLoopback(backlog: nil)
+    }
+
+    package func close() { Glibc.close(descriptor) }
+
+    /// A TCP socket bound to 127.0.0.1 on a port of the kernel's choosing, listening when `backlog` is
+    /// given, with `SO_RCVBUF` set to `receiveBuffer` when that is.
+    static func bindLoopback(backlog: Int32?, receiveBuffer: Int32? = nil) throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
@@ -23,13 +34,11 @@ package final class RefusingPort {
                 bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
             }
         }
-        guard bound else {
+        guard bound, backlog.map({ listen(descriptor, $0) == 0 }) ?? true else {
+            let code = errno
             Glibc.close(descriptor)
-            throw Failure(description: "bind() failed: \(errno)")
+            throw Failure(description: "bind() or listen() failed: \(code)")
         }
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
-
-    package func close() { Glibc.close(descriptor) }
 }

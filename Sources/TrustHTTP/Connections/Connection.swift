@@ -83,7 +83,7 @@ final class Connection: Sendable {
                 @Sendable func arm(_ timeout: Duration, _ message: String, until end: EventLoopFuture<Void>) {
                     let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                         timeouts.onTimeout()
-                        exchange.abort(SessionError(.timedOut, message, url: url))
+                        exchange.abort(SessionError(.timedOut, exchange.timeoutMessage(message), url: url))
                     }
                     end.whenComplete { _ in timer.cancel() }
                 }

@@ -53,6 +53,7 @@ final class HTTPExchange: Sendable {
         var ended = false
         var headDelivered = false
         var reusable = false
+        var upload = UploadProgress()
     }
 
     private let state = NIOLockedValueBox(State())
@@ -82,6 +83,23 @@ final class HTTPExchange: Sendable {
                 channel.close(promise: nil)
             }
         }
+    }
+
+    /// How far a streamed request body has got (updated on the event loop by the exchange handler).
+    var upload: UploadProgress { state.withLockedValue { $0.upload } }
+
+    /// Records a step of the streamed body (see ``UploadProgress``).
+    func recordUpload(_ update: (inout UploadProgress) -> Void) {
+        state.withLockedValue { update(&$0.upload) }
+    }
+
+    /// `message`, followed — for a streamed body not yet sent in full — by how far it got and what it
+    /// waits for: a deadline that passes mid-upload then says whether the body's source or the
+    /// connection (its socket buffer, or the HTTP/2 flow-control window the server has not reopened)
+    /// held it up.
+    func timeoutMessage(_ message: String) -> String {
+        guard case .stream(_, let length) = body, let detail = upload.summary(declaredLength: length) else { return message }
+        return "\(message); \(detail)"
     }
 
     /// Marks the exchange ended; false if it already was.

@@ -98,26 +98,32 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The exchange ended (its response came in full, it failed or was cancelled) before the body did.
     private struct BodyNoLongerWanted: Error {}
 
-    /// Sends a streamed body from a task: each chunk is handed to the event loop and written to the
-    /// socket (or into the HTTP/2 stream's flow-control window) before the next is asked for, so the
-    /// body is read no faster than the peer takes it. A sequence that throws, or yields other than
-    /// its declared `length`, fails the exchange: the request cannot be completed, and the
-    /// connection closes (a peer must never read the wrong bytes as the body, RFC 9112 §6.3).
+    /// Sends a streamed body from a task: each chunk is handed to the event loop as the source yields
+    /// it, without waiting for its write, while less than the ``UploadWindow``'s limit waits to be
+    /// written; beyond it the task waits for the connection (its socket, or the HTTP/2 stream's
+    /// flow-control window), so the body is read no faster than the peer takes it. A sequence that
+    /// throws, or yields other than its declared `length`, fails the exchange: the request cannot be
+    /// completed, and the connection closes (a peer must never read the wrong bytes as the body,
+    /// RFC 9112 §6.3).
     private func streamBody(_ writeAll: @escaping RequestBody.Writer, length: Int?, of exchange: HTTPExchange, context: ChannelHandlerContext) -> Task<Void, Never> {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
+        let window = UploadWindow()
         return Task {
             var sent = 0
             do {
+                exchange.recordUpload { $0.askingSource() }
                 try await writeAll { chunk in
                     sent += chunk.readableBytes
                     if let length, sent > length {
                         throw SessionError(.requestBodyStreamExhausted, "the request body yielded more than its declared length of \(length) bytes", url: exchange.url)
                     }
-                    try await eventLoop.flatSubmit {
+                    try await window.reserve(chunk.readableBytes) { exchange.recordUpload { $0.waitingForConnection() } }
+                    eventLoop.execute {
                         let (handler, context) = loopBound.value
-                        return handler.writeBodyPart(chunk, of: exchange, context: context)
-                    }.get()
+                        handler.writeBodyPart(chunk, of: exchange, window: window, context: context)
+                    }
+                    exchange.recordUpload { $0.askingSource() }
                 }
                 if let length, sent != length {
                     throw SessionError(.requestBodyStreamExhausted, "the request body ended after \(sent) of its declared \(length) bytes", url: exchange.url)
@@ -135,19 +141,37 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func writeBodyPart(_ chunk: ByteBuffer, of exchange: HTTPExchange, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard current === exchange, case .streaming = sending else { return context.eventLoop.makeFailedFuture(BodyNoLongerWanted()) }
-        // The previous chunk is written: the peer is taking the request, which the read timeout
-        // counts as activity as it counts bytes of the response.
-        lastActivity = .now()
-        bodyBytesWritten += chunk.readableBytes
-        return context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).flatMapErrorThrowing { _ in throw BodyWriteFailed() }
+    /// Writes one chunk handed over by the body's task (in the order handed over: the event loop runs
+    /// its tasks in order), and gives its room in `window` back once the connection has taken it.
+    private func writeBodyPart(_ chunk: ByteBuffer, of exchange: HTTPExchange, window: UploadWindow, context: ChannelHandlerContext) {
+        guard current === exchange, case .streaming = sending else {
+            window.fail(BodyNoLongerWanted())
+            return
+        }
+        let count = chunk.readableBytes
+        bodyBytesWritten += count
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
+            switch result {
+            case .success:
+                // The peer is taking the request, which the read timeout counts as activity as it
+                // counts bytes of the response.
+                handler.value.lastActivity = .now()
+                exchange.recordUpload { $0.written(count) }
+                window.written(count)
+            case .failure:
+                window.fail(BodyWriteFailed())
+            }
+        }
     }
 
     private func endBody(of exchange: HTTPExchange, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         guard current === exchange, case .streaming = sending else { return context.eventLoop.makeFailedFuture(BodyNoLongerWanted()) }
         sending = .complete
-        return context.writeAndFlush(wrapOutboundOut(.end(nil))).flatMapErrorThrowing { _ in throw BodyWriteFailed() }
+        exchange.recordUpload { $0.waitingForConnection() }
+        return context.writeAndFlush(wrapOutboundOut(.end(nil))).map {
+            exchange.recordUpload { $0.finished() }
+        }.flatMapErrorThrowing { _ in throw BodyWriteFailed() }
     }
 
     private func bodyFailed(_ error: any Error, of exchange: HTTPExchange, context: ChannelHandlerContext) {
@@ -290,7 +314,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 handler.scheduleIdleCheck(context: context, exchange: exchange, in: .nanoseconds(next.nanoseconds))
                 return
             }
-            handler.fail(SessionError(.timedOut, "no data from the server for \(readTimeout) (read timeout)", url: exchange.url), context: context)
+            handler.fail(SessionError(.timedOut, exchange.timeoutMessage("no data from the server for \(readTimeout) (read timeout)"), url: exchange.url), context: context)
         }
     }
 }
