@@ -24,6 +24,13 @@ import X509
 /// socket takes the bytes (NIO writability), and closes a connection after `connectionTimeLimit` or
 /// `byteLimit` bytes, or when the client closes it.
 public final class LabHostileServer: Sendable {
+    /// Where hostile servers run unless told otherwise: one event loop of their own, made at first
+    /// use and kept for the process. A flood keeps its event loop busy for as long as the client
+    /// takes it; on the process's shared loops it would lengthen every other connection's turn
+    /// there — the lab's good servers', and the clients' under test — as a real attacker's server,
+    /// on another machine, does not.
+    public static let eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// How the server attacks each connection.
     public enum Behaviour: String, Sendable, CaseIterable {
         // MARK: HTTP/1.1
@@ -184,10 +191,11 @@ public final class LabHostileServer: Sendable {
     ///   - trickleInterval: the pause between two bytes of ``Behaviour/trickleHead`` and ``Behaviour/trickleBody``.
     ///   - connectionTimeLimit: how long a connection may last; the server then closes it.
     ///   - byteLimit: how many bytes the server writes to one connection at most before closing it.
+    ///   - group: where the server runs (by default ``eventLoopGroup``, apart from the process's shared loops).
     public static func start(_ behaviour: Behaviour, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
                              trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
                              byteLimit: Int = 4 << 30,
-                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabHostileServer {
+                             group: any EventLoopGroup = LabHostileServer.eventLoopGroup) async throws -> LabHostileServer {
         var configuration = try LabServer.serverConfiguration(chain: chain, privateKey: privateKey)
         configuration.applicationProtocols = behaviour.isHTTP2 ? ["h2"] : ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
@@ -206,7 +214,7 @@ public final class LabHostileServer: Sendable {
     public static func startPlain(_ behaviour: Behaviour, host: String = "plain.lab.test",
                                   trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
                                   byteLimit: Int = 4 << 30,
-                                  group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabHostileServer {
+                                  group: any EventLoopGroup = LabHostileServer.eventLoopGroup) async throws -> LabHostileServer {
         let limits = LabHostileConnection.Limits(
             trickleInterval: TimeAmount(trickleInterval), connectionTimeLimit: TimeAmount(connectionTimeLimit), byteLimit: byteLimit)
         return try await start(behaviour, host: host, scheme: "http", limits: limits, group: group) { channel, port in
