@@ -62,16 +62,24 @@ final class RequestContext: Sendable {
     func mapErrors<T>(url: URL, _ operation: () async throws -> T) async throws -> T {
         do {
             return try await operation()
-        } catch let error as SessionError {
-            if timedOut && error.code != .timedOut && error.trustDecision == nil {
-                throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
-            }
-            if Task.isCancelled && error.trustDecision == nil { throw SessionError(.cancelled, "the request was cancelled", url: url) }
-            throw error
         } catch {
-            if timedOut { throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url) }
-            if Task.isCancelled || error is CancellationError { throw SessionError(.cancelled, "the request was cancelled", url: url) }
-            throw SessionError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
+            throw mapped(error, url: url)
         }
+    }
+
+    /// What ``mapErrors(url:_:)`` throws for `error`. A synchronous function of its own: the errors it
+    /// builds then live on the thread's stack, not in the frame every request's task keeps while it waits.
+    @inline(never)
+    private func mapped(_ error: any Error, url: URL) -> SessionError {
+        if let error = error as? SessionError {
+            if timedOut && error.code != .timedOut && error.trustDecision == nil {
+                return SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
+            }
+            if Task.isCancelled && error.trustDecision == nil { return SessionError(.cancelled, "the request was cancelled", url: url) }
+            return error
+        }
+        if timedOut { return SessionError(.timedOut, "the request timed out after \(timeout)", url: url) }
+        if Task.isCancelled || error is CancellationError { return SessionError(.cancelled, "the request was cancelled", url: url) }
+        return SessionError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
     }
 }

@@ -12,8 +12,9 @@ import TrustNIO
 /// kept (up to ``capacity`` hosts), so nothing on the request path builds an evaluator, a validator or an
 /// anchor index, canonicalises a host pattern, or reads the environment.
 final class SessionRouter: Sendable {
-    /// One host's decisions.
-    struct Route: Sendable {
+    /// One host's decisions: made once, shared by reference by every request to the host (its
+    /// client identity alone is hundreds of bytes, which a value would copy into each request's plan).
+    final class Route: Sendable {
         /// Names the evaluator within the session: connections are pooled by it, decisions cached under it.
         let key: String
         /// The evaluation for default handling when a challenge handler may answer first: the cache
@@ -27,6 +28,16 @@ final class SessionRouter: Sendable {
         let requiresTLS13: Bool
         /// Offered when the server asks for a certificate and the challenge gets default handling.
         let clientIdentity: ClientIdentity?
+
+        init(key: String, evaluate: @escaping TrustEvaluatorFunction, known: ServerTrustVerifier.Known?, evaluateAlone: @escaping TrustEvaluatorFunction,
+             requiresTLS13: Bool, clientIdentity: ClientIdentity?) {
+            self.key = key
+            self.evaluate = evaluate
+            self.known = known
+            self.evaluateAlone = evaluateAlone
+            self.requiresTLS13 = requiresTLS13
+            self.clientIdentity = clientIdentity
+        }
     }
 
     typealias TrustEvaluatorFunction = @Sendable (ServerTrust) async -> TrustDecision

@@ -23,7 +23,23 @@ struct HTTPAuthenticator {
         var counts: Bool
     }
 
-    let configuration: SessionConfiguration
+    /// What authentication reads of the session's configuration — a few fields, not the whole
+    /// ``SessionConfiguration`` (kilobytes, held in the frame of every request's task).
+    struct Settings {
+        let credentialStore: CredentialStore?
+        let authenticationSchemes: HTTPAuthenticationSchemes
+        let allowsCredentialsOverHTTP: Bool
+        let maximumAuthenticationFailures: Int
+
+        init(_ configuration: SessionConfiguration) {
+            credentialStore = configuration.credentialStore
+            authenticationSchemes = configuration.authenticationSchemes
+            allowsCredentialsOverHTTP = configuration.allowsCredentialsOverHTTP
+            maximumAuthenticationFailures = configuration.maximumAuthenticationFailures
+        }
+    }
+
+    let configuration: Settings
     /// The session's per-host decisions (the proxy a request goes through).
     let router: SessionRouter
     let taskHandler: (any ChallengeHandler)?
@@ -46,7 +62,7 @@ struct HTTPAuthenticator {
     static let maximumFailureResponseBytes = 1 << 20
 
     init(request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
-        self.configuration = configuration
+        self.configuration = Settings(configuration)
         self.router = router
         self.taskHandler = request.challengeHandler
         self.sessionHandler = sessionHandler

@@ -13,9 +13,12 @@ public struct Credential: Sendable, CustomStringConvertible {
         /// A user name and password (HTTP authentication).
         case user(String, password: String)
         /// "Trust this server": the `ServerTrust` of the challenge being answered.
-        case serverTrust(ServerTrust)
+        ///
+        /// This case and the next are `indirect` (held by reference): their values are hundreds of
+        /// bytes, and a ``Request`` carries a credential inline, in every frame that holds a request.
+        indirect case serverTrust(ServerTrust)
         /// A client certificate and key, for a client-certificate challenge.
-        case clientIdentity(ClientIdentity)
+        indirect case clientIdentity(ClientIdentity)
     }
 
     /// The answer itself.
