@@ -1,14 +1,19 @@
 // Counts heap allocations by defining the allocator entry points in the executable, which the
 // dynamic linker then resolves for every library (Swift runtime, Foundation, BoringSSL, NIO);
 // each forwards to glibc's own implementation. Linux/glibc only; elsewhere it counts nothing.
+// Built with `-Xcc -DALLOCATION_COUNTER_OFF` it interposes nothing, so that a heap profiler that
+// interposes the allocator itself (heaptrack, valgrind) sees every allocation, BoringSSL's included.
 #include "AllocationCounter.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>  // defines __GLIBC__ on glibc
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
-#if defined(__linux__) && defined(__GLIBC__)
+#if defined(__linux__) && defined(__GLIBC__) && !defined(ALLOCATION_COUNTER_OFF)
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -60,6 +65,22 @@ INTERPOSED int posix_memalign(void **result, size_t alignment, size_t size) {
 }
 
 long long allocation_counter_count(void) { return atomic_load_explicit(&allocations, memory_order_relaxed); }
+
 #else
 long long allocation_counter_count(void) { return -1; }
+#endif
+
+#if defined(__linux__) && defined(__GLIBC__)
+long long allocation_counter_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long long)(info.uordblks + info.hblkhd);
+}
+
+long long allocation_counter_heap_free(void) { return (long long)mallinfo2().fordblks; }
+
+void allocation_counter_trim(void) { malloc_trim(0); }
+#else
+long long allocation_counter_heap_in_use(void) { return -1; }
+long long allocation_counter_heap_free(void) { return -1; }
+void allocation_counter_trim(void) {}
 #endif

@@ -103,6 +103,7 @@ if arguments.first == "idle" {
     }
     try await get(base + "/")
     let before = memoryKiB("VmRSS")
+    let heapBefore = Int(allocation_counter_heap_in_use())
     let socketsBefore = openSockets()
     // Each request waits 500 ms at the server, so COUNT requests at once need COUNT connections.
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -110,7 +111,15 @@ if arguments.first == "idle" {
         try await group.waitForAll()
     }
     try await Task.sleep(for: .milliseconds(300))
-    FileHandle.standardOutput.write(Data("RESULT \(before) \(memoryKiB("VmRSS")) \(memoryKiB("VmHWM")) \(openSockets() - socketsBefore)\n".utf8))
+    let heapInUse = Int(allocation_counter_heap_in_use()), heapFree = Int(allocation_counter_heap_free())
+    let after = memoryKiB("VmRSS")
+    // What the heap holds (in use) and keeps free but mapped, then RSS once malloc has returned its
+    // free pages to the kernel: RSS growth counts both memory held for the connections and the
+    // burst's transient memory that glibc keeps for reuse.
+    allocation_counter_trim()
+    let heapGrowth = (heapInUse - heapBefore) / 1024
+    let figures: [Int] = [before, after, memoryKiB("VmHWM"), openSockets() - socketsBefore, heapGrowth, heapFree / 1024, memoryKiB("VmRSS")]
+    FileHandle.standardOutput.write(Data(("RESULT " + figures.map(String.init).joined(separator: " ") + "\n").utf8))
     exit(0)
 }
 
@@ -209,7 +218,7 @@ let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trus
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let rootsFile = folder.appendingPathComponent("roots.pem")
 try roots.map(\.pemString).joined().write(to: rootsFile, atomically: true, encoding: .utf8)
-func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int, sockets: Int) {
+func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int, sockets: Int, heapGrowth: Int, heapFree: Int, trimmed: Int) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["idle", client.rawValue, String(server.port), rootsFile.path, pin.description, String(idleCount)]
@@ -223,8 +232,8 @@ func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int
         throw BenchFailure(description: "the \(client.rawValue) child printed no result: \(text)")
     }
     let numbers = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-    guard numbers.count == 4 else { throw BenchFailure(description: "unexpected child output \(line)") }
-    return (numbers[0], numbers[1], numbers[2], numbers[3])
+    guard numbers.count == 7 else { throw BenchFailure(description: "unexpected child output \(line)") }
+    return (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6])
 }
 let ours = try idleFigures(.session)
 let theirs = try idleFigures(.ahc)
@@ -232,5 +241,10 @@ row("\(idleCount) idle HTTP/1.1 connections: sockets open", Double(ours.sockets)
 row("  peak RSS of the client process (MiB)", Double(ours.peak) / 1024, Double(theirs.peak) / 1024, unit: "", format: "%10.1f")
 row("  RSS growth per pooled connection (KiB)", Double(ours.after - ours.before) / Double(max(1, ours.sockets)),
     Double(theirs.after - theirs.before) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
+row("  heap in use, growth per connection (KiB)", Double(ours.heapGrowth) / Double(max(1, ours.sockets)),
+    Double(theirs.heapGrowth) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
+row("  heap free but kept by malloc (MiB)", Double(ours.heapFree) / 1024, Double(theirs.heapFree) / 1024, unit: "", format: "%10.1f")
+row("  RSS growth per conn. after malloc_trim (KiB)", Double(ours.trimmed - ours.before) / Double(max(1, ours.sockets)),
+    Double(theirs.trimmed - theirs.before) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
 try? FileManager.default.removeItem(at: folder)
 try await server.shutdown()

@@ -5,4 +5,13 @@
 /// made by this process since it started, counted by interposing glibc's allocator.
 long long allocation_counter_count(void);
 
+/// Bytes the heap has handed out and not had back (glibc's mallinfo2: uordblks + hblkhd), all arenas.
+long long allocation_counter_heap_in_use(void);
+
+/// Bytes free in the heap but kept by malloc for reuse (mallinfo2: fordblks).
+long long allocation_counter_heap_free(void);
+
+/// Returns the heap's free pages to the kernel (malloc_trim(0)).
+void allocation_counter_trim(void);
+
 #endif
