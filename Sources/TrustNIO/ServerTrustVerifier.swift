@@ -37,6 +37,13 @@ public struct ServerTrustVerifier: Sendable {
     /// `nil` (the default) logs nothing. A `Session` logs through its own configuration instead.
     public var logger: Logger?
 
+    /// Whether a trusted chain's validated path goes to NIOSSL as `VerificationMetadata`, where a
+    /// server or NIO client reads it back (`peerValidatedCertificateChain`, Vapor's
+    /// `req.peerCertificateChain`). NIOSSL then keeps BoringSSL's parsed copy of each certificate for
+    /// as long as the connection lives — about 2 KiB per certificate. A client that keeps the
+    /// ``TrustDecision`` itself (a `Session` does) turns this off. Default: on.
+    public var keepsValidatedChain = true
+
     /// Verifies with `decide` (a challenge handler, a per-host evaluator…); `known` may answer first.
     public init(known: Known? = nil, logger: Logger? = nil, decide: @escaping Decide) {
         self.known = known
@@ -69,9 +76,10 @@ public struct ServerTrustVerifier: Sendable {
         let decide = self.decide
         let known = self.known
         let logger = self.logger
+        let keepsValidatedChain = self.keepsValidatedChain
         let host = peerName?.description ?? ""
         return { presented, promise in
-            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, promise: promise) { decision in
+            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, keepsValidatedChain: keepsValidatedChain, promise: promise) { decision in
                 record.record(decision)
                 // The verifier cannot tell a cached answer of `known` from an evaluation, nor the port.
                 if let logger { TrustDecisionLog.log(decision, host: host, port: nil, cached: nil, to: logger) }
@@ -83,13 +91,14 @@ public struct ServerTrustVerifier: Sendable {
     /// ``start(_:)``) — gives the decision to `record` and completes NIOSSL's promise. Shared by the
     /// client (server trust) and the server side (``ClientAuthentication``).
     static func verify(
-        _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, decide: @escaping Decide,
+        _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, decide: @escaping Decide, keepsValidatedChain: Bool = true,
         promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>, record: @escaping @Sendable (TrustDecision) -> Void
     ) {
         let converted = convert(presented, peerName: peerName, at: time)
         @Sendable func finish(_ decision: TrustDecision) {
             record(decision)
-            promise.succeed(decision.isTrusted ? .certificateVerified(metadata(for: decision, converted: converted)) : .failed)
+            let metadata = keepsValidatedChain ? metadata(for: decision, converted: converted) : VerificationMetadata(nil)
+            promise.succeed(decision.isTrusted ? .certificateVerified(metadata) : .failed)
         }
         switch converted.result {
         case .failure(let refusal):

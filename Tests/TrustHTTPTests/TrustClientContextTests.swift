@@ -26,7 +26,9 @@ struct TrustClientContextTests {
         func channelInactive(context: ChannelHandlerContext) { promise.fail(ChannelError.eof) }
     }
 
-    private func handshake(_ handler: @escaping @Sendable () throws -> NIOSSLClientHandler, port: Int) async throws {
+    /// Handshakes and returns how many certificates of the validated path NIOSSL kept for the connection (nil: none).
+    @discardableResult
+    private func handshake(_ handler: @escaping @Sendable () throws -> NIOSSLClientHandler, port: Int) async throws -> Int? {
         let group = MultiThreadedEventLoopGroup.singleton
         let promise = group.next().makePromise(of: Void.self)
         let channel = try await ClientBootstrap(group: group)
@@ -39,6 +41,7 @@ struct TrustClientContextTests {
             .connect(host: "127.0.0.1", port: port).get()
         defer { channel.close(promise: nil) }
         try await promise.futureResult.get()
+        return try await channel.nioSSL_peerValidatedCertificateChain().get().map { Array($0).count }
     }
 
     @Test func withoutTheCallbackEveryHandshakeFails() async throws {
@@ -57,8 +60,27 @@ struct TrustClientContextTests {
             let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
             let verifier = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors))
             let record = TrustRecord()
-            try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
+            let kept = try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
             #expect(record.decision?.isTrusted == true)
+            // The validated path (leaf, intermediate, root) is NIOSSL's to give back, by default.
+            #expect(kept == record.decision?.validatedPath.count && kept == 3, "\(String(describing: kept))")
+        }
+    }
+
+    /// With `keepsValidatedChain` off, as a `Session` sets it, the decision alone holds the path:
+    /// NIOSSL keeps no parsed copy of it for the connection's lifetime.
+    @Test func theValidatedChainCanBeLeftOutOfNIOSSL() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let context = try NIOSSLContext(configuration: .trustClient(applicationProtocols: ["http/1.1"]))
+            var configured = ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors))
+            configured.keepsValidatedChain = false
+            let verifier = configured
+            let record = TrustRecord()
+            let kept = try await handshake({ try verifier.makeClientHandler(context: context, host: "good.lab.test", record: record) }, port: server.port)
+            #expect(record.decision?.isTrusted == true)
+            #expect(record.decision?.validatedPath.count == 3)
+            #expect(kept == nil)
         }
     }
 }

@@ -39,13 +39,17 @@ final class HandshakeChallenges: Sendable {
         self.clientCertificate = clientCertificate
     }
 
-    /// Decides the server's trust in the handshake (``known``, else the challenge).
+    /// Decides the server's trust in the handshake (``known``, else the challenge). The decision, with
+    /// its validated path, is kept in ``record``: NIOSSL need not keep its own parsed copy of the path
+    /// for the connection's lifetime.
     var verifier: ServerTrustVerifier {
-        ServerTrustVerifier(known: known) { [self] trust in
+        var verifier = ServerTrustVerifier(known: known) { [self] trust in
             let answer = await serverTrust.decide(trust)
             answers.withLockedValue { $0.serverTrust = answer.outcome }
             return answer.decision
         }
+        verifier.keepsValidatedChain = false
+        return verifier
     }
 
     /// NIOSSL's context callback, which it calls when the server asks for a certificate; nil when no
