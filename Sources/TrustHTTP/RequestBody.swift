@@ -3,9 +3,9 @@ import NIOCore
 
 /// A request body: bytes in memory, a file, or an asynchronous sequence of chunks.
 ///
-/// A body that streams is read only as the connection can take it (each chunk is written to the
-/// socket, or into the HTTP/2 stream's flow-control window, before the next is asked for), so a
-/// large upload holds one chunk in memory at a time.
+/// A body that streams is read only as the connection can take it: at most 512 KiB (and one chunk)
+/// is handed to the connection ahead of what the socket, or the HTTP/2 stream's flow-control
+/// window, has taken, so a large upload holds about that much in memory at a time.
 ///
 /// A request may have to be sent more than once: after an authentication challenge (401, 407), a
 /// redirect that keeps the method (307, 308), an `Expect: 100-continue` the server refused (417),

@@ -74,7 +74,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Writes the body and the end of the request (the head is written). A streamed body is written
-    /// by a task of its own, one chunk at a time (see ``streamBody(_:length:of:context:)``).
+    /// by a task of its own as the connection takes it (see ``streamBody(_:length:of:context:)``).
     private func sendBody(of exchange: HTTPExchange, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         switch exchange.body {
         case .none:
