@@ -295,19 +295,28 @@ public final class Session: Sendable {
         } catch {
             telemetry.connected(origin, duration: started.duration(to: clock.now), failed: true)
             guard let refusal = error as? ProxyRefusal else { throw error }
-            guard let proxy = plan.proxy else { throw refusal }
-            if refusal.statusCode == 407 {
-                var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
-                                                        redirects: redirects))
-                answer.isProxyAnswer = true
-                return .proxyAnswer(answer)
-            }
-            throw SessionError(.badServerResponse, refusal.statusCode == 0
-                ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
-                : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+            return try answer(to: refusal, plan, request: request, redirects: redirects)
         }
         pool.register(connection, key: plan.key)
         return .connection(connection)
+    }
+
+    /// A proxy's refusal of CONNECT: its 407 for HTTP authentication to answer, else the error. A
+    /// synchronous function of its own, so that the responses and errors it builds take no room in
+    /// the frame every new connection's task keeps while it connects.
+    @inline(never)
+    private func answer(to refusal: ProxyRefusal, _ plan: Plan, request: Request, redirects: [URL]) throws -> Connected {
+        guard let proxy = plan.proxy else { throw refusal }
+        if refusal.statusCode == 407 {
+            var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                                                    redirects: redirects))
+            answer.isProxyAnswer = true
+            return .proxyAnswer(answer)
+        }
+        let origin = plan.origin
+        throw SessionError(.badServerResponse, refusal.statusCode == 0
+            ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
+            : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
     }
 
     /// The challenges of a TLS handshake for this request: server trust (a decision already known
