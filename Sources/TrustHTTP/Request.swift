@@ -36,6 +36,11 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// Send ``credential`` as Basic before any challenge (over `https`, or `http` when the session
     /// allows clear-text credentials). Off by default: credentials go only where asked for.
     public var authenticatesPreemptively: Bool = false
+    /// Told as the request body goes out, as URLSession's `didSendBodyData`: the body bytes the
+    /// connection has taken so far (a streamed body after each chunk, bytes in memory once) and the
+    /// body's length when known. A request sent again (authentication, a 307 or 308, a 417, a
+    /// refused HTTP/2 stream) counts from zero again. Called on an event loop: keep it short.
+    public var uploadProgress: (@Sendable (_ sent: Int, _ expected: Int?) -> Void)?
 
     /// A request for `url`; everything else has a default.
     public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,

@@ -341,7 +341,8 @@ public final class Session: Sendable {
     private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
         if let span = context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
-            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits)
+            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits,
+            uploadProgress: request.uploadProgress)
         let pool = self.pool
         let key = plan.key
         let released = NIOLockedValueBox(false)

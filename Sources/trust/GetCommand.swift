@@ -166,12 +166,14 @@ struct GetCommand: AsyncParsableCommand {
             destination = .file(name)
         }
         let configuration = try makeConfiguration(scheme: scheme, monitor: monitor, diagnostics: diagnostics)
-        let request: Request
+        var request: Request
         do {
             request = try makeRequest(requestURL, upload: upload)
         } catch let error as UploadFile.Unreadable {
             monitor.end(26, message: "(26) Failed to open/read local data from file/application: \(error)")
         }
+        // %{size_upload}: the body bytes the connection took for the last send of the request.
+        request.uploadProgress = { sent, _ in monitor.update { $0.uploaded = Int64(sent) } }
         if verbose { showRequest(request, userAgent: configuration.userAgent, diagnostics: diagnostics) }
 
         monitor.start()

@@ -61,7 +61,7 @@ struct GetOutputOptions: ParsableArguments {
     @Flag(name: [.customShort("I"), .customLong("head")], help: "Send HEAD and write the response head.")
     var headOnly = false
 
-    @Option(name: [.customShort("w"), .customLong("write-out")], help: "After the transfer, write FORMAT: %{http_code}, %{url_effective}, %{num_redirects}, %{remote_ip}, %{time_total}, %{size_download}, %{ssl_verify_result}, %{stderr}, \\n… (curl's; @FILE reads it).")
+    @Option(name: [.customShort("w"), .customLong("write-out")], help: "After the transfer, write FORMAT: %{http_code}, %{url_effective}, %{num_redirects}, %{remote_ip}, %{time_total}, %{size_download}, %{size_upload}, %{ssl_verify_result}, %{stderr}, \\n… (curl's; @FILE reads it).")
     var writeOut: String?
 
     @Flag(name: [.customShort("f"), .customLong("fail")], help: "Exit 22 without printing the body when the HTTP status is 400 or more.")

@@ -51,6 +51,8 @@ struct TransferFacts: Sendable {
     var headers: [(name: String, value: String)] = []
     /// Body bytes received.
     var bytes: Int64 = 0
+    /// Request body bytes sent (the last time the request was sent).
+    var uploaded: Int64 = 0
     /// The response head's size as HTTP/1.1 text (status line, fields, blank line).
     var headerSize = 0
     /// `Content-Length`, when the server announced one.

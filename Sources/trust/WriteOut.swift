@@ -24,7 +24,7 @@ struct WriteOut: Sendable {
     static let variables: Set<String> = [
         "http_code", "response_code", "url_effective", "num_redirects", "remote_ip", "remote_port", "time_namelookup", "time_connect",
         "time_appconnect", "time_pretransfer", "time_starttransfer", "time_total", "time_redirect", "size_download", "size_header",
-        "speed_download", "ssl_verify_result", "content_type", "http_version", "method", "scheme", "exitcode", "errormsg",
+        "size_upload", "speed_download", "speed_upload", "ssl_verify_result", "content_type", "http_version", "method", "scheme", "exitcode", "errormsg",
         "num_headers", "stdout", "stderr",
     ]
 
@@ -127,9 +127,11 @@ struct WriteOut: Sendable {
         case "time_redirect": return time(nil)
         case "size_download": return String(facts.bytes)
         case "size_header": return String(facts.headerSize)
-        case "speed_download":
+        case "size_upload": return String(facts.uploaded)
+        case "speed_download", "speed_upload":
             let seconds = total.map(TransferMonitor.seconds) ?? 0
-            return String(format: "%.0f", seconds > 0 ? Double(facts.bytes) / seconds : 0)
+            let bytes = name == "speed_upload" ? facts.uploaded : facts.bytes
+            return String(format: "%.0f", seconds > 0 ? Double(bytes) / seconds : 0)
         case "ssl_verify_result": return String(facts.verifyResult)
         case "content_type": return facts.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
         case "http_version":

@@ -107,6 +107,33 @@ struct GetCommandCurlTests {
         }
     }
 
+    /// `%{size_upload}` and `%{speed_upload}`: the body bytes sent — of a file (`-T`), of `-d`, and none
+    /// when the server refuses before the body (`Expect: 100-continue` answered with 413), as curl counts them.
+    @Test(.requires(.curl)) func uploadSizesAsCurl() async throws {
+        let folder = try temporaryDirectory()
+        let small = folder + "/small.bin", large = folder + "/large.bin"
+        try Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0) }).write(to: URL(filePath: small))
+        try Data(count: 2 * 1024 * 1024).write(to: URL(filePath: large))
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let cases: [(String, [String], String)] = [
+                ("/upload", ["-T", small], "5000"),
+                ("/echo", ["-d", "a=1"], "3"),
+                // Over HTTP/1.1: curl 7.88 sends `Expect` over HTTP/1.1 only.
+                ("/expect/refuse", ["-T", large, "--http1.1"], "0"),
+                ("/", [], "0"),
+            ]
+            for (path, extra, expected) in cases {
+                let (status, out, err) = try await trust(good, path, ["-o", "/dev/null", "-w", "%{size_upload}"] + extra)
+                #expect(status == 0, "\(path): \(err)")
+                #expect(out == expected, "\(path)")
+                #expect(out == (try await curl(good, path, ["-o", "/dev/null", "-w", "%{size_upload}"] + extra)).1, "\(path)")
+            }
+            let (_, speed, _) = try await trust(good, "/upload", ["-o", "/dev/null", "-T", small, "-w", "%{speed_upload}"])
+            #expect((Double(speed) ?? 0) > 0, "\(speed)")
+        }
+    }
+
     /// `-d @file` drops CR and LF; `--data-binary @file` sends the file as it is (curl's documented difference).
     @Test(.requires(.curl)) func dataFlagsAsCurl() async throws {
         try await withLabServers(["good"]) { servers in

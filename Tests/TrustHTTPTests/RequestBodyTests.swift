@@ -211,6 +211,33 @@ struct RequestBodyTests {
         try await server.shutdown()
     }
 
+    /// `Request.uploadProgress` hears of the body as the connection takes it: a streamed body chunk by
+    /// chunk, counts rising to its length; bytes in memory once; over both protocols.
+    @Test(arguments: [HTTPVersionPreference.http1Only, .automatic])
+    func uploadProgressCountsTheBody(_ version: HTTPVersionPreference) async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let session = try labSession(configure: { $0.httpVersion = version })
+        try await withTeardown({ await session.shutdown(); try? await server.shutdown() }) {
+            let count = 1_000_001
+            let seen = NIOLockedValueBox<[(Int, Int?)]>([])
+            var streamed = Request(url: url(server, "/upload"), method: "PUT", bodySource: Self.patternBody(count: count, chunk: 100_000))
+            streamed.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
+            let response = try await session.data(for: streamed)
+            #expect(response.text == Self.expectedReport(count: count, framing: "content-length"))
+            let calls = seen.withLockedValue { $0 }
+            #expect(calls.count == 11, "\(calls.map(\.0))")
+            #expect(zip(calls, calls.dropFirst()).allSatisfy { $0.0 < $1.0 }, "\(calls.map(\.0))")
+            #expect(calls.last?.0 == count && calls.allSatisfy { $0.1 == count })
+
+            seen.withLockedValue { $0 = [] }
+            var inMemory = Request(url: url(server, "/upload"), method: "POST", body: Data(repeating: 1, count: 12_345))
+            inMemory.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
+            _ = try await session.data(for: inMemory)
+            let once = seen.withLockedValue { $0 }
+            #expect(once.count == 1 && once.first?.0 == 12_345 && once.first?.1 == 12_345, "\(once)")
+        }
+    }
+
     /// A streamed body that stops part of the way fails at the deadline with a message that says how
     /// far it got and what held it up: the body's source, or a peer that stopped taking bytes.
     @Test func stalledUploadsSayWhereTheyStopped() async throws {

@@ -68,7 +68,8 @@ final class Connection: Sendable {
     /// that passes first runs `onTimeout`, fails the exchange at once (whoever waits hears of it
     /// then, not once the connection has finished closing) and closes the stream.
     func exchange(
-        head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, url: URL, timeouts: ExchangeTimeouts, limits: ResponseLimits
+        head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, url: URL, timeouts: ExchangeTimeouts, limits: ResponseLimits,
+        uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
     ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
         let target: any Channel
         if let multiplexer {
@@ -76,7 +77,8 @@ final class Connection: Sendable {
         } else {
             target = channel
         }
-        let exchange = HTTPExchange(head: head, body: body, continueTimeout: continueTimeout, channel: target, url: url, readTimeout: timeouts.read, limits: limits)
+        let exchange = HTTPExchange(
+            head: head, body: body, continueTimeout: continueTimeout, channel: target, url: url, readTimeout: timeouts.read, limits: limits, uploadProgress: uploadProgress)
         let responseHead = try await withTaskCancellationHandler {
             // One hop to the event loop: arm the deadlines and write the request.
             target.eventLoop.execute {

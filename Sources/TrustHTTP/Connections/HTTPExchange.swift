@@ -48,6 +48,8 @@ final class HTTPExchange: Sendable {
     let readTimeout: Duration?
     /// The response limits (interim responses are counted per exchange).
     let limits: ResponseLimits
+    /// Told of the body bytes the connection has taken (``Request/uploadProgress``).
+    let uploadProgress: (@Sendable (Int, Int?) -> Void)?
 
     private struct State {
         var ended = false
@@ -65,8 +67,9 @@ final class HTTPExchange: Sendable {
     /// - Parameter channel: closed if the reader abandons the body before its end (the rest of the
     ///   response would otherwise block the connection).
     init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, channel: any Channel, url: URL? = nil, readTimeout: Duration? = nil,
-         limits: ResponseLimits = ResponseLimits()) {
+         limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil) {
         self.head = head
+        self.uploadProgress = uploadProgress
         self.body = body
         self.continueTimeout = continueTimeout
         self.url = url
@@ -91,6 +94,20 @@ final class HTTPExchange: Sendable {
     /// Records a step of the streamed body (see ``UploadProgress``).
     func recordUpload(_ update: (inout UploadProgress) -> Void) {
         state.withLockedValue { update(&$0.upload) }
+    }
+
+    /// The connection took `count` more bytes of the body: recorded, and told to ``uploadProgress``.
+    func bodyWritten(_ count: Int) {
+        let sent = state.withLockedValue { state -> Int in
+            state.upload.written(count)
+            return state.upload.sent
+        }
+        guard let uploadProgress else { return }
+        switch body {
+        case .none: uploadProgress(sent, 0)
+        case .bytes(let bytes): uploadProgress(sent, bytes.readableBytes)
+        case .stream(_, let length): uploadProgress(sent, length)
+        }
     }
 
     /// `message`, followed — for a streamed body not yet sent in full — by how far it got and what it

@@ -82,7 +82,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
         case .bytes(let bytes):
             sending = .complete
-            context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
+            if exchange.uploadProgress != nil {
+                let count = bytes.readableBytes
+                context.write(wrapOutboundOut(.body(.byteBuffer(bytes)))).whenSuccess { exchange.bodyWritten(count) }
+            } else {
+                context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
         case .stream(let writeAll, let length):
             context.flush()
@@ -157,7 +162,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 // The peer is taking the request, which the read timeout counts as activity as it
                 // counts bytes of the response.
                 handler.value.lastActivity = .now()
-                exchange.recordUpload { $0.written(count) }
+                exchange.bodyWritten(count)
                 window.written(count)
             case .failure:
                 window.fail(BodyWriteFailed())
