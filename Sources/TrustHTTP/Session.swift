@@ -343,34 +343,13 @@ public final class Session: Sendable {
         let (responseHead, exchange) = try await connection.exchange(
             head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits,
             uploadProgress: request.uploadProgress)
-        let pool = self.pool
-        let key = plan.key
-        let released = NIOLockedValueBox(false)
-        // Under the lock: a caller that comes second returns only once the connection is back in
-        // the pool (else the reader could go on to its next request, find no idle connection while
-        // the event loop is still releasing this one, and open a needless new connection).
-        @Sendable func release(_ reusable: Bool) {
-            released.withLockedValue { done in
-                guard !done else { return }
-                done = true
-                pool.release(connection, key: key, reusable: reusable)
-            }
-        }
-        // Released when the response ends (on the event loop), before the reader sees the end.
-        exchange.completion.futureResult.whenComplete { result in release((try? result.get()) ?? false) }
-        // The event loop has normally released it already; this covers the rest without a hop.
-        let onEnd: @Sendable () async -> Void = { release(exchange.endedReusable) }
-        var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: exchange.flow.consumed, onEnd: onEnd)
-        let flow = exchange.flow
-        responseBody.bufferedBytes = { flow.bufferedBytes }
+        let link = ExchangeLink(
+            exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: request.url, decompression: configuration.decompression)
+        var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
+        responseBody.bufferedBytes = { link.bufferedBytes }
         responseBody.url = request.url
-        responseBody.abandon = { exchange.abort(ConnectionClosedError()) }
-        let decompression = configuration.decompression
-        let origin = plan.origin
-        responseBody.explain = { error in
-            await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: request.url)
-                ?? SessionError(decompressionFailure: error, decompression: decompression, url: request.url)
-        }
+        responseBody.abandon = { link.abandon() }
+        responseBody.explain = { await link.explain($0) }
         var response = StreamingResponse(
             url: request.url, statusCode: Int(responseHead.status.code),
             headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
