@@ -38,11 +38,16 @@ final class RequestContext: Sendable {
         let head = try remaining(url: url)
         let total = coversBody ? head : resourceDeadline.map { ContinuousClock.now.duration(to: $0) }
         return Connection.ExchangeTimeouts(
-            head: head, total: total, read: readTimeout, onTimeout: markTimedOut, headMessage: "the request timed out after \(timeout)",
-            totalMessage: coversBody ? "the request timed out after \(timeout)" : "the transfer timed out after \(resourceTimeout ?? timeout) (resource timeout)")
+            head: head, total: total, read: readTimeout, onTimeout: markTimedOut, message: timeoutMessage, totalCoversHead: coversBody)
     }
 
     var timedOut: Bool { fired.withLockedValue { $0 } }
+
+    /// What a timed-out exchange says: the request timeout, or — for the whole transfer of a
+    /// streamed response — the resource timeout.
+    @Sendable func timeoutMessage(total: Bool) -> String {
+        total && !coversBody ? "the transfer timed out after \(resourceTimeout ?? timeout) (resource timeout)" : "the request timed out after \(timeout)"
+    }
 
     @Sendable func markTimedOut() {
         fired.withLockedValue { $0 = true }

@@ -82,15 +82,19 @@ final class Connection: Sendable {
         let responseHead = try await withTaskCancellationHandler {
             // One hop to the event loop: arm the deadlines and write the request.
             target.eventLoop.execute {
-                @Sendable func arm(_ timeout: Duration, _ message: String, until end: EventLoopFuture<Void>) {
+                @Sendable func arm<T>(_ timeout: Duration, total: Bool, until end: EventLoopFuture<T>) {
                     let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                         timeouts.onTimeout()
-                        exchange.abort(SessionError(.timedOut, exchange.timeoutMessage(message), url: url))
+                        exchange.abort(SessionError(.timedOut, exchange.timeoutMessage(timeouts.message(total)), url: url))
                     }
                     end.whenComplete { _ in timer.cancel() }
                 }
-                arm(timeouts.head, timeouts.headMessage, until: exchange.responseHead.futureResult.map { _ in })
-                if let total = timeouts.total { arm(total, timeouts.totalMessage, until: exchange.completion.futureResult.map { _ in }) }
+                if let total = timeouts.total, timeouts.totalCoversHead {
+                    arm(total, total: true, until: exchange.completion.futureResult)
+                } else {
+                    arm(timeouts.head, total: false, until: exchange.responseHead.futureResult)
+                    if let total = timeouts.total { arm(total, total: true, until: exchange.completion.futureResult) }
+                }
                 exchange.send(on: target)
             }
             return try await exchange.responseHead.futureResult.get()
@@ -152,9 +156,11 @@ final class Connection: Sendable {
         var read: Duration?
         /// Runs when `head` or `total` passes.
         var onTimeout: @Sendable () -> Void
-        /// What the error says when `head` or `total` passes.
-        var headMessage = "the request timed out"
-        var totalMessage = "the transfer timed out"
+        /// What the error says when `head` (false) or `total` (true) passes — built only then, not for
+        /// every exchange.
+        var message: @Sendable (_ total: Bool) -> String = { $0 ? "the transfer timed out" : "the request timed out" }
+        /// `total` is `head`'s deadline too, with the same message (`data(for:)`): one timer covers both.
+        var totalCoversHead = false
     }
 
     /// Opens an HTTP/2 stream, failing (never hanging) if the connection closes first or the
