@@ -123,6 +123,27 @@ if arguments.first == "idle" {
     exit(0)
 }
 
+// MARK: A profiling child: COUNT keep-alive GETs one after another (for a heap profiler's allocation counts).
+
+if arguments.first == "gets" {
+    guard arguments.count == 7, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]), let count = Int(arguments[5]),
+        let proto = Protocol(rawValue: arguments[6]), let roots = try? CertificateSource.certificates(atPath: arguments[3]), !roots.isEmpty,
+        let pin = try? SPKIPin(parsing: arguments[4])
+    else {
+        print("usage: trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2")
+        exit(2)
+    }
+    let url = "https://127.0.0.1:\(port)/"
+    if client == .session {
+        let session = try makeSession(roots: roots, pin: pin, protocol: proto)
+        for _ in 0..<count { try await sessionGet(session, url) }
+    } else {
+        let httpClient = try makeHTTPClient(roots: roots, protocol: proto)
+        for _ in 0..<count { try await clientGet(httpClient, url) }
+    }
+    exit(0)
+}
+
 // MARK: The run
 
 let seconds = Double(arguments.first ?? "") ?? 1
