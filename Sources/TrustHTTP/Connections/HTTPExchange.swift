@@ -96,13 +96,15 @@ final class HTTPExchange: Sendable {
         state.withLockedValue { update(&$0.upload) }
     }
 
-    /// The connection took `count` more bytes of the body: recorded, and told to ``uploadProgress``.
+    /// The connection took `count` more bytes of the body: recorded, and told to ``uploadProgress``
+    /// while the exchange lasts (a server may answer before the whole body is out; what is written
+    /// after the response ended is no longer this request's progress).
     func bodyWritten(_ count: Int) {
-        let sent = state.withLockedValue { state -> Int in
+        let (sent, ended) = state.withLockedValue { state -> (Int, Bool) in
             state.upload.written(count)
-            return state.upload.sent
+            return (state.upload.sent, state.ended)
         }
-        guard let uploadProgress else { return }
+        guard let uploadProgress, !ended else { return }
         switch body {
         case .none: uploadProgress(sent, 0)
         case .bytes(let bytes): uploadProgress(sent, bytes.readableBytes)

@@ -160,10 +160,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch result {
             case .success:
                 // The peer is taking the request, which the read timeout counts as activity as it
-                // counts bytes of the response.
-                handler.value.lastActivity = .now()
-                exchange.bodyWritten(count)
+                // counts bytes of the response (of this exchange only: the connection may have
+                // moved on to the next one).
+                if handler.value.current === exchange { handler.value.lastActivity = .now() }
                 window.written(count)
+                exchange.bodyWritten(count)
             case .failure:
                 window.fail(BodyWriteFailed())
             }

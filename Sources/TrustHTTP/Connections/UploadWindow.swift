@@ -24,13 +24,12 @@ final class UploadWindow: Sendable {
         self.limit = limit
     }
 
-    /// Bytes handed over and not yet written.
-    var outstanding: Int { state.withLockedValue { $0.outstanding } }
-
     /// Counts `count` bytes as handed over, first waiting while `limit` or more are outstanding (calling
     /// `waiting` once if it must). Throws the window's failure, or `CancellationError` when the task
     /// is cancelled while it waits.
     func reserve(_ count: Int, waiting: () -> Void) async throws {
+        // An exchange that ended cancels its body's task: no more of the source is read.
+        try Task.checkCancellation()
         let mustWait = try state.withLockedValue { state -> Bool in
             if let failure = state.failure { throw failure }
             guard state.outstanding >= limit else {
