@@ -46,8 +46,11 @@ final class RequestContext: Sendable {
     /// What a timed-out exchange says: the request timeout, or — for the whole transfer of a
     /// streamed response — the resource timeout.
     @Sendable func timeoutMessage(total: Bool) -> String {
-        total && !coversBody ? "the transfer timed out after \(resourceTimeout ?? timeout) (resource timeout)" : "the request timed out after \(timeout)"
+        total && !coversBody ? "the transfer timed out after \(resourceTimeout ?? timeout) (resource timeout)" : requestTimedOut
     }
+
+    /// The request timeout's message.
+    var requestTimedOut: String { "the request timed out after \(timeout)" }
 
     @Sendable func markTimedOut() {
         fired.withLockedValue { $0 = true }
@@ -58,7 +61,7 @@ final class RequestContext: Sendable {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else {
             markTimedOut()
-            throw SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
+            throw SessionError(.timedOut, requestTimedOut, url: url)
         }
         return left
     }
@@ -78,12 +81,12 @@ final class RequestContext: Sendable {
     private func mapped(_ error: any Error, url: URL) -> SessionError {
         if let error = error as? SessionError {
             if timedOut && error.code != .timedOut && error.trustDecision == nil {
-                return SessionError(.timedOut, "the request timed out after \(timeout)", url: url)
+                return SessionError(.timedOut, requestTimedOut, url: url)
             }
             if Task.isCancelled && error.trustDecision == nil { return SessionError(.cancelled, "the request was cancelled", url: url) }
             return error
         }
-        if timedOut { return SessionError(.timedOut, "the request timed out after \(timeout)", url: url) }
+        if timedOut { return SessionError(.timedOut, requestTimedOut, url: url) }
         if Task.isCancelled || error is CancellationError { return SessionError(.cancelled, "the request was cancelled", url: url) }
         return SessionError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
     }

@@ -375,7 +375,7 @@ public final class Session: Sendable {
         if let violation = await connection.settledViolation(explaining: error) {
             throw violation.sessionError(origin: origin, url: request.url)
         }
-        if context.timedOut { throw SessionError(.timedOut, "the request timed out after \(context.timeout)", url: request.url) }
+        if context.timedOut { throw SessionError(.timedOut, context.requestTimedOut, url: request.url) }
         if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
         // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
         if !reused, let clientError = connection.handshake?.error(after: "\(error) \(connection.errors.text)") {

@@ -106,9 +106,9 @@ final class HTTPExchange: Sendable {
         }
         guard let uploadProgress, !ended else { return }
         switch body {
-        case .none: uploadProgress(sent, 0)
         case .bytes(let bytes): uploadProgress(sent, bytes.readableBytes)
         case .stream(_, let length): uploadProgress(sent, length)
+        case .none: break  // nothing is written
         }
     }
 
