@@ -6,7 +6,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// The `trust` CLI's flags and exit codes are a contract; these run the built binary.
-@Suite("trust CLI contract")
+@Suite("trust CLI contract", .paced)
 struct CLITests {
     @Test func pinPrintsOneLinePerCertificateAndJSON() async throws {
         let (status, out, _) = try await run(CLI.binary, ["pin", CLI.lab + "/good/chain.pem"])
@@ -67,7 +67,7 @@ struct CLITests {
 
 /// Certificates made by another tool (openssl) in forms the engine refuses still get a pin, and are
 /// refused with a reason (exit 1), not reported as unreadable (exit 2).
-@Suite("trust CLI with openssl-made certificates")
+@Suite("trust CLI with openssl-made certificates", .paced)
 struct OpenSSLInteropTests {
     static let openssl = "/usr/bin/openssl"
 

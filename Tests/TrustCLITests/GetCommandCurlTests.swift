@@ -7,7 +7,7 @@ import TrustTestSupport
 
 /// curl's habits in `trust get`, with curl 7.88's names and meanings — compared with curl itself
 /// where that is cheap.
-@Suite("trust get as curl", .serialized, .timeLimit(.minutes(5)))
+@Suite("trust get as curl", .serialized, .timeLimit(.minutes(5)), .paced)
 struct GetCommandCurlTests {
     static let curl = "/usr/bin/curl"
 

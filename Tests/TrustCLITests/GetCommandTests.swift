@@ -6,7 +6,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// `trust get`: curl's exit codes, against lab servers and against openssl's own TLS server.
-@Suite("trust get CLI contract", .serialized, .timeLimit(.minutes(3)))
+@Suite("trust get CLI contract", .serialized, .timeLimit(.minutes(5)), .paced)
 struct GetCommandTests {
     func get(_ server: LabServer, _ path: String = "/", _ extra: [String] = []) async throws -> (Int32, String, String) {
         try await run(CLI.binary, ["get", server.baseURL + path, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)

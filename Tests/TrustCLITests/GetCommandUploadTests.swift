@@ -13,7 +13,7 @@ import TrustTestSupport
 /// over 1 MiB or of unknown size, `--expect100-timeout`, and curl's exit codes (26 for a file it
 /// cannot read, 65 for standard input that would have to be sent twice). The lab's `/upload` route
 /// reports the bytes, SHA-256, framing and `Expect` it received.
-@Suite("trust get -T (upload a file)", .timeLimit(.minutes(5)))
+@Suite("trust get -T (upload a file)", .timeLimit(.minutes(5)), .paced)
 struct GetCommandUploadTests {
     func lab(_ server: LabServer) -> [String] {
         ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]

@@ -8,7 +8,7 @@ import TrustTestSupport
 
 /// HTTP authentication against implementations we did not write: curl and Python's requests as
 /// clients of our lab server, and our client against a Digest server in Python; plus the CLI contract.
-@Suite("HTTP authentication: CLI, curl, Python", .serialized, .timeLimit(.minutes(3)))
+@Suite("HTTP authentication: CLI, curl, Python", .serialized, .timeLimit(.minutes(5)), .paced)
 struct HTTPAuthenticationInteropTests {
     static let curl = "/usr/bin/curl"
     static let python = "/usr/bin/python3"

@@ -14,7 +14,7 @@ import TrustTestSupport
 /// `[hostile-cli] behaviour → exit N in X ms, peak RSS Y MiB`; the time assertions are loose (this
 /// 2-core machine runs suites in parallel), those on exit codes and memory strict. Serialized: a
 /// flood saturates a core.
-@Suite("trust get against hostile servers: curl's exit codes, deadlines kept, memory bounded", .serialized, .timeLimit(.minutes(10)))
+@Suite("trust get against hostile servers: curl's exit codes, deadlines kept, memory bounded", .serialized, .timeLimit(.minutes(10)), .paced)
 struct HostileServerCLITests {
     static let good = Lab.pki.servers["good"]!
     /// How far above an idle `trust get` a hostile transfer's peak resident set may go.
@@ -86,28 +86,15 @@ struct HostileServerCLITests {
         var stderr: String
     }
 
-    /// GNU time, when installed: it forks from its own small process, so the figure it reports is
-    /// `trust`'s own peak. posix_spawn (vfork) would carry this test process's peak into the child's
-    /// `ru_maxrss` (Linux keeps the larger of the old and new address spaces' peaks across exec).
-    static let gnuTime: String? = FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? "/usr/bin/time" : nil
-
-    /// Runs `trust ARGUMENTS` as a child with its body to /dev/null; its exit, time and peak RSS.
+    /// Runs `trust ARGUMENTS` as a child with its body to /dev/null; its exit, time and own peak RSS.
     static func runChild(_ arguments: [String], limit: Double = 60) async throws -> Outcome {
-        let base = NSTemporaryDirectory() + "trust-hostile-cli-\(UUID().uuidString)"
-        let errPath = base + ".err", timePath = base + ".time"
-        defer { unlink(errPath); unlink(timePath) }
+        let errPath = NSTemporaryDirectory() + "trust-hostile-cli-\(UUID().uuidString).err"
+        defer { unlink(errPath) }
         let clock = ContinuousClock()
         let start = clock.now
-        let child = try gnuTime.map { try SpawnedCommand($0, ["-f", "%M", "-o", timePath, CLI.binary] + arguments, stdout: "/dev/null", stderr: errPath) }
-            ?? SpawnedCommand(CLI.binary, arguments, stdout: "/dev/null", stderr: errPath)
-        var (status, signal, peak) = await child.wait(limit: limit)
+        let child = try SpawnedCommand(CLI.binary, arguments, stdout: "/dev/null", stderr: errPath, measuresPeak: true)
+        let (status, signal, peak) = await child.wait(limit: limit)
         let elapsed = start.duration(to: clock.now)
-        if gnuTime != nil {
-            // time exits with the command's status (128+N for a signal) and writes %M, in KiB, last.
-            let lines = ((try? String(contentsOfFile: timePath, encoding: .utf8)) ?? "").split(separator: "\n")
-            if let last = lines.last, let kib = Int(last) { peak = kib } else { Issue.record("no peak from /usr/bin/time: \(lines)") }
-            if let code = status, code > 128, lines.contains(where: { $0.contains("terminated by signal") }) { (status, signal) = (nil, code - 128) }
-        }
         let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
         return Outcome(status: status, signal: signal, milliseconds: milliseconds, peakKiB: peak, stderr: child.stderrText)
     }

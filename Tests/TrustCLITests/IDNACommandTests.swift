@@ -5,7 +5,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// `trust get` with internationalised URLs: the canonical name is what is connected to, sent and checked.
-@Suite("IDNA through trust get", .serialized, .timeLimit(.minutes(2)))
+@Suite("IDNA through trust get", .serialized, .timeLimit(.minutes(5)), .paced)
 struct IDNACommandTests {
     @Test func unicodeHostsReachTheirCanonicalName() async throws {
         try await withLabServers(["good"]) { servers in

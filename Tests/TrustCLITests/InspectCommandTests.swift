@@ -5,7 +5,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("trust inspect explains each lab failure", .serialized, .timeLimit(.minutes(3)))
+@Suite("trust inspect explains each lab failure", .serialized, .timeLimit(.minutes(5)), .paced)
 struct InspectCommandTests {
     func inspect(_ server: LabServer, _ extra: [String] = []) async throws -> (Int32, String, String) {
         try await run(CLI.binary, ["inspect", server.baseURL, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)

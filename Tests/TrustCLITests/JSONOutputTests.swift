@@ -7,7 +7,7 @@ import TrustTestSupport
 
 /// Every `--json` of the `trust` command speaks one dialect (sorted keys, "/" unescaped, RFC 3339 dates),
 /// and certificates are described with OpenSSL's names and serial form, compared with openssl itself.
-@Suite("trust --json and OpenSSL's names", .serialized, .timeLimit(.minutes(3)))
+@Suite("trust --json and OpenSSL's names", .serialized, .timeLimit(.minutes(5)), .paced)
 struct JSONOutputTests {
     static let openssl = "/usr/bin/openssl"
 

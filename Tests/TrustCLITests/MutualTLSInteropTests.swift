@@ -7,7 +7,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// Mutual TLS with implementations we did not write: openssl's server and client.
-@Suite("Mutual TLS interoperability with openssl", .serialized, .timeLimit(.minutes(3)))
+@Suite("Mutual TLS interoperability with openssl", .serialized, .timeLimit(.minutes(5)), .paced)
 struct MutualTLSInteropTests {
     static let openssl = "/usr/bin/openssl"
 

@@ -8,7 +8,7 @@ import TrustTestSupport
 
 /// `PinSource` and `trust pin`: certificates, public keys, private keys (their public half) and
 /// certificate requests, PEM or DER, files or standard input — each pin equal to OpenSSL's.
-@Suite("Pins from keys, requests and standard input")
+@Suite("Pins from keys, requests and standard input", .paced)
 struct PinSourceTests {
     static let openssl = "/usr/bin/openssl"
 

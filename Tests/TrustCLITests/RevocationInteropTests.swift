@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// CRLs with tools we did not write: `openssl ca -gencrl` makes them for `trust` (engine, `evaluate`, `get`, beside
 /// curl's `--crlfile`), and `openssl verify -crl_check` judges the lab's own.
-@Suite("Revocation interoperability with openssl and curl", .serialized, .timeLimit(.minutes(3)))
+@Suite("Revocation interoperability with openssl and curl", .serialized, .timeLimit(.minutes(5)), .paced)
 struct RevocationInteropTests {
     static let openssl = "/usr/bin/openssl"
     static let curl = "/usr/bin/curl"

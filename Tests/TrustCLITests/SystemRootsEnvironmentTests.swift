@@ -5,7 +5,7 @@ import TrustTestSupport
 
 /// `SSL_CERT_FILE` and `SSL_CERT_DIR` choose the system roots, as in OpenSSL: read once per process,
 /// so each case runs `trust evaluate` (no `--anchors`: the system roots are the anchors) in a child.
-@Suite("System roots from SSL_CERT_FILE and SSL_CERT_DIR")
+@Suite("System roots from SSL_CERT_FILE and SSL_CERT_DIR", .paced)
 struct SystemRootsEnvironmentTests {
     private func evaluate(_ environment: [String]) async throws -> (Int32, String, String) {
         try await run("/usr/bin/env", environment + [CLI.binary, "evaluate", "--chain", CLI.lab + "/good/chain.pem", "--host", "good.lab.test"])

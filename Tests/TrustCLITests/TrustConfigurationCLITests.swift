@@ -5,7 +5,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("trust check-config and trust get --config", .serialized, .timeLimit(.minutes(3)))
+@Suite("trust check-config and trust get --config", .serialized, .timeLimit(.minutes(5)), .paced)
 struct TrustConfigurationCLITests {
     func write(_ text: String) throws -> String {
         let path = try temporaryDirectory() + "/trust.json"

@@ -7,7 +7,7 @@ import TrustTestSupport
 
 /// The configuration file's `certificateTransparency` member and top-level `ctLogList`: validated with JSON paths,
 /// written back, applied per host, and a stale list warned about by `trust check-config`.
-@Suite("Certificate Transparency in the trust configuration file")
+@Suite("Certificate Transparency in the trust configuration file", .paced)
 struct CTConfigurationTests {
     /// A folder with the lab's files and a configuration whose `HOST` entry checks CT as `ct` says.
     func write(_ ct: String, host: String, list: String? = "ct/log_list.json") throws -> String {

@@ -5,7 +5,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("CertificateSource: PEM, DER, files and folders; typed errors, no crashes")
+@Suite("CertificateSource: PEM, DER, files and folders; typed errors, no crashes", .paced)
 struct CertificateSourceTests {
     @Test func readsPEMBundlesDERFilesAndFolders() throws {
         let dir = try temporaryDirectory()

@@ -8,7 +8,7 @@ import TrustTestSupport
 /// The direct path (`PathValidator.decisionWithoutSuspending`) is a shortcut through the same search
 /// swift-certificates' `Verifier` makes: whenever it answers, the full search answers the same, with the
 /// same validated path; where the chain offers choices it steps aside.
-@Suite("PathValidator: the direct path decides as the full search")
+@Suite("PathValidator: the direct path decides as the full search", .paced)
 struct DirectPathTests {
     /// Chains in the shapes servers send, and in the shapes an attacker would try.
     static func cases() throws -> [(name: String, trust: ServerTrust, anchors: TrustAnchors, pins: Set<SPKIPin>)] {

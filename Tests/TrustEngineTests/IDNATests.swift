@@ -5,7 +5,7 @@ import TrustTestSupport
 
 /// Internationalised host names: UTS #46 mapping, IDNA2008 validity, Punycode — one canonical name per
 /// host however it is spelled, and a reason for every refusal.
-@Suite("IDNA: host names as URL parsers see them")
+@Suite("IDNA: host names as URL parsers see them", .paced)
 struct IDNATests {
     @Test func spellingsOfOneHostAreOneName() throws {
         let same: [(String, String)] = [

@@ -6,7 +6,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("Names: canonical peer names, wildcards, name constraints")
+@Suite("Names: canonical peer names, wildcards, name constraints", .paced)
 struct NameTests {
     /// Case, trailing dot and IDN spellings of one host are the same peer name; confusables are refused.
     @Test func peerNamesAreCanonicalised() throws {
@@ -103,7 +103,7 @@ struct NameTests {
     }
 }
 
-@Suite("Wildcards on public suffixes (the embedded Public Suffix List)")
+@Suite("Wildcards on public suffixes (the embedded Public Suffix List)", .paced)
 struct PublicSuffixWildcardTests {
     @Test func defaultPolicyRefusesAWildcardOnAPublicSuffix() async throws {
         let root = try LabAuthority.root(commonName: "PSL Root")
@@ -115,7 +115,7 @@ struct PublicSuffixWildcardTests {
     }
 }
 
-@Suite("Public Suffix List: embedded copy, parsing, newer system copies")
+@Suite("Public Suffix List: embedded copy, parsing, newer system copies", .paced)
 struct PublicSuffixListTests {
     @Test func embeddedListAnswersTheListsOwnExamples() {
         let list = PublicSuffixList.embedded

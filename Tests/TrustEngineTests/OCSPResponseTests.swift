@@ -8,7 +8,7 @@ import TrustTestSupport
 /// OCSP requests and responses (RFC 6960) in the engine: what a response establishes, and every reason one is not
 /// believed — wrong signer, a responder without id-kp-OCSPSigning, stale, from the future, another certificate, a
 /// replayed signature over altered bytes, a wrong nonce, malformed bytes — and the same bytes judged by `openssl ocsp`.
-@Suite("Revocation: OCSP responses", .timeLimit(.minutes(3)))
+@Suite("Revocation: OCSP responses", .timeLimit(.minutes(5)), .paced)
 struct OCSPResponseTests {
     static let openssl = "/usr/bin/openssl"
     let issuer = Lab.pki.intermediate

@@ -5,7 +5,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("PEM on bytes, the lazily parsed system roots, ASCII host names without Foundation")
+@Suite("PEM on bytes, the lazily parsed system roots, ASCII host names without Foundation", .paced)
 struct PEMDecoderTests {
     private func decode(_ text: String) -> [UInt8]? {
         let bytes = Array(text.utf8)

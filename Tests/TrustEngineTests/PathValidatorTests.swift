@@ -5,7 +5,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("PathValidator: default Web-PKI evaluation")
+@Suite("PathValidator: default Web-PKI evaluation", .paced)
 struct PathValidatorTests {
     @Test func goodChainIsTrustedWithItsValidatedPath() async {
         let decision = await Lab.evaluate("good")
@@ -141,7 +141,7 @@ struct PathValidatorTests {
     }
 }
 
-@Suite("PathValidator: explaining a missing path")
+@Suite("PathValidator: explaining a missing path", .paced)
 struct NoPathExplanationTests {
     @Test func chainEndingAtAnUntrustedCAIsNotBlamedOnAMissingIntermediate() async throws {
         // The good chain (leaf + intermediate) with only an unrelated root trusted.

@@ -5,7 +5,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("Pins: SPKI SHA-256, matched only on the validated path")
+@Suite("Pins: SPKI SHA-256, matched only on the validated path", .paced)
 struct PinningTests {
     /// Every key type pins from the certificate's own SPKI bytes, equal to openssl's pin.
     @Test(.requires(.openssl), arguments: LabKeyType.allCases)

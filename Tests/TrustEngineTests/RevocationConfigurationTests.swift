@@ -6,7 +6,7 @@ import X509
 import TrustTestSupport
 
 /// The configuration file's `revocation` member: validated with JSON paths, written back, and applied per host.
-@Suite("Revocation in the trust configuration file")
+@Suite("Revocation in the trust configuration file", .paced)
 struct RevocationConfigurationTests {
     /// A folder with the lab's anchors and CRLs and a configuration whose `good.lab.test` entry checks revocation as `revocation` says.
     func write(_ revocation: String) throws -> String {

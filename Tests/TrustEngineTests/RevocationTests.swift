@@ -7,7 +7,7 @@ import X509
 import TrustTestSupport
 
 /// CRLs (RFC 5280 §5, §6.3) given by the caller: parsing, scope, freshness, signer, modes and depth.
-@Suite("Revocation: CRLs decide as RFC 5280 §6.3 says, soft or hard, leaf or chain", .timeLimit(.minutes(3)))
+@Suite("Revocation: CRLs decide as RFC 5280 §6.3 says, soft or hard, leaf or chain", .timeLimit(.minutes(5)), .paced)
 struct RevocationTests {
     static let leaf: LabIdentity = {
         do { return try Lab.pki.intermediate.leaf(dnsNames: ["crl.lab.test"]) } catch { fatalError("\(error)") }

@@ -5,7 +5,7 @@ import TrustLabPKI
 import X509
 import TrustTestSupport
 
-@Suite("SecurityPolicy: AFNetworking semantics, safely")
+@Suite("SecurityPolicy: AFNetworking semantics, safely", .paced)
 struct SecurityPolicyTests {
     func policy(_ mode: PinningMode, pinned: [Certificate] = [], allowInvalid: Bool = false, validatesDomainName: Bool = true) -> SecurityPolicy {
         SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomainName, systemAnchors: Lab.anchors)

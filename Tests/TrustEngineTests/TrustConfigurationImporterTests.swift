@@ -5,7 +5,7 @@ import TrustConfigurationImport
 import TrustLabPKI
 import TrustTestSupport
 
-@Suite("Importers: TrustKit, Android NSC, ATS, OkHttp")
+@Suite("Importers: TrustKit, Android NSC, ATS, OkHttp", .paced)
 struct TrustConfigurationImporterTests {
     static let pinA = "sha256/" + Data(repeating: 0xA1, count: 32).base64EncodedString()
     static let pinB = "sha256/" + Data(repeating: 0xB2, count: 32).base64EncodedString()

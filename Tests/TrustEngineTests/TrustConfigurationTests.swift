@@ -4,7 +4,7 @@ import Trust
 import TrustLabPKI
 import TrustTestSupport
 
-@Suite("Trust configuration: host patterns, strict validation")
+@Suite("Trust configuration: host patterns, strict validation", .paced)
 struct TrustConfigurationTests {
     /// Every syntax × hosts, bare apex included, label boundaries, spellings.
     @Test func hostPatternTable() throws {

@@ -5,7 +5,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Streaming bodies: a slow reader bounds what is buffered", .serialized, .timeLimit(.minutes(3)))
+@Suite("Streaming bodies: a slow reader bounds what is buffered", .serialized, .timeLimit(.minutes(5)), .paced)
 struct BackpressureTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func slowReaderKeepsTheBufferBounded(_ protocols: LabServer.Protocols) async throws {

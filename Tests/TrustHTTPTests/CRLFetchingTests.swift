@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// CRLs fetched from the distribution points certificates name (RFC 5280 §4.2.1.13), through the project's own Session:
 /// cached until nextUpdate, one fetch in flight per URL, conditional refetches, bounded, failures named.
-@Suite("Revocation: CRLs fetched from distribution points", .serialized, .timeLimit(.minutes(3)))
+@Suite("Revocation: CRLs fetched from distribution points", .serialized, .timeLimit(.minutes(5)), .paced)
 struct CRLFetchingTests {
     /// A leaf under the lab intermediate naming `uri` as its CRL distribution point.
     static func leaf(_ uri: String) throws -> LabIdentity {

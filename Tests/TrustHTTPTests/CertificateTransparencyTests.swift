@@ -11,7 +11,7 @@ import TrustTestSupport
 /// Certificate Transparency (RFC 6962) against lab logs: SCTs issued through the precertificate flow, checked
 /// against a log list in Chrome's schema, decided as Apple's and Chrome's CT policies do, in report-only and enforce
 /// modes, through the engine and through a Session's handshake.
-@Suite("Certificate Transparency", .serialized, .timeLimit(.minutes(3)))
+@Suite("Certificate Transparency", .serialized, .timeLimit(.minutes(5)), .paced)
 struct CertificateTransparencyTests {
     static let alpha1 = LabCTLog(description: "lab Alpha 1", operatorName: "Alpha")
     static let alpha2 = LabCTLog(description: "lab Alpha 2", operatorName: "Alpha")

@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// The order and the deadline of a challenge's handlers: task level first, then session level, within
 /// one deadline for both; the first answer of a delegate counts.
-@Suite("Challenge chain: handler order, one deadline, first answer")
+@Suite("Challenge chain: handler order, one deadline, first answer", .paced)
 struct ChallengeChainTests {
     static let challenge = AuthenticationChallenge(
         protectionSpace: ProtectionSpace(host: "good.lab.test", port: 443, scheme: "https", authenticationMethod: .serverTrust))
@@ -73,7 +73,7 @@ final class Recorder: Sendable {
 }
 
 /// BoringSSL's error text is read in one place: its reason codes, not its paths or numbers.
-@Suite("BoringSSL error text: reason codes and what they mean")
+@Suite("BoringSSL error text: reason codes and what they mean", .paced)
 struct BoringSSLErrorTextTests {
     static func line(_ code: String) -> String {
         "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268436502 error:10000416:SSL routines:OPENSSL_internal:\(code) at /x/handshake.cc:301]))"

@@ -8,7 +8,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// PKCS#12 and PEM identities made at test time by openssl; every malformed input gives its typed error.
-@Suite("ClientIdentity: PKCS#12 and PEM, typed errors, no crashes")
+@Suite("ClientIdentity: PKCS#12 and PEM, typed errors, no crashes", .paced)
 struct ClientIdentityTests {
     static let openssl = "/usr/bin/openssl"
 

@@ -6,7 +6,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Trust configuration: evaluation, expiry, report-only, debug overrides")
+@Suite("Trust configuration: evaluation, expiry, report-only, debug overrides", .paced)
 struct ConfiguredTrustEvaluatorTests {
     static let psl = PublicSuffixList(contents: "test\ncom\n")
     static let rootPEM = Lab.pki.root.certificate.pemString

@@ -8,7 +8,7 @@ import TrustTestSupport
 
 /// ``ResponseDecompression``: gzip and deflate bodies delivered decompressed over HTTP/1.1 and
 /// HTTP/2, invalid data refused, and a zip bomb stopped by the ratio limit or the body limit.
-@Suite("Decompression: gzip and deflate, corrupt data, zip bombs")
+@Suite("Decompression: gzip and deflate, corrupt data, zip bombs", .paced)
 struct DecompressionTests {
     static func text(_ count: Int) -> [UInt8] {
         Array(String(repeating: "swift-trust lab text\n", count: count / 21 + 1).utf8.prefix(count))

@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// `Session.download(for:to:progress:)`: the body written to a file as it arrives, renamed into place
 /// once complete; a failure of any kind leaves the destination as it was and no temporary file.
-@Suite("Downloads: streamed to a file, whole or not at all, with progress")
+@Suite("Downloads: streamed to a file, whole or not at all, with progress", .paced)
 struct DownloadTests {
     /// The folder's entries other than `kept`: a temporary file left behind shows here.
     static func leftovers(_ folder: String, kept: Set<String> = []) throws -> [String] {

@@ -8,7 +8,7 @@ import X509
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Evaluation cache: faster, never a way around verification", .timeLimit(.minutes(3)))
+@Suite("Evaluation cache: faster, never a way around verification", .timeLimit(.minutes(5)), .paced)
 struct EvaluationCacheTests {
     @Test func onlyIdenticalChainNameAndPolicyHit() async throws {
         let cache = TrustEvaluationCache()

@@ -76,7 +76,7 @@ final class SilentDelegate: SessionDelegate {
     }
 }
 
-@Suite("Faults: servers that die or stall, challenges never answered — the Session fails typed and stays usable", .serialized, .timeLimit(.minutes(3)))
+@Suite("Faults: servers that die or stall, challenges never answered — the Session fails typed and stays usable", .serialized, .timeLimit(.minutes(5)), .paced)
 struct FaultTests {
     static let good = Lab.pki.servers["good"]!
 

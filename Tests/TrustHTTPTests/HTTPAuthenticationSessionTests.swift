@@ -27,7 +27,7 @@ final class RecordingHandler: ChallengeHandler {
     var challenges: [AuthenticationChallenge] { seen.withLockedValue { $0 } }
 }
 
-@Suite("HTTP authentication through the Session", .serialized, .timeLimit(.minutes(3)))
+@Suite("HTTP authentication through the Session", .serialized, .timeLimit(.minutes(5)), .paced)
 struct HTTPAuthenticationSessionTests {
     static let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
 
@@ -277,7 +277,7 @@ extension HTTPAuthenticationSessionTests {
     }
 }
 
-@Suite("Credential store: persistence, file safety, no secrets in text")
+@Suite("Credential store: persistence, file safety, no secrets in text", .paced)
 struct CredentialStoreTests {
     let space = ProtectionSpace(host: "API.example.com", port: 443, scheme: "https", realm: "api", authenticationMethod: .httpDigest)
 

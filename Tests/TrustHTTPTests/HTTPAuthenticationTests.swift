@@ -7,7 +7,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("HTTP authentication: header parsing, Basic, Digest computations")
+@Suite("HTTP authentication: header parsing, Basic, Digest computations", .paced)
 struct HTTPAuthenticationTests {
     @Test func sha512t256MatchesFIPSAndOpenSSL() async throws {
         #expect(DigestAlgorithm.hex(SHA512t256.hash(Array("abc".utf8))) == "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23")

@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// Requests and responses seen as swift-http-types' `HTTPFields`: the same fields, in order, with
 /// case-insensitive lookup, over HTTP/1.1 and HTTP/2.
-@Suite("HTTPFields views of requests and responses")
+@Suite("HTTPFields views of requests and responses", .paced)
 struct HTTPFieldsTests {
     @Test func requestFieldsAreTheHeaders() throws {
         var request = Request(url: URL(string: "https://good.lab.test/")!, headers: [("Accept", "text/plain"), ("X-Trace", "a"), ("x-trace", "b")])

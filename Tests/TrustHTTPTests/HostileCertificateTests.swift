@@ -8,7 +8,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 @Suite("Hostile certificates: a 100-certificate chain, a 10,000-name leaf, a cycle — in the engine and through the Session",
-       .serialized, .timeLimit(.minutes(3)))
+       .serialized, .timeLimit(.minutes(5)), .paced)
 struct HostileCertificateTests {
     /// The Session's anchors: the lab's, plus the hostile roots (so the good server still works).
     static var anchors: TrustAnchors {

@@ -11,7 +11,7 @@ import TrustTestSupport
 /// (`[hostile] …`); the assertions on them are loose (this 2-core machine runs suites in parallel),
 /// the figures are what the closing note reports. Serialized: a flood saturates a core, and 25 of
 /// them at once would only measure the machine.
-@Suite("Hostile servers: every resource bounded, every deadline kept", .serialized, .timeLimit(.minutes(5)))
+@Suite("Hostile servers: every resource bounded, every deadline kept", .serialized, .timeLimit(.minutes(5)), .paced)
 struct HostileServerTests {
     static let good = Lab.pki.servers["good"]!
 

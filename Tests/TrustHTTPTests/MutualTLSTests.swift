@@ -10,7 +10,7 @@ import X509
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Mutual TLS: client-certificate challenge and server-side verification", .serialized, .timeLimit(.minutes(3)))
+@Suite("Mutual TLS: client-certificate challenge and server-side verification", .serialized, .timeLimit(.minutes(5)), .paced)
 struct MutualTLSTests {
     static let clientIdentity: ClientIdentity = {
         let leaf = try! Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
@@ -100,7 +100,7 @@ struct MutualTLSTests {
     }
 }
 
-@Suite("Mutual TLS: details", .serialized, .timeLimit(.minutes(3)))
+@Suite("Mutual TLS: details", .serialized, .timeLimit(.minutes(5)), .paced)
 struct MutualTLSDetailTests {
     @Test(.requires(.openssl)) func pkcs12IdentityAgainstOurServer() async throws {
         let f = Lab.clientIdentityFiles

@@ -12,7 +12,7 @@ import TrustTestSupport
 
 /// TrustNIO's callbacks as any NIO server or client uses them (Vapor, Hummingbird, plain NIO): `@Sendable`,
 /// returning the validated path to NIOSSL, and the converter from NIOSSL's certificates to a `ServerTrust`.
-@Suite("TrustNIO: sendable callbacks, validated chains in NIOSSL's metadata, the certificate converter")
+@Suite("TrustNIO: sendable callbacks, validated chains in NIOSSL's metadata, the certificate converter", .paced)
 struct NIOCallbackTests {
     static func nio(_ certificates: [Certificate]) throws -> [NIOSSLCertificate] {
         try certificates.map { try NIOSSLCertificate(bytes: $0.derBytes, format: .der) }

@@ -10,7 +10,7 @@ import TrustTestSupport
 /// OCSP responders asked through the project's own Session (RFC 6960 Appendix A, RFC 5019): SHA-256 first and SHA-1
 /// when refused, GET when short, POST with a nonce, cached until nextUpdate, failures named under soft and hard
 /// checking, CRLs as the fallback, through a Session's handshake and the CLI.
-@Suite("Revocation: OCSP responders asked", .serialized, .timeLimit(.minutes(3)))
+@Suite("Revocation: OCSP responders asked", .serialized, .timeLimit(.minutes(5)), .paced)
 struct OCSPFetchingTests {
     static func leaf(_ responder: LabOCSPResponder?, crl: String? = nil) throws -> LabIdentity {
         try Lab.pki.intermediate.leaf(

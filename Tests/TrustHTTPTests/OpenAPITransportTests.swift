@@ -11,7 +11,7 @@ import TrustTestSupport
 
 /// `SessionTransport`: an OpenAPI client's requests through a `Session` — bodies both ways, headers,
 /// paths and queries joined to the server URL, the session's trust decisions and limits.
-@Suite("OpenAPI: SessionTransport", .timeLimit(.minutes(3)))
+@Suite("OpenAPI: SessionTransport", .timeLimit(.minutes(5)), .paced)
 struct OpenAPITransportTests {
     @Test func postsABodyAndStreamsTheResponse() async throws {
         try await withLabServers(["good"]) { servers in

@@ -6,7 +6,7 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Proxies: CONNECT tunnels, absolute form, 407 challenges, NO_PROXY", .serialized, .timeLimit(.minutes(3)))
+@Suite("Proxies: CONNECT tunnels, absolute form, 407 challenges, NO_PROXY", .serialized, .timeLimit(.minutes(5)), .paced)
 struct ProxyTests {
     static let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
 

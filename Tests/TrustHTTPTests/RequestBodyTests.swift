@@ -10,7 +10,7 @@ import TrustTestSupport
 
 /// Request bodies that stream (a sequence, a file) and `Expect: 100-continue`, over real TLS to the
 /// lab's `/upload` route, which reports the bytes, SHA-256 and framing it received.
-@Suite("Request bodies: streamed, from files, with Expect: 100-continue")
+@Suite("Request bodies: streamed, from files, with Expect: 100-continue", .paced)
 struct RequestBodyTests {
     /// `count` bytes of a repeating pattern, in `chunk`-byte pieces, from a sequence made anew per send;
     /// `made` counts the sends (the sequences made).

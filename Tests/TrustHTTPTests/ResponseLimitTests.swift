@@ -9,7 +9,7 @@ import TrustTestSupport
 /// Bounds a server cannot push past: collected bodies, redirects to other schemes, request
 /// header injection, the read timeout — against the ordinary lab server (the hostile server's
 /// attacks are in `HostileServerTests`).
-@Suite("Response limits and request hygiene")
+@Suite("Response limits and request hygiene", .paced)
 struct ResponseLimitTests {
     @Test func defaultsAreDocumentedValues() {
         let limits = SessionConfiguration().responseLimits

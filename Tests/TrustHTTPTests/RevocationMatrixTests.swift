@@ -10,7 +10,7 @@ import TrustTestSupport
 /// Every revocation outcome from both sources, both modes, decided as `CheckingRevocation` documents: {CRL, OCSP} ×
 /// {good, revoked leaf, revoked intermediate, unknown, stale, unreachable, wrong signer} × {soft, hard}, whole-chain
 /// checking of a fresh root → intermediate → leaf per case, through the engine and through a Session's handshake.
-@Suite("Revocation: the lab matrix", .serialized, .timeLimit(.minutes(5)))
+@Suite("Revocation: the lab matrix", .serialized, .timeLimit(.minutes(5)), .paced)
 struct RevocationMatrixTests {
     enum Source: String, CaseIterable { case crl, ocsp }
     enum Case: String, CaseIterable { case good, revokedLeaf, revokedIntermediate, unknown, stale, unreachable, wrongSigner }

@@ -9,7 +9,7 @@ import TrustTestSupport
 
 /// `SessionError` as Foundation code expects an error: a `LocalizedError` whose description is the
 /// error's own (never a secret), and the lower-level error kept as an error.
-@Suite("SessionError: LocalizedError, the underlying error")
+@Suite("SessionError: LocalizedError, the underlying error", .paced)
 struct SessionErrorTests {
     @Test func refusedConnectionKeepsNIOsError() async throws {
         // A port nobody listens on: bound (so no other test's server can take it while this runs) but not listening.

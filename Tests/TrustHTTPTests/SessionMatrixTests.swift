@@ -9,7 +9,7 @@ import TrustTestSupport
 /// Every lab configuration × HTTP/1.1 and HTTP/2 × every trust configuration × first and later
 /// connections: the Session's outcome must equal the offline evaluation of the same presented chain
 /// by the same evaluator, and a refusal must carry that evaluation.
-@Suite("Session matrix: the handshake decides exactly as the engine", .serialized, .timeLimit(.minutes(3)))
+@Suite("Session matrix: the handshake decides exactly as the engine", .serialized, .timeLimit(.minutes(5)), .paced)
 struct SessionMatrixTests {
     static func evaluators() throws -> [(String, any TrustEvaluator)] {
         let intermediate = Lab.pki.intermediate.certificate

@@ -6,7 +6,7 @@ import TrustTestSupport
 /// The request path builds nothing expensive after a host's first request: no path validator, no anchor
 /// index, no TLS context — measured in `trust construction-check`, a process of its own (the counts are
 /// process-wide; other suites build their own in this one).
-@Suite("Session: one route per host, built once")
+@Suite("Session: one route per host, built once", .paced)
 struct SessionRouterTests {
     struct Counts: Decodable, Equatable {
         var pathValidators: Int

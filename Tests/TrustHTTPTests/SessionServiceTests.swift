@@ -10,7 +10,7 @@ import TrustTestSupport
 
 /// A Session in a swift-service-lifecycle ServiceGroup: usable while the group runs, shut down when the
 /// group shuts down gracefully.
-@Suite("Service lifecycle: SessionService", .timeLimit(.minutes(2)))
+@Suite("Service lifecycle: SessionService", .timeLimit(.minutes(5)), .paced)
 struct SessionServiceTests {
     @Test func gracefulShutdownClosesTheSession() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in

@@ -8,7 +8,7 @@ import X509
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-@Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(3)))
+@Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(5)), .paced)
 struct SessionTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func goodServerOverHTTP1AndHTTP2(_ protocols: LabServer.Protocols) async throws {

@@ -51,7 +51,7 @@ final class LogCapture: Sendable {
 
 /// What a session logs, counts and reports to its observer: exact levels, metadata keys and metric
 /// names for the events users alert on, and never a secret.
-@Suite("Telemetry: swift-log, swift-metrics, the decision observer", .serialized, .timeLimit(.minutes(3)))
+@Suite("Telemetry: swift-log, swift-metrics, the decision observer", .serialized, .timeLimit(.minutes(5)), .paced)
 struct TelemetryTests {
     static let password = "Tele-metry-S3cret!"
 

@@ -11,7 +11,7 @@ import TrustTestSupport
 /// A span per request (swift-distributed-tracing): its attributes, its status, its parent, the trace
 /// header the server receives — and never a secret. Each test has its own in-memory tracer (nothing
 /// global is bootstrapped).
-@Suite("Tracing: a span per request with TLS and trust attributes", .timeLimit(.minutes(3)))
+@Suite("Tracing: a span per request with TLS and trust attributes", .timeLimit(.minutes(5)), .paced)
 struct TracingTests {
     static let password = "Trac1ng-S3cret!"
 

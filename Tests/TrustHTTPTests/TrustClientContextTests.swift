@@ -11,7 +11,7 @@ import TrustTestSupport
 
 /// `TLSConfiguration.trustClient()` loads no roots into BoringSSL: the verifier's callback is what
 /// trusts a server, and a context used without it fails closed.
-@Suite("trustClient(): the verifier decides, and without it nothing is trusted")
+@Suite("trustClient(): the verifier decides, and without it nothing is trusted", .paced)
 struct TrustClientContextTests {
     /// Completes when the handshake does, fails with the first error the pipeline sees.
     private final class HandshakeWatcher: ChannelInboundHandler, Sendable {

@@ -1,10 +1,11 @@
 import NIOConcurrencyHelpers
 import Testing
+import TrustTestSupport
 @testable import TrustHTTP
 
 /// The upload window: a body's task hands over bytes until the limit, then waits until the
 /// connection has taken them down to half; a failure or a cancellation ends the wait.
-@Suite("UploadWindow: how far a streamed body runs ahead of the connection")
+@Suite("UploadWindow: how far a streamed body runs ahead of the connection", .paced)
 struct UploadWindowTests {
     struct WriteFailed: Error {}
 

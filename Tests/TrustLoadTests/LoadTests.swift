@@ -6,7 +6,7 @@ import TrustTestSupport
 /// test process: each load runs in `trust load-check` (a lab server and a `Session` in that child,
 /// nothing else) and is judged here on the figures it prints. The same run carries every functional
 /// check too, so the load is not sent twice.
-@Suite("Load: many requests over many connections, no failure, no growth", .serialized, .timeLimit(.minutes(5)))
+@Suite("Load: many requests over many connections, no failure, no growth", .serialized, .timeLimit(.minutes(5)), .paced)
 struct LoadTests {
     /// What `trust load-check` prints (one JSON line; see `LoadCheckCommand.Report`).
     struct Report: Decodable {
