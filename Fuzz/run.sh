@@ -125,6 +125,8 @@ printf '%s' 'Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256-s
 printf '%s' 'nextnonce="abc", qop=auth, rspauth="d1f", cnonce="x", nc=00000001' > "$h/authentication-info"
 printf '%s\n%s\n%s' 'Basic realm="one"' 'Digest realm="two", nonce="n", algorithm=MD5' 'Bearer' > "$h/three-fields"
 printf '%s' 'Digest realm="r", nonce="a", algorithm=MD5-sess, qop="auth-int", Digest realm="r", nonce="b", algorithm=SHA3-512, Basic, ,, Basic realm=x, realm=y' > "$h/tricky"
+# Escaped quotes and backslashes followed by a combining mark (U+0301): one Character each, which is neither.
+printf 'Basic realm="a\\"\xcc\x81b", Digest realm="\\\\\xcc\x81", nonce="n\\"\xcc\x81", opaque="\xcc\x81\\""' > "$h/combining-marks"
 
 # Host names: ASCII, fullwidth, compatibility and deviation characters, joiners, right-to-left labels, xn-- labels.
 n="$seeds/FuzzHostNames"

@@ -16,6 +16,11 @@ import Darwin
 /// How `trust get` turns its flags into a session configuration and a request, and a
 /// `SessionError` into curl's exit code.
 extension GetCommand {
+    /// A proxy as given (`host:port` or a URL) as a URL: `http://` when it names no scheme, as curl's `-x`.
+    static func withProxyScheme(_ proxy: String) -> String {
+        proxy.range(of: "://", options: .literal) != nil ? proxy : "http://" + proxy
+    }
+
     /// Every secret on the command line (and in the proxy environment), never to be printed.
     func collectSecrets() -> Secrets {
         var secrets = Secrets()
@@ -24,19 +29,19 @@ extension GetCommand {
         secrets.add(certPassword)
         if let cert { secrets.add(Self.splitCertArgument(cert).password) }
         secrets.addUserInfo(ofURL: url)
-        secrets.addUserInfo(ofURL: proxy.map { $0.contains("://") ? $0 : "http://" + $0 })
+        secrets.addUserInfo(ofURL: proxy.map(Self.withProxyScheme))
         let environment = ProcessInfo.processInfo.environment
         for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
-            secrets.addUserInfo(ofURL: environment[name].map { $0.contains("://") ? $0 : "http://" + $0 })
+            secrets.addUserInfo(ofURL: environment[name].map(Self.withProxyScheme))
         }
         for line in header {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            guard let (rawName, rawValue) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
+            let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
             guard Secrets.credentialHeaders.contains(name) else { continue }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let value = rawValue.trimmingCharacters(in: .whitespaces)
             secrets.add(value)
             // `Bearer TOKEN`, `Basic BASE64`: the credential alone may be echoed too (RFC 9110 §11.4).
-            if let space = value.firstIndex(of: " ") { secrets.add(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces)) }
+            if let (_, credential) = value.splitOnce(atASCII: UInt8(ascii: " ")) { secrets.add(credential.trimmingCharacters(in: .whitespaces)) }
         }
         return secrets
     }
@@ -77,8 +82,8 @@ extension GetCommand {
         if let userAgent { configuration.userAgent = userAgent }
         let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
         let proxyCredential = proxyUser.flatMap { value -> Credential? in
-            guard let colon = value.firstIndex(of: ":") else { return nil }
-            return Credential(user: String(value[..<colon]), password: String(value[value.index(after: colon)...]), persistence: .none)
+            guard let (user, password) = value.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
+            return Credential(user: String(user), password: String(password), persistence: .none)
         }
         if let proxy {
             do {
@@ -105,7 +110,7 @@ extension GetCommand {
     func challengeHandler(monitor: TransferMonitor, diagnostics: Diagnostics) -> ClosureChallengeHandler {
         let verbose = self.verbose, insecure = self.insecure, pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
         // A user name from -u may be shown; one from the URL's user-info may not.
-        let shownUser = user.flatMap { $0.split(separator: ":", maxSplits: 1).first.map(String.init) }
+        let shownUser = user.map { String($0.splitOnce(atASCII: UInt8(ascii: ":"))?.before ?? $0[...]) }
         return ClosureChallengeHandler { challenge in
             if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
             if verbose {
@@ -175,19 +180,19 @@ extension GetCommand {
     /// or of unknown size.
     func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> Request {
         var request = Request(url: requestURL)
-        if let user, let colon = user.firstIndex(of: ":") {
-            request.credential = Credential(user: String(user[..<colon]), password: String(user[user.index(after: colon)...]), persistence: .none)
+        if let user, let (name, password) = user.splitOnce(atASCII: UInt8(ascii: ":")) {
+            request.credential = Credential(user: String(name), password: String(password), persistence: .none)
             request.authenticatesPreemptively = basic
         }
         var withheld: Set<String> = []
         for line in header {
-            if line.hasSuffix(";"), !line.contains(":") {
+            if line.utf8.last == UInt8(ascii: ";"), !line.containsASCII(UInt8(ascii: ":")) {
                 request.headers.append((String(line.dropLast()).trimmingCharacters(in: .whitespaces), ""))
                 continue
             }
-            guard let colon = line.firstIndex(of: ":") else { throw UsageError("-H takes 'Name: value'") }
-            let name = String(line[..<colon]).trimmingCharacters(in: .whitespaces)
-            let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            guard let (rawName, rawValue) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { throw UsageError("-H takes 'Name: value'") }
+            let name = rawName.trimmingCharacters(in: .whitespaces)
+            let value = rawValue.trimmingCharacters(in: .whitespaces)
             if value.isEmpty {
                 withheld.insert(name.lowercased())
             } else {
@@ -316,16 +321,18 @@ extension GetCommand {
     /// as curl does — so that an error names the file, never the password.
     static func splitCertArgument(_ argument: String) -> (path: String, password: String?) {
         if FileManager.default.fileExists(atPath: argument) { return (argument, nil) }
+        // Colons found by byte: a combining mark after one must not hide it (and the password with it).
         var index = argument.startIndex
-        while let colon = argument[index...].firstIndex(of: ":") {
+        while let colon = argument[index...].firstIndex(ofASCII: UInt8(ascii: ":")) {
             let path = String(argument[..<colon])
+            let afterColon = argument.utf8.index(after: colon)
             if FileManager.default.fileExists(atPath: path) {
-                return (path, String(argument[argument.index(after: colon)...]))
+                return (path, String(argument[afterColon...]))
             }
-            index = argument.index(after: colon)
+            index = afterColon
         }
-        if let colon = argument.firstIndex(of: ":") {
-            return (String(argument[..<colon]), String(argument[argument.index(after: colon)...]))
+        if let (path, password) = argument.splitOnce(atASCII: UInt8(ascii: ":")) {
+            return (String(path), String(password))
         }
         return (argument, nil)
     }

@@ -114,8 +114,8 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError("--config replaces --cacert, --anchors-only, --pin and --mode; use one or the other")
         }
         if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
-        if let user, !user.contains(":") { throw ValidationError("--user takes USER:PASSWORD") }
-        if let proxyUser, !proxyUser.contains(":") { throw ValidationError("--proxy-user takes USER:PASSWORD") }
+        if let user, !user.containsASCII(UInt8(ascii: ":")) { throw ValidationError("--user takes USER:PASSWORD") }
+        if let proxyUser, !proxyUser.containsASCII(UInt8(ascii: ":")) { throw ValidationError("--proxy-user takes USER:PASSWORD") }
         if connectTimeout <= 0 || (maxTime ?? 1) <= 0 { throw ValidationError("timeouts must be positive") }
         if !(expect100Timeout >= 0) || expect100Timeout > 86_400 { throw ValidationError("--expect100-timeout takes 0 to 86400 seconds") }
         if (speedTime ?? 1) <= 0 || (speedLimit ?? 1) <= 0 { throw ValidationError("--speed-time and --speed-limit must be positive") }

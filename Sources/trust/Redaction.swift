@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// The secrets a `trust get` command line carries — passwords, passphrases, `Authorization` and
 /// `Proxy-Authorization` values, URL user-info — kept so that none of them is ever printed.
@@ -29,41 +30,44 @@ struct Secrets: Sendable {
 
     /// Adds the password of a `USER:PASSWORD` argument (curl's `-u` and `-U`: split at the first colon).
     mutating func addPassword(ofUserArgument argument: String?) {
-        guard let argument, let colon = argument.firstIndex(of: ":") else { return }
-        add(String(argument[argument.index(after: colon)...]))
+        guard let argument, let (_, password) = argument.splitOnce(atASCII: UInt8(ascii: ":")) else { return }
+        add(String(password))
     }
 
     /// Adds the user-info (user and password) of a URL given as text, parsed or not.
     mutating func addUserInfo(ofURL text: String?) {
         guard let text, let userInfo = Self.userInfo(in: text) else { return }
         add(userInfo)
-        if let colon = userInfo.firstIndex(of: ":") {
-            add(String(userInfo[..<colon]))
-            add(String(userInfo[userInfo.index(after: colon)...]))
+        if let (user, password) = userInfo.splitOnce(atASCII: UInt8(ascii: ":")) {
+            add(String(user))
+            add(String(password))
         }
     }
 
-    /// `text` with every secret long enough to scrub replaced by `***`.
+    /// `text` with every secret long enough to scrub replaced by `***`. Matched literally (`.literal`):
+    /// by default Foundation matches whole `Character`s, and misses a secret followed by a combining mark.
     func scrub(_ text: String) -> String {
         var result = text
         for secret in values where secret.count >= Self.minimumScrubbedLength {
-            result = result.replacingOccurrences(of: secret, with: "***")
+            result = result.replacingOccurrences(of: secret, with: "***", options: .literal)
         }
         return result
     }
 
-    /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any.
+    /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any. The delimiters
+    /// are found by byte (RFC 3986 §3.2), so a combining mark after `@` or `/` cannot hide them.
     static func userInfo(in text: String) -> String? {
-        guard let schemeEnd = text.range(of: "://") else { return nil }
+        guard let schemeEnd = text.range(of: "://", options: .literal) else { return nil }
         let rest = text[schemeEnd.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard let at = authority.lastIndex(of: "@") else { return nil }
+        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        guard let at = authority.lastIndex(ofASCII: UInt8(ascii: "@")) else { return nil }
         return String(authority[..<at])
     }
 
     /// A URL as text with any user-info replaced by `***` (RFC 3986 §3.2.1: user-info is not for display).
     static func redactedURL(_ text: String) -> String {
-        guard let userInfo = userInfo(in: text), let range = text.range(of: userInfo + "@") else { return text }
+        guard let userInfo = userInfo(in: text), let range = text.range(of: userInfo + "@", options: .literal) else { return text }
         return text.replacingCharacters(in: range, with: "***@")
     }
 

@@ -126,6 +126,25 @@ struct GetCommandSecretsTests {
         }
     }
 
+    /// A combining mark right after a delimiter (`:`, `@`) makes one `Character` with it, which is not the
+    /// delimiter: a parser comparing `Character`s would not split there, and would print the whole argument
+    /// — password included — in its error. Each delimiter is found by byte, as curl finds it.
+    @Test func combiningMarkAfterDelimiter() async throws {
+        let mark = "\u{301}"
+        let missing = "/missing-\(UUID().uuidString).p12"
+        let cert = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "--cert", missing + ":" + mark + "MarkSecret-1", "-v"])
+        expectClean(cert, ["MarkSecret-1"], status: 58)
+        #expect(cert.2.contains(missing), "\(cert.2)")
+        expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-2@" + mark + "127.0.0.1:1/", "-v"]), ["MarkSecret-2", "urluser-8"], status: 3)
+        expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-3" + mark + "@[bad/", "-v"]), ["MarkSecret-3", "urluser-8"], status: 3)
+        expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-x", "http://proxyuser-9:MarkSecret-4@" + mark + "bad", "-v"]),
+                    ["MarkSecret-4", "proxyuser-9"], status: 2)
+        // `-u USER:PASSWORD` splits at the first colon whatever follows it (curl's rule); the password is a secret.
+        expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-u", "alice:" + mark + "MarkSecret-5", "-v"]), ["MarkSecret-5"], status: 7)
+        expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Authorization:" + mark + " Bearer MarkSecret-6", "-v"]),
+                    ["MarkSecret-6"], status: 7)
+    }
+
     /// `-H 'Authorization: …'`: `-v` shows the field with `***` for its value.
     @Test func authorizationHeader() async throws {
         try await withLabServers(["good"]) { servers in

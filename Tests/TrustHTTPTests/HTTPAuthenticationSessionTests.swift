@@ -261,6 +261,13 @@ extension HTTPAuthenticationSessionTests {
         } catch {
             #expect(!"\(error)".contains("hunter2"))
         }
+        // A combining mark after the '@' makes one `Character` that is not '@'; the password is still cut off.
+        do {
+            _ = try ProxyConfiguration(url: "http://user:hunter3@\u{301}proxy")
+            Issue.record("a malformed proxy URL was accepted")
+        } catch {
+            #expect(Data("\(error)".utf8).range(of: Data("hunter3".utf8)) == nil, "\(error)")
+        }
         await session.shutdown()
         // An origin sending 407 through a tunnel cannot ask for (or receive) proxy credentials.
         let proxy = try await LabProxy.start()

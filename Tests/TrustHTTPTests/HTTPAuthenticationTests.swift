@@ -69,6 +69,8 @@ struct HTTPAuthenticationTests {
         #expect(try BasicAuthorization(user: "Aladdin", password: "open sesame").fieldValue == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
         #expect(try BasicAuthorization(user: "test", password: "123\u{A3}").fieldValue == "Basic dGVzdDoxMjPCow==")  // RFC 7617 §2.1
         #expect(throws: BasicAuthorization.Problem.colonInUser) { try BasicAuthorization(user: "a:b", password: "c") }
+        // A combining mark after the colon makes one `Character` (`:́`), but the server still splits at the colon byte.
+        #expect(throws: BasicAuthorization.Problem.colonInUser) { try BasicAuthorization(user: "a:\u{301}b", password: "c") }
         #expect(throws: BasicAuthorization.Problem.controlCharacter) { try BasicAuthorization(user: "a", password: "b\r\nX-Injected: 1") }
     }
 
@@ -95,6 +97,35 @@ struct HTTPAuthenticationTests {
         #expect(tabbed.challenges.map(\.realm) == ["x"] && tabbed.diagnostics.isEmpty)
         // The grammar's ambiguity: `realm=` followed by a comma is a token68, not an empty parameter.
         #expect(parse(#"Basic realm=, Digest realm="r", nonce="n""#).map(\.token68) == ["realm=", nil])
+    }
+
+    /// A quote or backslash followed by a combining mark is one `Character` that is neither: quoting must
+    /// still escape it, or the printed value ends early and its rest is read as more parameters.
+    @Test func quotingEscapesQuotesFollowedByCombiningMarks() {
+        let mark = "\u{301}"
+        for value in ["a\"" + mark + "b", "\\" + mark, "\"" + mark + ", admin=\"true", "x\"" + mark + "\"" + mark] {
+            let printed = HTTPChallenge(scheme: "Basic", parameters: [("realm", value)]).description
+            let reparsed = AuthenticationHeaderParser.challenges(printed)
+            #expect(reparsed.diagnostics.isEmpty, "\(printed.debugDescription): \(reparsed.diagnostics)")
+            #expect(reparsed.challenges.map(\.parameters.count) == [1], "\(printed.debugDescription)")
+            #expect(reparsed.challenges.first?.realm == value, "\(printed.debugDescription)")
+        }
+        // The property checker the fuzz target runs: no violation on such a field, nor on a Digest challenge
+        // whose realm, nonce and opaque carry them (its answer quotes them back).
+        let field = "Digest realm=\"r\\\"" + mark + "\", nonce=\"n\\\"" + mark + "\", opaque=\"\\\\" + mark + "\", qop=\"auth\""
+        let outcome = AuthenticationHeaderProperties.check([field, "Basic realm=\"\\\"" + mark + "x\""])
+        #expect(outcome.violations.isEmpty, "\(outcome.violations)")
+        #expect(outcome.challenges == 2 && outcome.digestAnswers == 1)
+        // An answer to that challenge parses back to the same realm, nonce and opaque.
+        if let challenge = AuthenticationHeaderParser.challenges(field).challenges.first, let digest = try? DigestChallenge(challenge) {
+            let answer = DigestAuthorization(challenge: digest, user: "alice", password: "wonderland", method: "GET", uri: "/x", nonceCount: 1)
+            let fields = AuthenticationHeaderParser.parameters(String(answer.fieldValue.dropFirst("Digest ".count)))
+            #expect(fields.diagnostics.isEmpty)
+            let values = Dictionary(fields.parameters.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            #expect(values["realm"] == digest.realm && values["nonce"] == digest.nonce && values["opaque"] == digest.opaque)
+        } else {
+            Issue.record("the Digest challenge did not parse: \(field.debugDescription)")
+        }
     }
 
     @Test func malformedChallengesAreSkippedWithADiagnostic() {

@@ -41,14 +41,18 @@ public enum AuthenticationHeaderParser {
         return (parameters ?? [], cursor.diagnostics)
     }
 
-    /// `value` as a quoted-string (`"` and `\` escaped).
+    /// `value` as a quoted-string (`"` and `\` escaped, RFC 9110 §5.6.4). Escapes by Unicode scalar,
+    /// not by `Character`: a quote followed by a combining mark is one `Character` that is not `"`, and
+    /// left unescaped it would end the string early and let the rest be read as more parameters.
     public static func quoted(_ value: String) -> String {
-        var out = "\""
-        for character in value {
-            if character == "\"" || character == "\\" { out.append("\\") }
-            out.append(character)
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for scalar in value.unicodeScalars {
+            if scalar == "\"" || scalar == "\\" { out.append("\\") }
+            out.append(scalar)
         }
-        return out + "\""
+        out.append("\"")
+        return String(out)
     }
 
     // MARK: - Character classes (RFC 9110 §5.6)

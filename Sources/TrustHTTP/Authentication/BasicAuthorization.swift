@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
 public struct BasicAuthorization: Sendable {
@@ -23,7 +24,8 @@ public struct BasicAuthorization: Sendable {
 
     /// Encodes `user` and `password` as a Basic field value; throws if Basic cannot carry them.
     public init(user: String, password: String) throws(Problem) {
-        guard !user.contains(":") else { throw .colonInUser }
+        // By byte: a colon followed by a combining mark is still the colon a server splits at.
+        guard !user.containsASCII(UInt8(ascii: ":")) else { throw .colonInUser }
         guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { throw .controlCharacter }
         fieldValue = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
 public struct DigestChallenge: Sendable, Hashable {
     /// A Digest quality of protection (`qop`) value.
@@ -59,7 +60,7 @@ public struct DigestChallenge: Sendable, Hashable {
         self.opaque = challenge["opaque"]
         self.algorithm = algorithm
         if let qop = challenge["qop"] {
-            let offered = qop.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let offered = qop.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             self.qualityOfProtection = offered.compactMap { QualityOfProtection(rawValue: $0) }
             if qualityOfProtection.isEmpty { throw .unsupportedQualityOfProtection(qop) }
         } else {

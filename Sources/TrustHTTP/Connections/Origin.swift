@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// scheme + host + port: what connections are pooled by (with the trust key).
 struct Origin: Hashable, Sendable, CustomStringConvertible {
@@ -31,12 +32,12 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `host:port` (brackets around IPv6), the target of a CONNECT.
-    var authority: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    var authority: String { "\(host.containsASCII(UInt8(ascii: ":")) ? "[\(host)]" : host):\(port)" }
     var isDefaultPort: Bool { port == (isSecure ? 443 : 80) }
 
     /// The Host header value.
     var hostHeader: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        let name = host.containsASCII(UInt8(ascii: ":")) ? "[\(host)]" : host
         return isDefaultPort ? name : "\(name):\(port)"
     }
 

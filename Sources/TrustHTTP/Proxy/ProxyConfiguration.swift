@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 
 /// An HTTP proxy: `http` requests go to it in absolute form; `https` requests go through a
 /// `CONNECT` tunnel, with TLS — and the session's trust evaluation — end to end with the origin.
@@ -40,10 +41,11 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
 
     /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
     public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
-        let withScheme = text.contains("://") ? text : "http://" + text
+        let withScheme = text.range(of: "://", options: .literal) != nil ? text : "http://" + text
         guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty, Origin.isAcceptableHost(host) else {
-            // Never repeat a password: keep only what follows the last '@'.
-            throw .malformed(text.split(separator: "@").last.map(String.init) ?? "")
+            // Never repeat a password: keep only what follows the last '@', found by byte (a combining
+            // mark after it makes one `Character` that is not '@').
+            throw .malformed(String(text.lastIndex(ofASCII: UInt8(ascii: "@")).map { text[text.utf8.index(after: $0)...] } ?? text[...]))
         }
         let scheme = url.scheme?.lowercased() ?? "http"
         guard scheme == "http" else { throw .unsupportedScheme(scheme) }
@@ -61,7 +63,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         func value(_ name: String) -> String? {
             (variables[name.lowercased()] ?? variables[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
         }
-        let noProxy = value("NO_PROXY").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+        let noProxy = value("NO_PROXY").map { $0.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
         let http = value("HTTP_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
         let https = value("HTTPS_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
         return (http, https)
@@ -90,5 +92,5 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     var origin: Origin { Origin(scheme: "http", host: host, port: port) }
 
     /// The proxy as a URL, `http://host:port`, without credentials.
-    public var description: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    public var description: String { "http://\(host.containsASCII(UInt8(ascii: ":")) ? "[\(host)]" : host):\(port)" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Trust
 
 /// The proxy's answer to CONNECT when it is not 2xx (a 407 goes to HTTP authentication).
 struct ProxyRefusal: Error, CustomStringConvertible {
@@ -90,8 +91,8 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard (200..<300).contains(status) else {
             var headers: [(name: String, value: String)] = []
             for line in lines.dropFirst() {
-                guard let colon = line.firstIndex(of: ":") else { continue }
-                headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+                guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
+                headers.append((String(name), value.trimmingCharacters(in: .whitespaces)))
             }
             fail(context: context, ProxyRefusal(statusCode: status, headers: headers))
             return
