@@ -80,7 +80,7 @@ extension GetCommand {
         if http11 { configuration.httpVersion = .http1Only }
         if compressed { configuration.decompression = .enabled() }
         if let userAgent { configuration.userAgent = userAgent }
-        let noProxy = noproxy.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } } ?? []
+        let noProxy = noproxy.map { $0.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
         let proxyCredential = proxyUser.flatMap { value -> Credential? in
             guard let (user, password) = value.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
             return Credential(user: String(user), password: String(password), persistence: .none)
@@ -187,7 +187,7 @@ extension GetCommand {
         var withheld: Set<String> = []
         for line in header {
             if line.utf8.last == UInt8(ascii: ";"), !line.containsASCII(UInt8(ascii: ":")) {
-                request.headers.append((String(line.dropLast()).trimmingCharacters(in: .whitespaces), ""))
+                request.headers.append((String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingCharacters(in: .whitespaces), ""))
                 continue
             }
             guard let (rawName, rawValue) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { throw UsageError("-H takes 'Name: value'") }

@@ -24,8 +24,9 @@ struct Secrets: Sendable {
         var forms = [secret]
         if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed), encoded != secret { forms.append(encoded) }
         if let decoded = secret.removingPercentEncoding, decoded != secret { forms.append(decoded) }
-        for form in forms where !values.contains(form) { values.append(form) }
-        values.sort { $0.count > $1.count }
+        // Compared and ordered by bytes, as ``scrub(_:)`` matches them: `é` and `e\u{301}` are both kept.
+        for form in forms where !values.contains(where: { $0.utf8.elementsEqual(form.utf8) }) { values.append(form) }
+        values.sort { $0.utf8.count > $1.utf8.count }
     }
 
     /// Adds the password of a `USER:PASSWORD` argument (curl's `-u` and `-U`: split at the first colon).
@@ -48,7 +49,7 @@ struct Secrets: Sendable {
     /// by default Foundation matches whole `Character`s, and misses a secret followed by a combining mark.
     func scrub(_ text: String) -> String {
         var result = text
-        for secret in values where secret.count >= Self.minimumScrubbedLength {
+        for secret in values where secret.utf8.count >= Self.minimumScrubbedLength {
             result = result.replacingOccurrences(of: secret, with: "***", options: .literal)
         }
         return result

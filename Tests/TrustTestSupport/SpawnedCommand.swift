@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -41,8 +42,14 @@ package struct SpawnedCommand {
         let command = timePath.map { path in [Self.gnuTime ?? "", "-f", "%M", "-o", path, executable] } ?? [executable]
         let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        // A process group of its own, so the watchdog ends the command with GNU time, not time alone.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
         var child: pid_t = 0
-        let result = posix_spawn(&child, command[0], &actions, nil, argv, environ)
+        let result = posix_spawn(&child, command[0], &actions, &attributes, argv, environ)
         guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
         pid = child
         stdoutPath = stdout
@@ -57,7 +64,7 @@ package struct SpawnedCommand {
         let pid = self.pid
         let (rawStatus, rawSignal, maxrss) = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+                let watchdog = DispatchWorkItem { kill(-pid, SIGKILL) }
                 DispatchQueue.global().asyncAfter(deadline: .now() + limit, execute: watchdog)
                 var status: Int32 = 0
                 var usage = rusage()
@@ -73,7 +80,11 @@ package struct SpawnedCommand {
         let lines = ((try? String(contentsOfFile: timePath, encoding: .utf8)) ?? "").split(separator: "\n")
         var (status, signal) = (rawStatus, rawSignal)
         if let code = status, code > 128, lines.contains(where: { $0.contains("terminated by signal") }) { (status, signal) = (nil, code - 128) }
-        return (status, signal, lines.last.flatMap { Int($0) } ?? maxrss)
+        guard let peak = lines.last.flatMap({ Int($0) }) else {
+            Issue.record("GNU time wrote no peak: \(lines)")
+            return (status, signal, maxrss)
+        }
+        return (status, signal, peak)
     }
 
     package var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }

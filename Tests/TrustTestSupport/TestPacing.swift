@@ -9,7 +9,10 @@ import Testing
 /// machine a third as fast as usual, a 5 s OCSP fetch or a 10 s TLS handshake on loopback waited
 /// behind everyone else's work and timed out. Paced, the run takes as long (the work is the same) and
 /// each test gets the machine for long enough to be judged on what it does. Every suite carries
-/// `.paced`; a test waiting for its turn has not started, so its own deadlines have not either.
+/// `.paced`; a test waiting for its turn has not started, so the deadlines it sets have not either —
+/// but a suite's `.timeLimit` counts the wait (Swift Testing applies it around every scope), so the
+/// limits leave room for a whole run's worth of waiting, and a case whose limit passes while it waits
+/// stops waiting (the wait is cancelled with it) instead of taking a turn to be cancelled in.
 ///
 /// `TRUST_TEST_PARALLELISM` sets the limit (default: three per processor, at least four).
 package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
@@ -30,10 +33,19 @@ package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
         testCase == nil ? nil : self
     }
 
+    /// Whether this task already runs inside a turn: a case of a suite nested in a paced suite inherits
+    /// `.paced` twice, and must not wait for a second turn while holding the first.
+    @TaskLocal static var holdsTurn = false
+
     package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        await Self.permits.acquire()
-        do {
+        if Self.holdsTurn {
             try await function()
+            return
+        }
+        let ticket = UUID()
+        guard await Self.permits.acquire(ticket) else { throw CancellationError() }
+        do {
+            try await Self.$holdsTurn.withValue(true) { try await function() }
         } catch {
             await Self.permits.release()
             throw error
@@ -41,26 +53,47 @@ package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
         await Self.permits.release()
     }
 
-    /// A counting semaphore for async code, first come first served.
-    actor Permits {
+    /// A counting semaphore for async code, first come first served; a cancelled wait ends at once.
+    package actor Permits {
         private var available: Int
-        private var waiting: [CheckedContinuation<Void, Never>] = []
+        private var waiting: [(ticket: UUID, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Tickets cancelled before their wait was queued.
+        private var cancelledEarly: Set<UUID> = []
 
-        init(_ count: Int) { available = count }
+        package init(_ count: Int) { available = count }
 
-        func acquire() async {
+        /// True once a turn is taken; false when the task was cancelled while it waited.
+        package func acquire(_ ticket: UUID) async -> Bool {
             if available > 0 {
                 available -= 1
-                return
+                return true
             }
-            await withCheckedContinuation { waiting.append($0) }
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    if cancelledEarly.remove(ticket) != nil {
+                        continuation.resume(returning: false)
+                    } else {
+                        waiting.append((ticket, continuation))
+                    }
+                }
+            } onCancel: {
+                Task { await self.cancel(ticket) }
+            }
         }
 
-        func release() {
+        private func cancel(_ ticket: UUID) {
+            if let index = waiting.firstIndex(where: { $0.ticket == ticket }) {
+                waiting.remove(at: index).continuation.resume(returning: false)
+            } else {
+                cancelledEarly.insert(ticket)
+            }
+        }
+
+        package func release() {
             if waiting.isEmpty {
                 available += 1
             } else {
-                waiting.removeFirst().resume()
+                waiting.removeFirst().continuation.resume(returning: true)
             }
         }
     }
