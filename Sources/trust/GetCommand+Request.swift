@@ -16,6 +16,18 @@ import Darwin
 /// How `trust get` turns its flags into a session configuration and a request, and a
 /// `SessionError` into curl's exit code.
 extension GetCommand {
+    /// curl's `-u`/`-U` `USER:PASSWORD`, split at the first colon (by byte); nil without one.
+    static func credential(fromUserArgument argument: String) -> Credential? {
+        guard let (user, password) = argument.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
+        return Credential(user: String(user), password: String(password), persistence: .none)
+    }
+
+    /// A `-H` line's name and value (split at the first colon, by byte; whitespace trimmed); nil without a colon.
+    static func headerParts(_ line: String) -> (name: String, value: String)? {
+        guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
+        return (name.trimmingCharacters(in: .whitespaces), value.trimmingCharacters(in: .whitespaces))
+    }
+
     /// A proxy as given (`host:port` or a URL) as a URL: `http://` when it names no scheme, as curl's `-x`.
     static func withProxyScheme(_ proxy: String) -> String {
         proxy.range(of: "://", options: .literal) != nil ? proxy : "http://" + proxy
@@ -35,10 +47,7 @@ extension GetCommand {
             secrets.addUserInfo(ofURL: environment[name].map(Self.withProxyScheme))
         }
         for line in header {
-            guard let (rawName, rawValue) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
-            let name = rawName.trimmingCharacters(in: .whitespaces).lowercased()
-            guard Secrets.credentialHeaders.contains(name) else { continue }
-            let value = rawValue.trimmingCharacters(in: .whitespaces)
+            guard let (name, value) = Self.headerParts(line), Secrets.credentialHeaders.contains(name.lowercased()) else { continue }
             secrets.add(value)
             // `Bearer TOKEN`, `Basic BASE64`: the credential alone may be echoed too (RFC 9110 §11.4).
             if let (_, credential) = value.splitOnce(atASCII: UInt8(ascii: " ")) { secrets.add(credential.trimmingCharacters(in: .whitespaces)) }
@@ -81,10 +90,7 @@ extension GetCommand {
         if compressed { configuration.decompression = .enabled() }
         if let userAgent { configuration.userAgent = userAgent }
         let noProxy = noproxy.map { $0.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
-        let proxyCredential = proxyUser.flatMap { value -> Credential? in
-            guard let (user, password) = value.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
-            return Credential(user: String(user), password: String(password), persistence: .none)
-        }
+        let proxyCredential = proxyUser.flatMap(Self.credential(fromUserArgument:))
         if let proxy {
             do {
                 configuration.proxy = try ProxyConfiguration(url: proxy, credential: proxyCredential, noProxy: noProxy)
@@ -180,8 +186,8 @@ extension GetCommand {
     /// or of unknown size.
     func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> Request {
         var request = Request(url: requestURL)
-        if let user, let (name, password) = user.splitOnce(atASCII: UInt8(ascii: ":")) {
-            request.credential = Credential(user: String(name), password: String(password), persistence: .none)
+        if let credential = user.flatMap(Self.credential(fromUserArgument:)) {
+            request.credential = credential
             request.authenticatesPreemptively = basic
         }
         var withheld: Set<String> = []
@@ -190,9 +196,7 @@ extension GetCommand {
                 request.headers.append((String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingCharacters(in: .whitespaces), ""))
                 continue
             }
-            guard let (rawName, rawValue) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { throw UsageError("-H takes 'Name: value'") }
-            let name = rawName.trimmingCharacters(in: .whitespaces)
-            let value = rawValue.trimmingCharacters(in: .whitespaces)
+            guard let (name, value) = Self.headerParts(line) else { throw UsageError("-H takes 'Name: value'") }
             if value.isEmpty {
                 withheld.insert(name.lowercased())
             } else {

@@ -49,7 +49,7 @@ struct Secrets: Sendable {
     /// by default Foundation matches whole `Character`s, and misses a secret followed by a combining mark.
     func scrub(_ text: String) -> String {
         var result = text
-        for secret in values where secret.utf8.count >= Self.minimumScrubbedLength {
+        for secret in values where secret.count >= Self.minimumScrubbedLength {
             result = result.replacingOccurrences(of: secret, with: "***", options: .literal)
         }
         return result
