@@ -4,8 +4,10 @@
 #
 #   Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 60 seconds, every target)
 #
-# Environment: FUZZ_JOBS (parallel fuzzing processes per target, default 1), FUZZ_WORK (the
-# gitignored folder for corpora, crash artifacts and logs, default Fuzz/.work). See Fuzz/README.md.
+# Environment: FUZZ_JOBS (parallel fuzzing processes per target, default 1), FUZZ_PARALLEL (targets
+# fuzzed at once, default: processors / FUZZ_JOBS), FUZZ_WORK (the gitignored folder for corpora,
+# crash artifacts and logs, default Fuzz/.work), FUZZ_SCRATCH_PATH (the build folder, default
+# Fuzz/.build). See Fuzz/README.md.
 set -euo pipefail
 
 seconds="${1:-60}"
@@ -20,6 +22,10 @@ if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
 if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then echo "FUZZ_JOBS must be a positive number" >&2; exit 2; fi
+# Targets fuzzed at once: by default one per processor not taken by FUZZ_JOBS.
+processors=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+parallel="${FUZZ_PARALLEL:-$(( processors / jobs > 0 ? processors / jobs : 1 ))}"
+if ! [[ "$parallel" =~ ^[1-9][0-9]*$ ]]; then echo "FUZZ_PARALLEL must be a positive number" >&2; exit 2; fi
 for target in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "unknown target $target; $usage" >&2; exit 2; }
 done
@@ -29,7 +35,13 @@ done
 # `@testable import` (nothing of them is public API); SwiftPM enables testability only for debug
 # builds of test targets, so the whole graph is built with it.
 # C and C++ dependencies (BoringSSL) are built without instrumentation.
-build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing)
+# -ffunction-sections: the C flags of Scripts/release-build.sh (layout only), so that a run built in the
+# main package's build folder (FUZZ_SCRATCH_PATH=.build, as CI does) reuses the C code compiled there.
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
+  -Xcc -ffunction-sections)
+# FUZZ_SCRATCH_PATH: another build folder. The main package's release folder saves compiling BoringSSL again,
+# but its Swift modules are then rebuilt instrumented, so the next release build compiles them again.
+if [ -n "${FUZZ_SCRATCH_PATH:-}" ]; then build_flags+=(--scratch-path "$FUZZ_SCRATCH_PATH"); fi
 
 started=$(date +%s)
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address)"
@@ -242,20 +254,22 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$fuzz_dir/lsan.supp:print_supp
 # libFuzzer reports a trap itself (and saves the input); Swift's backtracer would get in its way.
 export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 export TRUST_FUZZ_ANCHORS="$lab/roots.pem"
-failed=0
-summary=()
-for target in "${targets[@]}"; do
-  log="$work/logs/$target.log"
+# One target's run: writes its summary line to $work/logs/TARGET.summary and returns non-zero on a finding.
+run_target() {
+  local target="$1" log="$work/logs/$1.log" status crashes execs rate peak last cov ft corpus verdict
   touch "$work/logs/$target.start"
   set +e
   if [ "$jobs" -gt 1 ]; then
-    # Parallel run: one fuzzing process per job for SECONDS, sharing the corpus.
-    (cd "$work/logs" && "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
+    # Parallel run: one fuzzing process per job for SECONDS, sharing the corpus. libFuzzer writes the
+    # jobs' logs (fuzz-N.log) into its working directory: one per target, as targets may run at once.
+    local dir="$work/logs/$target.jobs"
+    rm -rf "$dir" && mkdir -p "$dir"
+    (cd "$dir" && "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
       -timeout=10 -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" \
       "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1)
     status=$?
-    cat "$work/logs"/fuzz-*.log >> "$log" 2>/dev/null
-    rm -f "$work/logs"/fuzz-*.log
+    cat "$dir"/fuzz-*.log >> "$log" 2>/dev/null
+    rm -rf "$dir"
   else
     "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks=1 \
       -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1
@@ -273,16 +287,39 @@ for target in "${targets[@]}"; do
   verdict=ok
   if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     verdict="FAILED (exit $status; see $log and $work/artifacts/$target/)"
-    failed=1
     [ "$crashes" -eq 0 ] && crashes=1
   fi
-  line=$(printf '%-26s %10s execs  %7s exec/s  cov %-5s ft %-6s corpus %-5s peak %4s MB  crashes %s  %s' \
-    "$target" "$execs" "$rate" "${cov:-?}" "${ft:-?}" "$corpus" "$peak" "$crashes" "$verdict")
-  echo "$line"
-  summary+=("$line")
+  printf '%-26s %10s execs  %7s exec/s  cov %-5s ft %-6s corpus %-5s peak %4s MB  crashes %s  %s\n' \
+    "$target" "$execs" "$rate" "${cov:-?}" "${ft:-?}" "$corpus" "$peak" "$crashes" "$verdict" > "$work/logs/$target.summary"
+  cat "$work/logs/$target.summary"
+  [ "$verdict" = ok ]
+}
+
+# FUZZ_PARALLEL targets run at once (each with FUZZ_JOBS processes), so that a short run over every
+# target takes SECONDS × targets / FUZZ_PARALLEL.
+failed=0
+running=()
+for target in "${targets[@]}"; do
+  rm -f "$work/logs/$target.summary"
+  run_target "$target" &
+  running+=("$!")
+  if [ "${#running[@]}" -ge "$parallel" ]; then
+    wait "${running[0]}" || failed=1
+    running=("${running[@]:1}")
+  fi
+done
+for pid in "${running[@]}"; do wait "$pid" || failed=1; done
+summary=()
+for target in "${targets[@]}"; do
+  if [ -f "$work/logs/$target.summary" ]; then
+    summary+=("$(cat "$work/logs/$target.summary")")
+  else
+    summary+=("$(printf '%-26s no summary: the run stopped early (see %s)' "$target" "$work/logs/$target.log")")
+    failed=1
+  fi
 done
 finished=$(date +%s)
 
-echo "== fuzz summary (${seconds} s per target, ${jobs} job(s); build $((built - started)) s, total $((finished - started)) s)"
+echo "== fuzz summary (${seconds} s per target, ${jobs} job(s) each, ${parallel} target(s) at once; build $((built - started)) s, total $((finished - started)) s)"
 for line in "${summary[@]}"; do echo "$line"; done
 exit "$failed"
