@@ -22,6 +22,7 @@ import X509
 //
 // Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
 //        trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT   (the child of the memory figure)
+//        trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]   (for profilers)
 
 enum Client: String {
     case session
@@ -123,24 +124,31 @@ if arguments.first == "idle" {
     exit(0)
 }
 
-// MARK: A profiling child: COUNT keep-alive GETs one after another (for a heap profiler's allocation counts).
+// MARK: A profiling child: COUNT keep-alive GETs in each of CLIENTS loops (default 1) sharing one client, against a
+// server in another process (`trust lab`), so that a profiler (perf, a heap profiler) sees one client alone.
 
 if arguments.first == "gets" {
-    guard arguments.count == 7, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]), let count = Int(arguments[5]),
-        let proto = Protocol(rawValue: arguments[6]), let roots = try? CertificateSource.certificates(atPath: arguments[3]), !roots.isEmpty,
-        let pin = try? SPKIPin(parsing: arguments[4])
+    guard arguments.count == 7 || arguments.count == 8, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]),
+        let count = Int(arguments[5]), let proto = Protocol(rawValue: arguments[6]), let loops = Int(arguments.count == 8 ? arguments[7] : "1"),
+        loops > 0, let roots = try? CertificateSource.certificates(atPath: arguments[3]), !roots.isEmpty, let pin = try? SPKIPin(parsing: arguments[4])
     else {
-        print("usage: trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2")
+        print("usage: trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]")
         exit(2)
     }
     let url = "https://127.0.0.1:\(port)/"
-    if client == .session {
-        let session = try makeSession(roots: roots, pin: pin, protocol: proto)
-        for _ in 0..<count { try await sessionGet(session, url) }
-    } else {
-        let httpClient = try makeHTTPClient(roots: roots, protocol: proto)
-        for _ in 0..<count { try await clientGet(httpClient, url) }
+    let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: proto) : nil
+    let httpClient = client == .ahc ? try makeHTTPClient(roots: roots, protocol: proto) : nil
+    let get: @Sendable () async throws -> Void = {
+        if let session { try await sessionGet(session, url) } else if let httpClient { try await clientGet(httpClient, url) }
     }
+    let start = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for _ in 0..<loops { group.addTask { for _ in 0..<count { try await get() } } }
+        try await group.waitForAll()
+    }
+    let elapsed = start.duration(to: .now)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print(String(format: "%@: %d GETs in %.3f s, %.0f/s", client.rawValue, count * loops, seconds, Double(count * loops) / seconds))
     exit(0)
 }
 
