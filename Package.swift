@@ -176,6 +176,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ] + nio
         ),
         // The `trust` command as users run it, and interop with curl, openssl and python3-requests.

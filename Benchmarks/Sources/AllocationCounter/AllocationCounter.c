@@ -79,8 +79,11 @@ long long allocation_counter_heap_in_use(void) {
 long long allocation_counter_heap_free(void) { return (long long)mallinfo2().fordblks; }
 
 void allocation_counter_trim(void) { malloc_trim(0); }
+
+void allocation_counter_print_arenas(void) { malloc_stats(); }
 #else
 long long allocation_counter_heap_in_use(void) { return -1; }
 long long allocation_counter_heap_free(void) { return -1; }
 void allocation_counter_trim(void) {}
+void allocation_counter_print_arenas(void) {}
 #endif

@@ -121,6 +121,7 @@ if arguments.first == "idle" {
     let heapGrowth = (heapInUse - heapBefore) / 1024
     let figures: [Int] = [before, after, memoryKiB("VmHWM"), openSockets() - socketsBefore, heapGrowth, heapFree / 1024, memoryKiB("VmRSS")]
     FileHandle.standardOutput.write(Data(("RESULT " + figures.map(String.init).joined(separator: " ") + "\n").utf8))
+    if ProcessInfo.processInfo.environment["BENCH_MALLOC_STATS"] != nil { allocation_counter_print_arenas() }
     exit(0)
 }
 

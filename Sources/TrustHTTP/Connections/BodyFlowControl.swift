@@ -8,17 +8,22 @@ final class BodyFlowControl: Sendable {
     private struct State {
         var buffered = 0
         var readPending = false
+        /// The channel whose reads are held: set before the first byte arrives (``bind(_:)``).
+        var channel: (any Channel)?
     }
 
     let highWatermark: Int
     let lowWatermark: Int
     private let state = NIOLockedValueBox(State())
-    private let channel: any Channel
 
-    init(channel: any Channel, highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10) {
-        self.channel = channel
+    init(highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10) {
         self.highWatermark = highWatermark
         self.lowWatermark = lowWatermark
+    }
+
+    /// The channel the body arrives on (an HTTP/2 stream is known only once it is open).
+    func bind(_ channel: any Channel) {
+        state.withLockedValue { $0.channel = channel }
     }
 
     /// Bytes handed to the reader and not yet taken.
@@ -45,16 +50,15 @@ final class BodyFlowControl: Sendable {
 
     /// Called by the reader after taking `count` bytes.
     func consumed(_ count: Int) {
-        let resume = state.withLockedValue { state -> Bool in
+        let resume = state.withLockedValue { state -> (any Channel)? in
             state.buffered -= count
             if state.readPending && state.buffered <= lowWatermark {
                 state.readPending = false
-                return true
+                return state.channel
             }
-            return false
+            return nil
         }
-        if resume {
-            let channel = self.channel
+        if let channel = resume {
             channel.eventLoop.execute { channel.read() }
         }
     }

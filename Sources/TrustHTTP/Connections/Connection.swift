@@ -67,23 +67,28 @@ final class Connection: Sendable {
     /// Sends one request and returns once the response head arrives. Each deadline of `timeouts`
     /// that passes first runs `onTimeout`, fails the exchange at once (whoever waits hears of it
     /// then, not once the connection has finished closing) and closes the stream.
+    ///
+    /// One hop to the event loop, for both protocols: it arms the deadlines, opens the HTTP/2 stream
+    /// (``openStream(for:on:)``) and writes the request in the same turn, and the caller resumes once,
+    /// with the head.
     func exchange(
         head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, url: URL, timeouts: ExchangeTimeouts, limits: ResponseLimits,
         uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
     ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
-        let target: any Channel
-        if let multiplexer {
-            target = try await openStream(multiplexer, timeout: timeouts.head, onTimeout: timeouts.onTimeout)
-        } else {
-            target = channel
-        }
-        let exchange = HTTPExchange(
-            head: head, body: body, continueTimeout: continueTimeout, channel: target, url: url, readTimeout: timeouts.read, limits: limits, uploadProgress: uploadProgress)
+        let channel = self.channel
+        // HTTP/1.1: bound to the connection at once, so an exchange that fails before the hop (a
+        // cancellation) still closes it. HTTP/2: bound to its stream once that is open.
+        let exchange = multiplexer == nil
+            ? HTTPExchange(
+                head: head, body: body, continueTimeout: continueTimeout, channel: channel, url: url, readTimeout: timeouts.read, limits: limits,
+                uploadProgress: uploadProgress)
+            : HTTPExchange(
+                head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: timeouts.read, limits: limits,
+                uploadProgress: uploadProgress)
         let responseHead = try await withTaskCancellationHandler {
-            // One hop to the event loop: arm the deadlines and write the request.
-            target.eventLoop.execute {
+            channel.eventLoop.execute { [self] in
                 @Sendable func arm<T>(_ timeout: Duration, total: Bool, until end: EventLoopFuture<T>) {
-                    let timer = target.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                    let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                         timeouts.onTimeout()
                         exchange.abort(SessionError(.timedOut, exchange.timeoutMessage(timeouts.message(total)), url: url))
                     }
@@ -95,7 +100,11 @@ final class Connection: Sendable {
                     arm(timeouts.head, total: false, until: exchange.responseHead.futureResult)
                     if let total = timeouts.total { arm(total, total: true, until: exchange.completion.futureResult) }
                 }
-                exchange.send(on: target)
+                if let multiplexer {
+                    openStream(for: exchange, on: multiplexer)
+                } else {
+                    exchange.send(on: channel)
+                }
             }
             return try await exchange.responseHead.futureResult.get()
         } onCancel: {
@@ -144,8 +153,6 @@ final class Connection: Sendable {
         try pipeline.addHandler(HTTPExchangeHandler(isHTTP2Stream: true))
     }
 
-    struct StreamTimeout: Error {}
-
     /// The deadlines of one exchange.
     struct ExchangeTimeouts: Sendable {
         /// Until the response head.
@@ -163,48 +170,36 @@ final class Connection: Sendable {
         var totalCoversHead = false
     }
 
-    /// Opens an HTTP/2 stream, failing (never hanging) if the connection closes first or the
-    /// deadline passes: a server that refuses a client certificate under TLS 1.3 closes the
-    /// connection right after a handshake the client already considered complete.
-    private func openStream(
-        _ multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>, timeout: Duration, onTimeout: @escaping @Sendable () -> Void
-    ) async throws -> any Channel {
-        let channel = self.channel
+    /// Opens an HTTP/2 stream for `exchange` and writes its request there; on the connection's event
+    /// loop. A connection that has closed (a server that refuses a client certificate under TLS 1.3
+    /// closes it right after a handshake the client already considered complete) or cannot open a
+    /// stream fails the exchange; the exchange's deadlines, armed before, cover the opening. A stream
+    /// that opens after the exchange ended (a deadline passed, the caller cancelled) is closed.
+    ///
+    /// No callback on the connection's closeFuture: one per stream would pile up (each holding its
+    /// stream channel) for as long as the connection lives. A stream created in this turn on an open
+    /// connection is open; one on a connection closing later fails its write.
+    private func openStream(for exchange: HTTPExchange, on multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>) {
+        guard channel.isActive else {
+            exchange.fail(ConnectionClosedError())
+            return
+        }
         let decompression = self.decompression
-        let created = channel.eventLoop.makePromise(of: Channel.self)
-        let first = FirstAnswer()
-        @Sendable func complete(_ result: Result<Channel, any Error>) {
-            if first.claim() {
-                created.completeWith(result)
-            } else if case .success(let late) = result {
-                late.close(promise: nil)
+        multiplexer.value.createStreamChannel { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try Self.configureStream(stream, decompression: decompression)
             }
-        }
-        // No callback on the connection's closeFuture: one per stream would pile up (each holding its
-        // stream channel) for as long as the connection lives. Checked on the event loop instead; a
-        // stream created there completes at once, and one on a connection closing later fails its write.
-        channel.eventLoop.execute {
-            guard channel.isActive else {
-                complete(.failure(ConnectionClosedError()))
-                return
-            }
-            let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                onTimeout()
-                complete(.failure(StreamTimeout()))
-            }
-            multiplexer.value.createStreamChannel { stream in
-                stream.eventLoop.makeCompletedFuture {
-                    try Self.configureStream(stream, decompression: decompression)
+        }.whenComplete { result in
+            switch result {
+            case .success(let stream):
+                if exchange.bind(stream) {
+                    exchange.send(on: stream)
+                } else {
+                    stream.close(promise: nil)
                 }
-            }.whenComplete { result in
-                timer.cancel()
-                complete(result)
+            case .failure(let error):
+                exchange.fail(error)
             }
-        }
-        return try await withTaskCancellationHandler {
-            try await created.futureResult.get()
-        } onCancel: {
-            complete(.failure(CancellationError()))
         }
     }
 }

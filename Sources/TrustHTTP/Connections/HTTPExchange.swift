@@ -56,17 +56,19 @@ final class HTTPExchange: Sendable {
         var headDelivered = false
         var reusable = false
         var upload = UploadProgress()
+        /// The channel the exchange runs on, once known (``bind(_:)``): the connection's for HTTP/1.1,
+        /// its stream's for HTTP/2.
+        var channel: (any Channel)?
     }
 
     private let state = NIOLockedValueBox(State())
-    private let channel: any Channel
 
     /// Whether the response ended normally on a connection that may be reused (known once the body has ended).
     var endedReusable: Bool { state.withLockedValue { $0.reusable } }
 
-    /// - Parameter channel: closed if the reader abandons the body before its end (the rest of the
-    ///   response would otherwise block the connection).
-    init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, channel: any Channel, url: URL? = nil, readTimeout: Duration? = nil,
+    /// An exchange whose channel is bound later, on `eventLoop` (``bind(_:)``): an HTTP/2 stream opened
+    /// in the same event-loop turn as the request is written.
+    init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, eventLoop: any EventLoop, url: URL? = nil, readTimeout: Duration? = nil,
          limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil) {
         self.head = head
         self.uploadProgress = uploadProgress
@@ -75,17 +77,39 @@ final class HTTPExchange: Sendable {
         self.url = url
         self.readTimeout = readTimeout
         self.limits = limits
-        self.channel = channel
-        self.responseHead = channel.eventLoop.makePromise()
-        self.completion = channel.eventLoop.makePromise()
-        self.flow = BodyFlowControl(channel: channel)
+        self.responseHead = eventLoop.makePromise()
+        self.completion = eventLoop.makePromise()
+        self.flow = BodyFlowControl()
         (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
         let state = self.state
+        // A reader that abandons the body before its end closes the channel: the rest of the response
+        // would otherwise block the connection.
         self.bodyContinuation.onTermination = { termination in
-            if case .cancelled = termination, !state.withLockedValue({ $0.ended }) {
-                channel.close(promise: nil)
-            }
+            guard case .cancelled = termination else { return }
+            let channel = state.withLockedValue { $0.ended ? nil : $0.channel }
+            channel?.close(promise: nil)
         }
+    }
+
+    /// An exchange on `channel`, bound at once.
+    convenience init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, channel: any Channel, url: URL? = nil,
+                     readTimeout: Duration? = nil, limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil) {
+        self.init(head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: readTimeout, limits: limits,
+                  uploadProgress: uploadProgress)
+        _ = bind(channel)
+    }
+
+    /// Binds the exchange to the channel it runs on; false (and nothing bound) if it has already
+    /// ended — failed by a deadline or a cancellation while its HTTP/2 stream was opening — so the
+    /// caller closes that channel.
+    func bind(_ channel: any Channel) -> Bool {
+        let bound = state.withLockedValue { state -> Bool in
+            guard !state.ended else { return false }
+            state.channel = channel
+            return true
+        }
+        if bound { flow.bind(channel) }
+        return bound
     }
 
     /// How far a streamed request body has got (updated on the event loop by the exchange handler).
@@ -168,10 +192,11 @@ final class HTTPExchange: Sendable {
     }
 
     /// Fails the exchange with `error` and closes its channel (a limit or deadline reached, the
-    /// reader gone): the rest of the response is never read.
+    /// reader gone): the rest of the response is never read. An HTTP/2 stream not open yet is closed
+    /// as it opens (``bind(_:)`` refuses it).
     func abort(_ error: any Error) {
         fail(error)
-        channel.close(promise: nil)
+        state.withLockedValue { $0.channel }?.close(promise: nil)
     }
 }
 

@@ -14,4 +14,7 @@ long long allocation_counter_heap_free(void);
 /// Returns the heap's free pages to the kernel (malloc_trim(0)).
 void allocation_counter_trim(void);
 
+/// Prints each malloc arena's size and bytes in use to standard error (glibc's malloc_stats).
+void allocation_counter_print_arenas(void);
+
 #endif

@@ -1,0 +1,81 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import Testing
+@testable import TrustHTTP
+import TrustTestSupport
+
+/// An HTTP/2 exchange is created before its stream, which opens in the same event-loop turn as the
+/// request is written (`Connection.exchange`): what happens when it ends before, or after, that.
+@Suite("HTTPExchange: binding to the channel it runs on", .paced)
+struct HTTPExchangeBindingTests {
+    private func makeExchange(on eventLoop: any EventLoop) -> HTTPExchange {
+        HTTPExchange(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), body: .none, eventLoop: eventLoop)
+    }
+
+    private struct Succeeded: Error {}
+
+    /// The error `future` failed with (`Succeeded` thrown if it succeeded).
+    private func failure<T: Sendable>(of future: EventLoopFuture<T>) async throws -> any Error {
+        do {
+            _ = try await future.get()
+        } catch {
+            return error
+        }
+        throw Succeeded()
+    }
+
+    @Test func anExchangeThatEndedBeforeItsStreamOpenedRefusesTheStream() async throws {
+        let channel = EmbeddedChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let exchange = makeExchange(on: channel.eventLoop)
+        exchange.abort(CancellationError())  // a cancellation while the stream was opening
+        #expect(try await failure(of: exchange.responseHead.futureResult) is CancellationError)
+        // The stream that opens afterwards is refused, and left open for the caller to close: nothing
+        // of the exchange reaches it.
+        #expect(!exchange.bind(channel))
+        #expect(channel.isActive)
+        _ = try channel.finish()
+    }
+
+    @Test func abortingABoundExchangeClosesItsChannel() async throws {
+        let channel = EmbeddedChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let exchange = makeExchange(on: channel.eventLoop)
+        #expect(exchange.bind(channel))
+        exchange.abort(CancellationError())
+        channel.embeddedEventLoop.run()
+        #expect(!channel.isActive)
+        #expect(try await failure(of: exchange.completion.futureResult) is CancellationError)
+    }
+
+    @Test func aReaderThatAbandonsTheBodyClosesTheBoundChannel() async throws {
+        let channel = EmbeddedChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let exchange = makeExchange(on: channel.eventLoop)
+        #expect(exchange.bind(channel))
+        // The reader drops the body stream before its end (its iterator's task is cancelled).
+        let reader = Task { for try await _ in exchange.bodyStream {} }
+        reader.cancel()
+        _ = await reader.result
+        channel.embeddedEventLoop.run()
+        #expect(!channel.isActive)
+        exchange.fail(ConnectionClosedError())  // as the handler does once its channel is closed
+    }
+
+    @Test func aBoundChannelResumesReadsOnceTheReaderCatchesUp() async throws {
+        let channel = EmbeddedChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let flow = BodyFlowControl(highWatermark: 10, lowWatermark: 5)
+        flow.bind(channel)
+        flow.produced(20)
+        #expect(!flow.shouldRead())
+        #expect(flow.isHoldingReads)
+        flow.consumed(16)
+        channel.embeddedEventLoop.run()
+        #expect(!flow.isHoldingReads)
+        #expect(flow.bufferedBytes == 4)
+        _ = try channel.finish()
+    }
+}
