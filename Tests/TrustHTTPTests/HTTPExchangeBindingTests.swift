@@ -14,6 +14,13 @@ struct HTTPExchangeBindingTests {
         HTTPExchange(head: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/"), body: .none, eventLoop: eventLoop)
     }
 
+    /// An active channel, as a connection or an open stream is.
+    private func connectedChannel() async throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        return channel
+    }
+
     private struct Succeeded: Error {}
 
     /// The error `future` failed with (`Succeeded` thrown if it succeeded).
@@ -27,8 +34,7 @@ struct HTTPExchangeBindingTests {
     }
 
     @Test func anExchangeThatEndedBeforeItsStreamOpenedRefusesTheStream() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let channel = try await connectedChannel()
         let exchange = makeExchange(on: channel.eventLoop)
         exchange.abort(CancellationError())  // a cancellation while the stream was opening
         #expect(try await failure(of: exchange.responseHead.futureResult) is CancellationError)
@@ -40,8 +46,7 @@ struct HTTPExchangeBindingTests {
     }
 
     @Test func abortingABoundExchangeClosesItsChannel() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let channel = try await connectedChannel()
         let exchange = makeExchange(on: channel.eventLoop)
         #expect(exchange.bind(channel))
         exchange.abort(CancellationError())
@@ -51,8 +56,7 @@ struct HTTPExchangeBindingTests {
     }
 
     @Test func aReaderThatAbandonsTheBodyClosesTheBoundChannel() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let channel = try await connectedChannel()
         let exchange = makeExchange(on: channel.eventLoop)
         #expect(exchange.bind(channel))
         // The reader drops the body stream before its end (its iterator's task is cancelled).
@@ -65,8 +69,7 @@ struct HTTPExchangeBindingTests {
     }
 
     @Test func aBoundChannelResumesReadsOnceTheReaderCatchesUp() async throws {
-        let channel = EmbeddedChannel()
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        let channel = try await connectedChannel()
         let flow = BodyFlowControl(highWatermark: 10, lowWatermark: 5)
         flow.bind(channel)
         flow.produced(20)

@@ -76,15 +76,12 @@ final class Connection: Sendable {
         uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
     ) async throws -> (head: HTTPResponseHead, exchange: HTTPExchange) {
         let channel = self.channel
+        let exchange = HTTPExchange(
+            head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: timeouts.read, limits: limits,
+            uploadProgress: uploadProgress)
         // HTTP/1.1: bound to the connection at once, so an exchange that fails before the hop (a
         // cancellation) still closes it. HTTP/2: bound to its stream once that is open.
-        let exchange = multiplexer == nil
-            ? HTTPExchange(
-                head: head, body: body, continueTimeout: continueTimeout, channel: channel, url: url, readTimeout: timeouts.read, limits: limits,
-                uploadProgress: uploadProgress)
-            : HTTPExchange(
-                head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: timeouts.read, limits: limits,
-                uploadProgress: uploadProgress)
+        if multiplexer == nil { _ = exchange.bind(channel) }
         let responseHead = try await withTaskCancellationHandler {
             channel.eventLoop.execute { [self] in
                 @Sendable func arm<T>(_ timeout: Duration, total: Bool, until end: EventLoopFuture<T>) {
