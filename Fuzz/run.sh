@@ -30,23 +30,23 @@ for target in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "unknown target $target; $usage" >&2; exit 2; }
 done
 
-# What is instrumented (coverage counters and AddressSanitizer): the fuzz targets (Fuzz/Package.swift) and this
-# package's modules they reach, whose manifest adds the flags (and -enable-testing: the targets reach internal
-# parsers with `@testable import`) when TRUST_FUZZ_INSTRUMENTATION=1. The dependencies (SwiftNIO,
-# swift-certificates, BoringSSL…) are built as for the release, with the flags of Scripts/release-flags.sh, and
-# not instrumented: so that a build in the main package's folder (FUZZ_SCRATCH_PATH=.build, as CI does) reuses
-# what the release build compiled there and compiles only our modules again.
-# shellcheck source=../Scripts/release-flags.sh
-source "$root/Scripts/release-flags.sh"
-build_flags=("${release_flags[@]}")
-# FUZZ_SCRATCH_PATH: another build folder. Our instrumented modules then replace the release build's ones
-# there, so the next release build compiles those modules again.
+# -parse-as-library: main() comes from libFuzzer, which calls our LLVMFuzzerTestOneInput.
+# -enable-testing: the HTTP targets reach TrustHTTP's internal connection handlers with
+# `@testable import` (nothing of them is public API); SwiftPM enables testability only for debug
+# builds of test targets, so the whole graph is built with it.
+# C and C++ dependencies (BoringSSL) are built without instrumentation.
+# -ffunction-sections: the C flags of Scripts/release-build.sh (layout only), so that a run built in the
+# main package's build folder (FUZZ_SCRATCH_PATH=.build, as CI does) reuses the C code compiled there.
+build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
+  -Xcc -ffunction-sections)
+# FUZZ_SCRATCH_PATH: another build folder. The main package's release folder saves compiling BoringSSL again,
+# but its Swift modules are then rebuilt instrumented, so the next release build compiles them again.
 if [ -n "${FUZZ_SCRATCH_PATH:-}" ]; then build_flags+=(--scratch-path "$FUZZ_SCRATCH_PATH"); fi
 
 started=$(date +%s)
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address)"
-TRUST_FUZZ_INSTRUMENTATION=1 swift build --package-path "$fuzz_dir" "${build_flags[@]}"
-bin="$(TRUST_FUZZ_INSTRUMENTATION=1 swift build --package-path "$fuzz_dir" "${build_flags[@]}" --show-bin-path)"
+swift build --package-path "$fuzz_dir" "${build_flags[@]}"
+bin="$(swift build --package-path "$fuzz_dir" "${build_flags[@]}" --show-bin-path)"
 echo "== building trust (for the lab PKI the seeds are made from)"
 swift build --package-path "$root" --product trust
 trust="$(swift build --package-path "$root" --show-bin-path)/trust"
