@@ -102,23 +102,36 @@ public struct StreamingResponse: Sendable {
     }
 
     /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
+    /// The errors and the response are built by synchronous functions kept apart (`@inline(never)`), so
+    /// that they take no room in this frame, which every task reading a body holds.
     private func read(limit: Int, truncating: Bool) async throws -> Response {
         if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
-            body.abandon()
-            throw SessionError(ResponseLimit(.body, observed: announced, limit: limit), url: url)
+            throw tooLarge(observed: announced, limit: limit)
         }
         var data = Data()
         for try await chunk in body {
             if data.count + chunk.count > limit {
+                guard truncating else { throw tooLarge(observed: data.count + chunk.count, limit: limit) }
                 body.abandon()
-                guard truncating else { throw SessionError(ResponseLimit(.body, observed: data.count + chunk.count, limit: limit), url: url) }
                 data.append(contentsOf: chunk.prefix(limit - data.count))
                 break
             }
             data.append(contentsOf: chunk)
         }
-        return Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
-                        tlsVersion: tlsVersion, serverTrust: serverTrust)
+        return response(body: data)
+    }
+
+    /// Gives up on the body (its connection closes) and says why.
+    @inline(never)
+    private func tooLarge(observed: Int, limit: Int) -> SessionError {
+        body.abandon()
+        return SessionError(ResponseLimit(.body, observed: observed, limit: limit), url: url)
+    }
+
+    @inline(never)
+    private func response(body data: Data) -> Response {
+        Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+                 tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }
 
@@ -157,29 +170,42 @@ public struct ResponseBody: AsyncSequence, Sendable {
             let chunk: [UInt8]?
             do {
                 chunk = try await base.next()
-            } catch let error as SessionError {
-                throw error
             } catch {
-                if let explained = await explain(error) { throw explained }
-                if Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url, underlyingError: error) }
-                if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
-                    var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
-                    incomplete.isIncompleteBody = true
-                    throw incomplete
-                }
-                throw SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlyingError: error)
+                throw await failure(error)
             }
             if let chunk {
                 consumed(chunk.count)
                 return chunk
             }
             // The stream also ends (without an error) when the reading Task is cancelled: that is not the body's end.
-            if !ended && Task.isCancelled { throw SessionError(.cancelled, "reading the response body was cancelled", url: url) }
+            if !ended && Task.isCancelled { throw Self.cancelled(url: url, underlying: nil) }
             if !ended {
                 ended = true
                 await onEnd()
             }
             return nil
+        }
+
+        /// The error a failed read means for the caller. Kept apart (`@inline(never)`), as are the errors
+        /// it builds: the frame of `next()` is held by every task waiting for body bytes.
+        @inline(never)
+        private func failure(_ error: any Error) async -> any Error {
+            if error is SessionError { return error }
+            if let explained = await explain(error) { return explained }
+            if Task.isCancelled { return Self.cancelled(url: url, underlying: error) }
+            if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
+                var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
+                incomplete.isIncompleteBody = true
+                return incomplete
+            }
+            return SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlyingError: error)
+        }
+
+        @inline(never)
+        private static func cancelled(url: URL?, underlying: (any Error)?) -> SessionError {
+            let message = "reading the response body was cancelled"
+            guard let underlying else { return SessionError(.cancelled, message, url: url) }
+            return SessionError(.cancelled, message, url: url, underlyingError: underlying)
         }
     }
 

@@ -145,6 +145,9 @@ public final class Session: Sendable {
 
     // MARK: - Request flow
 
+    /// Sends `original`, answering authentication challenges and following redirects. Only what lives
+    /// across the sends stays in this function's frame, which every request's task holds until its
+    /// response head is in; what is done with each response is ``step(after:to:_:original:authenticator:redirects:context:)``'s.
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var request = original
         var redirects: [URL] = []
@@ -152,42 +155,62 @@ public final class Session: Sendable {
         while true {
             let prepared = authenticator.prepare(request)
             let response = try await perform(prepared, redirects: redirects, context: context)
-            if response.statusCode == 417, prepared.waitsForContinue {
-                // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
-                // SHOULD repeat the request without it. Its body was never sent.
-                response.body.abandon()
-                request.expectsContinue = false
-                request.removeHeaders(named: ["expect"])
-                continue
+            switch try await step(after: response, to: prepared, request, original: original, authenticator: &authenticator, redirects: &redirects, context: context) {
+            case .send(let next): request = next
+            case .finish(let final): return final
             }
-            if response.statusCode == 401 || response.statusCode == 407 {
-                switch try await authenticator.respond(to: response, request: prepared, remaining: try context.remaining(url: request.url)) {
-                case .retry(let next):
-                    request = next
-                    continue
-                case .final(let final):
-                    if let refusal = authenticator.lastRefusal {
-                        telemetry.authenticationFailed(space: refusal.space, scheme: refusal.scheme, failures: authenticator.refusals(in: refusal.space))
-                    }
-                    return final
-                }
-            }
-            try authenticator.succeeded(response, request: prepared)
-            guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: request) else {
-                return response
-            }
-            // Answers the session computed belong to the URL they were computed for (a Digest
-            // answer names it); the next one is computed afresh. A caller's own header stays
-            // (same origin only: Redirects drops it elsewhere).
-            if original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
-            // Drain (bounded) so the connection can be reused, then follow.
-            _ = try? await response.collect(limit: 1 << 20)
-            redirects.append(request.url)
-            if redirects.count > configuration.maximumRedirects {
-                throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: original.url)
-            }
-            request = next
         }
+    }
+
+    private enum Step {
+        /// Send this request next.
+        case send(Request)
+        /// The caller's response.
+        case finish(StreamingResponse)
+    }
+
+    /// What follows `response` to `prepared` (`request` with the authenticator's answer): the request
+    /// again without `Expect`, an answer to its challenge, the redirect's target, or nothing.
+    @inline(never)
+    private func step(
+        after response: StreamingResponse, to prepared: Request, _ request: Request, original: Request,
+        authenticator: inout HTTPAuthenticator, redirects: inout [URL], context: RequestContext
+    ) async throws -> Step {
+        if response.statusCode == 417, prepared.waitsForContinue {
+            // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
+            // SHOULD repeat the request without it. Its body was never sent.
+            response.body.abandon()
+            var next = request
+            next.expectsContinue = false
+            next.removeHeaders(named: ["expect"])
+            return .send(next)
+        }
+        if response.statusCode == 401 || response.statusCode == 407 {
+            switch try await authenticator.respond(to: response, request: prepared, remaining: try context.remaining(url: request.url)) {
+            case .retry(let next):
+                return .send(next)
+            case .final(let final):
+                if let refusal = authenticator.lastRefusal {
+                    telemetry.authenticationFailed(space: refusal.space, scheme: refusal.scheme, failures: authenticator.refusals(in: refusal.space))
+                }
+                return .finish(final)
+            }
+        }
+        try authenticator.succeeded(response, request: prepared)
+        guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: request) else {
+            return .finish(response)
+        }
+        // Answers the session computed belong to the URL they were computed for (a Digest
+        // answer names it); the next one is computed afresh. A caller's own header stays
+        // (same origin only: Redirects drops it elsewhere).
+        if original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
+        // Drain (bounded) so the connection can be reused, then follow.
+        _ = try? await response.collect(limit: 1 << 20)
+        redirects.append(request.url)
+        if redirects.count > configuration.maximumRedirects {
+            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: original.url)
+        }
+        return .send(next)
     }
 
     /// One request on one connection (pooled or new), retried once on a new connection when it never
@@ -279,26 +302,36 @@ public final class Session: Sendable {
     }
 
     /// A new connection for `plan`, with this request's challenges (server trust, client certificate).
+    /// Apart from ``perform(_:redirects:context:)`` (`@inline(never)`), so that a request sent on a pooled
+    /// connection holds no room for connecting in its task's frames.
+    @inline(never)
     private func connect(_ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
-        let origin = plan.origin
-        let remaining = try context.remaining(url: request.url)
-        let handshake = origin.isSecure ? makeHandshake(plan, request: request, handlerTimeout: remaining) : nil
+        let specification = try connectionSpecification(plan, request: request, context: context)
+        let started = ContinuousClock.now
         let connection: Connection
-        let clock = ContinuousClock()
-        let started = clock.now
         do {
-            connection = try await factory.connect(ConnectionSpecification(
-                origin: origin, handshake: handshake, requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped,
-                timeout: min(configuration.connectTimeout, remaining), url: request.url,
-                proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization")))
-            telemetry.connected(origin, duration: started.duration(to: clock.now), failed: false)
+            connection = try await factory.connect(specification)
         } catch {
-            telemetry.connected(origin, duration: started.duration(to: clock.now), failed: true)
+            telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: true)
             guard let refusal = error as? ProxyRefusal else { throw error }
             return try answer(to: refusal, plan, request: request, redirects: redirects)
         }
+        telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
         pool.register(connection, key: plan.key)
         return .connection(connection)
+    }
+
+    /// What the factory needs for a new connection for `plan`: its handshake's challenges, its TLS
+    /// minimum, whether others may share it, and its timeout (the connect timeout, or what is left of
+    /// the request's).
+    @inline(never)
+    private func connectionSpecification(_ plan: Plan, request: Request, context: RequestContext) throws -> ConnectionSpecification {
+        let origin = plan.origin
+        let remaining = try context.remaining(url: request.url)
+        return ConnectionSpecification(
+            origin: origin, handshake: origin.isSecure ? makeHandshake(plan, request: request, handlerTimeout: remaining) : nil,
+            requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
+            proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"))
     }
 
     /// A proxy's refusal of CONNECT: its 407 for HTTP authentication to answer, else the error. A
@@ -343,15 +376,25 @@ public final class Session: Sendable {
         let (responseHead, exchange) = try await connection.exchange(
             head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits,
             uploadProgress: request.uploadProgress)
+        return makeResponse(responseHead, exchange, on: connection, plan, url: request.url, redirects: redirects)
+    }
+
+    /// The response whose head arrived, its body streaming from `exchange`; the connection goes back
+    /// to the pool when the body ends. Synchronous and kept apart, so that what it builds takes no room
+    /// in the frame every request's task holds while it waits for the head.
+    @inline(never)
+    private func makeResponse(
+        _ responseHead: HTTPResponseHead, _ exchange: HTTPExchange, on connection: Connection, _ plan: Plan, url: URL, redirects: [URL]
+    ) -> StreamingResponse {
         let link = ExchangeLink(
-            exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: request.url, decompression: configuration.decompression)
+            exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: url, decompression: configuration.decompression)
         var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
         responseBody.bufferedBytes = { link.bufferedBytes }
-        responseBody.url = request.url
+        responseBody.url = url
         responseBody.abandon = { link.abandon() }
         responseBody.explain = { await link.explain($0) }
         var response = StreamingResponse(
-            url: request.url, statusCode: Int(responseHead.status.code),
+            url: url, statusCode: Int(responseHead.status.code),
             headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
             tlsVersion: connection.tlsVersion, serverTrust: connection.serverTrust,
             body: responseBody)

@@ -56,8 +56,25 @@ struct HTTPAuthenticator {
 
     /// Credentials `space` has refused during this request.
     func refusals(in space: ProtectionSpace) -> Int { ledger.failureCount(in: space) }
-    private var origin: Attempt?
-    private var proxy: Attempt?
+    /// The credential sent to the origin, and to the proxy. Each is kept on the heap, in a box made
+    /// afresh on every change (so the authenticator keeps value semantics): an attempt is some 250
+    /// bytes, set only once a credential is sent, and the authenticator lives in the frame of every
+    /// request's task.
+    private var origin: Attempt? {
+        get { originAttempt?.attempt }
+        set { originAttempt = newValue.map(AttemptBox.init) }
+    }
+    private var proxy: Attempt? {
+        get { proxyAttempt?.attempt }
+        set { proxyAttempt = newValue.map(AttemptBox.init) }
+    }
+    private var originAttempt: AttemptBox?
+    private var proxyAttempt: AttemptBox?
+
+    private final class AttemptBox {
+        let attempt: Attempt
+        init(_ attempt: Attempt) { self.attempt = attempt }
+    }
 
     static let maximumFailureResponseBytes = 1 << 20
 

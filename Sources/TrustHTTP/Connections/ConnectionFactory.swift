@@ -63,12 +63,32 @@ struct ConnectionFactory: Sendable {
     /// verifier in the handshake, or either through a proxy. Returns once HTTP is set up (after the
     /// handshake and its trust decision), or throws the ``SessionError`` that says why not (a proxy's
     /// refusal of CONNECT throws ``ProxyRefusal``).
+    ///
+    /// Every new connection's task holds this function's frame, and its callees', while it connects: the
+    /// work that does not wait (the pipeline's setup, the connection's making, the errors) is done in
+    /// synchronous functions kept apart (`@inline(never)`), so that their temporaries take room on the
+    /// thread's stack for a moment rather than in the task's frames for the whole handshake.
     func connect(_ specification: ConnectionSpecification) async throws -> Connection {
-        let eventLoop = group.next()
-        let attempt = ConnectionAttempt(handshake: eventLoop.makePromise(of: NegotiatedProtocol.self))
+        let attempt = ConnectionAttempt(handshake: group.next().makePromise(of: NegotiatedProtocol.self))
+        let channel = try await startConnecting(specification, attempt).get()
+        let negotiated = try await negotiation(on: channel, specification, attempt)
+        return makeConnection(channel, negotiated, specification, attempt)
+    }
+
+    /// TCP to the origin, or to the proxy, on the attempt's event loop, with the pipeline's first
+    /// handlers added once connected; a failure says which of the two could not be reached.
+    @inline(never)
+    private func startConnecting(_ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) -> EventLoopFuture<any Channel> {
+        let eventLoop = attempt.handshake.futureResult.eventLoop
         let initialize: @Sendable (any Channel) throws -> Void
         if let handshake = specification.handshake {
-            let context = try tlsContext(for: specification, handshake)
+            let context: NIOSSLContext
+            do {
+                context = try tlsContext(for: specification, handshake)
+            } catch {
+                attempt.handshake.fail(error)
+                return eventLoop.makeFailedFuture(error)
+            }
             if specification.proxy == nil {
                 initialize = { channel in try self.addTLS(channel.pipeline.syncOperations, handshake, context: context, attempt) }
             } else {
@@ -77,9 +97,24 @@ struct ConnectionFactory: Sendable {
         } else {
             initialize = { try self.addPlainHTTP($0, attempt) }
         }
-        let channel = try await openChannel(specification, on: eventLoop, attempt, initialize: initialize)
-        let negotiated = try await negotiation(on: channel, specification, attempt)
-        return Connection(
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount.nanoseconds(specification.timeout.nanoseconds))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try initialize(channel) } }
+        let origin = specification.origin
+        let target = specification.proxy.map { (address(for: $0.origin), $0.port) } ?? (address(for: origin), origin.port)
+        return bootstrap.connect(host: target.0, port: target.1).flatMapErrorThrowing { error in
+            attempt.handshake.fail(error)
+            throw Self.connectFailure(error, specification)
+        }
+    }
+
+    /// The connection, once HTTP is set up over it.
+    @inline(never)
+    private func makeConnection(
+        _ channel: any Channel, _ negotiated: NegotiatedProtocol, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt
+    ) -> Connection {
+        Connection(
             channel: channel, multiplexer: negotiated.multiplexer, handshake: specification.handshake,
             shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
             decompression: negotiated.decompression)
@@ -128,25 +163,12 @@ struct ConnectionFactory: Sendable {
         try channel.pipeline.syncOperations.addHandler(tunnel)
     }
 
-    /// TCP to the origin, or to the proxy; a failure says which of the two could not be reached.
-    private func openChannel(
-        _ specification: ConnectionSpecification, on eventLoop: any EventLoop, _ attempt: ConnectionAttempt,
-        initialize: @escaping @Sendable (any Channel) throws -> Void
-    ) async throws -> any Channel {
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(TimeAmount.nanoseconds(specification.timeout.nanoseconds))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try initialize(channel) } }
-        let origin = specification.origin
-        let target = specification.proxy.map { (address(for: $0.origin), $0.port) } ?? (address(for: origin), origin.port)
-        do {
-            return try await bootstrap.connect(host: target.0, port: target.1).get()
-        } catch {
-            attempt.handshake.fail(error)
-            guard let proxy = specification.proxy else { throw Self.connectError(error, origin: origin, url: specification.url) }
-            let failure = Self.connectError(error, origin: proxy.origin, url: specification.url)
-            throw SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
-        }
+    /// Why TCP to the origin, or to the proxy, could not be set up.
+    @inline(never)
+    private static func connectFailure(_ error: any Error, _ specification: ConnectionSpecification) -> any Error {
+        guard let proxy = specification.proxy else { return connectError(error, origin: specification.origin, url: specification.url) }
+        let failure = connectError(error, origin: proxy.origin, url: specification.url)
+        return SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
     }
 
     /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
@@ -170,6 +192,7 @@ struct ConnectionFactory: Sendable {
     }
 
     /// Why the handshake (or the tunnel before it) failed, as the error the caller gets.
+    @inline(never)
     private static func failure(_ error: any Error, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) -> any Error {
         let (origin, url) = (specification.origin, specification.url)
         if error is ProxyRefusal { return error }
