@@ -1,6 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// Fuzz/run.sh sets TRUST_FUZZ_INSTRUMENTATION=1 while it builds the libFuzzer targets (Fuzz/Package.swift): the
+/// modules fuzzed are then compiled with coverage counters and AddressSanitizer, and testable (the targets reach
+/// internal parsers with `@testable import`). Only this package's modules: the dependencies keep the flags of the
+/// release build, so a fuzz build in the release build folder reuses their compiled code rather than compiling
+/// all of it again (they are fuzzed by their own projects). Never set for a normal build.
+let fuzzInstrumentation: [SwiftSetting] =
+    Context.environment["TRUST_FUZZ_INSTRUMENTATION"] == "1"
+    ? [.unsafeFlags(["-sanitize=fuzzer,address", "-enable-testing"])] : []
+
 /// What every NIO-based target uses.
 let nio: [Target.Dependency] = [
     .product(name: "NIOCore", package: "swift-nio"),
@@ -51,13 +60,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            swiftSettings: fuzzInstrumentation
         ),
         // Other platforms' pinning configurations (TrustKit, ATS, Android NSC, OkHttp) to ours: apart from
         // the engine, so that an app importing Trust does not link FoundationXML (libxml2).
         .target(
             name: "TrustConfigurationImport",
-            dependencies: ["Trust"]
+            dependencies: ["Trust"],
+            swiftSettings: fuzzInstrumentation
         ),
         .target(
             name: "TrustNIO",
@@ -68,7 +79,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            ],
+            swiftSettings: fuzzInstrumentation
         ),
         .target(
             name: "TrustHTTP",
@@ -79,7 +91,8 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-            ] + nio
+            ] + nio,
+            swiftSettings: fuzzInstrumentation
         ),
         // swift-openapi-runtime integration (a ClientTransport), apart so TrustHTTP users do not build it.
         .target(

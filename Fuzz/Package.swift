@@ -96,7 +96,7 @@ let package = Package(
             ]
         ),
         // The client's response parsers: internal to TrustHTTP, reached with `@testable import`
-        // (run.sh builds the whole graph with `-enable-testing`).
+        // (swift-trust's manifest compiles TrustHTTP with `-enable-testing` for run.sh).
         // Shared by the two: chunked input, small limits, an exchange written and watched.
         .target(
             name: "FuzzHTTPSupport",
@@ -134,3 +134,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every Swift target here is instrumented (coverage counters and AddressSanitizer); the executables link
+// libFuzzer, whose driver each calls from `<Target>_main` (the entry point SwiftPM links as `main`), so their
+// modules are parsed as libraries. The modules of swift-trust they reach are instrumented by its own manifest
+// (TRUST_FUZZ_INSTRUMENTATION=1, set by run.sh); the dependencies are not. AddressSanitizer's runtime is linked
+// as a shared library (-shared-libasan; run.sh loads it first with LD_PRELOAD): the static Swift runtime's link
+// flags (--exclude-libs ALL) would hide a static runtime's malloc and free from the C library.
+for target in package.targets where target.name != "CLibFuzzer" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-parse-as-library"])]
+    if target.type == .executable {
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address", "-Xclang-linker", "-shared-libasan"])]
+    }
+}

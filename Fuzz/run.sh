@@ -30,23 +30,23 @@ for target in "${targets[@]}"; do
   [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "unknown target $target; $usage" >&2; exit 2; }
 done
 
-# -parse-as-library: main() comes from libFuzzer, which calls our LLVMFuzzerTestOneInput.
-# -enable-testing: the HTTP targets reach TrustHTTP's internal connection handlers with
-# `@testable import` (nothing of them is public API); SwiftPM enables testability only for debug
-# builds of test targets, so the whole graph is built with it.
-# C and C++ dependencies (BoringSSL) are built without instrumentation.
-# -ffunction-sections: the C flags of Scripts/release-build.sh (layout only), so that a run built in the
-# main package's build folder (FUZZ_SCRATCH_PATH=.build, as CI does) reuses the C code compiled there.
-build_flags=(-c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
-  -Xcc -ffunction-sections)
-# FUZZ_SCRATCH_PATH: another build folder. The main package's release folder saves compiling BoringSSL again,
-# but its Swift modules are then rebuilt instrumented, so the next release build compiles them again.
+# What is instrumented (coverage counters and AddressSanitizer): the fuzz targets (Fuzz/Package.swift) and this
+# package's modules they reach, whose manifest adds the flags (and -enable-testing: the targets reach internal
+# parsers with `@testable import`) when TRUST_FUZZ_INSTRUMENTATION=1. The dependencies (SwiftNIO,
+# swift-certificates, BoringSSL…) are built as for the release, with the flags of Scripts/release-flags.sh, and
+# not instrumented: so that a build in the main package's folder (FUZZ_SCRATCH_PATH=.build, as CI does) reuses
+# what the release build compiled there and compiles only our modules again.
+# shellcheck source=../Scripts/release-flags.sh
+source "$root/Scripts/release-flags.sh"
+build_flags=("${release_flags[@]}")
+# FUZZ_SCRATCH_PATH: another build folder. Our instrumented modules then replace the release build's ones
+# there, so the next release build compiles those modules again.
 if [ -n "${FUZZ_SCRATCH_PATH:-}" ]; then build_flags+=(--scratch-path "$FUZZ_SCRATCH_PATH"); fi
 
 started=$(date +%s)
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address)"
-swift build --package-path "$fuzz_dir" "${build_flags[@]}"
-bin="$(swift build --package-path "$fuzz_dir" "${build_flags[@]}" --show-bin-path)"
+TRUST_FUZZ_INSTRUMENTATION=1 swift build --package-path "$fuzz_dir" "${build_flags[@]}"
+bin="$(TRUST_FUZZ_INSTRUMENTATION=1 swift build --package-path "$fuzz_dir" "${build_flags[@]}" --show-bin-path)"
 echo "== building trust (for the lab PKI the seeds are made from)"
 swift build --package-path "$root" --product trust
 trust="$(swift build --package-path "$root" --show-bin-path)/trust"
@@ -250,6 +250,13 @@ printf "\\x00$ack"'\x00\x00\x02\x01\x04\x00\x00\x00\x01\x08\x00' > "$f/empty-sta
 # failure, and an input running for more than 10 s a timeout.
 # lsan.supp lists the few leaks inside Foundation that our code cannot avoid (each with why).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+# AddressSanitizer's runtime as a shared library, loaded first (the targets link it with -shared-libasan):
+# the static Swift runtime's link flags (--exclude-libs ALL) would hide a static runtime's malloc and free
+# from the C library, whose own allocations (vasprintf's, for asprintf) would then be glibc's, and their
+# free() a false "bad free". Loaded into the targets only, not into this script's other tools.
+resource_dir="$(swiftc -print-target-info | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')"
+asan_runtime="$resource_dir/clang/lib/linux/libclang_rt.asan-$(uname -m).so"
+[ -f "$asan_runtime" ] || { echo "AddressSanitizer's shared runtime not found: $asan_runtime" >&2; exit 2; }
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$fuzz_dir/lsan.supp:print_suppressions=0}"
 # libFuzzer reports a trap itself (and saves the input); Swift's backtracer would get in its way.
 export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
@@ -264,14 +271,14 @@ run_target() {
     # jobs' logs (fuzz-N.log) into its working directory: one per target, as targets may run at once.
     local dir="$work/logs/$target.jobs"
     rm -rf "$dir" && mkdir -p "$dir"
-    (cd "$dir" && "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
+    (cd "$dir" && LD_PRELOAD="$asan_runtime" "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
       -timeout=10 -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" \
       "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1)
     status=$?
     cat "$dir"/fuzz-*.log >> "$log" 2>/dev/null
     rm -rf "$dir"
   else
-    "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks=1 \
+    LD_PRELOAD="$asan_runtime" "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks=1 \
       -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1
     status=$?
   fi

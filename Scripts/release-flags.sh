@@ -1,0 +1,20 @@
+# shellcheck shell=bash
+# Sourced (not run) by Scripts/release-build.sh and Fuzz/run.sh: the flags of the release build as installed,
+# in the array `release_flags`. One list, so that a fuzz build in the release build folder compiles the
+# dependencies with exactly these flags and reuses what the release build compiled (SwiftPM rebuilds a
+# module whose command line changed, and --static-swift-stdlib and -use-ld=lld are on every compile line).
+#
+# Static Swift runtime and Foundation, no exported symbols, and a start-up layout: every function in its own
+# section (-function-sections, -ffunction-sections), linked by lld with the functions a run uses placed
+# together (Scripts/trust-startup.order, written by Scripts/generate-startup-order.py) and relative
+# relocations packed (-z pack-relative-relocs, DT_RELR, glibc 2.36+). Layout only: the code is the same, the
+# image stays position-independent (ASLR applies). The README's "Performance and robustness" gives what the
+# layout saves per run.
+release_flags_scripts="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+release_flags=(-c release --static-swift-stdlib
+  -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections
+  -Xswiftc -use-ld=lld
+  -Xlinker -z -Xlinker pack-relative-relocs
+  -Xlinker "--symbol-ordering-file=$release_flags_scripts/trust-startup.order" -Xlinker --no-warn-symbol-ordering
+  -Xlinker --no-export-dynamic)
+unset release_flags_scripts
