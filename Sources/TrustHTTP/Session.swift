@@ -370,7 +370,9 @@ public final class Session: Sendable {
     }
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
-    /// and the connection goes back to the pool when it ends.
+    /// and the connection goes back to the pool when it ends. Apart from ``perform(_:redirects:context:)``
+    /// (`@inline(never)`), as are connecting and recovering, so that its frame holds only what waits.
+    @inline(never)
     private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
         if let span = context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
@@ -410,6 +412,7 @@ public final class Session: Sendable {
     }
 
     /// What an exchange that failed before its response head means: a retry, or the error to throw.
+    @inline(never)
     private func recover(
         from error: any Error, on connection: Connection, _ plan: Plan, request: Request, reused: Bool, attempt: Int, context: RequestContext
     ) async throws -> Recovery {
