@@ -261,6 +261,19 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$fuzz_dir/lsan.supp:print_supp
 # libFuzzer reports a trap itself (and saves the input); Swift's backtracer would get in its way.
 export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
 export TRUST_FUZZ_ANCHORS="$lab/roots.pem"
+# What a failed run found, for the summary: the property or sanitizer report (the log's last error and the
+# stack under it) and each new crash input in base64, so that a CI log alone is enough to reproduce it
+# (`base64 -d > crash; Fuzz/.build/release/TARGET crash`).
+report_failure() {
+  local target="$1" log="$2" input
+  echo "-- $target failed; from $log:"
+  grep -n -E 'Fatal error|property violated|==[0-9]+==ERROR|ERROR: libFuzzer|SUMMARY:' "$log" | tail -5 || true
+  awk '/==[0-9]+==ERROR|ERROR: libFuzzer/ {show = 1; n = 0} show && n < 40 {print; n++}' "$log" | tail -40
+  while IFS= read -r input; do
+    echo "-- crash input $(basename "$input") ($(wc -c < "$input") bytes), base64:"
+    head -c 4096 "$input" | base64
+  done < <(find "$work/artifacts/$target" -type f -newer "$work/logs/$target.start")
+}
 # One target's run: writes its summary line to $work/logs/TARGET.summary and returns non-zero on a finding.
 run_target() {
   local target="$1" log="$work/logs/$1.log" status crashes execs rate peak last cov ft corpus verdict
@@ -292,9 +305,11 @@ run_target() {
   ft=$(echo "$last" | grep -o 'ft: [0-9]*' | awk '{print $2}' || true)
   corpus=$(find "$work/corpus/$target" -type f | wc -l)
   verdict=ok
+  rm -f "$work/logs/$target.failure"
   if [ "$status" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     verdict="FAILED (exit $status; see $log and $work/artifacts/$target/)"
     [ "$crashes" -eq 0 ] && crashes=1
+    report_failure "$target" "$log" > "$work/logs/$target.failure"
   fi
   printf '%-26s %10s execs  %7s exec/s  cov %-5s ft %-6s corpus %-5s peak %4s MB  crashes %s  %s\n' \
     "$target" "$execs" "$rate" "${cov:-?}" "${ft:-?}" "$corpus" "$peak" "$crashes" "$verdict" > "$work/logs/$target.summary"
@@ -329,4 +344,7 @@ finished=$(date +%s)
 
 echo "== fuzz summary (${seconds} s per target, ${jobs} job(s) each, ${parallel} target(s) at once; build $((built - started)) s, total $((finished - started)) s)"
 for line in "${summary[@]}"; do echo "$line"; done
+for target in "${targets[@]}"; do
+  if [ -f "$work/logs/$target.failure" ]; then cat "$work/logs/$target.failure"; fi
+done
 exit "$failed"

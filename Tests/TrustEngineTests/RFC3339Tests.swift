@@ -48,4 +48,43 @@ struct RFC3339Tests {
         #expect(RFC3339.string(Date(timeIntervalSince1970: -12_219_292_800 - 86_400)) == "1582-10-14T00:00:00.000Z")
         #expect(RFC3339.string(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00.000Z")
     }
+
+    @Test("Text parses and prints back unchanged, before the Gregorian reform too (seeded, years 0000-9999)")
+    func textRoundTripAcrossTheCalendar() throws {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        print("RFC3339Tests.textRoundTripAcrossTheCalendar seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        // 0035-01-01 (Julian) is 0034-12-30 (proleptic Gregorian): a parser on Foundation's Gregorian calendar,
+        // which is Julian before 1582-10-15, read back what this prints two days early.
+        var texts = ["0034-12-30T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "0000-02-29T12:00:00.000Z", "1582-10-10T00:00:00.000Z"]
+        for _ in 0..<20_000 {
+            let day = CivilDate(daysSince1970: Int64.random(in: -719_528...2_932_896, using: &generator))  // 0000-01-01...9999-12-31
+            let milliseconds = Int64.random(in: 0..<86_400_000, using: &generator)
+            let pad = CivilDate.pad
+            texts.append("\(day.text)T\(pad(milliseconds / 3_600_000, 2)):\(pad(milliseconds / 60_000 % 60, 2)):\(pad(milliseconds / 1000 % 60, 2)).\(pad(milliseconds % 1000, 3))Z")
+        }
+        for text in texts {
+            let date = try #require(RFC3339.parse(text), "\(text), seed \(seed)")
+            #expect(RFC3339.string(date) == text, "seed \(seed)")
+        }
+        // 1500 was a Julian leap year, not a Gregorian one (divisible by 100, not by 400).
+        #expect(RFC3339.parse("1500-02-29T00:00:00Z") == nil && RFC3339.parse("1600-02-29T00:00:00Z") != nil)
+        #expect(RFC3339.parse("2023-02-29T00:00:00Z") == nil && RFC3339.parse("2024-04-31T00:00:00Z") == nil)
+        #expect(RFC3339.parse("2024-02-29T00:00:00+01:00") == Date(timeIntervalSince1970: 1_709_161_200))
+    }
+
+    @Test("Civil days and day counts are inverse, and agree with Foundation from the reform on")
+    func civilDays() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        for days in stride(from: Int64(-800_000), through: 3_000_000, by: 7) {
+            let day = CivilDate(daysSince1970: days)
+            if !day.isValid || day.daysSince1970 != days { Issue.record("day \(days) is \(day.text), counted as \(day.daysSince1970)") }
+            if days >= -141_427, days % 4_999 == 0 {  // 1582-10-15 on
+                let components = calendar.dateComponents([.year, .month, .day], from: day.date())
+                #expect([components.year, components.month, components.day].map { Int64($0 ?? 0) } == [day.year, day.month, day.day])
+            }
+        }
+        #expect(CivilDate(daysSince1970: -141_428).text == "1582-10-14" && CivilDate(daysSince1970: 0).text == "1970-01-01")
+    }
 }

@@ -86,6 +86,11 @@ struct TrustConfigurationImporterTests {
         #expect(configuration.base.debugOverrides?.overridesPins == true)
         #expect(configuration.base.debugOverrides?.anchors.certificates == ["res/raw/charles"])
         #expect(result.notes.contains { $0.contains("src=\"user\"") })
+        // Found by Fuzz/FuzzConfiguration: an expiration before the Gregorian reform (1582) printed proleptic
+        // Gregorian but was read back on Foundation's Julian-before-1582 calendar, two days early here.
+        let early = xml.replacingOccurrences(of: "2031-01-01", with: "0035-01-01")
+        let earlyResult = try roundTrip(early, .androidNSC)
+        #expect(earlyResult.configuration.hosts.first?.pins?.expires.map(RFC3339.string) == "0035-01-01T00:00:00.000Z")
         #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<not-nsc/>".utf8), from: .androidNSC) }
         #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<<<".utf8), from: .androidNSC) }
         // Found by Fuzz/FuzzConfiguration: a name that is not UTF-8 made FoundationXML's XMLParser trap.

@@ -173,23 +173,9 @@ public struct PublicSuffixList: Sendable, Hashable {
         return nil
     }
 
-    /// `YYYY-MM-DD` of a moment, in UTC: the proleptic Gregorian date of its day number (Howard
-    /// Hinnant's `civil_from_days`), without building a `Calendar` on the start-up path.
+    /// `YYYY-MM-DD` of a moment, in UTC (proleptic Gregorian, without building a `Calendar` on the start-up path).
     static func day(of date: Date) -> String {
-        let days = Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) + 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        CivilDate(date).text
     }
 
     /// The system's copy read now, or `nil` when none is installed (whatever its date).

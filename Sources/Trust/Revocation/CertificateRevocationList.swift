@@ -379,14 +379,10 @@ extension CertificateRevocationList {
         default:
             throw ParseError("a time that is neither UTCTime nor GeneralizedTime")
         }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let date = DateComponents(
-            calendar: calendar, year: components.year, month: components.month, day: components.day,
-            hour: components.hours, minute: components.minutes, second: components.seconds
-        ).date
-        guard let date else { throw ParseError("an impossible date") }
-        return date
+        // Proleptic Gregorian days (RFC 5280 §4.1.2.5 times are ISO 8601's), as RFC3339 prints them.
+        let day = CivilDate(year: Int64(components.year), month: Int64(components.month), day: Int64(components.day))
+        guard day.isValid else { throw ParseError("an impossible date") }
+        return day.date(secondsIntoDay: Double(components.hours * 3600 + components.minutes * 60 + components.seconds))
     }
 
     private static func parseEntries(_ node: ASN1Node, into parsed: inout Parsed) throws {

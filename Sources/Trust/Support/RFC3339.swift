@@ -24,13 +24,12 @@ package enum RFC3339 {
             guard parts.count == 2, parts[0] < 24, parts[1] < 60 else { return nil }
             offsetSeconds = sign * (parts[0] * 3600 + parts[1] * 60)
         }
-        var calendar = Calendar(identifier: .gregorian)
-        guard let utc = TimeZone(identifier: "UTC") else { return nil }
-        calendar.timeZone = utc
-        let components = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        guard let whole = calendar.date(from: components), calendar.component(.day, from: whole) == day else { return nil }
+        // Proleptic Gregorian, as the formatting below (CivilDate): the same text parses to the same moment
+        // before 1582-10-15 too.
+        let civil = CivilDate(year: Int64(year), month: Int64(month), day: Int64(day))
+        guard civil.isValid else { return nil }
         let fraction = group(7).flatMap { Double("0" + $0) } ?? 0
-        return whole.addingTimeInterval(fraction - Double(offsetSeconds))
+        return civil.date(secondsIntoDay: Double(hour * 3600 + minute * 60 + second - offsetSeconds) + fraction)
     }
 
     /// Formats a date as RFC 3339 in UTC with milliseconds (`2025-01-01T00:00:00.000Z`), rounded to the nearest
@@ -51,29 +50,8 @@ package enum RFC3339 {
         let millisecondsPerDay: Int64 = 86_400_000
         let days = total >= 0 ? total / millisecondsPerDay : -((-total - 1) / millisecondsPerDay) - 1
         let inDay = total - days * millisecondsPerDay
-        let (year, month, day) = civil(daysSince1970: days)
         let hour = inDay / 3_600_000, minute = inDay / 60_000 % 60, second = inDay / 1000 % 60, millisecond = inDay % 1000
-        let yearText = year < 0 ? "-" + pad(-year, 4) : pad(year, 4)
-        return "\(yearText)-\(pad(month, 2))-\(pad(day, 2))T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
-    }
-
-    /// Year, month and day in the proleptic Gregorian calendar of a count of days since 1970-01-01: the inverse
-    /// of the days-from-civil count, by 400-year eras of 146,097 days (each era starts on 1 March, so that the
-    /// leap day ends a year).
-    static func civil(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = days + 719_468  // days from 0000-03-01 to 1970-01-01
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097  // 0...146096
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365  // 0...399
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)  // 0...365, from 1 March
-        let shiftedMonth = (5 * dayOfYear + 2) / 153  // 0...11, March first
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        let pad = CivilDate.pad
+        return "\(CivilDate(daysSince1970: days).text)T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
     }
 }
