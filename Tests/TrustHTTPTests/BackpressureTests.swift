@@ -25,4 +25,22 @@ struct BackpressureTests {
             }
         }
     }
+
+    /// A server that sends content after a response to HEAD — more than an HTTP/2 stream's window (65,535
+    /// bytes) here — cannot stall the request: the content is not the response's (RFC 9110 §9.3.2), the
+    /// client drops it as it comes and the stream ends. Then the connection still serves a GET.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func contentAfterAHeadResponseCannotStallTheRequest(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good"], protocols: protocols) { servers in
+            let session = try labSession()
+            try await withTeardown({ await session.shutdown() }) {
+                let target = url(servers["good"]!, "/bytes/300000")
+                let head = try await session.data(for: Request(url: target, method: "HEAD"))
+                #expect(head.statusCode == 200 && head.body.isEmpty)
+                #expect(head.value(forHeader: "content-length") == "300000")
+                #expect(head.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+                #expect(try await session.data(for: Request(url: target)).body.count == 300_000)
+            }
+        }
+    }
 }

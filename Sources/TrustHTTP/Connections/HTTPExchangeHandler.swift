@@ -11,6 +11,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var current: HTTPExchange?
     private var responseHead: HTTPResponseHead?
     private var informational = 0
+    /// An HTTP/2 response that has no content (``hasNoContent(_:)``) whose head has arrived: complete at the
+    /// end of this read cycle, whether or not its stream has ended.
+    private var contentlessHeadArrived = false
     /// When bytes of the current response last arrived (or the reader last asked for more).
     private var lastActivity = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
@@ -211,11 +214,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             responseHead = head
             exchange.deliver(head)
+            if isHTTP2Stream, hasNoContent(exchange) { contentlessHeadArrived = true }
         case .body(let buffer):
+            // A response without content (to HEAD, a 204, a 304; RFC 9110 §6.4.1) has none whatever DATA frames
+            // a server sends on its HTTP/2 stream: they are dropped as they come, so that the stream's window
+            // keeps opening and its end arrives (held, they would stall a server with more than a window to
+            // send, and the request with it). HTTP/1.1's decoder knows these answers have no body.
+            if isHTTP2Stream, hasNoContent(exchange) { return }
             exchange.flow.produced(buffer.readableBytes)
             pendingBody.append(contentsOf: buffer.readableBytesView)
             if pendingBody.count >= Self.bodyChunkLimit { deliverPendingBody() }
         case .end:
+            contentlessHeadArrived = false
             // A request not sent in full leaves the connection in no known state: HTTP/1.1 closes it
             // (the server may read what was not sent as the next request, RFC 9110 §10.1.1); an
             // HTTP/2 stream is reset (RFC 9113 §8.1: a complete response may come before the request).
@@ -235,11 +245,27 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Whether the response has no content whatever its framing says: to HEAD, a 204, a 304 (RFC 9110 §6.4.1).
+    private func hasNoContent(_ exchange: HTTPExchange) -> Bool {
+        exchange.head.method == .HEAD || responseHead.map { $0.status.code == 204 || $0.status.code == 304 } == true
+    }
+
     /// The most body bytes held before they are handed over within one read cycle.
     static let bodyChunkLimit = 256 * 1024
 
     func channelReadComplete(context: ChannelHandlerContext) {
         deliverPendingBody()
+        if contentlessHeadArrived {
+            // The head of an answer without content came in this read cycle, and its stream has not ended with it
+            // (a server sending content after a HEAD's answer, which its own HTTP/2 stack may refuse to send,
+            // never ending the stream): the response is complete, as curl takes it; the stream is reset.
+            contentlessHeadArrived = false
+            if let exchange = current {
+                endCurrent()
+                exchange.finish(keepAlive: false)
+                context.close(promise: nil)
+            }
+        }
         context.fireChannelReadComplete()
     }
 
