@@ -139,9 +139,10 @@ struct GetCommand: AsyncParsableCommand {
         let givenURL = URL(string: url)
         let parsedURL = givenURL.map { upload?.target(for: $0) ?? $0 }
         let shownURL = Secrets.redactedURL(parsedURL == givenURL ? url : parsedURL?.absoluteString ?? url)
-        // curl shows the meter only when it does not mix with a body on the terminal, and only on a terminal.
+        // curl shows the meter on stderr unless the body goes to a terminal, where the two would mix: stderr
+        // itself need not be a terminal (`-o file 2>log` writes the meter into the log, as curl does).
         let bodyToTerminal = (output == nil || output == "-") && !remoteName && isatty(STDOUT_FILENO) == 1
-        let meter: ProgressMeter? = !silent && !noProgressMeter && isatty(STDERR_FILENO) == 1 && !bodyToTerminal ? ProgressMeter() : nil
+        let meter: ProgressMeter? = !silent && !noProgressMeter && !bodyToTerminal ? ProgressMeter() : nil
         // curl: speed-limit defaults to 1 byte/s with only --speed-time, speed-time to 30 s with only --speed-limit.
         let speed = speedTime != nil || speedLimit != nil ? (bytes: speedLimit ?? 1, seconds: speedTime ?? 30) : nil
         let maximumTime = maxTime.map { Duration.milliseconds(Int64($0 * 1000)) }
@@ -173,7 +174,13 @@ struct GetCommand: AsyncParsableCommand {
             monitor.end(26, message: "(26) Failed to open/read local data from file/application: \(error)")
         }
         // %{size_upload}: the body bytes the connection took for the last send of the request.
-        request.uploadProgress = { sent, _ in monitor.update { $0.uploaded = Int64(sent) } }
+        // The meter's Xferd column too (with the body's length, when known, for its percentage).
+        request.uploadProgress = { sent, expected in
+            monitor.update { facts in
+                facts.uploaded = Int64(sent)
+                facts.expectedUpload = expected.map(Int64.init)
+            }
+        }
         if verbose { showRequest(request, userAgent: configuration.userAgent, diagnostics: diagnostics) }
 
         monitor.start()
@@ -189,8 +196,7 @@ struct GetCommand: AsyncParsableCommand {
                 await session.shutdown()
                 await reporter?.flush()
             }
-            for line in lines.dropLast() { diagnostics.error(line) }
-            monitor.end(code, message: lines.last)
+            monitor.end(code, messages: lines)
         }
 
         var retry = RetryPolicy(count: retryCount, delay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnrefused,
@@ -198,7 +204,7 @@ struct GetCommand: AsyncParsableCommand {
         /// Ends the command with `code` — or, when --retry allows it for this failure, unwinds to try again.
         func giveUp(_ code: Int32, _ lines: [String], error: SessionError? = nil) async throws -> Never {
             if let reason = retry.transientFailure(code: code, error: error, status: monitor.facts.statusCode), retry.allows(reason) {
-                throw RetryAttempt(reason: reason, retryAfter: nil)
+                throw RetryAttempt(reason: reason, retryAfter: nil, lines: lines)
             }
             await finish(code, lines)
         }
@@ -294,9 +300,13 @@ struct GetCommand: AsyncParsableCommand {
                 break
             } catch let attempt as RetryAttempt {
                 let wait = retry.next(retryAfter: attempt.retryAfter)
-                // curl's warning, word for word.
+                // As curl: the attempt's meter line ends, its error (if any), then the warning, word for word;
+                // the next attempt's meter lines follow (without the header again).
+                monitor.endAttempt()
+                for line in attempt.lines { diagnostics.error(line) }
                 if !silent { diagnostics.curlWarning("Problem \(attempt.reason.rawValue). Will retry in \(wait) seconds. \(retry.remaining + 1) retries left.") }
                 try? await Task.sleep(for: .seconds(wait))
+                monitor.beginAttempt()
             }
         }
         monitor.finishMeter()

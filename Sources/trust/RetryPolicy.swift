@@ -83,4 +83,7 @@ struct RetryPolicy {
 struct RetryAttempt: Error {
     var reason: RetryPolicy.Reason
     var retryAfter: String?
+    /// The failed attempt's error lines (none for an HTTP status retried without `--fail`): curl prints
+    /// them before its warning, attempt by attempt.
+    var lines: [String] = []
 }

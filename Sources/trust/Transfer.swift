@@ -28,9 +28,32 @@ struct Diagnostics: Sendable {
         error("warning: " + message)
     }
 
-    /// curl's own warning line, `Warning: message`, as curl prints it (scripts match it).
+    /// curl's own warning, `Warning: message`, as curl 7.88 prints it (scripts match it): wrapped as its
+    /// `warnf` does (src/tool_msgs.c), at 79 columns with the prefix on every line.
     func curlWarning(_ message: String) {
-        StandardError.line(secrets.scrub("Warning: " + message))
+        for line in Self.curlWrapped(secrets.scrub(message), prefix: "Warning: ") { StandardError.line(line) }
+    }
+
+    /// curl 7.88's `voutf`: the message with its line feed (7.88's formats end in one, and it counts) is cut
+    /// into lines of at most 79 − prefix characters, each after the last white space that fits (kept at the
+    /// end of its line), or at the width when there is none. So a 70-character warning takes two lines.
+    static func curlWrapped(_ message: String, prefix: String) -> [String] {
+        let width = 79 - prefix.utf8.count
+        let blanks: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0B, 0x0C, 0x0D]  // C's isspace
+        var rest = (Array(message.utf8) + [0x0A])[...]
+        var lines: [String] = []
+        while !rest.isEmpty {
+            guard rest.count > width else {
+                lines.append(prefix + String(decoding: rest.dropLast(), as: UTF8.self))
+                break
+            }
+            var cut = width - 1
+            while cut > 0, !blanks.contains(rest[rest.startIndex + cut]) { cut -= 1 }
+            if cut == 0 { cut = width - 1 }
+            lines.append(prefix + String(decoding: rest.prefix(cut + 1), as: UTF8.self))
+            rest = rest.dropFirst(cut + 1)
+        }
+        return lines
     }
 
     /// A `-v` line (`* …`, `> …`, `< …`).
@@ -51,8 +74,13 @@ struct TransferFacts: Sendable {
     var headers: [(name: String, value: String)] = []
     /// Body bytes received.
     var bytes: Int64 = 0
+    /// Bytes moved both ways (body received and request body sent): what curl's current speed and
+    /// `--speed-limit` count.
+    var transferred: Int64 { ProgressMeter.adding(bytes, uploaded) }
     /// Request body bytes sent (the last time the request was sent).
     var uploaded: Int64 = 0
+    /// The request body's length, when known before it is sent (not for a body read from standard input).
+    var expectedUpload: Int64?
     /// The response head's size as HTTP/1.1 text (status line, fields, blank line).
     var headerSize = 0
     /// `Content-Length`, when the server announced one.
@@ -82,11 +110,13 @@ final class TransferMonitor: Sendable {
         var temporaryPath: String?
         /// Set by whoever ends the process first.
         var ending = false
-        /// (time, bytes) once a second, the last six: curl's current speed is over about five seconds.
+        /// (time, bytes both ways) once a second, the last six: curl's current speed is over about five seconds.
         var samples: [(ContinuousClock.Instant, Int64)] = []
         /// Since when the transfer has been slower than the speed limit.
         var slowSince: ContinuousClock.Instant?
         var meterShown = false
+        /// Between the attempts of `--retry`: the last attempt's meter line has ended, the next has not begun.
+        var betweenAttempts = false
         /// The body is complete (and any -o file in place): deadlines no longer apply.
         var done = false
     }
@@ -153,6 +183,8 @@ final class TransferMonitor: Sendable {
             timer.resume()
             sources.keep(timer)
         }
+        // curl draws the meter's first line as the transfer starts, then once a second, then the last line.
+        if meter != nil { drawMeter(final: false) }
         if speedLimit != nil || meter != nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
@@ -202,17 +234,24 @@ final class TransferMonitor: Sendable {
     /// Ends the process with `code` — only the first caller does; any other waits for the exit.
     /// Removes the `-o` temporary file, finishes the meter, prints `message` and the `-w` output.
     func end(_ code: Int32, message: String?) -> Never {
+        end(code, messages: message.map { [$0] } ?? [])
+    }
+
+    /// Ends the process with `code` as ``end(_:message:)`` does, printing `messages` (the last one is
+    /// `%{errormsg}`) after the meter's last line, so that none runs on from it.
+    func end(_ code: Int32, messages: [String]) -> Never {
+        let message = messages.last
         let claimed: (Bool, String?, Bool) = state.withLockedValue { state in
             guard !state.ending else { return (false, nil, false) }
             state.ending = true
             state.facts.endedAt = started.duration(to: .now)
             defer { state.temporaryPath = nil }
-            return (true, state.temporaryPath, state.meterShown)
+            return (true, state.temporaryPath, state.meterShown && !state.betweenAttempts)
         }
         guard claimed.0 else { Self.parkForever() }
         if let temporaryPath = claimed.1 { unlink(temporaryPath) }
         if claimed.2, code != 130, code != 143 { drawMeter(final: true) } else if claimed.2 { StandardError.write("\n") }
-        if let message { diagnostics.error(message) }
+        for message in messages { diagnostics.error(message) }
         if let writeOut {
             let facts = state.withLockedValue { $0.facts }
             writeOut.emit(facts: facts, exitCode: code, errorMessage: message ?? "", remote: remote, diagnostics: diagnostics)
@@ -224,15 +263,17 @@ final class TransferMonitor: Sendable {
     private func tick() {
         let now = ContinuousClock.now
         let tooSlow: (Int64, Int)? = state.withLockedValue { state in
-            guard !state.ending, !state.done else { return nil }
-            state.samples.append((now, state.facts.bytes))
+            // No speed check while --retry waits: curl's applies to a transfer, not to the pause between two.
+            guard !state.ending, !state.done, !state.betweenAttempts else { return nil }
+            state.samples.append((now, state.facts.transferred))
             if state.samples.count > 6 { state.samples.removeFirst() }
             guard let speedLimit, let first = state.samples.first else { return nil }
-            // curl's rule (lib/speedcheck.c): the current speed below the limit for speed-time seconds in a row.
+            // curl's rule (lib/speedcheck.c): the current speed, uploads counted, below the limit for speed-time
+            // seconds in a row.
             let span = max(Self.seconds(first.0.duration(to: now)), 1)
-            let speed = Double(state.facts.bytes - first.1) / span
+            let speed = Double(max(0, state.facts.transferred - first.1)) / span
             let startedSeconds = Self.seconds(started.duration(to: now))
-            let current = state.samples.count > 1 ? speed : Double(state.facts.bytes) / max(startedSeconds, 1)
+            let current = state.samples.count > 1 ? speed : Double(state.facts.transferred) / max(startedSeconds, 1)
             guard current < Double(speedLimit.bytes) else {
                 state.slowSince = nil
                 return nil
@@ -254,22 +295,41 @@ final class TransferMonitor: Sendable {
     /// Redraws the progress meter (curl's layout) on stderr.
     private func drawMeter(final: Bool) {
         guard let meter else { return }
-        let drawn: (TransferFacts, Bool, Double)? = state.withLockedValue { state in
+        let drawn: (TransferFacts, Bool, Double?)? = state.withLockedValue { state in
             // After the last line (or while ending), the once-a-second redraw has nothing to add.
-            if !final && (state.done || state.ending) { return nil }
+            if state.betweenAttempts || (!final && (state.done || state.ending)) { return nil }
             let header = !state.meterShown
             state.meterShown = true
-            var speed = 0.0
-            if let first = state.samples.first, let last = state.samples.last, state.samples.count > 1 {
-                speed = Double(last.1 - first.1) / max(Self.seconds(first.0.duration(to: last.0)), 0.001)
+            // Over the samples once there are two; before that (and on the last line), the averages' sum.
+            var speed: Double?
+            if !final, let first = state.samples.first, let last = state.samples.last, state.samples.count > 1 {
+                speed = Double(max(0, last.1 - first.1)) / max(Self.seconds(first.0.duration(to: last.0)), 0.001)
             }
             return (state.facts, header, speed)
         }
         guard let (facts, header, speed) = drawn else { return }
         var text = header ? meter.header : ""
-        text += "\r" + meter.line(received: facts.bytes, expected: facts.expectedBytes, elapsed: Self.seconds(elapsed), currentSpeed: final ? nil : speed)
+        text += "\r" + meter.line(
+            download: .init(bytes: facts.bytes, expected: facts.expectedBytes), upload: .init(bytes: facts.uploaded, expected: facts.expectedUpload),
+            elapsed: Self.seconds(elapsed), currentSpeed: speed)
         if final { text += "\n" }
         StandardError.write(text)
+    }
+
+    /// Ends a failed attempt's meter line (its last figures and a line feed), before `--retry`'s warning.
+    func endAttempt() {
+        let shown = state.withLockedValue { $0.meterShown && !$0.betweenAttempts }
+        if shown { drawMeter(final: true) }
+        state.withLockedValue { state in
+            state.betweenAttempts = true
+            state.samples = []
+        }
+    }
+
+    /// Starts the next attempt's meter line.
+    func beginAttempt() {
+        state.withLockedValue { $0.betweenAttempts = false }
+        if meter != nil { drawMeter(final: false) }
     }
 
     /// Marks the transfer complete: the meter's last line.

@@ -99,7 +99,8 @@ struct GetCommandCurlTests {
             #expect(times.count == 3, "\(out)")
             #expect(times.count == 3 && times[0] > 0 && times[0] <= times[1] && times[1] <= times[2])
             #expect(out.hasSuffix("!"))
-            #expect(err == "on stderr\n")
+            // After the progress meter's last line (stderr is not a terminal, the body goes to a file: curl draws it).
+            #expect(err.hasPrefix("  % Total") && err.hasSuffix("\non stderr\n"), "\(err.debugDescription)")
             // A failed transfer still writes -w: 000 as curl.
             let (failed, failedOut, _) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-s", "-w", "%{http_code} %{exitcode}"])
             #expect(failed == 7)
@@ -131,6 +132,73 @@ struct GetCommandCurlTests {
             }
             let (_, speed, _) = try await trust(good, "/upload", ["-o", "/dev/null", "-T", small, "-w", "%{speed_upload}"])
             #expect((Double(speed) ?? 0) > 0, "\(speed)")
+        }
+    }
+
+    /// The progress meter on stderr, as curl 7.88's: drawn unless `-s`, `--no-progress-meter` or a body to
+    /// a terminal (stderr being a file here, as in a script's `2>log`); the header, a first line as the transfer
+    /// starts, a last line and a line feed, then any error on a line of its own. The last line's sizes and
+    /// percentages (Total, Received, Xferd, and the upload speed of a download) are curl's for the same
+    /// transfers; speeds and times are the moment's.
+    @Test(.requires(.curl)) func progressMeterAsCurl() async throws {
+        let small = try temporaryDirectory() + "/small.bin"
+        try Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0) }).write(to: URL(filePath: small))
+        let header = "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+            + "                                 Dload  Upload   Total   Spent    Left  Speed\n"
+        /// The columns of the meter's last line, and whether stderr is header, lines, line feed (then anything).
+        func meter(_ stderr: String) -> (columns: [String], shape: Bool) {
+            guard stderr.hasPrefix(header), let end = stderr[header.endIndex...].firstIndex(of: "\n") else { return ([], false) }
+            let lines = stderr[header.endIndex..<end].split(separator: "\r", omittingEmptySubsequences: false)
+            // "" before the first \r, then at least the first and the last line.
+            let shape = lines.count >= 3 && lines[0].isEmpty && lines.dropFirst().allSatisfy { $0.count == 78 }
+            return (lines.last.map { $0.split(separator: " ").map(String.init) } ?? [], shape)
+        }
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let cases: [(path: String, extra: [String], columns: [String])] = [
+                ("/bytes/300000", ["-o", "/dev/null"], ["100", "292k", "100", "292k", "0", "0"]),
+                ("/bytes/5000", [], ["100", "5000", "100", "5000", "0", "0"]),  // the body to a pipe: the meter is drawn
+                ("/upload", ["-o", "/dev/null", "-T", small], []),
+                ("/echo", ["-o", "/dev/null", "-d", "a=1"], []),
+                ("/bytes/300000", ["-o", "/dev/null", "-I"], ["0", "292k", "0", "0", "0", "0"]),
+            ]
+            for (path, extra, expected) in cases {
+                let (status, _, err) = try await trust(good, path, extra)
+                #expect(status == 0, "\(path): \(err)")
+                let (columns, shape) = meter(err)
+                #expect(shape && columns.count == 12, "\(path) \(extra): \(err.debugDescription)")
+                let (_, _, curlErr) = try await run(Self.curl, [good.baseURL + path] + lab(good) + extra)
+                let curlColumns = meter(curlErr).columns
+                #expect(curlColumns.count == 12, "curl \(path): \(curlErr.debugDescription)")
+                #expect(Array(columns.prefix(6)) == Array(curlColumns.prefix(6)), "\(path) \(extra): \(err.debugDescription) vs \(curlErr.debugDescription)")
+                if !expected.isEmpty { #expect(Array(columns.prefix(6)) == expected, "\(path) \(extra)") }
+                if extra.contains("-T") { #expect(columns[4] == "100" && columns[5] == "5000", "\(columns)") }
+                if !extra.contains("-T") && !extra.contains("-d") { #expect(columns[7] == "0" && curlColumns[7] == "0") }
+            }
+            // A failure: the last line, a line feed, then the error on its own line.
+            let (refused, _, refusedErr) = try await run(CLI.binary, ["get", "-o", "/dev/null", "http://127.0.0.1:1/"])
+            #expect(refused == 7)
+            #expect(meter(refusedErr).shape && refusedErr.contains("\ntrust: "), "\(refusedErr.debugDescription)")
+            // --retry after refused connections: each attempt's meter line ends, then its error, then curl's
+            // warning (wrapped at 79 columns as curl wraps it), then the next attempt's lines.
+            func kinds(_ stderr: String) -> [String] {
+                var kinds: [String] = []
+                for line in stderr.split(separator: "\n", omittingEmptySubsequences: false) {
+                    let kind = line.hasPrefix("\r") ? "meter" : line.hasPrefix("trust: ") || line.hasPrefix("curl: ") ? "error" : String(line)
+                    if kind != "error" || kinds.last != "error" { kinds.append(kind) }
+                }
+                return kinds
+            }
+            let retryArguments = ["--retry", "2", "--retry-delay", "1", "--retry-connrefused", "-o", "/dev/null", "http://127.0.0.1:1/"]
+            let (_, _, retryErr) = try await run(CLI.binary, ["get"] + retryArguments)
+            let (_, _, curlRetryErr) = try await run(Self.curl, retryArguments)
+            #expect(kinds(retryErr) == kinds(curlRetryErr), "\(retryErr.debugDescription) vs \(curlRetryErr.debugDescription)")
+            #expect(kinds(retryErr).contains("Warning: left."), "\(retryErr.debugDescription)")
+            // No meter with -s, --no-progress-meter, or -sS (which shows errors only).
+            for quiet in [["-s"], ["--no-progress-meter"], ["-sS"]] {
+                let (_, _, err) = try await trust(good, "/bytes/300000", ["-o", "/dev/null"] + quiet)
+                #expect(err.isEmpty, "\(quiet): \(err.debugDescription)")
+            }
         }
     }
 
@@ -224,7 +292,8 @@ struct GetCommandCurlTests {
         }
     }
 
-    /// -s hides error messages, -S brings them back; without a terminal there is no meter.
+    /// -s hides error messages, -S brings them back; the meter is drawn when the body goes elsewhere than
+    /// a terminal, whether stderr is one or not (as curl), and never with the body on a terminal.
     @Test func silentShowErrorAndMeter() async throws {
         let (silent, _, quiet) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-s"])
         #expect(silent == 7)
@@ -235,7 +304,8 @@ struct GetCommandCurlTests {
         let server = try await LabServer.startPlain(name: "plain")
         try await withTeardown({ try? await server.shutdown() }) {
             let args = ["get", server.baseURL + "/bytes/100000", "--resolve", "\(server.host):\(server.port):127.0.0.1", "-o", "/dev/null"]
-            #expect(try await run(CLI.binary, args).2.isEmpty)
+            #expect(try await run(CLI.binary, args).2.hasPrefix("  % Total    % Received"))
+            #expect(try await run(CLI.binary, args + ["--no-progress-meter"]).2.isEmpty)
             // On a terminal (script(1) gives one), with the body going to a file: curl's meter.
             guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
                 print("skipped the progress-meter case: script(1) (bsdutils) is not installed to give trust a terminal")
@@ -246,6 +316,10 @@ struct GetCommandCurlTests {
             #expect(meter.contains("% Total    % Received"), "\(meter)")
             let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command + " --no-progress-meter", "/dev/null"])
             #expect(!none.contains("% Total"))
+            // The body to the terminal: no meter to mix with it.
+            let toTerminal = ["get", server.baseURL + "/bytes/100", "--resolve", "\(server.host):\(server.port):127.0.0.1"].map { "'\($0)'" }.joined(separator: " ")
+            let (_, body, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + toTerminal, "/dev/null"])
+            #expect(!body.contains("% Total") && body.count >= 100, "\(body.debugDescription)")
         }
     }
 
