@@ -224,24 +224,26 @@ public final class Session: Sendable {
         for attempt in 0..<2 {
             var reused = false
             let connection: Connection
-            if !plan.taskScoped, !avoidsPool, let pooled = pool.take(plan.key) {
+            switch try await obtainConnection(plan, fromPool: !plan.taskScoped && !avoidsPool, request: request, redirects: redirects, context: context) {
+            case .pooled(let pooled):
                 connection = pooled
                 reused = true
-            } else {
-                switch try await connect(plan, request: request, redirects: redirects, context: context) {
-                case .connection(let new): connection = new
-                case .proxyAnswer(let answer): return answer
-                }
+            case .connection(let new): connection = new
+            case .proxyAnswer(let answer): return answer
             }
             do {
                 return try await exchange(on: connection, plan, request: request, redirects: redirects, context: context)
             } catch let error as SessionError {
                 throw error
             } catch {
-                switch try await recover(from: error, on: connection, plan, request: request, reused: reused, attempt: attempt, context: context) {
-                case .retry: continue
-                case .retryOnNewConnection: avoidsPool = true
+                let recovery = try await recover(from: error, on: connection, plan, request: request, reused: reused, attempt: attempt, context: context)
+                // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
+                // another request takes it again (requests that share a new connection meet this after a GOAWAY).
+                if connection.isHTTP2 {
+                    pool.retire(connection, key: plan.key)
+                    avoidsPool = true
                 }
+                if case .retryOnNewConnection = recovery { avoidsPool = true }
             }
         }
         throw SessionError(.networkConnectionLost, "the connection to \(plan.origin) was lost", url: request.url)
@@ -296,9 +298,45 @@ public final class Session: Sendable {
     }
 
     private enum Connected {
+        /// A connection from the pool (or an HTTP/2 connection another request has just made).
+        case pooled(Connection)
+        /// A new connection made for this request.
         case connection(Connection)
         /// A proxy asked for credentials for the tunnel (407): HTTP authentication takes it from here.
         case proxyAnswer(StreamingResponse)
+    }
+
+    /// A pooled connection for `plan` when `fromPool` allows one, else a new one. A request that may use
+    /// HTTP/2 and finds none waits for the connection another request is making for the same key, and shares
+    /// it when it is HTTP/2 (``ConnectionPool/joinConnecting(_:)``); once the origin is known to speak HTTP/1.1
+    /// only, it connects at once.
+    private func obtainConnection(_ plan: Plan, fromPool: Bool, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
+        guard fromPool else { return try await connect(plan, request: request, redirects: redirects, context: context) }
+        if let pooled = pool.take(plan.key) { return .pooled(pooled) }
+        // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
+        guard configuration.httpVersion == .automatic, plan.origin.isSecure else {
+            return try await connect(plan, request: request, redirects: redirects, context: context)
+        }
+        switch await pool.joinConnecting(plan.key) {
+        case .connectAlone:
+            return try await connect(plan, request: request, redirects: redirects, context: context)
+        case .waited:
+            if let shared = pool.take(plan.key) { return .pooled(shared) }
+            return try await connect(plan, request: request, redirects: redirects, context: context)
+        case .lead:
+            do {
+                let connected = try await connect(plan, request: request, redirects: redirects, context: context)
+                if case .connection(let connection) = connected {
+                    pool.finishedConnecting(plan.key, http2: connection.isHTTP2)
+                } else {
+                    pool.finishedConnecting(plan.key, http2: nil)
+                }
+                return connected
+            } catch {
+                pool.finishedConnecting(plan.key, http2: nil)
+                throw error
+            }
+        }
     }
 
     /// A new connection for `plan`, with this request's challenges (server trust, client certificate).

@@ -119,6 +119,39 @@ struct SessionTests {
         }
     }
 
+    /// A burst of first requests to one origin: over HTTP/2 they wait for the first connection and share
+    /// it (one handshake, one evaluation); over HTTP/1.1 each gets a connection of its own once the first
+    /// shows the origin speaks HTTP/1.1. A first connection refused (pin mismatch) leaves no request waiting:
+    /// each then connects, and is refused, on its own.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func aBurstOfFirstRequestsSharesOneHTTP2Connection(_ protocols: LabServer.Protocols) async throws {
+        try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
+            let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
+            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                let burst = 8
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<burst { group.addTask { try await session.data(for: Request(url: url(servers["good"]!))).statusCode } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: 200, count: burst))
+                if protocols == .http1Only {
+                    #expect(counting.count >= 2 && counting.count <= burst, "\(counting.count) evaluations")
+                } else {
+                    #expect(counting.count == 1, "\(counting.count) evaluations")
+                    #expect(session.openConnectionCount == 1)
+                }
+                let before = counting.count
+                let codes = await withTaskGroup(of: SessionError.Code?.self) { group in
+                    for _ in 0..<4 { group.addTask { await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }?.code } }
+                    return await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(codes == Array(repeating: .serverCertificateUntrusted, count: 4))
+                #expect(counting.count - before == 4)
+            }
+        }
+    }
+
     @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in
             let session = try labSession { $0.idleTimeout = .milliseconds(200) }

@@ -16,6 +16,23 @@ final class ConnectionPool: Sendable {
         /// One repeating sweep closes connections idle past the timeout (not one timer per release,
         /// which would grow the event loop's timer heap with every request).
         var sweeper: RepeatedTask?
+        /// Keys whose first connection is being made and may turn out HTTP/2, with the requests waiting to
+        /// share it (see ``joinConnecting(_:)``).
+        var connecting: [PoolKey: [Int: CheckedContinuation<Void, Never>]] = [:]
+        /// Keys whose last new connection negotiated HTTP/1.1: their requests do not wait for one another.
+        var http1Only: Set<PoolKey> = []
+        var nextWaiter = 0
+    }
+
+    /// What a request without a pooled connection does (``joinConnecting(_:)``).
+    enum Joining {
+        /// Make the connection, then call ``finishedConnecting(_:http2:)``.
+        case lead
+        /// Another request's connection has been made (or failed, or this task was cancelled): look in the
+        /// pool again, and connect if it holds nothing.
+        case waited
+        /// Connect without waiting: the origin speaks HTTP/1.1, whose connections are not shared.
+        case connectAlone
     }
 
     private let state = NIOLockedValueBox(State())
@@ -44,6 +61,48 @@ final class ConnectionPool: Sendable {
             }
             return nil
         }
+    }
+
+    /// For a request that found no pooled connection and may use HTTP/2: the first such request for a key
+    /// leads, making the connection; those that come while it is being made wait for it and share it when it
+    /// is HTTP/2, as URLSession and AsyncHTTPClient do — one TLS handshake for a burst of requests, rather
+    /// than one each and all but one connection left unused. Once a key's connection turns out HTTP/1.1,
+    /// its requests connect at once.
+    func joinConnecting(_ key: PoolKey) async -> Joining {
+        let id: Int? = state.withLockedValue { state in
+            if state.http1Only.contains(key) || state.isShutDown { return -1 }
+            if state.connecting[key] == nil {
+                state.connecting[key] = [:]
+                return nil
+            }
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        guard let id else { return .lead }
+        guard id >= 0 else { return .connectAlone }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waits = state.withLockedValue { state -> Bool in
+                    guard state.connecting[key] != nil, !Task.isCancelled else { return false }
+                    state.connecting[key]?[id] = continuation
+                    return true
+                }
+                if !waits { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLockedValue { $0.connecting[key]?.removeValue(forKey: id) }?.resume()
+        }
+        return .waited
+    }
+
+    /// The leader's connection is made (registered when it is HTTP/2), or failed (`http2` nil): the waiting
+    /// requests look in the pool again.
+    func finishedConnecting(_ key: PoolKey, http2: Bool?) {
+        let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+            if http2 == false { state.http1Only.insert(key) } else if http2 == true { state.http1Only.remove(key) }
+            return Array((state.connecting.removeValue(forKey: key) ?? [:]).values)
+        }
+        waiting.forEach { $0.resume() }
     }
 
     /// Tracks a new connection (and shares it, for HTTP/2).
@@ -114,6 +173,14 @@ final class ConnectionPool: Sendable {
         expired.forEach { $0.close() }
     }
 
+    /// No longer lends `connection` (an HTTP/2 connection a request failed on: going away, or gone), though it
+    /// stays open for the streams it still carries.
+    func retire(_ connection: Connection, key: PoolKey) {
+        state.withLockedValue { state in
+            if state.http2[key] === connection { state.http2[key] = nil }
+        }
+    }
+
     private func forget(_ connection: Connection, key: PoolKey) {
         state.withLockedValue { state in
             state.open[ObjectIdentifier(connection)] = nil
@@ -126,6 +193,7 @@ final class ConnectionPool: Sendable {
     var openConnectionCount: Int { state.withLockedValue { $0.open.count } }
 
     func shutdown() async {
+        var waiting: [CheckedContinuation<Void, Never>] = []
         let all = state.withLockedValue { state -> [Connection] in
             state.isShutDown = true
             state.sweeper?.cancel()
@@ -135,8 +203,11 @@ final class ConnectionPool: Sendable {
                 state.idle = [:]
                 state.http2 = [:]
             }
+            waiting = state.connecting.values.flatMap(\.values)
+            state.connecting = [:]
             return Array(state.open.values)
         }
+        waiting.forEach { $0.resume() }
         for connection in all {
             try? await connection.channel.close()
         }
