@@ -69,17 +69,24 @@ final class ConnectionPool: Sendable {
     /// than one each and all but one connection left unused. Once a key's connection turns out HTTP/1.1,
     /// its requests connect at once.
     func joinConnecting(_ key: PoolKey) async -> Joining {
-        let id: Int? = state.withLockedValue { state in
-            if state.http1Only.contains(key) || state.isShutDown { return -1 }
+        enum Entry {
+            case joining(Joining)
+            case waiting(id: Int)
+        }
+        let entry = state.withLockedValue { state -> Entry in
+            if state.http1Only.contains(key) || state.isShutDown { return .joining(.connectAlone) }
             if state.connecting[key] == nil {
                 state.connecting[key] = [:]
-                return nil
+                return .joining(.lead)
             }
             state.nextWaiter += 1
-            return state.nextWaiter
+            return .waiting(id: state.nextWaiter)
         }
-        guard let id else { return .lead }
-        guard id >= 0 else { return .connectAlone }
+        let id: Int
+        switch entry {
+        case .joining(let joining): return joining
+        case .waiting(let waiter): id = waiter
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = state.withLockedValue { state -> Bool in
