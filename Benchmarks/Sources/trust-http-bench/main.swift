@@ -23,6 +23,9 @@ import X509
 // Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
 //        trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT   (the child of the memory figure)
 //        trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]   (for profilers)
+// In the `idle` child, BENCH_MALLOC_STATS=1 prints each malloc arena's figures and BENCH_HEAP_SITES=N the N
+// call sites holding the most heap allocated during the burst and still held (per connection): where
+// an idle connection's memory goes. Valgrind's heap tools cannot run this binary.
 
 enum Client: String {
     case session
@@ -106,6 +109,8 @@ if arguments.first == "idle" {
     let before = memoryKiB("VmRSS")
     let heapBefore = Int(allocation_counter_heap_in_use())
     let socketsBefore = openSockets()
+    let sites = ProcessInfo.processInfo.environment["BENCH_HEAP_SITES"].flatMap { Int($0) }
+    if sites != nil { allocation_counter_sites_start() }
     // Each request waits 500 ms at the server, so COUNT requests at once need COUNT connections.
     try await withThrowingTaskGroup(of: Void.self) { group in
         for _ in 0..<count { group.addTask { try await get(base + "/slow?ms=500") } }
@@ -122,6 +127,7 @@ if arguments.first == "idle" {
     let figures: [Int] = [before, after, memoryKiB("VmHWM"), openSockets() - socketsBefore, heapGrowth, heapFree / 1024, memoryKiB("VmRSS")]
     FileHandle.standardOutput.write(Data(("RESULT " + figures.map(String.init).joined(separator: " ") + "\n").utf8))
     if ProcessInfo.processInfo.environment["BENCH_MALLOC_STATS"] != nil { allocation_counter_print_arenas() }
+    if let sites { allocation_counter_sites_report(Int32(sites), Int64(count)) }
     exit(0)
 }
 

@@ -17,4 +17,12 @@ void allocation_counter_trim(void);
 /// Prints each malloc arena's size and bytes in use to standard error (glibc's malloc_stats).
 void allocation_counter_print_arenas(void);
 
+/// Starts recording, for every allocation from now on, where it was made (its call stack); frees remove
+/// it. Slow; nothing on Linux/glibc builds with ALLOCATION_COUNTER_OFF or elsewhere.
+void allocation_counter_sites_start(void);
+
+/// Stops recording and prints to standard error the `top` call sites holding the most bytes still
+/// allocated, with figures per unit (`divisor`: e.g. the number of connections).
+void allocation_counter_sites_report(int top, long long divisor);
+
 #endif
