@@ -224,11 +224,14 @@ public final class Session: Sendable {
         for attempt in 0..<2 {
             var reused = false
             let connection: Connection
+            var handshake: HandshakeChallenges?
             switch try await obtainConnection(plan, fromPool: !plan.taskScoped && !avoidsPool, request: request, redirects: redirects, context: context) {
             case .pooled(let pooled):
                 connection = pooled
                 reused = true
-            case .connection(let new): connection = new
+            case .connection(let new, let challenges):
+                connection = new
+                handshake = challenges
             case .proxyAnswer(let answer): return answer
             }
             do {
@@ -236,7 +239,8 @@ public final class Session: Sendable {
             } catch let error as SessionError {
                 throw error
             } catch {
-                let recovery = try await recover(from: error, on: connection, plan, request: request, reused: reused, attempt: attempt, context: context)
+                let recovery = try await recover(
+                    from: error, on: connection, handshake: handshake, plan, request: request, reused: reused, attempt: attempt, context: context)
                 // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
                 // another request takes it again (requests that share a new connection meet this after a GOAWAY).
                 if connection.isHTTP2 {
@@ -300,15 +304,16 @@ public final class Session: Sendable {
     private enum Connected {
         /// A connection from the pool (or an HTTP/2 connection another request has just made).
         case pooled(Connection)
-        /// A new connection made for this request.
-        case connection(Connection)
+        /// A new connection made for this request, with its handshake's challenges (nil for plain HTTP): they
+        /// explain a client certificate refused after a TLS 1.3 handshake, when the first exchange fails.
+        case connection(Connection, HandshakeChallenges?)
         /// A proxy asked for credentials for the tunnel (407): HTTP authentication takes it from here.
         case proxyAnswer(StreamingResponse)
     }
 
     /// A pooled connection for `plan` when `fromPool` allows one, else a new one. A request that may use
     /// HTTP/2 and finds none waits for the connection another request is making for the same key, and shares
-    /// it when it is HTTP/2 (``ConnectionPool/joinConnecting(_:)``); once the origin is known to speak HTTP/1.1
+    /// it when it is HTTP/2 (``ConnectionPool/joinConnecting(_:deadline:on:)``); once the origin is known to speak HTTP/1.1
     /// only, it connects at once.
     private func obtainConnection(_ plan: Plan, fromPool: Bool, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
         guard fromPool else { return try await connect(plan, request: request, redirects: redirects, context: context) }
@@ -317,7 +322,8 @@ public final class Session: Sendable {
         guard configuration.httpVersion == .automatic, plan.origin.isSecure else {
             return try await connect(plan, request: request, redirects: redirects, context: context)
         }
-        switch await pool.joinConnecting(plan.key) {
+        let waitAtMost = try context.remaining(url: request.url)
+        switch await pool.joinConnecting(plan.key, deadline: .now() + .nanoseconds(waitAtMost.nanoseconds), on: factory.group.next()) {
         case .connectAlone:
             return try await connect(plan, request: request, redirects: redirects, context: context)
         case .waited:
@@ -326,7 +332,7 @@ public final class Session: Sendable {
         case .lead:
             do {
                 let connected = try await connect(plan, request: request, redirects: redirects, context: context)
-                if case .connection(let connection) = connected {
+                if case .connection(let connection, _) = connected {
                     pool.finishedConnecting(plan.key, http2: connection.isHTTP2)
                 } else {
                     pool.finishedConnecting(plan.key, http2: nil)
@@ -356,7 +362,7 @@ public final class Session: Sendable {
         }
         telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
         pool.register(connection, key: plan.key)
-        return .connection(connection)
+        return .connection(connection, specification.handshake)
     }
 
     /// What the factory needs for a new connection for `plan`: its handshake's challenges, its TLS
@@ -452,7 +458,8 @@ public final class Session: Sendable {
     /// What an exchange that failed before its response head means: a retry, or the error to throw.
     @inline(never)
     private func recover(
-        from error: any Error, on connection: Connection, _ plan: Plan, request: Request, reused: Bool, attempt: Int, context: RequestContext
+        from error: any Error, on connection: Connection, handshake: HandshakeChallenges?, _ plan: Plan, request: Request, reused: Bool, attempt: Int,
+        context: RequestContext
     ) async throws -> Recovery {
         let origin = plan.origin
         // A server that broke a limit or a protocol rule is not asked again.
@@ -462,7 +469,7 @@ public final class Session: Sendable {
         if context.timedOut { throw SessionError(.timedOut, context.requestTimedOut, url: request.url) }
         if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
         // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
-        if !reused, let clientError = connection.handshake?.error(after: "\(error) \(connection.errors.text)") {
+        if let clientError = handshake?.error(after: "\(error) \(connection.errors.text)") {
             throw clientError
         }
         if reused && attempt == 0 && error is ConnectionClosedError { return .retry }

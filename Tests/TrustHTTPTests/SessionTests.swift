@@ -152,6 +152,35 @@ struct SessionTests {
         }
     }
 
+    /// A request waiting to share the connection another request is making stops waiting at its own deadline.
+    /// The leader's handshake is held up by a session-level server-trust handler that answers only when the
+    /// test releases it, after the waiting request has failed: so the leader still succeeds. Were the waiting
+    /// request to wait for the leader's connect to end, it could only fail once the leader's own deadline had
+    /// failed the leader's handshake.
+    @Test func aRequestWaitingForASharedConnectionStopsAtItsOwnDeadline() async throws {
+        try await withLabServers(["good"]) { servers in
+            let asked = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let handler = ClosureChallengeHandler { challenge in
+                guard challenge.protectionSpace.authenticationMethod == .serverTrust else { return .performDefaultHandling }
+                asked.continuation.yield()
+                for await _ in release.stream {}
+                return .performDefaultHandling
+            }
+            let session = try labSession { $0.challengeHandler = handler }
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                let leader = Task { try await session.data(for: Request(url: url(servers["good"]!))).statusCode }
+                var questions = asked.stream.makeAsyncIterator()
+                _ = await questions.next()
+                let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(300))) }
+                #expect(error?.code == .timedOut)
+                release.continuation.finish()
+                #expect(try await leader.value == 200)
+                #expect(session.openConnectionCount == 1)
+            }
+        }
+    }
+
     @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in
             let session = try labSession { $0.idleTimeout = .milliseconds(200) }

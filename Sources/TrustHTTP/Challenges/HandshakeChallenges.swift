@@ -42,8 +42,13 @@ final class HandshakeChallenges: Sendable {
     /// Decides the server's trust in the handshake (``known``, else the challenge). The decision, with
     /// its validated path, is kept in ``record``: NIOSSL need not keep its own parsed copy of the path
     /// for the connection's lifetime.
+    ///
+    /// NIOSSL keeps its callbacks as long as the connection lives, so they hold this object weakly: the
+    /// request that makes the connection holds it while the handshake runs, and a pooled connection does not
+    /// keep it (its handlers, the request's URL) for the rest of its life.
     var verifier: ServerTrustVerifier {
-        var verifier = ServerTrustVerifier(known: known) { [self] trust in
+        var verifier = ServerTrustVerifier(known: known) { [weak self] trust in
+            guard let self else { return Self.abandoned(trust) }
             let answer = await serverTrust.decide(trust)
             answers.withLockedValue { $0.serverTrust = answer.outcome }
             return answer.decision
@@ -52,11 +57,18 @@ final class HandshakeChallenges: Sendable {
         return verifier
     }
 
+    /// What a handshake that outlived the request making it is told (NIOSSL asked after the request had
+    /// gone): not trusted, as no one is left to answer the challenge.
+    private static func abandoned(_ trust: ServerTrust) -> TrustDecision {
+        .refused([.refusedByApplication("the request that made this connection ended before its server-trust challenge")], trust: trust, policy: "challenge handler")
+    }
+
     /// NIOSSL's context callback, which it calls when the server asks for a certificate; nil when no
-    /// challenge could be answered.
+    /// challenge could be answered. It holds the challenge and the answers' box, not this object (see
+    /// ``verifier``).
     var clientCertificateCallback: NIOSSLContextCallback? {
         guard let clientCertificate else { return nil }
-        return { [self] _, promise in
+        return { [answers] _, promise in
             Task {
                 let (outcome, reply) = await clientCertificate.answer()
                 answers.withLockedValue { $0.clientCertificate = outcome }

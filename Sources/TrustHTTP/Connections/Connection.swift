@@ -12,9 +12,10 @@ final class Connection: Sendable {
     let channel: any Channel
     /// `HTTP/1.1` or `HTTP/2`.
     let httpVersion: String
-    /// The challenges of this connection's TLS handshake (nil for plain HTTP): its trust decision, and
-    /// what explains a TLS 1.3 "certificate required" alert after the handshake.
-    let handshake: HandshakeChallenges?
+    /// The server-trust decision of this connection's TLS handshake (nil for plain HTTP). The connection keeps
+    /// the decision alone, not the handshake's challenges (their handlers, the request that made it): those
+    /// go with the request that made the connection (``Session``), which alone may need them afterwards.
+    let serverTrust: TrustDecision?
     /// Whether the connection may serve other requests (false when a task-level handler decided trust).
     let shareable: Bool
     /// The TLS version negotiated, as text.
@@ -27,7 +28,7 @@ final class Connection: Sendable {
     /// Set up in each HTTP/2 stream (the HTTP/1.1 pipeline has it already).
     private let decompression: ResponseDecompression
 
-    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, handshake: HandshakeChallenges?, shareable: Bool, tlsVersion: String?,
+    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, serverTrust: TrustDecision?, shareable: Bool, tlsVersion: String?,
          errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
          decompression: ResponseDecompression = .disabled) {
         self.decompression = decompression
@@ -36,14 +37,12 @@ final class Connection: Sendable {
         self.channel = channel
         self.multiplexer = multiplexer
         self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"
-        self.handshake = handshake
+        self.serverTrust = serverTrust
         self.shareable = shareable
         self.tlsVersion = tlsVersion
     }
 
     var isHTTP2: Bool { multiplexer != nil }
-    /// The server-trust decision of this connection (nil for plain HTTP).
-    var serverTrust: TrustDecision? { handshake?.record.decision }
     var isActive: Bool { channel.isActive }
 
     /// Methods a client may repeat after a connection failure (RFC 9110 §9.2.2).

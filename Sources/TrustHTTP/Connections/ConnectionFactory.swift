@@ -115,7 +115,7 @@ struct ConnectionFactory: Sendable {
         _ channel: any Channel, _ negotiated: NegotiatedProtocol, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt
     ) -> Connection {
         Connection(
-            channel: channel, multiplexer: negotiated.multiplexer, handshake: specification.handshake,
+            channel: channel, multiplexer: negotiated.multiplexer, serverTrust: specification.handshake?.record.decision,
             shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
             decompression: negotiated.decompression)
     }

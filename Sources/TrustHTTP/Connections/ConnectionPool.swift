@@ -17,19 +17,19 @@ final class ConnectionPool: Sendable {
         /// which would grow the event loop's timer heap with every request).
         var sweeper: RepeatedTask?
         /// Keys whose first connection is being made and may turn out HTTP/2, with the requests waiting to
-        /// share it (see ``joinConnecting(_:)``).
+        /// share it (see ``joinConnecting(_:deadline:on:)``).
         var connecting: [PoolKey: [Int: CheckedContinuation<Void, Never>]] = [:]
         /// Keys whose last new connection negotiated HTTP/1.1: their requests do not wait for one another.
         var http1Only: Set<PoolKey> = []
         var nextWaiter = 0
     }
 
-    /// What a request without a pooled connection does (``joinConnecting(_:)``).
+    /// What a request without a pooled connection does (``joinConnecting(_:deadline:on:)``).
     enum Joining {
         /// Make the connection, then call ``finishedConnecting(_:http2:)``.
         case lead
-        /// Another request's connection has been made (or failed, or this task was cancelled): look in the
-        /// pool again, and connect if it holds nothing.
+        /// Another request's connection has been made (or failed, or this task was cancelled, or its deadline
+        /// passed): look in the pool again, and connect if it holds nothing.
         case waited
         /// Connect without waiting: the origin speaks HTTP/1.1, whose connections are not shared.
         case connectAlone
@@ -68,7 +68,10 @@ final class ConnectionPool: Sendable {
     /// is HTTP/2, as URLSession and AsyncHTTPClient do — one TLS handshake for a burst of requests, rather
     /// than one each and all but one connection left unused. Once a key's connection turns out HTTP/1.1,
     /// its requests connect at once.
-    func joinConnecting(_ key: PoolKey) async -> Joining {
+    ///
+    /// A waiting request stops waiting at `deadline` (its own request deadline), on a timer on `eventLoop`,
+    /// whatever the leader's connect still takes: it then finds its time is up and fails as timed out.
+    func joinConnecting(_ key: PoolKey, deadline: NIODeadline, on eventLoop: any EventLoop) async -> Joining {
         enum Entry {
             case joining(Joining)
             case waiting(id: Int)
@@ -87,18 +90,24 @@ final class ConnectionPool: Sendable {
         case .joining(let joining): return joining
         case .waiting(let waiter): id = waiter
         }
+        let stopWaiting: @Sendable () -> Void = { [state] in
+            state.withLockedValue { $0.connecting[key]?.removeValue(forKey: id) }?.resume()
+        }
+        let timer = eventLoop.scheduleTask(deadline: deadline, stopWaiting)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let waits = state.withLockedValue { state -> Bool in
-                    guard state.connecting[key] != nil, !Task.isCancelled else { return false }
+                    // Checked under the lock the timer takes too: a timer that fired before this has passed the deadline.
+                    guard state.connecting[key] != nil, !Task.isCancelled, NIODeadline.now() < deadline else { return false }
                     state.connecting[key]?[id] = continuation
                     return true
                 }
                 if !waits { continuation.resume() }
             }
         } onCancel: {
-            state.withLockedValue { $0.connecting[key]?.removeValue(forKey: id) }?.resume()
+            stopWaiting()
         }
+        timer.cancel()
         return .waited
     }
 
