@@ -53,6 +53,7 @@ struct site {
     void *frames[SITE_FRAMES];
     long long bytes;
     long long count;
+    long long peak;  // the most bytes live at once
 };
 
 struct live {
@@ -94,6 +95,7 @@ static void track_allocation(void *pointer) {
         if (site->hash == hash) {
             site->bytes += bytes;
             site->count += 1;
+            if (site->bytes > site->peak) site->peak = site->bytes;
             unsigned int entry = (unsigned int)(mix((unsigned long long)pointer) & (LIVE_SLOTS - 1));
             unsigned int probes = 0;
             while (live_table[entry].pointer != NULL && live_table[entry].pointer != (void *)1 && ++probes < LIVE_SLOTS) entry = (entry + 1) & (LIVE_SLOTS - 1);
@@ -140,12 +142,16 @@ void allocation_counter_sites_start(void) {
     atomic_store(&sites_on, 1);
 }
 
+static int by_peak = 0;
+
 static int by_bytes(const void *left, const void *right) {
-    long long a = site_table[*(const unsigned int *)left].bytes, b = site_table[*(const unsigned int *)right].bytes;
+    const struct site *l = &site_table[*(const unsigned int *)left], *r = &site_table[*(const unsigned int *)right];
+    long long a = by_peak ? l->peak : l->bytes, b = by_peak ? r->peak : r->bytes;
     return a < b ? 1 : (a > b ? -1 : 0);
 }
 
-void allocation_counter_sites_report(int top, long long divisor) {
+void allocation_counter_sites_report(int top, long long divisor, int peak) {
+    by_peak = peak;
     atomic_store(&sites_on, 0);
     if (site_table == NULL) return;
     in_tracker = 1;
@@ -153,17 +159,19 @@ void allocation_counter_sites_report(int top, long long divisor) {
     int used = 0;
     long long total = 0;
     for (unsigned int slot = 0; slot < SITE_SLOTS; slot++) {
-        if (site_table[slot].depth > 0 && site_table[slot].bytes > 0) {
+        if (site_table[slot].depth > 0 && (peak ? site_table[slot].peak : site_table[slot].bytes) > 0) {
             order[used++] = slot;
-            total += site_table[slot].bytes;
+            total += peak ? site_table[slot].peak : site_table[slot].bytes;
         }
     }
     qsort(order, (size_t)used, sizeof(unsigned int), by_bytes);
     if (divisor < 1) divisor = 1;
-    fprintf(stderr, "live heap allocated while tracking: %lld bytes (%.1f per unit) at %d call sites\n", total, (double)total / (double)divisor, used);
+    fprintf(stderr, "%s: %lld bytes (%.1f per unit) at %d call sites\n", peak ? "sum of each call site's peak live heap while tracking" : "live heap allocated while tracking",
+            total, (double)total / (double)divisor, used);
     for (int rank = 0; rank < used && rank < top; rank++) {
         struct site *site = &site_table[order[rank]];
-        fprintf(stderr, "#%d %lld bytes (%.1f per unit), %lld blocks (%.2f per unit)\n", rank + 1, site->bytes, (double)site->bytes / (double)divisor, site->count,
+        long long shown = peak ? site->peak : site->bytes;
+        fprintf(stderr, "#%d %lld bytes (%.1f per unit), %lld blocks (%.2f per unit)\n", rank + 1, shown, (double)shown / (double)divisor, site->count,
                 (double)site->count / (double)divisor);
         for (int index = 0; index < site->depth; index++) {
             Dl_info info;
@@ -234,7 +242,7 @@ long long allocation_counter_count(void) { return atomic_load_explicit(&allocati
 #else
 long long allocation_counter_count(void) { return -1; }
 void allocation_counter_sites_start(void) {}
-void allocation_counter_sites_report(int top, long long divisor) {}
+void allocation_counter_sites_report(int top, long long divisor, int peak) {}
 #endif
 
 #if defined(__linux__) && defined(__GLIBC__)

@@ -25,7 +25,8 @@ import X509
 //        trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]   (for profilers)
 // In the `idle` child, BENCH_MALLOC_STATS=1 prints each malloc arena's figures and BENCH_HEAP_SITES=N the N
 // call sites holding the most heap allocated during the burst and still held (per connection): where
-// an idle connection's memory goes. Valgrind's heap tools cannot run this binary.
+// an idle connection's memory goes; with BENCH_HEAP_PEAK=1, the sites that held the most at once during
+// the burst (its transient memory). Valgrind's heap tools cannot run this binary.
 
 enum Client: String {
     case session
@@ -127,7 +128,7 @@ if arguments.first == "idle" {
     let figures: [Int] = [before, after, memoryKiB("VmHWM"), openSockets() - socketsBefore, heapGrowth, heapFree / 1024, memoryKiB("VmRSS")]
     FileHandle.standardOutput.write(Data(("RESULT " + figures.map(String.init).joined(separator: " ") + "\n").utf8))
     if ProcessInfo.processInfo.environment["BENCH_MALLOC_STATS"] != nil { allocation_counter_print_arenas() }
-    if let sites { allocation_counter_sites_report(Int32(sites), Int64(count)) }
+    if let sites { allocation_counter_sites_report(Int32(sites), Int64(count), ProcessInfo.processInfo.environment["BENCH_HEAP_PEAK"] != nil ? 1 : 0) }
     exit(0)
 }
 
@@ -254,7 +255,8 @@ let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trus
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let rootsFile = folder.appendingPathComponent("roots.pem")
 try roots.map(\.pemString).joined().write(to: rootsFile, atomically: true, encoding: .utf8)
-func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int, sockets: Int, heapGrowth: Int, heapFree: Int, trimmed: Int) {
+typealias IdleFigures = (before: Int, after: Int, peak: Int, sockets: Int, heapGrowth: Int, heapFree: Int, trimmed: Int)
+func idleFigures(_ client: Client) throws -> IdleFigures {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["idle", client.rawValue, String(server.port), rootsFile.path, pin.description, String(idleCount)]
@@ -271,16 +273,30 @@ func idleFigures(_ client: Client) throws -> (before: Int, after: Int, peak: Int
     guard numbers.count == 7 else { throw BenchFailure(description: "unexpected child output \(line)") }
     return (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6])
 }
-let ours = try idleFigures(.session)
-let theirs = try idleFigures(.ahc)
-row("\(idleCount) idle HTTP/1.1 connections: sockets open", Double(ours.sockets), Double(theirs.sockets), unit: "", format: "%10.0f")
-row("  peak RSS of the client process (MiB)", Double(ours.peak) / 1024, Double(theirs.peak) / 1024, unit: "", format: "%10.1f")
-row("  RSS growth per pooled connection (KiB)", Double(ours.after - ours.before) / Double(max(1, ours.sockets)),
-    Double(theirs.after - theirs.before) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
-row("  heap in use, growth per connection (KiB)", Double(ours.heapGrowth) / Double(max(1, ours.sockets)),
-    Double(theirs.heapGrowth) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
-row("  heap free but kept by malloc (MiB)", Double(ours.heapFree) / 1024, Double(theirs.heapFree) / 1024, unit: "", format: "%10.1f")
-row("  RSS growth per conn. after malloc_trim (KiB)", Double(ours.trimmed - ours.before) / Double(max(1, ours.sockets)),
-    Double(theirs.trimmed - theirs.before) / Double(max(1, theirs.sockets)), unit: "", format: "%10.1f")
+// As many rounds as the rates, alternating, each child a fresh process; each figure is the median of its
+// rounds (how the burst's memory lands in malloc's arenas varies from run to run by a few KiB per connection).
+var idleRounds: (ours: [IdleFigures], theirs: [IdleFigures]) = ([], [])
+for _ in 0..<rounds {
+    idleRounds.ours.append(try idleFigures(.session))
+    idleRounds.theirs.append(try idleFigures(.ahc))
+}
+let (oursRounds, theirsRounds) = idleRounds
+func medianOf(_ figures: [IdleFigures], _ value: (IdleFigures) -> Double) -> Double {
+    let sorted = figures.map(value).sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+@MainActor func idleRow(_ name: String, format: String = "%10.1f", _ value: (IdleFigures) -> Double) {
+    row(name, medianOf(oursRounds, value), medianOf(theirsRounds, value), unit: "", format: format)
+}
+let perConnection: (IdleFigures, Int) -> Double = { Double($1) / Double(max(1, $0.sockets)) }
+print("\(idleCount) idle HTTP/1.1 connections, median of \(rounds) rounds (each client in a fresh process)")
+idleRow("  sockets open", format: "%10.0f") { Double($0.sockets) }
+idleRow("  peak RSS of the client process (MiB)") { Double($0.peak) / 1024 }
+idleRow("  RSS growth per pooled connection (KiB)") { perConnection($0, $0.after - $0.before) }
+idleRow("  heap in use, growth per connection (KiB)") { perConnection($0, $0.heapGrowth) }
+idleRow("  heap free but kept by malloc (MiB)") { Double($0.heapFree) / 1024 }
+idleRow("  RSS growth per conn. after malloc_trim (KiB)") { perConnection($0, $0.trimmed - $0.before) }
+print("  RSS growth per pooled connection, each round (KiB): Session " + oursRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " ")
+    + "; AsyncHTTPClient " + theirsRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " "))
 try? FileManager.default.removeItem(at: folder)
 try await server.shutdown()

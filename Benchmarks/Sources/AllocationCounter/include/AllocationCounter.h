@@ -22,7 +22,8 @@ void allocation_counter_print_arenas(void);
 void allocation_counter_sites_start(void);
 
 /// Stops recording and prints to standard error the `top` call sites holding the most bytes still
-/// allocated, with figures per unit (`divisor`: e.g. the number of connections).
-void allocation_counter_sites_report(int top, long long divisor);
+/// allocated (`peak` 0), or that held the most at once while recording (`peak` 1: transient memory), with
+/// figures per unit (`divisor`: e.g. the number of connections).
+void allocation_counter_sites_report(int top, long long divisor, int peak);
 
 #endif
