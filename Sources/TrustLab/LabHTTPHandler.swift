@@ -26,6 +26,8 @@ import TrustNIO
 /// | `* /expect/ignore` | never answers `100 Continue`; as `/upload` once the body is in |
 ///
 /// Every other request with `Expect: 100-continue` is answered `100 Continue` at once (RFC 9110 §10.1.1).
+/// `HEAD` gets the head `GET` would get, without content (RFC 9110 §9.3.2) — except `HEAD /bytes/N?head-content=1`,
+/// which sends the N bytes anyway, as a broken server would, for clients to prove they are not stalled by it.
 /// | `GET /whoami` | the verified client certificate's subject and pin and its validated chain's length, or `anonymous` |
 /// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
 /// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
@@ -133,7 +135,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var headers = HTTPHeaders([("content-type", "application/octet-stream"), ("content-length", String(count))])
             if !keepAlive { headers.add(name: "connection", value: "close") }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
-            var remaining = count
+            var remaining = request.method == .HEAD && query["head-content"] != "1" ? 0 : count
             while remaining > 0 {
                 let size = min(remaining, Self.chunk.readableBytes)
                 context.write(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
@@ -152,7 +154,9 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                                        ("content-length", String(encoded.count))])
             if !keepAlive { headers.add(name: "connection", value: "close") }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: encoded)))), promise: nil)
+            if request.method != .HEAD {
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: encoded)))), promise: nil)
+            }
             finish(context: context, keepAlive: keepAlive)
             return
         }
@@ -244,7 +248,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         for (name, value) in extra { headers.add(name: name, value: value) }
         if !keepAlive { headers.add(name: "connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
-        if !text.isEmpty {
+        if !text.isEmpty && request.method != .HEAD {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: text)))), promise: nil)
         }
         finish(context: context, keepAlive: keepAlive)
