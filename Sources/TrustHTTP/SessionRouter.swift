@@ -106,21 +106,39 @@ final class SessionRouter: Sendable {
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         let identity = configuration.clientIdentities[origin.host]
             ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
-        let requiresTLS13 = origin.isSecure && entry?.minimumTLSVersion == .tls13
-        let telemetry = self.telemetry
-        @Sendable func observe(_ decision: TrustDecision, cached: Bool, _ duration: Duration) {
+        let observed = ObservedEvaluation(evaluate: evaluate, immediate: immediate, telemetry: telemetry, origin: origin)
+        let functions = cache.map { observed.cached(in: $0, policy: key) } ?? observed.uncached
+        return Route(
+            key: key, evaluate: functions.evaluate, known: functions.known, evaluateAlone: functions.evaluateAlone,
+            requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity)
+    }
+
+    /// One host's evaluator with each decision observed (logged, counted, timed: ``SessionTelemetry``), made
+    /// into a route's three functions, with or without the evaluation cache around them.
+    private struct ObservedEvaluation: Sendable {
+        typealias Functions = (evaluate: TrustEvaluatorFunction, known: ServerTrustVerifier.Known?, evaluateAlone: TrustEvaluatorFunction)
+
+        let evaluate: TrustEvaluatorFunction
+        /// The evaluator's decision without suspending (its direct path), where it has one.
+        let immediate: ServerTrustVerifier.Known?
+        let telemetry: SessionTelemetry
+        let origin: Origin
+
+        private func observe(_ decision: TrustDecision, cached: Bool, _ duration: Duration) {
             telemetry.decided(decision, host: origin.host, port: origin.port, cached: cached, duration: duration)
         }
-        let timed: TrustEvaluatorFunction = { trust in
+
+        private func timed(_ trust: ServerTrust) async -> TrustDecision {
             let clock = ContinuousClock()
             let start = clock.now
             let decision = await evaluate(trust)
             observe(decision, cached: false, start.duration(to: clock.now))
             return decision
         }
-        // A decision the evaluator reaches without suspending (its direct path), answered inside the
-        // handshake without a task; `nil` sends the evaluation through `evaluate`/`evaluateAlone`.
-        @Sendable func decidedAtOnce(_ trust: ServerTrust) -> TrustDecision? {
+
+        /// A decision the evaluator reaches without suspending, answered inside the handshake without a task;
+        /// `nil` sends the evaluation through `evaluate`/`evaluateAlone`.
+        private func decidedAtOnce(_ trust: ServerTrust) -> TrustDecision? {
             guard let immediate else { return nil }
             let clock = ContinuousClock()
             let start = clock.now
@@ -128,43 +146,46 @@ final class SessionRouter: Sendable {
             observe(decision, cached: false, start.duration(to: clock.now))
             return decision
         }
-        // Under default handling `known` always runs first: what `evaluateAlone` evaluates, `decidedAtOnce`
-        // could not decide, so the direct path is not looked for again.
-        @Sendable func afterKnown(_ trust: ServerTrust) -> ServerTrust {
+
+        /// Under default handling `known` always runs first: what `evaluateAlone` evaluates, `decidedAtOnce`
+        /// could not decide, so the direct path is not looked for again.
+        private func afterKnown(_ trust: ServerTrust) -> ServerTrust {
             var trust = trust
             trust.directPathTried = immediate != nil
             return trust
         }
-        guard let cache else {
-            return Route(key: key, evaluate: timed, known: immediate == nil ? nil : decidedAtOnce, evaluateAlone: { await timed(afterKnown($0)) },
-                         requiresTLS13: requiresTLS13, clientIdentity: identity)
+
+        var uncached: Functions {
+            var known: ServerTrustVerifier.Known?
+            if immediate != nil { known = { decidedAtOnce($0) } }
+            return ({ await timed($0) }, known, { await timed(afterKnown($0)) })
         }
-        @Sendable func cached(_ trust: ServerTrust) -> TrustDecision? {
-            let hit = cache.decision(for: trust, policy: key)
-            telemetry.cacheLookup(hit: hit != nil)
-            if let hit { observe(hit, cached: true, .zero) }
-            return hit
-        }
-        @Sendable func known(_ trust: ServerTrust) -> TrustDecision? {
-            if let hit = cached(trust) { return hit }
-            guard let decision = decidedAtOnce(trust) else { return nil }
-            cache.store(decision, for: trust, policy: key)
-            return decision
-        }
-        @Sendable func evaluateAndStore(_ trust: ServerTrust) async -> TrustDecision {
-            let decision = await timed(trust)
-            cache.store(decision, for: trust, policy: key)
-            return decision
-        }
-        return Route(
-            key: key,
-            evaluate: { trust in
-                if let hit = cached(trust) { return hit }
+
+        /// The functions with `cache` consulted first (decisions stored under `key`) and filled after each evaluation.
+        func cached(in cache: TrustEvaluationCache, policy key: String) -> Functions {
+            @Sendable func hit(_ trust: ServerTrust) -> TrustDecision? {
+                let hit = cache.decision(for: trust, policy: key)
+                telemetry.cacheLookup(hit: hit != nil)
+                if let hit { observe(hit, cached: true, .zero) }
+                return hit
+            }
+            @Sendable func evaluateAndStore(_ trust: ServerTrust) async -> TrustDecision {
+                let decision = await timed(trust)
+                cache.store(decision, for: trust, policy: key)
+                return decision
+            }
+            let evaluate: TrustEvaluatorFunction = { trust in
+                if let decision = hit(trust) { return decision }
                 return await evaluateAndStore(trust)
-            },
-            known: known,
-            evaluateAlone: { await evaluateAndStore(afterKnown($0)) },
-            requiresTLS13: requiresTLS13, clientIdentity: identity)
+            }
+            let known: ServerTrustVerifier.Known = { trust in
+                if let decision = hit(trust) { return decision }
+                guard let decision = decidedAtOnce(trust) else { return nil }
+                cache.store(decision, for: trust, policy: key)
+                return decision
+            }
+            return (evaluate, known, { await evaluateAndStore(afterKnown($0)) })
+        }
     }
 
     /// The evaluator for `origin`, a key naming it uniquely within this session's configuration, and its
