@@ -7,7 +7,10 @@ import TrustNIO
 /// context callback fires only then) and says what NIOSSL is to do: send an identity, send none,
 /// or fail the handshake. It returns its answer; ``HandshakeChallenges`` keeps it and maps the
 /// server's verdict to its error.
-struct ClientCertificateChallenge: Sendable {
+///
+/// A class: a ``ClientIdentity`` is 640 bytes inline, which an optional struct would add to every
+/// ``HandshakeChallenges`` (and so to every new connection's transient memory), challenge or not.
+final class ClientCertificateChallenge: Sendable {
     /// How the challenge was answered, which explains a refusal that follows.
     enum Outcome: Sendable, Equatable {
         case sent, sentNone, cancelled, invalidAnswer, handlerTimedOut
@@ -30,6 +33,14 @@ struct ClientCertificateChallenge: Sendable {
     let sessionHandler: (any ChallengeHandler)?
     let defaultIdentity: ClientIdentity?
     let handlerTimeout: Duration
+
+    init(origin: Origin, taskHandler: (any ChallengeHandler)?, sessionHandler: (any ChallengeHandler)?, defaultIdentity: ClientIdentity?, handlerTimeout: Duration) {
+        self.origin = origin
+        self.taskHandler = taskHandler
+        self.sessionHandler = sessionHandler
+        self.defaultIdentity = defaultIdentity
+        self.handlerTimeout = handlerTimeout
+    }
 
     func answer() async -> (outcome: Outcome, reply: Reply) {
         let challenge = AuthenticationChallenge(
