@@ -23,10 +23,13 @@ import X509
 // Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
 //        trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT   (the child of the memory figure)
 //        trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]   (for profilers)
+//        trust-http-bench serve FOLDER SECONDS   (the lab server for `gets` and `idle`, in a process of its own)
 // In the `idle` child, BENCH_MALLOC_STATS=1 prints each malloc arena's figures and BENCH_HEAP_SITES=N the N
 // call sites holding the most heap allocated during the burst and still held (per connection): where
 // an idle connection's memory goes; with BENCH_HEAP_PEAK=1, the sites that held the most at once during
 // the burst (its transient memory). Valgrind's heap tools cannot run this binary.
+// BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name holds one of the texts: "HTTP/2 new connection",
+// "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection.
 
 enum Client: String {
     case session
@@ -143,7 +146,7 @@ if arguments.first == "gets" {
         print("usage: trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]")
         exit(2)
     }
-    let url = "https://127.0.0.1:\(port)/"
+    let url = "https://127.0.0.1:\(port)" + (ProcessInfo.processInfo.environment["BENCH_PATH"] ?? "/")
     let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: proto) : nil
     let httpClient = client == .ahc ? try makeHTTPClient(roots: roots, protocol: proto) : nil
     let get: @Sendable () async throws -> Void = {
@@ -157,6 +160,26 @@ if arguments.first == "gets" {
     let elapsed = start.duration(to: .now)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     print(String(format: "%@: %d GETs in %.3f s, %.0f/s", client.rawValue, count * loops, seconds, Double(count * loops) / seconds))
+    exit(0)
+}
+
+// MARK: A server for the profiling children: the bench's own lab server (release build) in a process of its own,
+// so that a profiler of `gets` or `idle` sees the client alone. Prints the port, and writes roots.pem and the
+// pin to FOLDER.
+if arguments.first == "serve" {
+    guard arguments.count == 3, let duration = Int(arguments[2]) else {
+        print("usage: trust-http-bench serve FOLDER SECONDS")
+        exit(2)
+    }
+    let pki = try LabPKI.make()
+    let folder = URL(fileURLWithPath: arguments[1])
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    try pki.trustedRoots.map(\.pemString).joined().write(to: folder.appendingPathComponent("roots.pem"), atomically: true, encoding: .utf8)
+    let server = try await LabServer.start("good", pki: pki, protocols: .http2AndHTTP1)
+    print("port \(server.port) roots \(folder.appendingPathComponent("roots.pem").path) pin \(pki.intermediate.certificate.spkiPin)")
+    fflush(nil)
+    try await Task.sleep(for: .seconds(duration))
+    try await server.shutdown()
     exit(0)
 }
 
@@ -209,6 +232,17 @@ func row(_ name: String, _ session: Double, _ baseline: Double, unit: String = "
     print(pad(name, 46) + String(format: format, session) + pad(unit, 6) + String(format: format, baseline) + pad(unit, 6) + String(format: "%7.3f×", session / max(baseline, 1e-9)))
 }
 
+/// BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name contains one of the texts ("HTTP/2 new", "idle").
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"].map { $0.split(separator: "|").map(String.init) } ?? []
+func wanted(_ name: String) -> Bool { only.isEmpty || only.contains { name.contains($0) } }
+
+/// Compares and prints one figure, unless BENCH_ONLY leaves it out.
+func figure(_ name: String, clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void, _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws {
+    guard wanted(name) else { return }
+    let (session, baseline) = try await compare(clients: clients, ours, theirs)
+    row(name, session, baseline)
+}
+
 let server = try await LabServer.start("good", pki: pki, protocols: .http2AndHTTP1)
 let base = "https://127.0.0.1:\(server.port)"
 
@@ -223,14 +257,17 @@ for proto in [Protocol.http1, .http2] {
     let session = sessions[0]
     let client = clients[0]
     for count in [1, 2] {
-        let (ours, theirs) = try await compare(clients: count, { _ in try await sessionGet(session, base + "/") }, { _ in try await clientGet(client, base + "/") })
-        row("\(proto.rawValue) keep-alive GET, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+        try await figure("\(proto.rawValue) keep-alive GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
+                         { _ in try await sessionGet(session, base + "/") }, { _ in try await clientGet(client, base + "/") })
     }
     for count in [1, 2] {
-        let (ours, theirs) = try await compare(clients: count, { try await sessionGet(sessions[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
-        row("\(proto.rawValue) new connection + GET, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+        try await figure("\(proto.rawValue) new connection + GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
+                         { try await sessionGet(sessions[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
     }
     for count in [1, 2] {
+        // The name says the protocol for BENCH_ONLY; the row shows it under its protocol's rows.
+        let name = "\(proto.rawValue) new connection + GET, evaluation cache off, \(count) client\(count > 1 ? "s" : "")"
+        guard wanted(name) else { continue }
         let (ours, theirs) = try await compare(clients: count, { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
         row("  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
     }
@@ -241,6 +278,11 @@ for proto in [Protocol.http1, .http2] {
         let start = allocation_counter_count()
         for _ in 0..<requests { try await request() }
         return Double(allocation_counter_count() - start) / Double(requests)
+    }
+    guard wanted("\(proto.rawValue) allocations per keep-alive GET") else {
+        for client in clients { try await client.shutdown().get() }
+        for session in sessions + uncached { await session.shutdown() }
+        continue
     }
     let ourAllocations = try await allocations { try await sessionGet(session, base + "/") }
     let theirAllocations = try await allocations { try await clientGet(client, base + "/") }
@@ -276,7 +318,7 @@ func idleFigures(_ client: Client) throws -> IdleFigures {
 // As many rounds as the rates, alternating, each child a fresh process; each figure is the median of its
 // rounds (how the burst's memory lands in malloc's arenas varies from run to run by a few KiB per connection).
 var idleRounds: (ours: [IdleFigures], theirs: [IdleFigures]) = ([], [])
-for _ in 0..<rounds {
+for _ in 0..<(wanted("\(idleCount) idle HTTP/1.1 connections") ? rounds : 0) {
     idleRounds.ours.append(try idleFigures(.session))
     idleRounds.theirs.append(try idleFigures(.ahc))
 }
@@ -289,14 +331,16 @@ func medianOf(_ figures: [IdleFigures], _ value: (IdleFigures) -> Double) -> Dou
     row(name, medianOf(oursRounds, value), medianOf(theirsRounds, value), unit: "", format: format)
 }
 let perConnection: (IdleFigures, Int) -> Double = { Double($1) / Double(max(1, $0.sockets)) }
-print("\(idleCount) idle HTTP/1.1 connections, median of \(rounds) rounds (each client in a fresh process)")
-idleRow("  sockets open", format: "%10.0f") { Double($0.sockets) }
-idleRow("  peak RSS of the client process (MiB)") { Double($0.peak) / 1024 }
-idleRow("  RSS growth per pooled connection (KiB)") { perConnection($0, $0.after - $0.before) }
-idleRow("  heap in use, growth per connection (KiB)") { perConnection($0, $0.heapGrowth) }
-idleRow("  heap free but kept by malloc (MiB)") { Double($0.heapFree) / 1024 }
-idleRow("  RSS growth per conn. after malloc_trim (KiB)") { perConnection($0, $0.trimmed - $0.before) }
-print("  RSS growth per pooled connection, each round (KiB): Session " + oursRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " ")
-    + "; AsyncHTTPClient " + theirsRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " "))
+if !oursRounds.isEmpty {
+    print("\(idleCount) idle HTTP/1.1 connections, median of \(rounds) rounds (each client in a fresh process)")
+    idleRow("  sockets open", format: "%10.0f") { Double($0.sockets) }
+    idleRow("  peak RSS of the client process (MiB)") { Double($0.peak) / 1024 }
+    idleRow("  RSS growth per pooled connection (KiB)") { perConnection($0, $0.after - $0.before) }
+    idleRow("  heap in use, growth per connection (KiB)") { perConnection($0, $0.heapGrowth) }
+    idleRow("  heap free but kept by malloc (MiB)") { Double($0.heapFree) / 1024 }
+    idleRow("  RSS growth per conn. after malloc_trim (KiB)") { perConnection($0, $0.trimmed - $0.before) }
+    print("  RSS growth per pooled connection, each round (KiB): Session " + oursRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " ")
+        + "; AsyncHTTPClient " + theirsRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " "))
+}
 try? FileManager.default.removeItem(at: folder)
 try await server.shutdown()
