@@ -68,21 +68,10 @@ struct ConnectionFactory: Sendable {
     /// work that does not wait (the pipeline's setup, the connection's making, the errors) is done in
     /// synchronous functions kept apart (`@inline(never)`), so that their temporaries take room on the
     /// thread's stack for a moment rather than in the task's frames for the whole handshake.
-    ///
-    /// The task waits once, for the whole of it: the handshake's deadline is armed on the event loop as the
-    /// TCP connection is made, not by the task resuming in between (two thread switches fewer per connection).
     func connect(_ specification: ConnectionSpecification) async throws -> Connection {
         let attempt = ConnectionAttempt(handshake: group.next().makePromise(of: NegotiatedProtocol.self))
-        let ready = startConnecting(specification, attempt).flatMap { channel in
-            Self.negotiation(on: channel, specification, attempt).map { (channel, $0) }
-        }
-        let (channel, negotiated) = try await withTaskCancellationHandler {
-            try await ready.get()
-        } onCancel: {
-            // Ends the handshake (and closes its channel, see negotiation(on:_:_:)); a TCP connect still
-            // under way ends within the connect timeout, and its channel is closed as it arrives.
-            attempt.handshake.fail(CancellationError())
-        }
+        let channel = try await startConnecting(specification, attempt).get()
+        let negotiated = try await negotiation(on: channel, specification, attempt)
         return makeConnection(channel, negotiated, specification, attempt)
     }
 
@@ -182,17 +171,24 @@ struct ConnectionFactory: Sendable {
         return SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
     }
 
-    /// The handshake and HTTP's setup on `channel`, within the connect timeout (armed on the channel's event
-    /// loop, as TCP has just connected); a failure closes the channel and is mapped to its ``SessionError``
-    /// here, once.
-    private static func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) -> EventLoopFuture<NegotiatedProtocol> {
+    /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
+    /// handshake and HTTP to be set up; a failure is mapped to its ``SessionError`` here, once.
+    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol {
         let timer = channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(specification.timeout.nanoseconds)) {
             attempt.handshake.fail(HandshakeTimeout())
+            channel.close(promise: nil)
         }
-        return attempt.handshake.futureResult.flatMapErrorThrowing { error in
+        defer { timer.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await attempt.handshake.futureResult.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
+        } catch {
             channel.close(promise: nil)
             throw Self.failure(error, specification, attempt)
-        }.always { _ in timer.cancel() }
+        }
     }
 
     /// Why the handshake (or the tunnel before it) failed, as the error the caller gets.
