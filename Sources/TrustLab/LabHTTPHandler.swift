@@ -18,19 +18,19 @@ import TrustNIO
 /// | `GET /redirect?to=URL&status=302` | a redirect |
 /// | `GET /headers` | the request headers, one `name: value` per line |
 /// | `GET /slow?ms=N` | `slow` after N milliseconds |
-/// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2) |
+/// | `GET /close` | `closing`, then the connection ends: `connection: close` (HTTP/1.1), a graceful GOAWAY (HTTP/2: the streams already open finish first) |
 /// | `* /echo` | the method on the first line, then the request body |
 /// | `* /upload`, `* /upload/NAME` | what arrived: `bytes N`, `sha256 HEX`, `framing content-length|chunked|none`, `expect VALUE|none` |
 /// | `* /expect/refuse` | with `Expect: 100-continue`: `413` and the connection closed, before the body (else as `/upload`) |
 /// | `* /expect/417` | with `Expect: 100-continue`: `417 Expectation Failed`, connection closed (else as `/upload`) |
 /// | `* /expect/ignore` | never answers `100 Continue`; as `/upload` once the body is in |
+/// | `GET /whoami` | the verified client certificate's subject and pin and its validated chain's length, or `anonymous` |
+/// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
+/// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
 ///
 /// Every other request with `Expect: 100-continue` is answered `100 Continue` at once (RFC 9110 §10.1.1).
 /// `HEAD` gets the head `GET` would get, without content (RFC 9110 §9.3.2) — except `HEAD /bytes/N?head-content=1`,
 /// which sends the N bytes anyway, as a broken server would, for clients to prove they are not stalled by it.
-/// | `GET /whoami` | the verified client certificate's subject and pin and its validated chain's length, or `anonymous` |
-/// | `/basic`, `/digest?…`, `/multi`, `/shifting-realm` | HTTP authentication (see ``LabHTTPAuthentication``) |
-/// | `POST /reports` | stores the body (a pin-failure report collector, see ``LabServer/reports``); `204` |
 final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -196,11 +196,12 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
             {
                 // HTTP/2: GOAWAY naming this stream as the last one, the response, then the connection
-                // closes once this stream is done.
+                // closes once every stream still open (this one, and any the client opened before it) is done:
+                // the connection's LabGracefulClose (LabServer.configureHTTP2) sees to it.
                 let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil))
                 connection.writeAndFlush(goAway, promise: nil)
-                context.channel.closeFuture.whenComplete { _ in connection.close(promise: nil) }
                 send(context: context, request: request, status: .ok, body: "closing\n")
+                (try? connection.pipeline.syncOperations.handler(type: LabGracefulClose.self))?.closeWhenIdle()
             } else {
                 send(context: context, request: request, status: .ok, body: "closing\n", closesConnection: true)
             }

@@ -178,7 +178,7 @@ public final class LabServer: Sendable {
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
             }
-        }).map { _ in }
+        }).flatMapThrowing { _ in try channel.pipeline.syncOperations.addHandler(LabGracefulClose()) }
     }
 
     /// A faulty server: completes the TLS handshake, then closes the connection before any request.

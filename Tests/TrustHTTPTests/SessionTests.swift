@@ -152,6 +152,26 @@ struct SessionTests {
         }
     }
 
+    /// A lab server's HTTP/2 `/close` ends its connection gracefully (RFC 9113 §6.8): a response still streaming on
+    /// the same connection (its body held back by flow control until the client reads it) arrives in full after
+    /// the GOAWAY, and no second connection is made for it. The server used to close the connection once `/close`'s
+    /// own stream ended, cutting the other.
+    @Test func aStreamOpenBeforeAGracefulCloseFinishes() async throws {
+        try await withLabServers(["good"]) { servers in
+            let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
+            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            try await withTeardown({ await session.shutdown() }) { () async throws in
+                let streaming = try await session.bytes(for: Request(url: url(servers["good"]!, "/bytes/1000000")))
+                #expect(streaming.httpVersion == "HTTP/2")
+                let closing = try await session.data(for: Request(url: url(servers["good"]!, "/close")))
+                #expect(closing.statusCode == 200 && closing.httpVersion == "HTTP/2")
+                let body = try await streaming.collect().body
+                #expect(body.count == 1_000_000)
+                #expect(counting.count == 1, "\(counting.count) connections")
+            }
+        }
+    }
+
     /// A request waiting to share the connection another request is making stops waiting at its own deadline.
     /// The leader's handshake is held up by a session-level server-trust handler that answers only when the
     /// test releases it, after the waiting request has failed: so the leader still succeeds. Were the waiting
