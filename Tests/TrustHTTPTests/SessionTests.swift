@@ -152,10 +152,10 @@ struct SessionTests {
         }
     }
 
-    /// A lab server's HTTP/2 `/close` ends its connection gracefully (RFC 9113 §6.8): a response still streaming on
-    /// the same connection (its body held back by flow control until the client reads it) arrives in full after
-    /// the GOAWAY, and no second connection is made for it. The server used to close the connection once `/close`'s
-    /// own stream ended, cutting the other.
+    /// A lab server's HTTP/2 `/close` ends its connection gracefully (RFC 9113 §6.8): a response opened on the same
+    /// connection before it (1 MB the client has not started reading, so some of it is still on its way when both
+    /// streams have ended on the server) arrives in full after the GOAWAY, and no second connection is made for it.
+    /// The server used to close the connection once `/close`'s own stream ended, cutting the other.
     @Test func aStreamOpenBeforeAGracefulCloseFinishes() async throws {
         try await withLabServers(["good"]) { servers in
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))

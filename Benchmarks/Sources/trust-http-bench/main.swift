@@ -236,11 +236,12 @@ func row(_ name: String, _ session: Double, _ baseline: Double, unit: String = "
 let only = ProcessInfo.processInfo.environment["BENCH_ONLY"].map { $0.split(separator: "|").map(String.init) } ?? []
 func wanted(_ name: String) -> Bool { only.isEmpty || only.contains { name.contains($0) } }
 
-/// Compares and prints one figure, unless BENCH_ONLY leaves it out.
-func figure(_ name: String, clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void, _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws {
+/// Compares and prints one figure, unless BENCH_ONLY leaves it out; `label` is its row's text when not `name`.
+func figure(_ name: String, label: String? = nil, clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void,
+            _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws {
     guard wanted(name) else { return }
     let (session, baseline) = try await compare(clients: clients, ours, theirs)
-    row(name, session, baseline)
+    row(label ?? name, session, baseline)
 }
 
 // The server runs on an event loop of its own. On the clients' shared loops, a connection's client and server ends
@@ -271,10 +272,9 @@ for proto in [Protocol.http1, .http2] {
     }
     for count in [1, 2] {
         // The name says the protocol for BENCH_ONLY; the row shows it under its protocol's rows.
-        let name = "\(proto.rawValue) new connection + GET, evaluation cache off, \(count) client\(count > 1 ? "s" : "")"
-        guard wanted(name) else { continue }
-        let (ours, theirs) = try await compare(clients: count, { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
-        row("  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", ours, theirs)
+        try await figure("\(proto.rawValue) new connection + GET, evaluation cache off, \(count) client\(count > 1 ? "s" : "")",
+                         label: "  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", clients: count,
+                         { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
     }
     // Heap allocations per keep-alive request, one client, after a warm-up.
     let requests = 2000
@@ -284,14 +284,11 @@ for proto in [Protocol.http1, .http2] {
         for _ in 0..<requests { try await request() }
         return Double(allocation_counter_count() - start) / Double(requests)
     }
-    guard wanted("\(proto.rawValue) allocations per keep-alive GET") else {
-        for client in clients { try await client.shutdown().get() }
-        for session in sessions + uncached { await session.shutdown() }
-        continue
+    if wanted("\(proto.rawValue) allocations per keep-alive GET") {
+        let ourAllocations = try await allocations { try await sessionGet(session, base + "/") }
+        let theirAllocations = try await allocations { try await clientGet(client, base + "/") }
+        row("\(proto.rawValue) allocations per keep-alive GET", ourAllocations, theirAllocations, unit: "", format: "%10.1f")
     }
-    let ourAllocations = try await allocations { try await sessionGet(session, base + "/") }
-    let theirAllocations = try await allocations { try await clientGet(client, base + "/") }
-    row("\(proto.rawValue) allocations per keep-alive GET", ourAllocations, theirAllocations, unit: "", format: "%10.1f")
     for client in clients { try await client.shutdown().get() }
     for session in sessions + uncached { await session.shutdown() }
 }
