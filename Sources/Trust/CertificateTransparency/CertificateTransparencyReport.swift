@@ -47,8 +47,13 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
     /// Whether the policy is met.
     public var meetsPolicy: Bool { malformed == nil && validCount >= requiredSCTs && operators.count >= requiredOperators }
 
-    /// "2 valid SCTs of 3 required, from 1 operator of 2 required; 1 invalid (…); 1 from an unknown log".
-    public var summary: String {
+    /// "2 valid SCTs of 3 required, from 1 operator of 2 required; 1 invalid (…); 1 from an unknown log", safe to
+    /// show: log names and descriptions (a log list's text) escaped by ``DisplayText``.
+    public var summary: String { DisplayText.escaped(unescapedSummary) }
+
+    /// ``summary`` with the log list's texts as they are: for data (a reason's detail, a note) that is escaped
+    /// where it is shown.
+    package var unescapedSummary: String {
         if let malformed { return "the SCT list is malformed: \(malformed)" }
         var parts = ["\(validCount) valid SCT\(validCount == 1 ? "" : "s") of \(requiredSCTs) required, from \(operators.count) operator\(operators.count == 1 ? "" : "s") of \(requiredOperators) required"]
         let invalid = entries.compactMap { entry -> String? in

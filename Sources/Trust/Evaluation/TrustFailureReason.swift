@@ -115,8 +115,13 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Human-readable explanation.
-    public var description: String {
+    /// Human-readable explanation, safe to show: the names and texts in it that a certificate, a CRL or an
+    /// OCSP responder chose are escaped (``DisplayText``), never a terminal's or a log's control characters.
+    public var description: String { DisplayText.escaped(explanation) }
+
+    /// The explanation with every name as the certificate holds it (our own words hold no character that
+    /// ``DisplayText`` escapes, so escaping the whole sentence escapes exactly the names).
+    private var explanation: String {
         switch self {
         case .noPathToTrustedAnchor(let detail):
             switch detail {

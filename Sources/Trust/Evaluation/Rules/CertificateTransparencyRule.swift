@@ -44,7 +44,7 @@ struct CertificateTransparencyRule: PathRule {
         guard policy.mode == .reportOnly else { return observation }
         let report = CertificateTransparencyReport.check(leaf: path.leaf, issuer: path.certificates[1], policy: policy, at: context.evaluationTime)
         if !report.meetsPolicy {
-            observation.notes.append("\(path.leaf.displayName) does not meet the Certificate Transparency policy (allowed: report-only): \(report.summary)")
+            observation.notes.append("\(path.leaf.displayName) does not meet the Certificate Transparency policy (allowed: report-only): \(report.unescapedSummary)")
             observation.allowedFailures.append(Self.reason(report, subject: path.leaf.displayName))
         }
         return observation
@@ -53,6 +53,6 @@ struct CertificateTransparencyRule: PathRule {
     static func reason(_ report: CertificateTransparencyReport, subject: String) -> TrustFailureReason {
         .certificateTransparencyPolicyNotMet(
             subject: subject, validSCTs: report.validCount, requiredSCTs: report.requiredSCTs, operators: report.operators.count,
-            requiredOperators: report.requiredOperators, invalidSCTs: report.invalidCount, unknownLogSCTs: report.unknownLogCount, detail: report.summary)
+            requiredOperators: report.requiredOperators, invalidSCTs: report.invalidCount, unknownLogSCTs: report.unknownLogCount, detail: report.unescapedSummary)
     }
 }
