@@ -134,17 +134,24 @@ public struct LabPKI: Sendable {
     @discardableResult
     public func write(to directory: String) throws -> [String] {
         var written: [String] = []
-        func put(_ relative: String, _ text: String, mode: Int = 0o644) throws {
+        // Every file through PrivateFile: created 0600 (O_EXCL) and renamed into place, so a private key is never
+        // readable by others, not even for a moment; public files are widened to 0644 before they get their name.
+        func putBytes(_ relative: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {
             let path = (directory as NSString).appendingPathComponent(relative)
-            let folder = (path as NSString).deletingLastPathComponent
             do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                try text.write(toFile: path, atomically: true, encoding: .utf8)
-                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+                // Folders 0755 whatever the umask: in a folder others can write, they could swap a key for their own.
+                try FileManager.default.createDirectory(
+                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                try PrivateFile.write(bytes, to: path, mode: mode)
+            } catch let error as PrivateFile.WriteError {
+                throw LabError.cannotWrite(path, error.reason)
             } catch {
                 throw LabError.cannotWrite(path, error.localizedDescription)
             }
             written.append(path)
+        }
+        func put(_ relative: String, _ text: String, mode: mode_t = 0o644) throws {
+            try putBytes(relative, Array(text.utf8), mode: mode)
         }
         try put("roots.pem", trustedRoots.map(LabIdentity.pem).joined())
         try put("root.pem", root.identity.certificatePEM)
@@ -183,16 +190,6 @@ public struct LabPKI: Sendable {
         try put("crls/all.pem", intermediateCRL + rootCRL)
         // OCSP responses valid 30 days about the `good` server (good, from the intermediate and from a delegated
         // responder) and the `expired` one (revoked), and the request about `good` (DER, as `openssl ocsp -respin`/`-reqin` read).
-        func putBytes(_ relative: String, _ bytes: [UInt8]) throws {
-            let path = (directory as NSString).appendingPathComponent(relative)
-            do {
-                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                try Data(bytes).write(to: URL(fileURLWithPath: path))
-            } catch {
-                throw LabError.cannotWrite(path, error.localizedDescription)
-            }
-            written.append(path)
-        }
         var current = LabOCSP.Variation()
         current.nextUpdate = month
         if let good = servers["good"], let expired = servers["expired"] {

@@ -265,26 +265,10 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         } catch {
             throw .cannotWrite(path, "cannot create \(folder)")
         }
-        let temporary = folder + "/.credentials-\(UUID().uuidString).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .cannotWrite(path, String(cString: strerror(errno))) }
-        var written = 0
-        let ok = data.withUnsafeBytes { buffer -> Bool in
-            while written < buffer.count {
-                let result = write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                written += result
-            }
-            return fsync(fd) == 0
-        }
-        close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw .cannotWrite(path, reason)
+        do {
+            try PrivateFile.write(data, to: path)
+        } catch {
+            throw .cannotWrite(path, error.reason)
         }
     }
 }

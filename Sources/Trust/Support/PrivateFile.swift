@@ -1,0 +1,68 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a file whose bytes no other user may read at any moment: a private key, a credentials file.
+///
+/// The bytes go to a new temporary file beside the destination, created with `open(O_CREAT | O_EXCL | O_NOFOLLOW,
+/// 0600)` — so it is never readable by others whatever the umask, and never a file or link someone else placed
+/// there — then flushed (`fsync`) and renamed over the destination (`rename(2)` is atomic: a reader sees the old
+/// file or the new one, never a part). Only then may a public file be widened to its final `mode` (through the
+/// descriptor, before the rename). Foundation's atomic `write(toFile:)` creates its temporary file with 0666 less
+/// the umask, which leaves a key readable by others until a later `chmod`.
+package enum PrivateFile {
+    /// Why a file could not be written: the path and the system's reason. Never holds the bytes.
+    package struct WriteError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The destination.
+        package var path: String
+        /// The reason (`strerror`), or what failed.
+        package var reason: String
+
+        package var description: String { "cannot write \(path): \(reason)" }
+    }
+
+    /// Writes `bytes` to `path` as described above; the file ends with exactly `mode` (0600 by default; only the
+    /// permission bits are used). The folder must exist.
+    package static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600) throws(WriteError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = (folder.isEmpty ? "." : folder) + "/." + name + "." + UUID().uuidString + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw WriteError(path: path, reason: String(cString: strerror(errno))) }
+        var failure: String?
+        let buffer = Array(bytes)
+        buffer.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count, let base = raw.baseAddress {
+                let result = systemWrite(descriptor, base + written, raw.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    return
+                }
+                written += result
+            }
+        }
+        // fchmod sets the bits exactly (the umask applies only at creation): a public file gets its 0644 here, on
+        // the descriptor, before it has its name.
+        if failure == nil, mode & 0o7777 != 0o600, fchmod(descriptor, mode & 0o777) != 0 { failure = String(cString: strerror(errno)) }
+        if failure == nil, fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
+        if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+        if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        if let failure {
+            unlink(temporary)
+            throw WriteError(path: path, reason: failure)
+        }
+    }
+}
+
+/// write(2), out of `PrivateFile`'s scope (where `write` names its own method).
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
+}
