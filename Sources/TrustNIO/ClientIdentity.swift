@@ -21,8 +21,9 @@ public struct ClientIdentity: Sendable {
     /// Things worth knowing that do not stop the identity from being used (expired, expiring soon).
     public let warnings: [String]
 
-    /// From PKCS#12 bytes and a passphrase (`""` or `nil` for none).
-    public init(pkcs12 bytes: [UInt8], passphrase: String?, source: String = "<memory>", now: Date = Date()) throws(ClientIdentityError) {
+    /// From PKCS#12 bytes and a passphrase (`""` or `nil` for none), within `budget` (``PKCS12Budget``: a file asking
+    /// for more key-derivation work than it allows is refused before any is done).
+    public init(pkcs12 bytes: [UInt8], passphrase: String?, source: String = "<memory>", now: Date = Date(), budget: PKCS12Budget = PKCS12Budget()) throws(ClientIdentityError) {
         let structure: PKCS12Structure
         do {
             structure = try PKCS12Structure(der: bytes)
@@ -36,9 +37,17 @@ public struct ClientIdentity: Sendable {
         guard structure.certificateBags > 0 || structure.encryptedContents > 0 else {
             throw ClientIdentityError(source: source, kind: .noCertificate)
         }
+        // BoringSSL checks the MAC a second time with the other encoding of an empty passphrase.
+        let (work, overflow) = structure.iterations.addingReportingOverflow((passphrase ?? "").isEmpty ? structure.macIterations : 0)
+        guard !overflow, work <= budget.maximumIterations else {
+            throw ClientIdentityError(source: source, kind: .tooMuchWork(
+                "the file asks for \(overflow ? "more than \(Int.max)" : String(work)) key-derivation iterations, over the budget of \(budget.maximumIterations)"))
+        }
         let bundle: NIOSSLPKCS12Bundle
         do {
-            bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array((passphrase ?? "").utf8))
+            bundle = try Self.decode(bytes, passphrase: passphrase, source: source, timeLimit: budget.timeLimit)
+        } catch let error as ClientIdentityError {
+            throw error
         } catch {
             let text = "\(error)"
             if text.contains("INCORRECT_PASSWORD") || text.contains("PKCS12_R_INCORRECT_PASSWORD") || text.localizedCaseInsensitiveContains("mac verify") {
@@ -49,12 +58,26 @@ public struct ClientIdentity: Sendable {
         try self.init(chain: bundle.certificateChain, key: bundle.privateKey, source: source, now: now)
     }
 
-    /// From a PKCS#12 file.
-    public init(pkcs12File path: String, passphrase: String?, now: Date = Date()) throws(ClientIdentityError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ClientIdentityError(source: path, kind: .unreadable)
+    /// From a PKCS#12 file, within `budget`.
+    public init(pkcs12File path: String, passphrase: String?, now: Date = Date(), budget: PKCS12Budget = PKCS12Budget()) throws(ClientIdentityError) {
+        try self.init(pkcs12: try Self.read(path), passphrase: passphrase, source: path, now: now, budget: budget)
+    }
+
+    /// NIOSSL's decoding; with a time limit, on a thread of its own that the caller stops waiting for when the limit
+    /// passes (BoringSSL's key derivation cannot be interrupted).
+    private static func decode(_ bytes: [UInt8], passphrase: String?, source: String, timeLimit: Duration?) throws -> NIOSSLPKCS12Bundle {
+        let secret = Array((passphrase ?? "").utf8)
+        guard let timeLimit else { return try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) }
+        let outcome = DecodingOutcome()
+        Thread.detachNewThread {
+            outcome.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
         }
-        try self.init(pkcs12: Array(data), passphrase: passphrase, source: path, now: now)
+        let (seconds, attoseconds) = timeLimit.components
+        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000)))) == .success,
+            let result = outcome.result
+        else { throw ClientIdentityError(source: source, kind: .timedOut(timeLimit)) }
+        return try result.get()
     }
 
     /// From PEM: the certificate chain (leaf first) and the private key (PKCS#8, SEC1 or PKCS#1;
@@ -89,15 +112,19 @@ public struct ClientIdentity: Sendable {
 
     /// From PEM files (the key may be in the certificate file).
     public init(certificateFile: String, keyFile: String?, passphrase: String? = nil, now: Date = Date()) throws(ClientIdentityError) {
-        guard let certificates = FileManager.default.contents(atPath: certificateFile) else {
-            throw ClientIdentityError(source: certificateFile, kind: .unreadable)
-        }
-        let keyPath = keyFile ?? certificateFile
-        guard let key = FileManager.default.contents(atPath: keyPath) else {
-            throw ClientIdentityError(source: keyPath, kind: .unreadable)
-        }
+        let certificates = try Self.read(certificateFile)
+        let key = try keyFile.map { path throws(ClientIdentityError) in try Self.read(path) } ?? certificates
         try self.init(certificateChainPEM: String(decoding: certificates, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self),
                       passphrase: passphrase, source: certificateFile, now: now)
+    }
+
+    /// A local identity file, bounded (``LocalFile``): a FIFO, a device or an oversized file is unreadable.
+    private static func read(_ path: String) throws(ClientIdentityError) -> [UInt8] {
+        do {
+            return try LocalFile.read(path, limit: LocalFile.identityLimit)
+        } catch {
+            throw ClientIdentityError(source: path, kind: .unreadable)
+        }
     }
 
     private init(chain: [NIOSSLCertificate], key: NIOSSLPrivateKey, source: String, now: Date) throws(ClientIdentityError) {
@@ -162,12 +189,22 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
         case keyDoesNotMatchCertificate
         /// The key or certificate cannot be used; the detail says why.
         case unsupportedKey(String)
+        /// A PKCS#12 file asks for more key-derivation work than the ``PKCS12Budget`` allows; the detail says how much.
+        case tooMuchWork(String)
+        /// Decoding a PKCS#12 file took longer than the ``PKCS12Budget/timeLimit``.
+        case timedOut(Duration)
     }
 
     /// Where the identity came from: a file path, or `<memory>` by default.
     public var source: String
     /// What went wrong.
     public var kind: Kind
+
+    /// Whether decoding ran out of time (``Kind/timedOut(_:)``).
+    public var isTimeout: Bool {
+        if case .timedOut = kind { return true }
+        return false
+    }
 
     /// The source and the problem, in words.
     public var description: String {
@@ -179,6 +216,22 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
         case .noCertificate: return "\(source): the file holds no certificate"
         case .keyDoesNotMatchCertificate: return "\(source): the private key does not belong to the certificate"
         case .unsupportedKey(let detail): return "\(source): unsupported key or certificate (\(detail))"
+        case .tooMuchWork(let detail): return "\(source): refused: \(detail)"
+        case .timedOut(let limit): return "\(source): not decoded within \(limit)"
         }
+    }
+}
+
+/// The result of a PKCS#12 decoding on its own thread, and a semaphore signalled when it is there.
+private final class DecodingOutcome: @unchecked Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var stored: Result<NIOSSLPKCS12Bundle, any Error>?
+
+    var result: Result<NIOSSLPKCS12Bundle, any Error>? { lock.withLock { stored } }
+
+    func finish(_ result: Result<NIOSSLPKCS12Bundle, any Error>) {
+        lock.withLock { stored = result }
+        done.signal()
     }
 }

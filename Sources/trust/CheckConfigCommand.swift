@@ -64,6 +64,11 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
+            // Refused before it was read (a FIFO, a device, too large, writable by others): unreadable input, exit 2.
+            if let refused = error.fileError {
+                printError(refused.description)
+                throw ExitCode(2)
+            }
             if json {
                 try JSONOutput.print(Report(file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: $0.message) },
                                             entries: [], warnings: []))

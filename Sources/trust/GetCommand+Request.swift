@@ -347,7 +347,8 @@ extension GetCommand {
             let (path, inlinePassword) = Self.splitCertArgument(argument)
             let passphrase = certPassword ?? inlinePassword
             let lower = path.lowercased()
-            let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
+            // Bounded (a FIFO or a device is not waited on); an unreadable file is reported by the loader below.
+            let bytes = (try? LocalFile.read(path, limit: LocalFile.identityLimit)) ?? []
             let isPKCS12: Bool
             switch certType?.uppercased() {
             case "P12", "PKCS12", "PFX": isPKCS12 = true
@@ -358,11 +359,16 @@ extension GetCommand {
                 throw ExitCode(2)
             }
             if isPKCS12 {
-                return try ClientIdentity(pkcs12File: path, passphrase: passphrase)
+                // curl loads the certificate during the handshake, under -m: decoding one waits no longer (exit 28).
+                let budget = PKCS12Budget(timeLimit: maxTime.map { .milliseconds(Int64($0 * 1000)) })
+                return try ClientIdentity(pkcs12File: path, passphrase: passphrase, budget: budget)
             }
             return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: passphrase)
         } catch let exit as ExitCode {
             throw exit
+        } catch let error as ClientIdentityError where error.isTimeout {
+            diagnostics.error("(28) Operation timed out after \(Int((maxTime ?? 0) * 1000)) milliseconds with 0 bytes received")
+            throw ExitCode(28)
         } catch {
             diagnostics.error("client certificate: \(error)")
             throw ExitCode(58)

@@ -53,11 +53,12 @@ public enum CertificateSource {
             throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
         }
         if isDirectory.boolValue { return try entries(inDirectory: path) }
-        let data: Data
+        // Bounded: a FIFO, a device or an oversized file is refused, not read forever.
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try LocalFile.read(path, limit: LocalFile.certificateLimit)
         } catch {
-            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
+            throw CertificateLoadingError(source: path, kind: .unreadable(error.reason))
         }
         return try entries(bytes: data, source: path)
     }

@@ -15,6 +15,15 @@ public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvert
 public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every problem found.
     public var problems: [TrustConfigurationProblem]
+    /// When the file itself was refused before it was parsed (not a regular file, too large, writable by others):
+    /// why. Its problem is also in ``problems``.
+    public var fileError: LocalFileError?
+
+    /// An error with these problems.
+    public init(problems: [TrustConfigurationProblem], fileError: LocalFileError? = nil) {
+        self.problems = problems
+        self.fileError = fileError
+    }
 
     /// Human-readable form, one problem a line.
     public var description: String {
@@ -42,11 +51,19 @@ extension TrustConfiguration {
     }
 
     /// Reads and validates a configuration file.
+    ///
+    /// The file decides whom to trust, so it is refused, as ssh refuses its configuration, when another user could
+    /// have written it: owned by someone other than root or the user running the program, or group- or
+    /// world-writable. A FIFO, a device or a file over 4 MiB is refused too (``LocalFileError``, in the error's
+    /// ``TrustConfigurationFileError/fileError``).
     public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path)")])
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(path, limit: LocalFile.configurationLimit, ownership: .ownerOnlyWritable)
+        } catch {
+            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path): \(error.reason)")], fileError: error)
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(data: Data(data), encoding: .utf8) else {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "\(path) is not UTF-8 text")])
         }
         return try parse(text, publicSuffixes: publicSuffixes)

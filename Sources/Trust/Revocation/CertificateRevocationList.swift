@@ -166,9 +166,14 @@ public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvert
 
     /// Every CRL in the file at `path` (PEM or DER).
     public static func load(path: String) throws(ParseError) -> [CertificateRevocationList] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ParseError("\(path): cannot read the file") }
+        let data: [UInt8]
         do {
-            return try parseAll(Array(data))
+            data = try LocalFile.read(path, limit: LocalFile.crlLimit)
+        } catch {
+            throw ParseError("\(path): cannot read the file: \(error.reason)")
+        }
+        do {
+            return try parseAll(data)
         } catch {
             throw ParseError("\(path): \(error.detail)")
         }

@@ -1,0 +1,44 @@
+/// Why a local input file (a CA bundle, a trust configuration, a CRL, a client identity) was not read. Names the path,
+/// never the contents.
+public struct LocalFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong.
+    public enum Kind: Sendable, Hashable {
+        /// open(2) or read(2) failed; the system's reason.
+        case cannotOpen(String)
+        /// Not a regular file (a FIFO, a device such as `/dev/zero`, a socket, a folder where a file was expected):
+        /// reading one may block forever or never end.
+        case notARegularFile(String)
+        /// Larger than the limit for its kind, in bytes.
+        case tooLarge(limit: Int)
+        /// Group- or world-writable (the mode, octal in the description): another user could change what it says.
+        case writableByOthers(mode: Int)
+        /// Owned by another user (not root, not the user running the program): that user can change what it says.
+        case ownedByAnotherUser(uid: Int)
+    }
+
+    /// The file.
+    public var path: String
+    /// What was wrong.
+    public var kind: Kind
+
+    /// An error about `path`.
+    public init(path: String, kind: Kind) {
+        self.path = path
+        self.kind = kind
+    }
+
+    /// What was wrong, without the path (callers put the path where their message wants it).
+    public var reason: String {
+        switch kind {
+        case .cannotOpen(let why): return why
+        case .notARegularFile(let what): return "\(what), not a regular file"
+        case .tooLarge(let limit): return "larger than \(limit) bytes"
+        case .writableByOthers(let mode):
+            return "writable by other users (mode \(String(mode, radix: 8))): refused, as ssh refuses such a configuration; chmod go-w"
+        case .ownedByAnotherUser(let uid): return "owned by another user (uid \(uid)): refused, as ssh refuses such a configuration"
+        }
+    }
+
+    /// The path and the reason.
+    public var description: String { "\(path): \(reason)" }
+}

@@ -1,0 +1,24 @@
+/// Bounds on the work of loading a PKCS#12 file (``ClientIdentity/init(pkcs12:passphrase:source:now:budget:)``).
+///
+/// Each key-derivation step of a PKCS#12 file names its own iteration count, and BoringSSL bounds each one
+/// (100 million) but not their sum: a file of ten encrypted contents at 10 million iterations each costs over ten
+/// seconds of CPU before anything is known. The file's iterations are added up from its structure before any is
+/// run, and a file asking for more than ``maximumIterations`` is refused at once; ``timeLimit`` bounds the wait
+/// for the rest (a deadline such as curl's `-m`).
+public struct PKCS12Budget: Sendable, Hashable {
+    /// The most key-derivation iterations a file may ask for in all: the MAC's (twice with an empty passphrase,
+    /// which BoringSSL tries both ways) and every shrouded key bag's and encrypted content's. Default 4 million,
+    /// about a second of CPU (PBKDF2-HMAC-SHA256 here: 12 million iterations in 2.8 s); OpenSSL 3 writes 3 × 2,048,
+    /// Windows 3 × 2,000, keytool 3 × 10,000, and three steps at OWASP's 600,000 come to 1.8 million.
+    public var maximumIterations: Int
+    /// How long to wait for the decoding; `nil`: as long as it takes (within ``maximumIterations``). When it
+    /// passes, the load fails with ``ClientIdentityError/Kind/timedOut`` and the decoding, which cannot be
+    /// interrupted, finishes on its own thread and is dropped.
+    public var timeLimit: Duration?
+
+    /// A budget; the defaults suit files written by OpenSSL, Windows, macOS and Java.
+    public init(maximumIterations: Int = 4_000_000, timeLimit: Duration? = nil) {
+        self.maximumIterations = maximumIterations
+        self.timeLimit = timeLimit
+    }
+}

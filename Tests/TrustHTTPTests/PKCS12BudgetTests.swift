@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TrustLab
+import TrustNIO
+import TrustTestSupport
+
+/// PKCS#12 loading within a budget: the key-derivation iterations of the whole file are added up before any is
+/// run (BoringSSL bounds only each step), and a time limit bounds the wait for the rest — what `trust get -m`
+/// uses. Files made at test time by openssl, whose `-iter` sets the MAC's, the key bag's and the certificates'
+/// encrypted content's iterations alike (three steps).
+@Suite("PKCS#12 loading budget", .serialized, .timeLimit(.minutes(5)), .paced)
+struct PKCS12BudgetTests {
+    /// A p12 of the lab's client identity with `iterations` per step (3 steps), passphrase `secret`.
+    func make(iterations: Int, in dir: String) async throws -> String {
+        let out = dir + "/identity-\(iterations).p12"
+        let lab = CLI.lab + "/clients/client"
+        let (status, _, err) = try await run(ExternalTool.openssl.path, [
+            "pkcs12", "-export", "-in", lab + "/cert.pem", "-inkey", lab + "/key.pem", "-passout", "pass:secret",
+            "-iter", String(iterations), "-out", out,
+        ])
+        #expect(status == 0, "\(err)")
+        return out
+    }
+
+    /// Every step counted (MAC, key bag, encrypted certificates: 3 × 2,000,000), refused at once over the budget
+    /// without running any of it; loaded within it. An empty passphrase counts the MAC twice (BoringSSL tries both
+    /// encodings of it).
+    @Test(.requires(.openssl)) func iterationsOfTheWholeFileAreBudgeted() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = try await make(iterations: 2_000_000, in: dir)
+        let started = ContinuousClock.now
+        do {
+            _ = try ClientIdentity(pkcs12File: path, passphrase: "secret")  // the default budget: 4 million
+            Issue.record("a file asking for 6 million iterations was loaded")
+        } catch {
+            guard case .tooMuchWork(let detail) = error.kind else { Issue.record("\(error)"); return }
+            #expect(detail.contains("6000000 key-derivation iterations"), "\(detail)")
+        }
+        // Refused from its structure: no key derivation ran (6 million take over a second; generous bound).
+        #expect(ContinuousClock.now - started < .seconds(1), "\(ContinuousClock.now - started)")
+        #expect(throws: ClientIdentityError.self) { try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 5_999_999)) }
+        let identity = try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 6_000_000))
+        #expect(identity.certificate.subject.description.contains("lab client"))
+        // The default files of OpenSSL 3 (3 × 2,048) are far within it.
+        let usual = try await make(iterations: 2048, in: dir)
+        _ = try ClientIdentity(pkcs12File: usual, passphrase: "secret")
+    }
+
+    /// `trust get --cert FILE` with a file over the budget: curl's 58 (a problem with the local certificate) at
+    /// once. With one within the budget that takes longer to decode than `-m`: curl's 28 when -m has passed, not
+    /// when the decoding ends. Before, the first loaded for seconds and the second ignored -m (the deadline
+    /// started after the certificate was loaded).
+    @Test(.requires(.openssl)) func getEndsWithinMaxTime() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let url = "https://127.0.0.1:9/"
+        let heavy = try await make(iterations: 3_000_000, in: dir)
+        let (status, _, err) = try await run(CLI.binary, ["get", url, "--cert", heavy + ":secret", "-m", "30"])
+        #expect(status == 58 && err.contains("key-derivation iterations, over the budget"), "\(status) \(err)")
+        // 3 × 1,300,000 iterations: within the budget, about a second of CPU; -m 0.2 ends it first.
+        let slow = try await make(iterations: 1_300_000, in: dir)
+        let (timedOut, _, timeoutErr) = try await run(CLI.binary, ["get", url, "--cert", slow + ":secret", "-m", "0.2"])
+        #expect(timedOut == 28 && timeoutErr.contains("(28) Operation timed out after 200 milliseconds"), "\(timedOut) \(timeoutErr)")
+        // Without -m the same file loads, and the command goes on to connect (nothing listens on port 9: 7).
+        #expect(try await run(CLI.binary, ["get", url, "--cert", slow + ":secret"]).0 == 7)
+    }
+}
