@@ -114,8 +114,6 @@ struct GetCommand: AsyncParsableCommand {
             throw ValidationError("--config replaces --cacert, --anchors-only, --pin and --mode; use one or the other")
         }
         if [basic, digest, anyAuth].filter({ $0 }).count > 1 { throw ValidationError("use one of --basic, --digest, --any-auth") }
-        if let user, !user.containsASCII(UInt8(ascii: ":")) { throw ValidationError("--user takes USER:PASSWORD") }
-        if let proxyUser, !proxyUser.containsASCII(UInt8(ascii: ":")) { throw ValidationError("--proxy-user takes USER:PASSWORD") }
         if connectTimeout <= 0 || (maxTime ?? 1) <= 0 { throw ValidationError("timeouts must be positive") }
         if !(expect100Timeout >= 0) || expect100Timeout > 86_400 { throw ValidationError("--expect100-timeout takes 0 to 86400 seconds") }
         if (speedTime ?? 1) <= 0 || (speedLimit ?? 1) <= 0 { throw ValidationError("--speed-time and --speed-limit must be positive") }
@@ -146,7 +144,7 @@ struct GetCommand: AsyncParsableCommand {
         // curl: speed-limit defaults to 1 byte/s with only --speed-time, speed-time to 30 s with only --speed-limit.
         let speed = speedTime != nil || speedLimit != nil ? (bytes: speedLimit ?? 1, seconds: speedTime ?? 30) : nil
         let maximumTime = maxTime.map { Duration.milliseconds(Int64($0 * 1000)) }
-        let resolveMap = try TrustOptions.resolveMap(resolve)
+        let resolveMap = try resolveEntries(diagnostics: diagnostics)
         let endpoint = Self.remoteEndpoint(url: parsedURL, resolve: resolveMap, proxy: proxy)
         let monitor = TransferMonitor(
             facts: TransferFacts(effectiveURL: shownURL, method: requestMethod), diagnostics: diagnostics, writeOut: writeOutFormat,
@@ -194,7 +192,8 @@ struct GetCommand: AsyncParsableCommand {
             // A deadline ends at once (curl's -m): the session is not waited for.
             if code != 28 {
                 await session.shutdown()
-                await reporter?.flush()
+                // The error is told first; pin-failure reports (each bounded by PinFailureReporter.Limits) go out after.
+                if let reporter { await monitor.end(code, messages: lines) { await reporter.flush() } }
             }
             monitor.end(code, messages: lines)
         }
@@ -238,12 +237,13 @@ struct GetCommand: AsyncParsableCommand {
                 }
                 if verbose {
                     diagnostics.verbose("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
-                    for redirect in response.redirects { diagnostics.verbose("* redirected from \(Secrets.redactedURL(redirect))") }
+                    for redirect in response.redirects { diagnostics.verbose(DisplayText("* redirected from \(Secrets.redactedURL(redirect))").description) }
                     diagnostics.verbose("< \(response.httpVersion) \(response.statusCode)")
-                    for (name, value) in response.headers { diagnostics.verbose("< \(name): \(value)") }
+                    // Names and values as the server sent them, escaped (DisplayText): never a raw control character.
+                    for (name, value) in response.headers { diagnostics.verbose(DisplayText("< \(name): \(value)").description) }
                 }
-                if (user != nil && response.statusCode == 401) || (configuration.proxy?.credential != nil && response.statusCode == 407) {
-                    try await giveUp(67, ["authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))"])
+                if (user != nil && response.statusCode == 401) || (Self.proxyCredentialGiven(configuration) && response.statusCode == 407) {
+                    try await giveUp(67, [DisplayText("authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))").description])
                 }
                 if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
                     try await giveUp(56, ["CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user"])

@@ -103,7 +103,7 @@ struct GetClientCertificateOptions: ParsableArguments {
     @Option(name: [.customShort("E"), .customLong("cert")], help: "Client certificate: a PKCS#12 file (.p12/.pfx), or a PEM chain (with --key, or the key in the same file); curl's FILE:PASSWORD form is accepted.")
     var cert: String?
 
-    @Option(name: [.customLong("cert-password"), .customLong("pass")], help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key (--pass as in curl).")
+    @Option(name: [.customLong("cert-password"), .customLong("pass")], help: "The passphrase of the --cert PKCS#12 file or of an encrypted PEM key (--pass as in curl). As OpenSSL's -passin: env:NAME reads the environment variable NAME, file:PATH the first line of PATH, pass:TEXT is TEXT; any other value is the passphrase itself. Exit 58 when it cannot be read.")
     var certPassword: String?
 
     @Option(name: .long, help: "The --cert file's type: P12 or PEM (default: from the name and content, as curl).")
@@ -115,8 +115,17 @@ struct GetClientCertificateOptions: ParsableArguments {
 
 /// `trust get --help`: HTTP authentication and proxies.
 struct GetAuthenticationOptions: ParsableArguments {
-    @Option(name: [.customShort("u"), .customLong("user")], help: "USER:PASSWORD for HTTP authentication (Basic or Digest).")
+    @Option(name: [.customShort("u"), .customLong("user")], help: "USER:PASSWORD for HTTP authentication (Basic or Digest); USER alone prompts for the password (no echo; from /dev/tty, else standard input), as curl. The password is blanked from the process's argument list once read.")
     var user: String?
+
+    @Flag(name: [.customShort("n"), .customLong("netrc")], help: "Take the user and password for the URL's host from ~/.netrc (curl's rules; a password in the URL is ignored, -u wins; a missing file is no error). Used for that origin only, never after a redirect to another.")
+    var netrc = false
+
+    @Flag(name: .customLong("netrc-optional"), help: "As --netrc, but a password in the URL wins over the file.")
+    var netrcOptional = false
+
+    @Option(name: .customLong("netrc-file"), help: "As --netrc, with FILE instead of ~/.netrc (with --netrc-optional, its rules). A netrc file other users can read or write is used with a warning.")
+    var netrcFile: String?
 
     @Flag(name: .long, help: "Basic only, sent before any challenge (curl's --basic).")
     var basic = false
@@ -133,7 +142,7 @@ struct GetAuthenticationOptions: ParsableArguments {
     @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT). Without it, http_proxy / https_proxy / no_proxy from the environment apply, as in curl.")
     var proxy: String?
 
-    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks).")
+    @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks); USER alone prompts for the password, as -u.")
     var proxyUser: String?
 
     @Option(name: .long, help: "Hosts reached without the proxy, comma-separated ('*': all), as curl's --noproxy.")

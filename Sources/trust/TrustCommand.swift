@@ -54,6 +54,11 @@ enum TrustMain {
     static func main() async {
         do {
             var command = try parse(Array(CommandLine.arguments.dropFirst()))
+            // Secrets leave the argument list (`ps`, /proc/PID/cmdline) before anything else happens.
+            if var get = command as? GetCommand {
+                try get.prepareCredentials()
+                command = get
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+
+/// How `trust get` obtains the secrets that are not on its command line — curl's password prompt,
+/// netrc, OpenSSL's `-passin` forms for `--pass` — once the arguments are parsed and scrubbed,
+/// before any network activity. Each ends up where a command-line secret would be (`-u`'s
+/// `USER:PASSWORD`, `--pass`'s value), and so is never printed and never sent to another origin.
+extension GetCommand {
+    /// Blanks the secrets of the process's argument list, then reads the secrets kept elsewhere.
+    mutating func prepareCredentials() throws {
+        argumentScrubber.scrubProcessArguments()
+        let diagnostics = Diagnostics(showsErrors: !silent || showError)
+        if let certPassword {
+            do {
+                clientCertificateOptions.certPassword = try PasswordSource(certPassword).read()
+            } catch {
+                // Consistent with a wrong passphrase or an unreadable --cert: a local client-certificate problem (curl's 58).
+                diagnostics.error("client certificate: \(error)")
+                throw ExitCode(58)
+            }
+        }
+        // curl: `-u USER` / `-U USER` without a colon prompts for the password.
+        if let user, !user.containsASCII(UInt8(ascii: ":")) {
+            authenticationOptions.user = user + ":" + PasswordPrompt.ask(kind: "host", user: user)
+        }
+        if let proxyUser, !proxyUser.containsASCII(UInt8(ascii: ":")) {
+            authenticationOptions.proxyUser = proxyUser + ":" + PasswordPrompt.ask(kind: "proxy", user: proxyUser)
+        }
+        if user == nil, let credential = try netrcCredential(diagnostics: diagnostics) {
+            authenticationOptions.user = credential.login + ":" + credential.password
+        }
+    }
+
+    /// The netrc entry for the URL's host, with `--netrc`, `--netrc-optional` or `--netrc-file` (curl's
+    /// rules): `-u` wins over it; with `--netrc-optional` a password in the URL wins too, with `--netrc`
+    /// the entry does; a user name in the URL picks the entry with that login. A missing file is no
+    /// error (curl 7.88 goes on without it); one other users can read or write is used with a warning.
+    func netrcCredential(diagnostics: Diagnostics) throws -> (login: String, password: String)? {
+        guard authenticationOptions.netrc || authenticationOptions.netrcOptional || authenticationOptions.netrcFile != nil,
+            let path = authenticationOptions.netrcFile ?? Netrc.defaultPath(),
+            let components = URLComponents(string: url), let host = components.host, !host.isEmpty
+        else { return nil }
+        let urlUser = components.user.flatMap { $0.isEmpty ? nil : ($0.removingPercentEncoding ?? $0) }
+        if authenticationOptions.netrcOptional && components.password != nil { return nil }
+        let netrc: Netrc
+        do {
+            guard let loaded = try Netrc.load(path) else {
+                if verbose { diagnostics.verbose("* netrc: no file \(path)") }
+                return nil
+            }
+            netrc = loaded
+        } catch {
+            // curl: ".netrc parser error", CURLE_READ_ERROR.
+            diagnostics.error("(26) .netrc parser error: \(path): \(error)")
+            throw ExitCode(26)
+        }
+        if let exposure = Netrc.exposure(of: path) { diagnostics.warning("\(path) \(exposure)") }
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return netrc.credential(forHost: bareHost, login: urlUser)
+    }
+}

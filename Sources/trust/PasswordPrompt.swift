@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// curl's password prompt (`-u USER`, `-U USER` without a colon): the prompt goes to stderr and the
+/// answer is read from the controlling terminal (`/dev/tty`) with echo off, or — with no terminal to
+/// open — from standard input, as curl's `getpass_r` does. Reading stops at the first LF (which is
+/// not part of the password) or at end of file (an empty password, as curl sends with `</dev/null`).
+///
+/// Echo is turned back on whatever happens: on return, and on SIGINT, SIGTERM, SIGHUP and SIGQUIT
+/// received while waiting (the terminal is restored, then the signal ends the process as it would have).
+enum PasswordPrompt {
+    /// The longest answer read (curl's buffer: 2048 bytes, its terminating NUL included).
+    static let maximumBytes = 2047
+
+    /// The signals after which echo is restored before the process ends.
+    private static let signals = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
+
+    /// curl's prompt text: `Enter host password for user 'USER':` (`kind` "host") or `… proxy …`.
+    static func text(kind: String, user: String) -> String {
+        "Enter \(kind) password for user '\(user)':"
+    }
+
+    /// Asks for the password of `user`; `kind` is curl's word for it, "host" (`-u`) or "proxy" (`-U`).
+    static func ask(kind: String, user: String) -> String {
+        let terminal = open("/dev/tty", O_RDONLY | O_CLOEXEC)
+        let descriptor = terminal >= 0 ? terminal : STDIN_FILENO
+        defer { if terminal >= 0 { close(terminal) } }
+        let echoWasOn = EchoGuard.disable(descriptor)
+        var previous: [Int32: sigaction] = [:]
+        if echoWasOn {
+            for number in signals {
+                var action = sigaction()
+                #if canImport(Darwin)
+                action.__sigaction_u.__sa_handler = { number in EchoGuard.restoreAndReraise(number) }
+                #else
+                action.__sigaction_handler.sa_handler = { number in EchoGuard.restoreAndReraise(number) }
+                #endif
+                sigemptyset(&action.sa_mask)
+                var old = sigaction()
+                sigaction(number, &action, &old)
+                previous[number] = old
+            }
+        }
+        defer {
+            if echoWasOn {
+                EchoGuard.restore()
+                for (number, old) in previous {
+                    var old = old
+                    sigaction(number, &old, nil)
+                }
+            }
+        }
+        FileHandle.standardError.write(Data(text(kind: kind, user: user).utf8))
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.count < maximumBytes {
+            let count = read(descriptor, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1, byte != UInt8(ascii: "\n") else { break }
+            answer.append(byte)
+        }
+        // The LF typed was not echoed: end the prompt's line, as curl does.
+        if echoWasOn { FileHandle.standardError.write(Data("\n".utf8)) }
+        return String(decoding: answer, as: UTF8.self)
+    }
+}
+
+/// The terminal settings changed by a prompt, kept where a signal handler can restore them (a signal
+/// handler can capture nothing; tcsetattr is async-signal-safe, POSIX.1-2017 §2.4.3).
+private enum EchoGuard {
+    nonisolated(unsafe) static var saved: (descriptor: Int32, settings: termios)?
+
+    /// Turns echo off on `descriptor` when it is a terminal; whether it was on (and so must be restored).
+    static func disable(_ descriptor: Int32) -> Bool {
+        var settings = termios()
+        guard isatty(descriptor) == 1, tcgetattr(descriptor, &settings) == 0, settings.c_lflag & tcflag_t(ECHO) != 0 else { return false }
+        saved = (descriptor, settings)
+        var quiet = settings
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        return tcsetattr(descriptor, TCSAFLUSH, &quiet) == 0
+    }
+
+    static func restore() {
+        guard var terminal = saved else { return }
+        tcsetattr(terminal.descriptor, TCSAFLUSH, &terminal.settings)
+        saved = nil
+    }
+
+    /// A signal's handler while echo is off: echo back on, then the signal's default action.
+    static func restoreAndReraise(_ number: Int32) {
+        if var terminal = saved { tcsetattr(terminal.descriptor, TCSANOW, &terminal.settings) }
+        signal(number, SIG_DFL)
+        raise(number)
+    }
+}
