@@ -169,14 +169,16 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
     /// The URLError code number (e.g. -1202).
     public var errorCode: Int { code.rawValue }
 
-    /// Code, number, message, URL (password hidden), trust reasons and underlying error.
+    /// Code, number, message, URL (password hidden), trust reasons and underlying error, safe to show:
+    /// what a server chose in them (a realm, a header value in a parser's error, a redirect's URL, a
+    /// certificate's names) is escaped by ``DisplayText``.
     public var description: String {
-        var text = "\(code) (\(code.rawValue)): \(message)"
-        if let url { text += " [\(url.redactingPassword)]" }
+        var text = DisplayText("\(code) (\(code.rawValue)): \(message)").description
+        if let url { text += DisplayText(" [\(url.redactingPassword)]").description }
         if let decision = trustDecision, !decision.reasons.isEmpty {
             text += "; " + decision.reasons.map(\.description).joined(separator: "; ")
         }
-        if let underlying { text += " (\(underlying))" }
+        if let underlying { text += DisplayText(" (\(underlying))").description }
         return text
     }
 

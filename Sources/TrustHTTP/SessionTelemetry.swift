@@ -26,7 +26,8 @@ public struct TrustDecisionEvent: Sendable {
 /// metrics (swift-metrics: the configured factory, else the one the app bootstrapped), and each
 /// trust decision to the configured observer. Nothing it records carries a secret: hosts, ports,
 /// policies, reason codes, pins and error codes only — never a URL's path, query or user-info, a
-/// header value or a credential.
+/// header value or a credential. Every message is a fixed text; values a peer chose (a host from a
+/// redirect, a realm, a certificate subject) are metadata, escaped by `DisplayText`.
 ///
 /// Log levels: a trusted decision and a successful connection at `debug`; a refused decision at
 /// `notice`, at `warning` when a pin did not match (the pattern of an interception; decisions are
@@ -86,7 +87,7 @@ struct SessionTelemetry: Sendable {
     func connected(_ origin: Origin, duration: Duration, failed: Bool) {
         Timer(label: Self.connectionDuration, dimensions: [("scheme", origin.scheme), ("result", failed ? "failed" : "ok")], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
-        logger?.debug(failed ? "connection failed" : "connected", metadata: ["http.host": "\(origin.host)", "http.port": "\(origin.port)",
+        logger?.debug(failed ? "connection failed" : "connected", metadata: ["http.host": .string(DisplayText.escaped(origin.host)), "http.port": "\(origin.port)",
                                                                            "connection.milliseconds": "\(duration.nanoseconds / 1_000_000)"])
     }
 
@@ -97,7 +98,7 @@ struct SessionTelemetry: Sendable {
         guard let logger else { return }
         let clientCertificate = error.code == .clientCertificateRejected || error.code == .clientCertificateRequired
         logger.notice(clientCertificate ? "client certificate refused" : "request failed", metadata: [
-            "http.host": "\(url.host ?? "")", "http.port": "\(url.port.map(String.init) ?? "")", "error.code": "\(code)",
+            "http.host": .string(DisplayText.escaped(url.host ?? "")), "http.port": "\(url.port.map(String.init) ?? "")", "error.code": "\(code)",
             "error.code_value": "\(error.code.rawValue)",
         ])
     }
@@ -106,7 +107,8 @@ struct SessionTelemetry: Sendable {
     func authenticationFailed(space: ProtectionSpace, scheme: String, failures: Int) {
         Counter(label: Self.authenticationFailures, dimensions: [("scheme", scheme), ("proxy", String(space.isProxy))], factory: factory).increment()
         logger?.notice("HTTP authentication failed", metadata: [
-            "http.host": "\(space.host)", "http.port": "\(space.port)", "auth.scheme": "\(scheme)", "auth.realm": "\(space.realm ?? "")",
+            "http.host": .string(DisplayText.escaped(space.host)), "http.port": "\(space.port)", "auth.scheme": .string(DisplayText.escaped(scheme)),
+            "auth.realm": .string(DisplayText.escaped(space.realm ?? "")),
             "auth.proxy": "\(space.isProxy)", "auth.failures": "\(failures)",
         ])
     }
@@ -115,7 +117,8 @@ struct SessionTelemetry: Sendable {
     func reportSubmitted(sent: Bool, host: String, to uris: [URL]) {
         Counter(label: Self.reports, dimensions: [("result", sent ? "sent" : "dropped")], factory: factory).increment()
         logger?.info(sent ? "pin failure report sent" : "pin failure report dropped (a duplicate)", metadata: [
-            "trust.host": "\(host)", "report.endpoints": .array(uris.map { .string(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? "")) }),
+            "trust.host": .string(DisplayText.escaped(host)),
+            "report.endpoints": .array(uris.map { .string(DisplayText.escaped(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? ""))) }),
         ])
     }
 }

@@ -94,7 +94,8 @@ public struct ClientAuthentication: Sendable {
         guard let logger else { return }
         let leaf = decision.presentedChain.first
         var metadata: Logger.Metadata = [
-            "client.subject": "\(leaf.map { $0.subject.description } ?? "")", "client.pin": "\(leaf.map { $0.spkiPin.description } ?? "")",
+            // The subject is the peer's choice: escaped (DisplayText), never a raw control character in a log.
+            "client.subject": .string(DisplayText.escaped(leaf.map { $0.subject.description } ?? "")), "client.pin": "\(leaf.map { $0.spkiPin.description } ?? "")",
         ]
         if decision.isTrusted {
             logger.debug("client certificate verified", metadata: metadata)

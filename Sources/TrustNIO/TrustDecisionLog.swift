@@ -12,12 +12,14 @@ import Trust
 /// Metadata keys (stable API): `trust.host`, `trust.port` (when known), `trust.policy`,
 /// `trust.decision` (`trusted` | `refused`), `trust.cached` (when known), `trust.pins_seen`, `trust.pins_expected`
 /// (when the policy pins), `trust.reasons` (reason codes, refused only). Only hosts, ports, policy names,
-/// reason codes and pins: a decision holds no secret, and nothing else is logged.
+/// reason codes and pins: a decision holds no secret, and nothing else is logged. The message is a fixed
+/// text; the host and the policy name are metadata values escaped by `DisplayText` (a name a peer chose
+/// never carries a line break or a terminal control into a log).
 public enum TrustDecisionLog {
     /// The metadata of `decision` for a connection to `host` (and `port`, when known).
     public static func metadata(for decision: TrustDecision, host: String, port: Int?, cached: Bool?) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            "trust.host": "\(host)", "trust.policy": "\(decision.policy)",
+            "trust.host": .string(DisplayText.escaped(host)), "trust.policy": .string(DisplayText.escaped(decision.policy)),
             "trust.decision": "\(decision.isTrusted ? "trusted" : "refused")",
             "trust.pins_seen": .array(decision.pinsSeen.map { .string($0.description) }),
         ]

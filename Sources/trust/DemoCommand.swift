@@ -130,9 +130,10 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
+    /// One row of the table; `why` can quote a server (a body's first line, an error's message): escaped.
     static func row(_ number: String, _ policy: String, _ server: String, _ expected: String, _ outcome: String, _ why: String) -> String {
         func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text : text + String(repeating: " ", count: width - text.count) }
-        return pad(number, 3) + pad(policy, 34) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + why
+        return pad(number, 3) + pad(policy, 34) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + DisplayText.escaped(why)
     }
 
     /// A few words on why a request was refused.

@@ -120,18 +120,18 @@ extension GetCommand {
         return ClosureChallengeHandler { challenge in
             if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
             if verbose {
-                diagnostics.verbose("* challenge: \(challenge.protectionSpace)" + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
+                diagnostics.verbose(DisplayText("* challenge: \(challenge.protectionSpace)").description + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
                 if let offered = challenge.httpChallenge {
-                    diagnostics.verbose("*   offered: \(offered)")
+                    diagnostics.verbose(DisplayText("*   offered: \(offered)").description)
                     if let proposed = challenge.proposedCredential, case .user(let name, _) = proposed.kind, challenge.previousFailureCount == 0 {
-                        diagnostics.verbose("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name == shownUser ? name : "***")")
+                        diagnostics.verbose(DisplayText("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name == shownUser ? name : "***")").description)
                     } else {
                         diagnostics.verbose("*   no credential to answer with")
                     }
                 }
                 if challenge.protectionSpace.authenticationMethod == .clientCertificate {
                     if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
-                        diagnostics.verbose("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)")
+                        diagnostics.verbose(DisplayText("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)").description)
                     } else {
                         diagnostics.verbose("* no client certificate configured (--cert): none sent")
                     }
@@ -144,13 +144,13 @@ extension GetCommand {
                 if verbose {
                     diagnostics.verbose("* presented chain:")
                     for (index, certificate) in trust.presentedChain.enumerated() {
-                        diagnostics.verbose("*   \(index): \(certificate.subject) \(certificate.spkiPin)")
+                        diagnostics.verbose(DisplayText("*   \(index): \(certificate.subject) \(certificate.spkiPin)").description)
                     }
                     if let decision {
-                        diagnostics.verbose("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")")
+                        diagnostics.verbose(DisplayText("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")").description)
                         for reason in decision.reasons { diagnostics.verbose("*   [\(reason.code)] \(reason)") }
                         if !decision.validatedPath.isEmpty {
-                            diagnostics.verbose("* validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
+                            diagnostics.verbose("* " + DecisionText.pathLine(decision))
                         }
                     }
                 }
@@ -163,9 +163,9 @@ extension GetCommand {
                         }
                     }
                     if pinFailure && pinsGiven {
-                        diagnostics.warning("--insecure does not override pinning: \(challenge.protectionSpace.host) is refused")
+                        diagnostics.warning(DisplayText("--insecure does not override pinning: \(challenge.protectionSpace.host) is refused").description)
                     } else {
-                        diagnostics.warning("--insecure: \(challenge.protectionSpace.host) is NOT trusted (\(decision.policy)); proceeding anyway:")
+                        diagnostics.warning(DisplayText("--insecure: \(challenge.protectionSpace.host) is NOT trusted (\(decision.policy)); proceeding anyway:").description)
                         for reason in decision.reasons { diagnostics.warning("  [\(reason.code)] \(reason)") }
                         monitor.update { $0.verifyResult = TrustVerdictCode.code(for: decision) }
                         disposition = .useCredential(Credential(trust: trust))
@@ -394,8 +394,9 @@ extension GetCommand {
 
     /// The lines to print for `error` (with every trust reason) and curl's exit code for it.
     func report(_ error: SessionError) -> (Int32, [String]) {
-        var lines = ["\(error.code) (\(error.code.rawValue)): \(error.message)"]
-        if let underlying = error.underlying, verbose { lines.append("  \(underlying)") }
+        // The message and the underlying error can quote what a server sent (a realm, a header value): escaped.
+        var lines = [DisplayText("\(error.code) (\(error.code.rawValue)): \(error.message)").description]
+        if let underlying = error.underlying, verbose { lines.append(DisplayText("  \(underlying)").description) }
         if let decision = error.trustDecision {
             for reason in decision.reasons { lines.append("  [\(reason.code)] \(reason)") }
             if !decision.expectedPins.isEmpty {
@@ -405,7 +406,7 @@ extension GetCommand {
             if verbose {
                 lines.append("  presented chain:")
                 for (index, certificate) in decision.presentedChain.enumerated() {
-                    lines.append("    \(index): \(certificate.subject) \(certificate.spkiPin)")
+                    lines.append(DisplayText("    \(index): \(certificate.subject) \(certificate.spkiPin)").description)
                 }
             }
         }

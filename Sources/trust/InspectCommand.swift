@@ -251,50 +251,9 @@ struct InspectCommand: AsyncParsableCommand {
         return revocation.statuses(of: path, at: decision.evaluationTime)
     }
 
-    /// What went wrong in plain words, each with the likely fix.
+    /// What went wrong in plain words, each with the likely fix (``DecisionText/explanation(_:presented:name:)``).
     static func explain(_ decision: TrustDecision, trust: ServerTrust, name: String) -> [String] {
-        guard !decision.isTrusted else { return ["trusted: the chain validates to a trusted anchor and holds the name \(name)"] }
-        var lines: [String] = []
-        let presented = trust.presentedChain
-        for reason in decision.reasons {
-            switch reason {
-            case .noPathToTrustedAnchor(let detail):
-                switch detail {
-                case .selfSignedLeaf(let subject):
-                    lines.append("self-signed: \(subject) signed itself. Fix: give the server a certificate from a CA, or trust this exact certificate (--cacert it) or pin it.")
-                case .untrustedRoot(let subject):
-                    lines.append("unknown root: the chain ends at \(subject), which you do not trust. Fix: if you trust that CA, add its certificate (--cacert FILE).")
-                case .missingIssuer(let issuer, let of):
-                    lines.append("incomplete chain or unknown CA: \(of) was issued by \(issuer), which the server did not send and you do not trust. Fix: if \(issuer) is an intermediate, configure the server to send it after its certificate; if it is a root, add it with --cacert.")
-                case .issuerNotTrusted(let issuer, let of):
-                    lines.append("unknown root: \(of) is issued by \(issuer), which is not among your anchors. Fix: add \(issuer)'s certificate with --cacert if you trust it.")
-                case .badSignature(let subject):
-                    lines.append("bad signature: \(subject)'s signature does not verify with its issuer's key — the chain was tampered with or mixed up.")
-                case .everyCandidateFailed:
-                    continue
-                }
-            case .nameMismatch(let expected, let names):
-                lines.append("name mismatch: the certificate does not hold \(expected); it holds \(names.isEmpty ? "no names" : names.joined(separator: ", ")). Fix: connect with one of those names, or get a certificate that includes \(expected).")
-            case .expired(let subject, let notAfter, let at):
-                let days = Int(at.timeIntervalSince(notAfter) / 86_400)
-                lines.append("expired: \(subject) expired on \(RFC3339.string(notAfter)) (\(days) day\(days == 1 ? "" : "s") ago). Fix: renew it on the server (or check this machine's clock).")
-            case .notYetValid(let subject, let notBefore, _):
-                lines.append("not yet valid: \(subject) is valid from \(RFC3339.string(notBefore)). Fix: check this machine's clock, or the server's certificate dates.")
-            case .pinMismatch(let seen, let expected):
-                // The path that validated apart from the pins: its issuing CA is what one would pin — never a
-                // certificate merely appended to the presented chain.
-                let path = decision.validatedPath.isEmpty ? decision.closestPath : decision.validatedPath
-                let suggestion = (path.count > 1 ? path[1] : path.first ?? presented.first).map { "\($0.spkiPin) (\($0.subject))" } ?? "?"
-                lines.append("pin mismatch: pins on the path that validates: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", ")). A pinned key that was only appended to the presented chain does not count. Fix: if this server is genuine, pin the key of the CA that issued its certificate — \(suggestion) — plus a backup pin; if not, this is the interception pinning exists to stop.")
-            case .weakKey(let subject, let key, let minimum):
-                lines.append("weak key: \(subject) has a \(key) key; at least \(minimum) is required. Fix: reissue the certificate with a stronger key.")
-            case .weakSignatureAlgorithm(let subject, let algorithm):
-                lines.append("weak signature: \(subject) is signed with \(algorithm). Fix: reissue it signed with SHA-256 or better.")
-            default:
-                lines.append("\(reason.code): \(reason)")
-            }
-        }
-        return lines
+        DecisionText.explanation(decision, presented: trust.presentedChain, name: name)
     }
 
     // MARK: - Output
@@ -305,20 +264,13 @@ struct InspectCommand: AsyncParsableCommand {
         func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
         let now = Date()
         print("TLS:      \(observed.tlsVersion ?? "?"), ALPN \(observed.alpn ?? "none"), cipher not reported by NIOSSL")
-        print("checking: \(name) under \(policy)")
+        print(DisplayText("checking: \(name) under \(policy)"))
         print("")
         print("presented chain (\(observed.chain.count)):")
         for (index, certificate) in observed.chain.enumerated() {
-            let summary = CertificateSummary(certificate)
             let days = Int(certificate.notValidAfter.timeIntervalSince(now) / 86_400)
             let validity = days < 0 ? paint("EXPIRED \(-days) day\(days == -1 ? "" : "s") ago", "31") : days < 30 ? paint("\(days) days left", "33") : "\(days) days left"
-            print("  \(index): \(summary.subject)")
-            print("     issuer:    \(summary.issuer)")
-            print("     valid:     \(RFC3339.string(summary.notBefore)) → \(RFC3339.string(summary.notAfter)) (\(validity))")
-            if let names = summary.subjectAlternativeNames { print("     names:     \(names.isEmpty ? "(none)" : names.joined(separator: ", "))") } else { print("     names:     (no subjectAltName extension)") }
-            print("     key:       \(summary.key); signature \(summary.signatureAlgorithm)")
-            print("     pin:       \(summary.pin)")
-            print("     sha256:    \(summary.sha256Fingerprint)")
+            for line in DecisionText.inspectedCertificate(certificate, index: index, validity: validity) { print(line) }
             if showcerts { print(certificate.pemString, terminator: "") }
         }
         if observed.clientCertificateRequested {
@@ -326,11 +278,7 @@ struct InspectCommand: AsyncParsableCommand {
             print("client certificate: the server asked for one (none was sent; the CA names it suggested are not shown)")
         }
         print("")
-        if decision.validatedPath.isEmpty {
-            print("validated path: none" + (decision.closestPath.isEmpty ? "" : " (closest: " + decision.closestPath.map { $0.subject.description }.joined(separator: " → ") + ")"))
-        } else {
-            print("validated path: " + decision.validatedPath.map { $0.subject.description }.joined(separator: " → "))
-        }
+        print(DecisionText.pathLine(decision))
         if !revocation.statuses.isEmpty {
             print("")
             print("revocation (\(revocation.policy.mode.rawValue), \(revocation.policy.depth.rawValue)):")
@@ -342,7 +290,7 @@ struct InspectCommand: AsyncParsableCommand {
                 case .unknown: word = paint("unknown", "33")
                 case .notChecked: word = "not checked"
                 }
-                print("  \(status.subject): \(word) — \(status.detail)")
+                print(DisplayText("  \(status.subject): \(escaped: word) — \(status.detail)"))
             }
         }
         if let scts {
@@ -352,17 +300,17 @@ struct InspectCommand: AsyncParsableCommand {
                 let word: String
                 switch entry.status {
                 case .valid: word = paint("valid", "32")
-                case .invalid(let why): word = paint("invalid", "31") + " — " + why
+                case .invalid(let why): word = paint("invalid", "31") + " — " + DisplayText.escaped(why)
                 case .unknownLog: word = paint("unknown log", "33")
                 }
                 let log = entry.log.map { "\($0.description) (\($0.operatorName))" } ?? entry.sct.logIDBase64
-                print("  SCT from \(log) at \(RFC3339.string(entry.sct.timestamp)): \(word)")
+                print(DisplayText("  SCT from \(log) at \(RFC3339.string(entry.sct.timestamp)): \(escaped: word)"))
             }
         }
         print("")
         print(decision.isTrusted ? paint("TRUSTED", "32") : paint("NOT TRUSTED", "31"))
         for line in Self.explain(decision, trust: trust, name: name) { print("  • " + line) }
-        for note in decision.notes { print("  note: \(note)") }
+        for note in decision.notes { print(DisplayText("  note: \(note)")) }
     }
 }
 

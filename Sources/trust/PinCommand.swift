@@ -52,7 +52,7 @@ struct PinCommand: AsyncParsableCommand {
         if json {
             try JSONOutput.print(entries.map { PinReport(kind: $0.kind.rawValue, pin: $0.pin.description, subject: $0.subject) })
         } else {
-            for entry in entries { print("\(entry.pin)  \(entry.subject)") }
+            for entry in entries { print(DisplayText("\(entry.pin)  \(entry.subject)")) }
         }
     }
 }
