@@ -7,21 +7,51 @@ import Trust
 /// endpoint on another domain — in the background: a report never delays or changes the outcome of
 /// the connection it is about. Identical reports (same host, port, result, chains, pins) are sent
 /// once per 24 hours. There is no default endpoint.
+///
+/// Delivery is bounded (``Limits``): a report goes to its URIs at once, concurrently, at most
+/// ``Limits/maximumURIs`` of them, and its whole delivery ends within ``Limits/deliveryTimeout`` whatever the
+/// endpoints do (a stalled endpoint is given up, not waited for in turn); at most ``Limits/maximumInFlight``
+/// reports are delivered at a time, and one beyond that is dropped. So ``flush()`` returns within about one
+/// delivery timeout. Reports are best effort, as RFC 7469 §3 has them ("the UA SHOULD … report", with no retry).
 public final class PinFailureReporter: Sendable {
     /// How long an identical report is not sent again (24 hours).
     public static let deduplicationWindow: TimeInterval = 24 * 3600
     static let remembered = 1024
 
+    /// Bounds on delivery.
+    public struct Limits: Sendable, Hashable {
+        /// The most report URIs one report goes to (default 4); any beyond are not sent to.
+        public var maximumURIs: Int
+        /// How long one report's delivery may take, to all its URIs together (default 5 s).
+        public var deliveryTimeout: Duration
+        /// The most reports delivered at a time (default 16); a report submitted beyond that is dropped.
+        public var maximumInFlight: Int
+
+        /// Limits; the defaults keep a refused command's exit within a few seconds.
+        public init(maximumURIs: Int = 4, deliveryTimeout: Duration = .seconds(5), maximumInFlight: Int = 16) {
+            self.maximumURIs = maximumURIs
+            self.deliveryTimeout = deliveryTimeout
+            self.maximumInFlight = maximumInFlight
+        }
+    }
+
+    /// The bounds on delivery.
+    public let limits: Limits
     private let configuration: SessionConfiguration
     private let sent = NIOLockedValueBox<[String: Date]>([:])
     /// Reports being sent; each removes itself when done.
     private let inFlight = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
 
-    /// - Parameter configuration: the reporting session's own configuration (trust, timeouts, proxy).
-    public init(configuration: SessionConfiguration = SessionConfiguration()) {
+    /// - Parameters:
+    ///   - configuration: the reporting session's own configuration (trust, proxy); its connect and request timeouts
+    ///     are cut to `limits.deliveryTimeout`.
+    ///   - limits: the bounds on delivery.
+    public init(configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits()) {
         var configuration = configuration
-        configuration.requestTimeout = min(configuration.requestTimeout, .seconds(30))
+        configuration.requestTimeout = min(configuration.requestTimeout, limits.deliveryTimeout)
+        configuration.connectTimeout = min(configuration.connectTimeout, limits.deliveryTimeout)
         self.configuration = configuration
+        self.limits = limits
     }
 
     /// Queues `report` for `uris` unless the same report went out within the window. Returns whether it was queued.
@@ -40,24 +70,50 @@ public final class PinFailureReporter: Sendable {
         }
         guard fresh else { return false }
         let configuration = self.configuration
+        let limits = self.limits
+        let targets = Array(uris.prefix(limits.maximumURIs))
         let body = report.json()
         let id = UUID()
         let inFlight = self.inFlight
-        inFlight.withLockedValue { tasks in
+        return inFlight.withLockedValue { tasks in
+            guard tasks.count < limits.maximumInFlight else { return false }
             tasks[id] = Task.detached {
                 if let session = try? Session(configuration: configuration) {
-                    for uri in uris {
-                        _ = try? await session.data(for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body))
-                    }
+                    await Self.deliver(body, to: targets, session: session, within: limits.deliveryTimeout)
                     await session.shutdown()
                 }
                 inFlight.withLockedValue { _ = $0.removeValue(forKey: id) }
             }
+            return true
         }
-        return true
     }
 
-    /// Waits for the reports queued so far (for tests and orderly shutdown).
+    /// POSTs `body` to every URI at once; returns when all have answered or failed, or when `timeout` has passed
+    /// (the requests still running are then cancelled).
+    private static func deliver(_ body: Data, to uris: [URL], session: Session, within timeout: Duration) async {
+        await withTaskGroup(of: Bool.self) { group in
+            for uri in uris {
+                group.addTask {
+                    _ = try? await session.data(for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
+                    return true
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            var delivered = 0
+            for await isDelivery in group {
+                guard isDelivery else { break }  // the time is up
+                delivered += 1
+                if delivered == uris.count { break }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Waits for the reports queued so far (for tests and orderly shutdown): within about one
+    /// ``Limits/deliveryTimeout``, since every delivery is bounded by it.
     public func flush() async {
         let tasks = inFlight.withLockedValue { Array($0.values) }
         for task in tasks { await task.value }

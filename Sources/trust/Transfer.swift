@@ -240,6 +240,20 @@ final class TransferMonitor: Sendable {
     /// Ends the process with `code` as ``end(_:message:)`` does, printing `messages` (the last one is
     /// `%{errormsg}`) after the meter's last line, so that none runs on from it.
     func end(_ code: Int32, messages: [String]) -> Never {
+        conclude(code, messages: messages)
+        exit(code)
+    }
+
+    /// As ``end(_:messages:)``, but `finally` runs once the messages are out and before the process exits: work
+    /// that must not delay what the user is told (pin-failure reports, bounded by their own limits).
+    func end(_ code: Int32, messages: [String], finally: () async -> Void) async -> Never {
+        conclude(code, messages: messages)
+        await finally()
+        exit(code)
+    }
+
+    /// Everything ``end(_:messages:)`` does but exiting; parks a second caller forever.
+    private func conclude(_ code: Int32, messages: [String]) {
         let message = messages.last
         let claimed: (Bool, String?, Bool) = state.withLockedValue { state in
             guard !state.ending else { return (false, nil, false) }
@@ -256,7 +270,6 @@ final class TransferMonitor: Sendable {
             let facts = state.withLockedValue { $0.facts }
             writeOut.emit(facts: facts, exitCode: code, errorMessage: message ?? "", remote: remote, diagnostics: diagnostics)
         }
-        exit(code)
     }
 
     /// Once a second: the current speed against `--speed-limit`, and the meter.

@@ -1,0 +1,153 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Pin-failure report delivery: concurrent, bounded in URIs and time, and never ahead of the error it is about.
+/// The endpoints accept connections and never answer (the stall a report URI can do to its client).
+@Suite("Pin-failure report delivery", .serialized, .timeLimit(.minutes(3)), .paced)
+struct ReportDeliveryTests {
+    /// A TCP endpoint on 127.0.0.1 that accepts every connection and never reads or answers; it tells which
+    /// connections the client has closed (POLLRDHUP), i.e. given up on.
+    final class StalledEndpoint: Sendable {
+        let port: Int
+        private let listener: Int32
+        private let accepted = NIOLockedValueBox<[Int32]>([])
+
+        init() throws {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard fd >= 0, bound, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+            port = Int(UInt16(bigEndian: address.sin_port))
+            listener = fd
+            let accepted = self.accepted
+            Thread.detachNewThread {
+                while true {
+                    let connection = accept(fd, nil, nil)
+                    guard connection >= 0 else { return }
+                    accepted.withLockedValue { $0.append(connection) }
+                }
+            }
+        }
+
+        var url: URL { URL(string: "https://127.0.0.1:\(port)/report")! }
+        /// Connections accepted so far.
+        var connections: Int { accepted.withLockedValue { $0.count } }
+        /// Connections the client has closed.
+        var closed: Int {
+            accepted.withLockedValue { list in
+                list.filter { descriptor in
+                    // POLLRDHUP (Linux, 0x2000; not exported to Swift): the peer has shut down its side.
+                    let readHangUp: Int16 = 0x2000
+                    var entry = pollfd(fd: descriptor, events: readHangUp, revents: 0)
+                    return poll(&entry, 1, 0) == 1 && entry.revents & (readHangUp | Int16(POLLHUP)) != 0
+                }.count
+            }
+        }
+
+        func close() {
+            shutdown(listener, Int32(SHUT_RDWR))
+            Glibc.close(listener)
+            accepted.withLockedValue { list in for descriptor in list { Glibc.close(descriptor) } }
+        }
+    }
+
+    /// A report (RFC 7469 §3's fields) about good.lab.test on `port`.
+    static func report(port: Int = 443) throws -> PinFailureReport {
+        let json = """
+            {"date-time": "2026-01-01T00:00:00Z", "hostname": "good.lab.test", "port": \(port), "noted-hostname": "good.lab.test",
+             "include-subdomains": false, "enforce-mode": true, "served-certificate-chain": [], "validated-certificate-chain": [],
+             "known-pins": [], "validation-result": "pin-validation-failed"}
+            """
+        return try JSONDecoder().decode(PinFailureReport.self, from: Data(json.utf8))
+    }
+
+    /// Polls `condition` every 20 ms for up to `seconds`.
+    static func eventually(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
+
+    /// Two stalled URIs: the second is asked while the first still stalls (before, it was asked only once the first
+    /// had timed out, 10 s later); flush() returns once the delivery timeout has passed, both given up (before: 2 ×
+    /// the request timeout); URIs beyond ``PinFailureReporter/Limits/maximumURIs`` are not sent to.
+    @Test func concurrentAndBounded() async throws {
+        let endpoints = try (0..<3).map { _ in try StalledEndpoint() }
+        defer { for endpoint in endpoints { endpoint.close() } }
+        let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(maximumURIs: 2, deliveryTimeout: .seconds(3)))
+        #expect(reporter.submit(try Self.report(), to: endpoints.map(\.url)))
+        // Concurrent: both of the first two are connected to, and neither has been given up yet.
+        #expect(await Self.eventually { endpoints[0].connections == 1 && endpoints[1].connections == 1 })
+        #expect(endpoints[0].closed == 0 && endpoints[1].closed == 0, "the first URI was given up before the second was asked")
+        // Bounded: flush returns although neither endpoint ever answers, and the client has let go of both.
+        await reporter.flush()
+        #expect(await Self.eventually(10) { endpoints[0].closed == 1 && endpoints[1].closed == 1 })
+        #expect(endpoints[2].connections == 0, "a URI beyond maximumURIs was sent to")
+    }
+
+    /// At most ``PinFailureReporter/Limits/maximumInFlight`` reports at a time: one more is dropped (submit says
+    /// so), not queued behind the stalled ones.
+    @Test func reportsBeyondTheInFlightLimitAreDropped() async throws {
+        let endpoint = try StalledEndpoint()
+        defer { endpoint.close() }
+        let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(2), maximumInFlight: 2))
+        #expect(reporter.submit(try Self.report(port: 1), to: [endpoint.url]))
+        #expect(reporter.submit(try Self.report(port: 2), to: [endpoint.url]))
+        #expect(!reporter.submit(try Self.report(port: 3), to: [endpoint.url]))
+        await reporter.flush()
+        #expect(reporter.submit(try Self.report(port: 4), to: [endpoint.url]))  // room again once delivered (or given up)
+        await reporter.flush()
+    }
+
+    /// `trust get --config` refused by a pin, with two stalled report URIs: the refusal is on stderr while both
+    /// reports are still in flight (neither given up), and the command exits once their delivery timeout has
+    /// passed — both reports were attempted. Before, the error came only after the reports had been waited for one
+    /// after the other (10 s each, then more): the refusal line appeared after every report connection had closed.
+    @Test func refusedGetTellsItsErrorBeforeTheReportsEnd() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let endpoints = try (0..<2).map { _ in try StalledEndpoint() }
+        let dir = try temporaryDirectory()
+        defer {
+            for endpoint in endpoints { endpoint.close() }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let pins = [9, 8].map { "\"sha256/" + Data(repeating: UInt8($0), count: 32).base64EncodedString() + "\"" }.joined(separator: ", ")
+        let reports = endpoints.map { "\"\($0.url.absoluteString)\"" }.joined(separator: ", ")
+        let config = dir + "/trust.json"
+        try """
+            {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]}, "reportURIs": [\(reports)],
+              "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try SpawnedCommand(CLI.binary, [
+            "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
+        ], stdout: "/dev/null", stderr: dir + "/err")
+        let started = ContinuousClock.now
+        let told = await Self.eventually(60) { ((try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? "").contains("pin") }
+        let givenUpWhenTold = endpoints.map(\.closed).reduce(0, +)
+        let (status, _, _) = await child.wait(limit: 60)
+        let elapsed = ContinuousClock.now - started
+        try await server.shutdown()
+        #expect(told)
+        #expect(givenUpWhenTold == 0, "\(givenUpWhenTold) report deliveries had ended before the refusal was printed")
+        #expect(status == 60)
+        #expect(endpoints.allSatisfy { $0.connections == 1 }, "both report URIs are sent to: \(endpoints.map(\.connections))")
+        // The default delivery timeout (5 s) bounds the wait; two stalled URIs took 20 s and more before.
+        #expect(elapsed < .seconds(15), "\(elapsed)")
+    }
+}
