@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trust
 import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
@@ -132,6 +133,138 @@ struct ArgumentListSecretsTests {
                 expectScrubbed(cmdline, absent: ["ArgSecret-h1"], present: spelling.count > 2 ? ["X-Keep: visible", "Authorization: "] : [":"])
                 // The server did get the header: only the argument list lost it.
                 #expect(server.requestHeads.last?.contains("ArgSecret-h1") == true || spelling[0].contains("Proxy"), "\(server.requestHeads.last ?? "")")
+            }
+        }
+    }
+
+    // MARK: Secrets never on the command line
+
+    func lab(_ server: LabServer) -> [String] {
+        ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]
+    }
+
+    /// Runs `arguments` under a new pseudo-terminal (its controlling terminal) with python3's `pty`: waits for
+    /// `prompt`, then types `answer` and a return (`answer` mode) or sends SIGINT (`interrupt` mode).
+    /// Prints one line `prompt-seen=… echo-during=… echo-after=… status=…` (the terminal's ECHO flag while the
+    /// prompt waits and once the child is done), then everything the terminal showed.
+    static let ptyDriver = """
+        import os, pty, sys, time, select, termios, signal
+        mode, prompt, answer = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+        pid, fd = pty.fork()
+        if pid == 0:
+            # As from a login shell: no signal blocked or ignored (a test runner's own settings are inherited through exec).
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(number, signal.SIG_DFL)
+            os.execv(sys.argv[4], sys.argv[4:])
+        out = b""
+        def pump(until, seconds):
+            global out
+            deadline = time.time() + seconds
+            while time.time() < deadline:
+                if until and until in out: return True
+                r, _, _ = select.select([fd], [], [], 0.2)
+                if r:
+                    try: data = os.read(fd, 4096)
+                    except OSError: return False
+                    if not data: return False
+                    out += data
+            return bool(until) and until in out
+        seen = pump(prompt, 60)
+        time.sleep(0.3)
+        echo_during = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+        if mode == "answer":
+            os.write(fd, answer + b"\\n")
+            pump(None, 60)
+        else:
+            os.kill(pid, signal.SIGINT)
+        _, status = os.waitpid(pid, 0)
+        echo_after = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+        print("prompt-seen=%s echo-during=%s echo-after=%s status=%d" % (seen, echo_during, echo_after, status))
+        sys.stdout.write(out.decode("utf-8", "replace"))
+        """
+
+    /// `-u USER` on a terminal: curl's prompt, no echo, the password typed reaches the server (and only it).
+    @Test func promptOnTerminal() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let prompt = "Enter host password for user 'alice':"
+            let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
+                                                                        CLI.binary, "get", good.baseURL + "/basic", "-u", "alice"] + lab(good))
+            #expect(status == 0, "\(err)")
+            #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
+            #expect(out.contains("authenticated alice via"), "\(out)")
+            // The terminal showed the prompt but never the password: echo was off while it was typed.
+            #expect(!out.contains("wonderland"), "\(out)")
+        }
+    }
+
+    /// `-U USER`: curl's proxy prompt.
+    @Test func proxyPromptOnTerminal() async throws {
+        let proxy = try await LabProxy.start(authentication: .basic)
+        try await withTeardown({ try? await proxy.shutdown() }) {
+            try await withLabServers(["good"]) { servers in
+                let good = servers["good"]!
+                let prompt = "Enter proxy password for user 'alice':"
+                let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
+                                                                            CLI.binary, "get", good.baseURL + "/", "-x", proxy.url, "-U", "alice"] + lab(good))
+                #expect(status == 0, "\(err)")
+                #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
+                #expect(out.contains("hello from good"), "\(out)")
+                #expect(!out.contains("wonderland"), "\(out)")
+            }
+        }
+    }
+
+    /// Ctrl-C at the prompt ends the command by SIGINT, and the terminal has its echo back.
+    @Test func promptInterruptedRestoresEcho() async throws {
+        let prompt = "Enter host password for user 'alice':"
+        let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "interrupt", prompt, "",
+                                                                    CLI.binary, "get", "https://127.0.0.1:1/", "-u", "alice"])
+        #expect(status == 0, "\(err)")
+        // status 2: ended by signal 2 (SIGINT), as without the prompt's handler.
+        #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=2"), "\(out)")
+    }
+
+    /// No terminal at all (a new session, as under cron or CI): curl reads the password from standard
+    /// input, and an empty input is an empty password.
+    @Test func promptWithoutTerminalReadsStandardInput() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let arguments = [CLI.binary, "get", good.baseURL + "/basic", "-u", "alice", "-s", "-S"] + lab(good)
+            // setsid --wait: a session of its own (no controlling terminal), and setsid's status is the command's.
+            let piped = try await run("/usr/bin/setsid", ["--wait"] + arguments, stdin: "wonderland\n")
+            #expect(piped.0 == 0, "\(piped.2)")
+            #expect(piped.1.contains("authenticated alice via"), "\(piped.1)")
+            #expect(piped.2.contains("Enter host password for user 'alice':"), "\(piped.2)")
+            let empty = try await run("/usr/bin/setsid", ["--wait"] + arguments, stdin: "")
+            #expect(empty.0 == 67, "\(empty.2)")
+        }
+    }
+
+    /// `--pass env:NAME`, `file:PATH` (the first line only), `pass:TEXT`; an unreadable source is exit 58,
+    /// as a wrong passphrase.
+    @Test func passFromEnvironmentAndFile() async throws {
+        let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let p12 = try await pkcs12(password: "FileSecret-1")
+            let dir = try temporaryDirectory()
+            try "FileSecret-1\nsecond line\n".write(toFile: dir + "/pass", atomically: true, encoding: .utf8)
+            try "FileSecret-1".write(toFile: dir + "/pass-no-newline", atomically: true, encoding: .utf8)
+            try String(repeating: "x", count: 2000).write(toFile: dir + "/long", atomically: true, encoding: .utf8)
+            let url = server.baseURL + "/whoami"
+            for source in ["file:" + dir + "/pass", "file:" + dir + "/pass-no-newline", "env:TRUST_TEST_P12_PASS", "pass:FileSecret-1"] {
+                let (status, out, err) = try await run("/usr/bin/env", ["TRUST_TEST_P12_PASS=FileSecret-1", CLI.binary, "get", url, "--cert", p12,
+                                                                        "--pass", source, "-s", "-S"] + lab(server))
+                #expect(status == 0 && out.contains("client: "), "\(source): \(err)")
+            }
+            for (source, message) in [("env:TRUST_TEST_UNSET_VARIABLE", "no such environment variable"), ("file:" + dir + "/missing", "cannot read"),
+                                      ("file:" + dir + "/long", "longer than 1024 bytes"), ("env:TRUST_TEST_P12_WRONG", "wrong passphrase")] {
+                let (status, _, err) = try await run("/usr/bin/env", ["TRUST_TEST_P12_WRONG=WrongSecret-1", CLI.binary, "get", url, "--cert", p12,
+                                                                      "--pass", source, "-s", "-S"] + lab(server))
+                #expect(status == 58, "\(source): \(err)")
+                #expect(err.contains(message), "\(source): \(err)")
+                #expect(!err.contains("WrongSecret-1"), "\(err)")
             }
         }
     }
