@@ -123,6 +123,9 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         /// An HTTP/1.1 response head NIO's parser refused: a bare CR or LF, a NUL, an invalid token
         /// (RFC 9112 §2.2, §5; RFC 9110 §5.5).
         case malformedHTTP1Response = "malformed-http1-response"
+        /// An HTTP/2 response with a field value RFC 9110 §5.5 does not allow: a control character
+        /// (ESC, BEL, BS…; RFC 9113 §8.2.1, §8.1.1) — refused as an HTTP/1.1 head with one is.
+        case malformedHTTP2Response = "malformed-http2-response"
         /// An HTTP/2 rule: a frame flood, a flow-control violation, GOAWAY abuse, an invalid
         /// `:status` (RFC 9113).
         case http2 = "http2"

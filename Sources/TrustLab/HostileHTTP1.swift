@@ -153,10 +153,12 @@ final class HostileHTTP1: HostileDialect {
             return [.bytes(ok + "x-bare-lf: \(injected)\r\n" + shortBody)]
         case .nulInHeader:
             return [.bytes(ok + "x-nul: a\u{0}b\r\n" + shortBody)]
+        case .controlCharactersInHeader:
+            return [.bytes(ok + "x-terminal: \(LabHostileServer.Behaviour.terminalControlValue)\r\n" + shortBody)]
         case .hugeConnectReply:
             return [.bytes("HTTP/1.1 200 Connection established\r\n"), Self.fillerLines, .bytes("\r\n"), .stall]
         case .settingsFlood, .pingFlood, .windowUpdateFlood, .resetStreamFlood, .endlessContinuation, .hugeHeaderTable,
-            .goAwayLoop, .endlessData, .endlessDataIgnoringFlowControl:
+            .goAwayLoop, .endlessData, .endlessDataIgnoringFlowControl, .controlCharactersInHTTP2Header:
             // HTTP/2 behaviours never reach the HTTP/1.1 dialect; answer plainly if one does.
             return [.bytes("HTTP/1.1 505 HTTP Version Not Supported\r\ncontent-length: 0\r\n\r\n")]
         }

@@ -138,6 +138,13 @@ final class HostileHTTP2: HostileDialect {
             }
         case .hugeHeaderTable:
             return hugeHeaderTable(stream: stream, into: &out)
+        case .controlCharactersInHTTP2Header:
+            guard progress == 0 else { return .wait }
+            progress = 1
+            Self.writeFrame(.headers, flags: Self.endHeaders | Self.endStream, stream: stream, into: &out) { payload in
+                payload.writeInteger(UInt8(0x88))  // :status 200
+                Self.writeLiteral(name: "x-terminal", value: LabHostileServer.Behaviour.terminalControlValue, indexing: false, into: &payload)
+            }
         case .goAwayLoop:
             // Down to 0, then up again, forever.
             let lastStreams: [UInt32] = [0x7FFF_FFFF, stream, 0, stream]

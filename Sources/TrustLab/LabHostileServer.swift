@@ -74,6 +74,9 @@ public final class LabHostileServer: Sendable {
         case bareLFInHeaderValue = "bare-lf-in-header-value"
         /// A response head with a NUL byte inside a header value (`x-nul: a\0b`; RFC 9110 §5.5).
         case nulInHeader = "nul-in-header"
+        /// A response head whose `x-terminal` value holds terminal controls (``terminalControlValue``: an
+        /// OSC window-title change, a clear-screen, BEL, BS; RFC 9110 §5.5 forbids them).
+        case controlCharactersInHeader = "control-characters-in-header"
         /// An HTTP proxy gone wrong: answers any request (a `CONNECT`) with `HTTP/1.1 200` followed by
         /// 16 MB of header lines (as ``hugeHead``), then the blank line and silence.
         case hugeConnectReply = "huge-connect-reply"
@@ -102,17 +105,24 @@ public final class LabHostileServer: Sendable {
         case endlessData = "endless-data"
         /// A `200` HEADERS frame, then 16 KiB DATA frames forever, ignoring the client's flow-control windows.
         case endlessDataIgnoringFlowControl = "endless-data-ignoring-flow-control"
+        /// A `200` HEADERS frame (END_STREAM) whose `x-terminal` value holds ``terminalControlValue``
+        /// (RFC 9113 §8.2.1 and RFC 9110 §5.5: malformed), HPACK-encoded, so no HTTP/1.1 parser sees it.
+        case controlCharactersInHTTP2Header = "control-characters-in-h2-header"
 
         /// Whether the behaviour is an HTTP/2 one (the TLS server offers only `h2` over ALPN).
         public var isHTTP2: Bool {
             switch self {
             case .settingsFlood, .pingFlood, .windowUpdateFlood, .resetStreamFlood, .endlessContinuation, .hugeHeaderTable,
-                .goAwayLoop, .endlessData, .endlessDataIgnoringFlowControl:
+                .goAwayLoop, .endlessData, .endlessDataIgnoringFlowControl, .controlCharactersInHTTP2Header:
                 true
             default:
                 false
             }
         }
+
+        /// The value of ``controlCharactersInHeader``'s and ``controlCharactersInHTTP2Header``'s `x-terminal`
+        /// field: an OSC window-title change (ESC ] 0 ; … BEL), a clear-screen (ESC [ 2 J), a backspace.
+        public static let terminalControlValue = "a\u{1B}]0;lab-owned\u{07}\u{1B}[2J\u{08}b"
 
         /// Whether the behaviour only makes sense as a proxy (the client sends `CONNECT`).
         public var isProxy: Bool { self == .hugeConnectReply }
@@ -137,6 +147,7 @@ public final class LabHostileServer: Sendable {
             case .bareCRInHeader: "a bare CR inside a header value"
             case .bareLFInHeaderValue: "a bare LF inside a header value (response splitting)"
             case .nulInHeader: "a NUL byte inside a header value"
+            case .controlCharactersInHeader: "terminal controls (ESC, BEL, BS) inside a header value"
             case .hugeConnectReply: "proxy: CONNECT answered 200 + 16 MB of header lines"
             case .settingsFlood: "HTTP/2 SETTINGS frames forever"
             case .pingFlood: "HTTP/2 PING frames forever"
@@ -147,6 +158,7 @@ public final class LabHostileServer: Sendable {
             case .goAwayLoop: "HTTP/2 GOAWAY frames forever, never closing"
             case .endlessData: "HTTP/2 DATA forever, within flow control"
             case .endlessDataIgnoringFlowControl: "HTTP/2 DATA forever, ignoring flow control"
+            case .controlCharactersInHTTP2Header: "HTTP/2 terminal controls (ESC, BEL, BS) inside a header value"
             }
         }
     }

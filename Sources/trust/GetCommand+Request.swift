@@ -428,10 +428,11 @@ extension GetCommand {
             return 60
         case .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
             return 35
-        // curl: a malformed HTTP/1.1 head (a NUL in a header) is CURLE_WEIRD_SERVER_REPLY (8); an HTTP/2
+        // curl: a malformed HTTP/1.1 head (a NUL in a header) is CURLE_WEIRD_SERVER_REPLY (8), and so is an
+        // HTTP/2 field value with a control character (the same head, refused alike); an HTTP/2
         // rule broken (a flood, a flow-control violation, GOAWAY abuse) is CURLE_HTTP2, "HTTP/2 framing
         // layer" (16).
-        case .badServerResponse where error.protocolViolation == .malformedHTTP1Response:
+        case .badServerResponse where error.protocolViolation == .malformedHTTP1Response || error.protocolViolation == .malformedHTTP2Response:
             return 8
         case .badServerResponse where error.protocolViolation == .http2:
             return 16

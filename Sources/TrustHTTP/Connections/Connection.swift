@@ -137,12 +137,12 @@ final class Connection: Sendable {
         return errors.violation
     }
 
-    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` guard, NIO's
+    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` and field-value guards, NIO's
     /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler. Must run on
     /// the stream's event loop.
     static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled) throws {
         let pipeline = stream.pipeline.syncOperations
-        try pipeline.addHandlers([HTTP2StatusGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https)])
+        try pipeline.addHandlers([HTTP2StatusGuard(), HTTP2FieldValueGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https)])
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }

@@ -46,6 +46,19 @@ struct ServerViolation: Sendable, Equatable {
             message = "broke an HTTP/2 rule (a response :status that is not three digits)"
             return
         }
+        // A field value with a control character: malformed (RFC 9113 §8.2.1, RFC 9110 §5.5), as the same
+        // head over HTTP/1.1 is. Ours names the field; swift-nio-http2's (CR, LF, NUL) quotes the value in
+        // `underlying`, which descriptions escape (DisplayText).
+        if let invalid = error as? HTTP2FieldValueGuard.InvalidFieldValue {
+            rule = .malformedHTTP2Response
+            message = "malformed HTTP/2 response (\(invalid))"
+            return
+        }
+        if error is NIOHTTP2Errors.InvalidHTTP2HeaderFieldValue {
+            rule = .malformedHTTP2Response
+            message = "malformed HTTP/2 response (a field value with CR, LF or NUL)"
+            return
+        }
         if let flood = error as? HTTP2FloodGuard.Flood {
             rule = .http2
             message = "broke an HTTP/2 rule (\(flood))"
