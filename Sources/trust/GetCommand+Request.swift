@@ -385,7 +385,8 @@ extension GetCommand {
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
-        switch try trustOptions.policy(anchors: anchors) {
+        let budget = RevocationOptions.fetchBudget(connectTimeout: connectTimeout, maxTime: maxTime)
+        switch try trustOptions.policy(anchors: anchors, revocationBudget: budget) {
         case .securityPolicy(let policy): return .securityPolicy(policy)
         case .validator(let validator): return .evaluator(validator)
         case .fetching(let evaluator): return .evaluator(evaluator)

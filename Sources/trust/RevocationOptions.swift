@@ -42,10 +42,18 @@ struct RevocationOptions: ParsableArguments {
     /// Whether OCSP responders are asked and CRLs fetched from distribution points: `--revocation` (not off) without `--no-fetch`.
     var fetches: Bool { revocation != nil && revocation != "off" && !noFetch }
 
-    /// The evaluator that fetches: OCSP unless `--no-ocsp` (with a nonce for `--ocsp-nonce`), then CRLs.
-    func fetchingEvaluator(anchors: TrustAnchors, policy: ValidationPolicy, name: String) throws -> RevocationCheckingEvaluator {
+    /// The evaluator that fetches: OCSP unless `--no-ocsp` (with a nonce for `--ocsp-nonce`), then CRLs, waiting for
+    /// them `budget` at most in one evaluation (then an unknown status: soft allows it with a note, hard refuses).
+    func fetchingEvaluator(anchors: TrustAnchors, policy: ValidationPolicy, name: String, budget: Duration = RevocationCheckingEvaluator.defaultFetchBudget) throws -> RevocationCheckingEvaluator {
         let ocsp = noOcsp ? nil : try OCSPFetcher(options: OCSPFetcher.Options(nonce: ocspNonce))
-        return try RevocationCheckingEvaluator(anchors: anchors, policy: policy, ocspFetcher: ocsp, usesOCSP: !noOcsp, name: name + " + " + fetchedSources)
+        return try RevocationCheckingEvaluator(anchors: anchors, policy: policy, ocspFetcher: ocsp, usesOCSP: !noOcsp, name: name + " + " + fetchedSources, fetchBudget: budget)
+    }
+
+    /// The fetch budget for `get`: the default, or 40 % of the connect timeout or of `-m` when either is shorter —
+    /// revocation checking runs inside the handshake, under both, and must leave it room to finish.
+    static func fetchBudget(connectTimeout: Double, maxTime: Double?) -> Duration {
+        let shortest = min(connectTimeout, maxTime ?? connectTimeout)
+        return min(RevocationCheckingEvaluator.defaultFetchBudget, .milliseconds(Int64(shortest * 400)))
     }
 
     /// What the fetching evaluator's name says it fetches.

@@ -46,7 +46,8 @@ struct TrustOptions: ParsableArguments {
         case fetching(RevocationCheckingEvaluator)
     }
 
-    func policy(anchors: [Certificate]) throws -> Policy {
+    /// `revocationBudget`: how long revocation fetching may wait in one evaluation (``RevocationCheckingEvaluator/fetchBudget``).
+    func policy(anchors: [Certificate], revocationBudget: Duration = RevocationCheckingEvaluator.defaultFetchBudget) throws -> Policy {
         var pins: Set<SPKIPin> = []
         for text in pin {
             do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
@@ -60,7 +61,7 @@ struct TrustOptions: ParsableArguments {
             validation.checksPeerName = !noValidateDomain
             let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
             if revocationOptions.fetches {
-                return .fetching(try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: validation, name: name))
+                return .fetching(try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: validation, name: name, budget: revocationBudget))
             }
             return .validator(PathValidator(anchors: trustAnchors, policy: validation, name: name))
         }

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
@@ -10,60 +9,9 @@ import Glibc
 #endif
 
 /// Pin-failure report delivery: concurrent, bounded in URIs and time, and never ahead of the error it is about.
-/// The endpoints accept connections and never answer (the stall a report URI can do to its client).
+/// The endpoints (``StalledEndpoint``) accept connections and never answer (the stall a report URI can do to its client).
 @Suite("Pin-failure report delivery", .serialized, .timeLimit(.minutes(3)), .paced)
 struct ReportDeliveryTests {
-    /// A TCP endpoint on 127.0.0.1 that accepts every connection and never reads or answers; it tells which
-    /// connections the client has closed (POLLRDHUP), i.e. given up on.
-    final class StalledEndpoint: Sendable {
-        let port: Int
-        private let listener: Int32
-        private let accepted = NIOLockedValueBox<[Int32]>([])
-
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            guard fd >= 0, bound, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-            port = Int(UInt16(bigEndian: address.sin_port))
-            listener = fd
-            let accepted = self.accepted
-            Thread.detachNewThread {
-                while true {
-                    let connection = accept(fd, nil, nil)
-                    guard connection >= 0 else { return }
-                    accepted.withLockedValue { $0.append(connection) }
-                }
-            }
-        }
-
-        var url: URL { URL(string: "https://127.0.0.1:\(port)/report")! }
-        /// Connections accepted so far.
-        var connections: Int { accepted.withLockedValue { $0.count } }
-        /// Connections the client has closed.
-        var closed: Int {
-            accepted.withLockedValue { list in
-                list.filter { descriptor in
-                    // POLLRDHUP (Linux, 0x2000; not exported to Swift): the peer has shut down its side.
-                    let readHangUp: Int16 = 0x2000
-                    var entry = pollfd(fd: descriptor, events: readHangUp, revents: 0)
-                    return poll(&entry, 1, 0) == 1 && entry.revents & (readHangUp | Int16(POLLHUP)) != 0
-                }.count
-            }
-        }
-
-        func close() {
-            shutdown(listener, Int32(SHUT_RDWR))
-            Glibc.close(listener)
-            accepted.withLockedValue { list in for descriptor in list { Glibc.close(descriptor) } }
-        }
-    }
-
     /// A report (RFC 7469 §3's fields) about good.lab.test on `port`.
     static func report(port: Int = 443) throws -> PinFailureReport {
         let json = """
@@ -91,7 +39,7 @@ struct ReportDeliveryTests {
         let endpoints = try (0..<3).map { _ in try StalledEndpoint() }
         defer { for endpoint in endpoints { endpoint.close() } }
         let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(maximumURIs: 2, deliveryTimeout: .seconds(3)))
-        #expect(reporter.submit(try Self.report(), to: endpoints.map(\.url)))
+        #expect(reporter.submit(try Self.report(), to: endpoints.map { $0.url() }))
         // Concurrent: both of the first two are connected to, and neither has been given up yet.
         #expect(await Self.eventually { endpoints[0].connections == 1 && endpoints[1].connections == 1 })
         #expect(endpoints[0].closed == 0 && endpoints[1].closed == 0, "the first URI was given up before the second was asked")
@@ -107,11 +55,11 @@ struct ReportDeliveryTests {
         let endpoint = try StalledEndpoint()
         defer { endpoint.close() }
         let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(2), maximumInFlight: 2))
-        #expect(reporter.submit(try Self.report(port: 1), to: [endpoint.url]))
-        #expect(reporter.submit(try Self.report(port: 2), to: [endpoint.url]))
-        #expect(!reporter.submit(try Self.report(port: 3), to: [endpoint.url]))
+        #expect(reporter.submit(try Self.report(port: 1), to: [endpoint.url()]))
+        #expect(reporter.submit(try Self.report(port: 2), to: [endpoint.url()]))
+        #expect(!reporter.submit(try Self.report(port: 3), to: [endpoint.url()]))
         await reporter.flush()
-        #expect(reporter.submit(try Self.report(port: 4), to: [endpoint.url]))  // room again once delivered (or given up)
+        #expect(reporter.submit(try Self.report(port: 4), to: [endpoint.url()]))  // room again once delivered (or given up)
         await reporter.flush()
     }
 
@@ -128,7 +76,7 @@ struct ReportDeliveryTests {
             try? FileManager.default.removeItem(atPath: dir)
         }
         let pins = [9, 8].map { "\"sha256/" + Data(repeating: UInt8($0), count: 32).base64EncodedString() + "\"" }.joined(separator: ", ")
-        let reports = endpoints.map { "\"\($0.url.absoluteString)\"" }.joined(separator: ", ")
+        let reports = endpoints.map { "\"\($0.url().absoluteString)\"" }.joined(separator: ", ")
         let config = dir + "/trust.json"
         try """
             {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]}, "reportURIs": [\(reports)],
