@@ -43,6 +43,7 @@ struct CheckConfigCommand: ParsableCommand {
             var minimumRSABits: Int
             var minimumECBits: Int
             var exclude: [String]
+            /// User-info shown as `***` (RFC 3986 §3.2.1: a password in a URL is not for display).
             var reportURIs: [String]
             var clientIdentity: Bool
             var debugOverrides: Bool
@@ -70,10 +71,11 @@ struct CheckConfigCommand: ParsableCommand {
                 throw ExitCode(2)
             }
             if json {
-                try JSONOutput.print(Report(file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: $0.message) },
+                // A problem may quote a report URI as written, user-info and all: not for display (RFC 3986 §3.2.1).
+                try JSONOutput.print(Report(file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: Secrets.redactingUserInfo(inText: $0.message)) },
                                             entries: [], warnings: []))
             } else {
-                for problem in error.problems { printError(problem.description) }
+                for problem in error.problems { printError(Secrets.redactingUserInfo(inText: problem.description)) }
                 printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
             }
             throw ExitCode(1)
@@ -109,7 +111,7 @@ struct CheckConfigCommand: ParsableCommand {
                 host: name, anchors: anchors, anchorSources: entry.anchors.map { $0.certificates.count + $0.pem.count } ?? 0,
                 pins: entry.pins?.sha256.map(\.description) ?? [], pinsExpire: expires, pinsEnforced: expires.map { $0 > now } ?? (entry.pins != nil),
                 mode: entry.mode.rawValue, minimumTLSVersion: "\(entry.minimumTLSVersion)", minimumRSABits: entry.minimumRSABits,
-                minimumECBits: entry.minimumECBits, exclude: entry.exclude.map(\.description), reportURIs: entry.reportURIs.map(\.absoluteString),
+                minimumECBits: entry.minimumECBits, exclude: entry.exclude.map(\.description), reportURIs: entry.reportURIs.map { Secrets.redactedURL($0) },
                 clientIdentity: entry.clientIdentity != nil, debugOverrides: entry.debugOverrides != nil))
             // Certificates near their end: anchors, and those whose key is pinned.
             let pinned = Set(entry.pins?.sha256 ?? [])

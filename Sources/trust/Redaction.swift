@@ -24,6 +24,9 @@ struct Secrets: Sendable {
         var forms = [secret]
         if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed), encoded != secret { forms.append(encoded) }
         if let decoded = secret.removingPercentEncoding, decoded != secret { forms.append(decoded) }
+        // And as lines show it once escaped (DisplayText: a backslash or a control character in the secret).
+        let shown = forms.map { DisplayText.escaped($0) }.filter { !forms.contains($0) }
+        forms += shown
         // Compared and ordered by bytes, as ``scrub(_:)`` matches them: `é` and `e\u{301}` are both kept.
         for form in forms where !values.contains(where: { $0.utf8.elementsEqual(form.utf8) }) { values.append(form) }
         values.sort { $0.utf8.count > $1.utf8.count }
@@ -74,6 +77,26 @@ struct Secrets: Sendable {
 
     /// A URL with any user-info replaced by `***`.
     static func redactedURL(_ url: URL) -> String { redactedURL(url.absoluteString) }
+
+    /// Free text (a message quoting URLs) with the user-info of every `scheme://USERINFO@host` in it replaced
+    /// by `***`. An authority ends at `/`, `?`, `#`, a quote or white space (RFC 3986 §3.2; by byte).
+    static func redactingUserInfo(inText text: String) -> String {
+        let ends: Set<UInt8> = [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
+                                UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
+        var bytes = Array(text.utf8)
+        var searchFrom = 0
+        while let separator = bytes[searchFrom...].firstRange(of: Array("://".utf8)) {
+            let start = separator.upperBound
+            let end = bytes[start...].firstIndex { ends.contains($0) } ?? bytes.endIndex
+            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) {
+                bytes.replaceSubrange(start..<at, with: Array("***".utf8))
+                searchFrom = start + 3
+            } else {
+                searchFrom = start
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// A header value as shown by `-v`: `***` for credential headers.
     static func displayValue(name: String, value: String) -> String {
