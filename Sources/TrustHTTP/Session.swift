@@ -273,7 +273,7 @@ public final class Session: Sendable {
         let origin = try Self.validate(request)
         let route = router.route(for: origin)
         let taskScoped = request.challengeHandler != nil && origin.isSecure
-        let proxy = router.proxy(for: origin)
+        let proxy = try router.proxyOrFailure(for: origin, url: request.url)
         return Plan(
             origin: origin, route: route, taskScoped: taskScoped, alone: request.challengeHandler == nil && sessionHandler == nil, proxy: proxy,
             key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
@@ -283,6 +283,12 @@ public final class Session: Sendable {
 
     /// The request's origin, once its URL, method and header fields are known to be sendable.
     private static func validate(_ request: Request) throws -> Origin {
+        // Before the origin: Foundation reads an overflowing port as none, which would be the default port.
+        do {
+            _ = try InvalidPort.port(of: request.url)
+        } catch {
+            throw SessionError(.badURL, "\(error): cannot request \(request.url.redactingPassword)", url: request.url, underlyingError: error)
+        }
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
             throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)

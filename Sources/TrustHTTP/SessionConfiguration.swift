@@ -98,9 +98,15 @@ public struct SessionConfiguration: Sendable {
     public var allowsCredentialsOverHTTP: Bool = false
     /// The HTTP proxy for every request (`http` in absolute form, `https` through `CONNECT`).
     public var proxy: ProxyConfiguration?
-    /// When ``proxy`` is nil: use `http_proxy` / `https_proxy` / `no_proxy` (or their uppercase
-    /// forms) from the environment, as it is when the session is created. Off by default.
+    /// When ``proxy`` is nil: use the process's proxy variables as curl reads them (`http_proxy`, never
+    /// `HTTP_PROXY`; `https_proxy`/`HTTPS_PROXY`; `all_proxy`/`ALL_PROXY`; `no_proxy`/`NO_PROXY`: see
+    /// ``ProxyEnvironment``), as they are when the session is created. A setting that cannot be used fails
+    /// the requests it applies to (``ProxyEnvironment/UnusableProxy``), never sends them direct. Off by default.
     public var usesEnvironmentProxies: Bool = false
+    /// When ``proxy`` is nil: the proxy for each request's scheme and host, with its exceptions (settings read
+    /// from variables other than the process's, or curl's `-x` with `--noproxy`); wins over
+    /// ``usesEnvironmentProxies``.
+    public var proxyEnvironment: ProxyEnvironment?
     /// How many times a protection space may refuse a credential before the 401/407 is returned
     /// (1: the handler sees `previousFailureCount` 0, then 1, then the response is final).
     public var maximumAuthenticationFailures: Int = 1

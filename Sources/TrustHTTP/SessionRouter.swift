@@ -53,8 +53,9 @@ final class SessionRouter: Sendable {
     private let defaultEvaluator: DefaultTrustEvaluator?
     /// `.perHost`'s map with canonical keys.
     private let perHost: [String: any TrustEvaluator]
-    /// `http_proxy` / `https_proxy` / `no_proxy`, read once when the configuration uses them.
-    private let environmentProxies: (http: ProxyConfiguration?, https: ProxyConfiguration?)
+    /// The configuration's ``ProxyEnvironment``, or the process's proxy variables, read once when the
+    /// configuration uses them; nil with a ``SessionConfiguration/proxy`` (or none at all).
+    private let environmentProxies: ProxyEnvironment?
     private let routes = NIOLockedValueBox<[RouteKey: Route]>([:])
 
     /// A route's host and port (a struct, not an interpolated string: no allocation per request).
@@ -78,7 +79,8 @@ final class SessionRouter: Sendable {
         } else {
             perHost = [:]
         }
-        environmentProxies = configuration.proxy == nil && configuration.usesEnvironmentProxies ? ProxyConfiguration.environment() : (nil, nil)
+        environmentProxies = configuration.proxy != nil ? nil
+            : configuration.proxyEnvironment ?? (configuration.usesEnvironmentProxies ? ProxyEnvironment() : nil)
     }
 
     /// The route for `origin`, made on the first request to its host and port.
@@ -93,10 +95,32 @@ final class SessionRouter: Sendable {
         return route
     }
 
-    /// The proxy for a request to `origin`, if any.
+    /// The proxy for a request to `origin`, if any (nil, too, when the setting that applies cannot be used:
+    /// ``proxyOrFailure(for:url:)`` has failed that request before it connected).
     func proxy(for origin: Origin) -> ProxyConfiguration? {
-        let chosen = configuration.proxy ?? (origin.isSecure ? environmentProxies.https : environmentProxies.http)
-        guard let chosen, chosen.applies(toHost: origin.host, port: origin.port) else { return nil }
+        try? proxyOrFailure(for: origin, url: nil)
+    }
+
+    /// The proxy for a request to `origin`, if any; a proxy setting that applies and cannot be used (a scheme
+    /// other than http, a malformed URL or port) fails the request, which never goes direct instead.
+    func proxyOrFailure(for origin: Origin, url: URL?) throws(SessionError) -> ProxyConfiguration? {
+        let chosen: ProxyConfiguration?
+        if let proxy = configuration.proxy {
+            chosen = proxy.applies(toHost: origin.host, port: origin.port) ? proxy : nil
+        } else if let environmentProxies {
+            do {
+                chosen = try environmentProxies.proxy(scheme: origin.scheme, host: origin.host, port: origin.port)
+            } catch {
+                throw SessionError(.cannotConnectToHost, "\(error); the request is not sent direct instead", url: url, underlyingError: error)
+            }
+        } else {
+            return nil
+        }
+        // A port set in code (``ProxyConfiguration/init(host:port:credential:noProxy:)``) is checked here.
+        if let chosen, !(1...65_535).contains(chosen.port) {
+            let problem = ProxyEnvironment.UnusableProxy(source: "the configuration", problem: .malformed("\(chosen.host):\(chosen.port)"))
+            throw SessionError(.cannotConnectToHost, "\(problem); the request is not sent direct instead", url: url, underlyingError: problem)
+        }
         return chosen
     }
 

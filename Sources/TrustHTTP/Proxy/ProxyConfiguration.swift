@@ -11,15 +11,17 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// Sent when the proxy asks (407); being configured for this proxy, it may go as Basic over the
     /// proxy's plain-http connection.
     public var credential: Credential?
-    /// Hosts reached directly (curl's `NO_PROXY`): `*` for all, `example.com` or `.example.com` for
-    /// the domain and its subdomains, IP literals exactly; an entry may end in `:PORT`.
+    /// Hosts reached directly (curl's `NO_PROXY`, matched as ``NoProxyList`` says): `*` alone for all,
+    /// `example.com` or `.example.com` for the domain and its subdomains, IP addresses exactly or as CIDR
+    /// ranges (`10.0.0.0/8`, `fd00::/8`); an entry may end in `:PORT`.
     public var noProxy: [String]
 
     /// Why a proxy URL cannot be used.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The text is not a proxy URL (shown without anything up to its last `@`).
         case malformed(String)
-        /// The URL's scheme is not `http`.
+        /// The URL's scheme is not `http` (`socks4`, `socks5`, `socks5h`, `https`… are not supported: a
+        /// request they apply to fails, it never goes direct).
         case unsupportedScheme(String)
 
         /// Human-readable form.
@@ -40,53 +42,49 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
+    /// A port outside 1–65535 is ``Problem/malformed(_:)`` (curl: "Unsupported proxy syntax", exit 5).
     public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
         let withScheme = text.range(of: "://", options: .literal) != nil ? text : "http://" + text
+        // Never repeat a password: keep only what follows the last '@', found by byte (a combining
+        // mark after it makes one `Character` that is not '@').
+        let shown = String(text.lastIndex(ofASCII: UInt8(ascii: "@")).map { text[text.utf8.index(after: $0)...] } ?? text[...])
         guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty, Origin.isAcceptableHost(host) else {
-            // Never repeat a password: keep only what follows the last '@', found by byte (a combining
-            // mark after it makes one `Character` that is not '@').
-            throw .malformed(String(text.lastIndex(ofASCII: UInt8(ascii: "@")).map { text[text.utf8.index(after: $0)...] } ?? text[...]))
+            throw .malformed(shown)
         }
         let scheme = url.scheme?.lowercased() ?? "http"
         guard scheme == "http" else { throw .unsupportedScheme(scheme) }
+        let port: Int?
+        do {
+            port = try InvalidPort.port(of: url)
+        } catch {
+            throw .malformed(shown)
+        }
         var fromURL: Credential?
         if let user = url.user(percentEncoded: false) {
             fromURL = Credential(user: user, password: url.password(percentEncoded: false) ?? "", persistence: .none)
         }
-        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: url.port ?? 1080,
+        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port ?? 1080,
                   credential: credential ?? fromURL, noProxy: noProxy)
     }
 
-    /// The proxies the environment names: `http_proxy`/`HTTP_PROXY` for http, `https_proxy`/`HTTPS_PROXY`
-    /// for https, `no_proxy`/`NO_PROXY` for the exceptions (lowercase first, as curl). Malformed values are ignored.
+    /// The usable proxies the environment names, read as ``ProxyEnvironment`` reads them (`http_proxy` —
+    /// never `HTTP_PROXY` — for http, `https_proxy`/`HTTPS_PROXY` for https, `all_proxy`/`ALL_PROXY` for
+    /// either, `no_proxy`/`NO_PROXY`). A setting that cannot be used (`socks5://`, `https://`…) gives nil here:
+    /// a caller must not take that for "no proxy" and go direct. ``ProxyEnvironment/init(variables:)`` reports
+    /// it, and a session with ``SessionConfiguration/usesEnvironmentProxies`` fails the requests it applies to.
     public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> (http: ProxyConfiguration?, https: ProxyConfiguration?) {
-        func value(_ name: String) -> String? {
-            (variables[name.lowercased()] ?? variables[name.uppercased()]).flatMap { $0.isEmpty ? nil : $0 }
+        let environment = ProxyEnvironment(variables: variables)
+        func usable(_ setting: ProxyEnvironment.Setting?) -> ProxyConfiguration? {
+            guard case .proxy(var proxy) = setting else { return nil }
+            proxy.noProxy = environment.noProxy.entries
+            return proxy
         }
-        let noProxy = value("NO_PROXY").map { $0.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
-        let http = value("HTTP_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
-        let https = value("HTTPS_PROXY").flatMap { try? ProxyConfiguration(url: $0, noProxy: noProxy) }
-        return (http, https)
+        return (usable(environment.http), usable(environment.https))
     }
 
     /// Whether `host:port` is reached through this proxy (not excluded by ``noProxy``).
     public func applies(toHost host: String, port: Int) -> Bool {
-        let host = host.lowercased()
-        for raw in noProxy {
-            var entry = raw.lowercased()
-            if entry == "*" { return false }
-            var entryPort: Int?
-            if let colon = entry.lastIndex(of: ":"), !entry.hasSuffix("]"), entry.filter({ $0 == ":" }).count == 1, let parsed = Int(entry[entry.index(after: colon)...]) {
-                entryPort = parsed
-                entry = String(entry[..<colon])
-            }
-            if entry.hasPrefix("[") && entry.hasSuffix("]") { entry = String(entry.dropFirst().dropLast()) }
-            if entry.hasPrefix(".") { entry.removeFirst() }
-            if entry.hasPrefix("*.") { entry.removeFirst(2) }
-            guard !entry.isEmpty, entryPort == nil || entryPort == port else { continue }
-            if host == entry || host.hasSuffix("." + entry) { return false }
-        }
-        return true
+        noProxy.isEmpty || !NoProxyList(entries: noProxy).excludes(host: host, port: port)
     }
 
     var origin: Origin { Origin(scheme: "http", host: host, port: port) }
