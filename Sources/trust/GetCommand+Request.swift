@@ -84,27 +84,20 @@ extension GetCommand {
         }
         // curl has no read timeout either: a stalled transfer is ended by --speed-time or -m only.
         configuration.readTimeout = nil
-        configuration.resolve = try TrustOptions.resolveMap(resolve)
+        configuration.resolve = try resolveEntries(diagnostics: diagnostics)
         configuration.authenticationSchemes = basic ? .basic : digest ? .digest : .any
         if http11 { configuration.httpVersion = .http1Only }
         if compressed { configuration.decompression = .enabled() }
         if let userAgent { configuration.userAgent = userAgent }
-        let noProxy = noproxy.map { $0.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
-        let proxyCredential = proxyUser.flatMap(Self.credential(fromUserArgument:))
-        if let proxy {
-            do {
-                configuration.proxy = try ProxyConfiguration(url: proxy, credential: proxyCredential, noProxy: noProxy)
-            } catch {
-                throw UsageError("--proxy: \(diagnostics.secrets.scrub(error.description))")
-            }
-        } else {
-            let environment = ProxyConfiguration.environment()
-            if var chosen = scheme == "https" ? environment.https : environment.http {
-                if let proxyCredential { chosen.credential = proxyCredential }
-                if noproxy != nil { chosen.noProxy = noProxy }
-                configuration.proxy = chosen
-            }
-        }
+        // As curl: -x wins over the proxy variables (read as ProxyEnvironment says: never HTTP_PROXY), and
+        // --noproxy over no_proxy/NO_PROXY, which apply to -x too. A proxy that cannot be used (a scheme other
+        // than http, a malformed URL or port) fails each request it applies to — exit 5 or 7, as curl's, in
+        // exitCode(for:) — and never sends it direct.
+        let environment = ProxyEnvironment()
+        var proxies = proxy.map { ProxyEnvironment(proxy: $0, noProxy: environment.noProxy) } ?? environment
+        if let noproxy { proxies.noProxy = NoProxyList(noproxy) }
+        if let proxyCredential = proxyUser.flatMap(Self.credential(fromUserArgument:)) { proxies.setCredential(proxyCredential) }
+        configuration.proxyEnvironment = proxies
         configuration.allowsCredentialsOverHTTP = allowCleartextAuth
         configuration.challengeHandler = challengeHandler(monitor: monitor, diagnostics: diagnostics)
         return configuration
@@ -176,6 +169,26 @@ extension GetCommand {
             }
             if verbose { diagnostics.verbose("* disposition: \(shown)") }
             return disposition
+        }
+    }
+
+    /// Whether a proxy the configuration names has a credential (`-U`, or user-info in its URL).
+    static func proxyCredentialGiven(_ configuration: SessionConfiguration) -> Bool {
+        let settings = [configuration.proxyEnvironment?.http, configuration.proxyEnvironment?.https]
+        return configuration.proxy?.credential != nil || settings.contains { setting in
+            if case .proxy(let proxy)? = setting { return proxy.credential != nil }
+            return false
+        }
+    }
+
+    /// The `--resolve` entries; one that does not parse (a port outside 1–65535 included) ends the command
+    /// with curl's exit 49 (CURLE_SETOPT_OPTION_SYNTAX, "Couldn't parse CURLOPT_RESOLVE entry").
+    func resolveEntries(diagnostics: Diagnostics) throws -> [String: String] {
+        do {
+            return try TrustOptions.resolveMap(resolve)
+        } catch let error as UsageError {
+            diagnostics.error("(49) Couldn't parse CURLOPT_RESOLVE entry: \(error)")
+            throw ExitCode(49)
         }
     }
 
@@ -416,6 +429,14 @@ extension GetCommand {
 
     /// curl's exit code for a session error.
     static func exitCode(for error: SessionError) -> Int32 {
+        // A proxy that cannot be used (never replaced by a direct connection), as curl 7.88 exits: "Unsupported
+        // proxy syntax" (a malformed URL, a port outside 1–65535) is CURLE_COULDNT_RESOLVE_PROXY (5);
+        // "Unsupported proxy scheme" CURLE_COULDNT_CONNECT (7) — for socks4/5 and https proxies too, which
+        // curl supports and trust does not.
+        if let unusable = error.underlyingError as? ProxyEnvironment.UnusableProxy {
+            if case .malformed = unusable.problem { return 5 }
+            return 7
+        }
         switch error.code {
         case .cannotFindHost: return 6
         case .cannotConnectToHost: return 7

@@ -94,11 +94,15 @@ struct TrustOptions: ParsableArguments {
         var map: [String: String] = [:]
         for entry in entries {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-            guard parts.count == 3, Int(parts[1]) != nil else { throw UsageError("--resolve takes HOST:PORT:ADDRESS") }
+            // A port outside 1–65535 would never match a URL's (Session refuses those), or match one that wrapped.
+            let digits = parts.count == 3 ? parts[1].drop { $0 == "0" } : ""
+            guard parts.count == 3, !parts[1].isEmpty, parts[1].utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                digits.count <= 5, let port = Int(digits), (1...65_535).contains(port)
+            else { throw UsageError("--resolve takes HOST:PORT:ADDRESS, PORT 1-65535") }
             // curl writes an IPv6 address in brackets: [::1].
             var address = Substring(parts[2])
             if address.hasPrefix("[") && address.hasSuffix("]") && address.count >= 2 { address = address.dropFirst().dropLast() }
-            map["\(parts[0].lowercased()):\(parts[1])"] = String(address)
+            map["\(parts[0].lowercased()):\(port)"] = String(address)
         }
         return map
     }
