@@ -29,12 +29,18 @@ enum StandardError {
     }
 }
 
-/// Where `trust get` puts what it receives: standard output, or a file written as a temporary
-/// file in the same folder and renamed into place only once complete (a reader never sees half a
-/// file; on any failure or interruption the temporary file is removed).
+/// Where `trust get` puts what it receives: standard output, or a file.
 ///
-/// `-o` naming something that is not a regular file (`/dev/null`, a FIFO, a terminal) writes to
-/// it directly, as curl does: such a file cannot be replaced by a rename.
+/// A new file is written as a temporary file in the same folder and renamed into place only once
+/// complete (a reader never sees half a file; on any failure or interruption the temporary file is
+/// removed, leaving nothing).
+///
+/// A file that exists already — of any kind, through symbolic links — is written in place, as curl's
+/// `fopen(name, "wb")` writes it: truncated, then written. It keeps its mode (a 0600 file stays 0600),
+/// owner, ACLs and hard links, a symbolic link stays and its target receives the body, and a file one
+/// may write in a folder one may not write to can still be written. Renaming a new file over it would
+/// give it a new file's mode and owner, replace the link rather than its target, and need the folder
+/// to be writable. The price is curl's: a failed transfer leaves the file partly written.
 final class BodyWriter {
     /// What to write to.
     enum Destination: Equatable {
@@ -60,9 +66,12 @@ final class BodyWriter {
             descriptor = STDOUT_FILENO
             file = nil
         case .file(let path):
-            var status = stat()
-            if stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFREG {
-                descriptor = open(path, O_WRONLY | O_CLOEXEC)
+            // Existing (symbolic links followed), or a dangling link, whose target curl creates: in place.
+            // O_TRUNC is ignored by devices and FIFOs (`/dev/null`, a terminal).
+            var link = stat()
+            let existing = access(path, F_OK) == 0 || (lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK)
+            if existing {
+                descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
                 guard descriptor >= 0 else { throw OutputWriteError(errorNumber: errno, action: "opening \(path)") }
                 file = nil
                 return

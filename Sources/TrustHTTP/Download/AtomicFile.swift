@@ -76,9 +76,12 @@ package enum FileDescriptorOutput {
 /// A file written whole or not at all: the bytes go to a new temporary file in the destination's folder
 /// (`.NAME.trust-XXXXXX`), which ``commit()`` renames over the destination — a reader never sees half a
 /// file — and ``discard()`` removes (a failed or interrupted transfer leaves nothing behind). Used by
-/// ``Session/download(for:to:progress:)`` and `trust get -o`.
+/// ``Session/download(for:to:progress:)`` and `trust get -o` (for a new file; one that exists is written in place).
+///
+/// Replacing a file that exists keeps what a reader of the old one relies on: its permission bits (a 0600 file
+/// is not made 0644), and a symbolic link stays, the file it names being the one replaced.
 package final class AtomicFile {
-    /// The destination path.
+    /// The destination path (a symbolic link's target, when the path named one that exists).
     package let path: String
     /// The temporary file's descriptor.
     package let descriptor: Int32
@@ -86,10 +89,19 @@ package final class AtomicFile {
     package private(set) var temporaryPath: String?
     private var closed = false
 
-    /// Creates the temporary file beside `path`, with the permissions a new file gets (0666 less the umask).
+    /// Creates the temporary file beside `path` (beside its target, when `path` is a symbolic link to a file), with
+    /// the permission bits of the file it replaces, or those a new file gets (0666 less the umask).
     package init(replacing path: String) throws(FileWriteError) {
-        self.path = path
-        let url = URL(fileURLWithPath: path)
+        var destination = path
+        var existingMode: mode_t?
+        if let resolved = realpath(path, nil) {
+            destination = String(cString: resolved)
+            free(resolved)
+            var status = stat()
+            if stat(destination, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG { existingMode = status.st_mode & 0o777 }
+        }
+        self.path = destination
+        let url = URL(fileURLWithPath: destination)
         let folder = url.deletingLastPathComponent().path
         var template = Array((folder + "/." + url.lastPathComponent + ".trust-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in
@@ -98,10 +110,15 @@ package final class AtomicFile {
         guard descriptor >= 0 else { throw FileWriteError(errorNumber: errno, action: "creating a file in \(folder)") }
         self.descriptor = descriptor
         temporaryPath = template.withUnsafeBufferPointer { buffer in buffer.baseAddress.map { String(cString: $0) } }
-        // mkstemp creates 0600; a downloaded file gets the usual 0666 less the umask, as curl's does.
-        let mask = umask(0)
-        umask(mask)
-        _ = fchmod(descriptor, 0o666 & ~mask)
+        // mkstemp creates 0600; a downloaded file gets the replaced file's bits, or the usual 0666 less the umask,
+        // as curl's does.
+        if let existingMode {
+            _ = fchmod(descriptor, existingMode)
+        } else {
+            let mask = umask(0)
+            umask(mask)
+            _ = fchmod(descriptor, 0o666 & ~mask)
+        }
     }
 
     deinit { discard() }
