@@ -49,7 +49,8 @@ struct LocalFilesTests {
         #expect(keys >= 20)
     }
 
-    /// A FIFO with no writer, `/dev/zero` and a file over the limit, as `--cacert`, `--config` and `--crlfile`: each
+    /// A FIFO with no writer, `/dev/zero` and a file over the limit, as `--cacert`, `--config` and `--crlfile` (and a
+    /// FIFO as `--cert` and `--ct-log-list`): each
     /// refused at once with its reason (`--cacert`/`--config`: exit 2; `--crlfile`: curl's 82). Before, a FIFO
     /// blocked the command forever in open(2), and `/dev/zero` was read until memory ran out.
     @Test func specialAndOversizedInputFilesAreRefused() async throws {
@@ -78,6 +79,7 @@ struct LocalFilesTests {
             ("--crlfile /dev/zero", ["get", url, "--crlfile", "/dev/zero"], 82, "a character device, not a regular file"),
             ("--crlfile huge", ["get", url, "--crlfile", sparse("huge.crl", size: (64 << 20) + 1)], 82, "larger than 67108864 bytes"),
             ("--cert FIFO", ["get", url, "--cert", fifo], 58, "cannot read the file"),
+            ("--ct-log-list FIFO", ["get", url, "--ct", "enforce", "--ct-log-list", fifo], 2, "a FIFO, not a regular file"),
         ]
         for (name, arguments, expected, reason) in cases {
             // A blocked open would hold the command until it is killed (and the status shows it).

@@ -79,9 +79,14 @@ public struct CTLogList: Sendable, Hashable {
         public var description: String { "bad CT log list: \(detail)" }
     }
 
-    /// Reads a list from `path`.
+    /// Reads a list from `path` (a regular file of at most 4 MiB: ``LocalFile``; a FIFO is not waited on).
     public static func load(path: String) throws(ParseError) -> CTLogList {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ParseError("\(path): cannot read the file") }
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(path, limit: LocalFile.configurationLimit)
+        } catch {
+            throw ParseError("\(path): cannot read the file: \(error.reason)")
+        }
         do {
             return try CTLogList(json: String(decoding: data, as: UTF8.self))
         } catch {
