@@ -27,14 +27,16 @@ struct GetCommand: AsyncParsableCommand {
 
             Secrets (passwords, passphrases, Authorization and Proxy-Authorization values, URL user-info) are \
             never printed: -v shows them as ***. Basic credentials are never sent over plain http unless \
-            --allow-cleartext-auth. Without -x, the environment's http_proxy, https_proxy and no_proxy apply, \
-            as in curl.
+            --allow-cleartext-auth. Passwords, passphrases, credential headers and user-info are blanked from the \
+            process's argument list (ps, /proc/PID/cmdline) once parsed; -u USER (prompt), --netrc and \
+            --pass env:NAME|file:PATH keep them out of it altogether. Without -x, the environment's http_proxy, \
+            https_proxy and no_proxy apply, as in curl.
 
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL (an invalid \
             internationalised host too), 6 could not resolve host, 7 could not connect, 8 malformed HTTP/1.1 \
             response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
             body ended early (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output \
-            (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read, 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
+            (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read (or a netrc file that cannot be parsed), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
             failure other than trust (a client certificate required or refused included), 47 too many \
             redirects, 56 connection lost or a response head over the limits, 58 local client-certificate \
             problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
