@@ -37,7 +37,7 @@ struct PKCS12BudgetTests {
             guard case .tooMuchWork(let detail) = error.kind else { Issue.record("\(error)"); return }
             #expect(detail.contains("6000000 key-derivation iterations"), "\(detail)")
         }
-        // Refused from its structure: no key derivation ran (6 million take over a second; generous bound).
+        // Refused from its structure: no key derivation ran (6 million take over 2 s; generous bound).
         #expect(ContinuousClock.now - started < .seconds(1), "\(ContinuousClock.now - started)")
         #expect(throws: ClientIdentityError.self) { try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 5_999_999)) }
         let identity = try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 6_000_000))
@@ -58,7 +58,7 @@ struct PKCS12BudgetTests {
         let heavy = try await make(iterations: 3_000_000, in: dir)
         let (status, _, err) = try await run(CLI.binary, ["get", url, "--cert", heavy + ":secret", "-m", "30"])
         #expect(status == 58 && err.contains("key-derivation iterations, over the budget"), "\(status) \(err)")
-        // 3 × 1,300,000 iterations: within the budget, about a second of CPU; -m 0.2 ends it first.
+        // 3 × 1,300,000 iterations: within the budget, 1.7 s of CPU here; -m 0.2 ends it first.
         let slow = try await make(iterations: 1_300_000, in: dir)
         let (timedOut, _, timeoutErr) = try await run(CLI.binary, ["get", url, "--cert", slow + ":secret", "-m", "0.2"])
         #expect(timedOut == 28 && timeoutErr.contains("(28) Operation timed out after 200 milliseconds"), "\(timedOut) \(timeoutErr)")
