@@ -12,6 +12,22 @@ import TrustTestSupport
 struct HeaderControlCharactersCLITests {
     static let good = Lab.pki.servers["good"]!
 
+    /// `-v` shows header values escaped, so a secret the server echoes is matched in its escaped form too:
+    /// a password with backslashes in a `location` field is still `***` (it showed as `pa\\ss\\word-1`).
+    @Test func anEchoedSecretIsScrubbedOnceEscaped() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let (code, _, err) = try await run(CLI.binary, [
+                "get", server.baseURL + "/redirect?status=300&to=/x%5Cpa%5Css%5Cword-1", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                "--cacert", CLI.lab + "/roots.pem", "-u", "alice:pa\\ss\\word-1", "-v", "-o", "/dev/null", "-s", "-S",
+            ])
+            #expect(code == 0, "\(err)")
+            let location = err.split(separator: "\n").first { $0.contains("< location:") }.map(String.init) ?? ""
+            #expect(location == "trust: < location: /x\\\\***", "\(err)")
+            #expect(!err.contains("word-1"), "\(err)")
+        }
+    }
+
     @Test(arguments: [LabHostileServer.Behaviour.controlCharactersInHeader, .controlCharactersInHTTP2Header])
     func exitsEightWithNothingRaw(_ behaviour: LabHostileServer.Behaviour) async throws {
         let server = try await LabHostileServer.start(behaviour, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)

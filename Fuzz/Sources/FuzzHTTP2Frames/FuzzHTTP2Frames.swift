@@ -24,7 +24,8 @@ import NIOHTTP2
 /// - nothing traps, no input hangs (libFuzzer's `-timeout`), memory stays bounded (`-rss_limit_mb`);
 /// - the exchange is pending, has its head (then its body is pending, ended or failed with a typed
 ///   error), or failed with a typed error: an HTTP/2 or HPACK error of swift-nio-http2, a
-///   `ResponseLimitExceeded`, a `ConnectionClosedError` or a `ChannelError`;
+///   `ResponseLimitExceeded`, a `ConnectionClosedError`, a `ChannelError`, or one of our stream guards'
+///   refusals (an invalid `:status`, a field value with a control character);
 /// - a delivered head's header list is within `maximumHeadSize` (counted as RFC 7541 §4.1: name,
 ///   value and 32 per field) and is not an interim response;
 /// - when the connection closed by itself, the `ConnectionErrorLog` holds a violation or the exchange
@@ -59,6 +60,7 @@ final class Outcome: @unchecked Sendable {
 func isTyped(_ error: any Error) -> Bool {
     error is any NIOHTTP2Error || error is any NIOHPACKError || error is ResponseLimitExceeded
         || error is ConnectionClosedError || error is ChannelError || error is HTTP2StatusGuard.InvalidStatus
+        || error is HTTP2FieldValueGuard.InvalidFieldValue
 }
 
 /// Errors that say only that the stream or the connection ended.
