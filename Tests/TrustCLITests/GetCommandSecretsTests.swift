@@ -105,7 +105,7 @@ struct GetCommandSecretsTests {
                 expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
                             ["ProxySecret-3", "proxyuser-9"], status: 7)
                 expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
-                            ["ProxySecret-4", "proxyuser-9"], status: 2)
+                            ["ProxySecret-4", "proxyuser-9"], status: 5)  // curl's "Unsupported proxy syntax"
             }
         }
     }
@@ -138,7 +138,7 @@ struct GetCommandSecretsTests {
         expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-2@" + mark + "127.0.0.1:1/", "-v"]), ["MarkSecret-2", "urluser-8"], status: 3)
         expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-3" + mark + "@[bad/", "-v"]), ["MarkSecret-3", "urluser-8"], status: 3)
         expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-x", "http://proxyuser-9:MarkSecret-4@" + mark + "bad", "-v"]),
-                    ["MarkSecret-4", "proxyuser-9"], status: 2)
+                    ["MarkSecret-4", "proxyuser-9"], status: 5)  // a malformed proxy URL
         // `-u USER:PASSWORD` splits at the first colon whatever follows it (curl's rule); the password is a secret.
         expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-u", "alice:" + mark + "MarkSecret-5", "-v"]), ["MarkSecret-5"], status: 7)
         expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Authorization:" + mark + " Bearer MarkSecret-6", "-v"]),
