@@ -20,7 +20,8 @@ import Darwin
 /// `--pass env:NAME`/`file:PATH`.
 ///
 /// Every spelling the parser accepts is found: `-u VALUE`, `--user VALUE`, `--user=VALUE`, `-u=VALUE`,
-/// short flags grouped before the option (`-ku VALUE`), each occurrence of a repeated option (the
+/// short options grouped (`-ku VALUE`, `-uk VALUE`, `-Xu GET VALUE`: the values follow the group in the
+/// order of the options that take one), each occurrence of a repeated option (the
 /// parser keeps only the last of `-u`, `-U`…), and arguments after `--` (positional only). The URL,
 /// a positional argument, is found by the value the parser read.
 struct ArgumentScrubber {
@@ -35,6 +36,9 @@ struct ArgumentScrubber {
     }
 
     private(set) var options: [Option] = []
+    /// The short names of every option of the command that takes a value (secret or not), to place the
+    /// values that follow a group of short options; asked only when such a group holds a secret option.
+    var valueTakingShortNames: () -> Set<UInt8> = { [] }
     /// Positional values as parsed, with their secret bytes.
     private(set) var positionals: [(value: [UInt8], secret: Range<Int>)] = []
 
@@ -57,6 +61,7 @@ struct ArgumentScrubber {
             ranges[index, default: []].append((offset + range.lowerBound)..<(offset + range.upperBound))
         }
         var optionsEnded = false
+        var valueTaking: Set<UInt8>?
         for index in arguments.indices.dropFirst() {
             let argument = arguments[index]
             for positional in positionals where argument == positional.value { add(index, positional.secret) }
@@ -70,6 +75,12 @@ struct ArgumentScrubber {
                 case .none: break
                 case .valueFollows:
                     if index + 1 < arguments.count { add(index + 1, option.secret(String(decoding: arguments[index + 1], as: UTF8.self))) }
+                case .inGroup(let position):
+                    // The parser gives each option of the group that takes a value the next argument, in order.
+                    let takesValue = valueTaking ?? valueTakingShortNames()
+                    valueTaking = takesValue
+                    let valueIndex = index + 1 + argument[1..<position].filter { takesValue.contains($0) }.count
+                    if valueIndex < arguments.count { add(valueIndex, option.secret(String(decoding: arguments[valueIndex], as: UTF8.self))) }
                 case .attached(let offset):
                     add(index, option.secret(String(decoding: argument[offset...], as: UTF8.self)), offset: offset)
                 }
@@ -80,8 +91,10 @@ struct ArgumentScrubber {
 
     enum Match: Equatable {
         case none
-        /// The option's name alone (or ending a group of short flags): its value is the next argument.
+        /// The option's name alone: its value is the next argument.
         case valueFollows
+        /// The option's short name at this offset in a group of short options (`-ku`, `-Xu`).
+        case inGroup(Int)
         /// `--name=VALUE` or `-s=VALUE`: the value starts at this offset.
         case attached(Int)
     }
@@ -96,9 +109,10 @@ struct ArgumentScrubber {
         }
         guard let short = option.shortName, argument.count >= 2, argument[0] == dash, argument[1] != dash else { return .none }
         if argument.count >= 3, argument[1] == short, argument[2] == equals { return .attached(3) }
-        let letters = argument.dropFirst()
+        if argument.count == 2 { return argument[1] == short ? .valueFollows : .none }
         let isAlphanumeric = { (byte: UInt8) in (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) }
-        return letters.last == short && letters.allSatisfy(isAlphanumeric) ? .valueFollows : .none
+        guard argument.dropFirst().allSatisfy(isAlphanumeric), let position = argument.firstIndex(of: short) else { return .none }
+        return .inGroup(position)
     }
 
     /// Overwrites the secret bytes of every argument in `argv` (`count` of them, the program's name
@@ -187,6 +201,7 @@ extension GetCommand {
     /// user-info, `-H` credential headers) and the URL's user-info as parsed.
     var argumentScrubber: ArgumentScrubber {
         var scrubber = ArgumentScrubber()
+        scrubber.valueTakingShortNames = { Self.valueTakingShortNames }
         scrubber.addOption(long: ["user"], short: "u", secret: ArgumentScrubber.afterFirstColon)
         scrubber.addOption(long: ["proxy-user"], short: "U", secret: ArgumentScrubber.afterFirstColon)
         scrubber.addOption(long: ["pass", "cert-password"], secret: ArgumentScrubber.passphrase)
@@ -195,5 +210,19 @@ extension GetCommand {
         scrubber.addOption(long: ["header"], short: "H", secret: ArgumentScrubber.credentialHeaderValue)
         scrubber.addPositional(url, secret: ArgumentScrubber.userInfo)
         return scrubber
+    }
+
+    /// The short names of `trust get`'s options that take a value, as the parser itself lists them
+    /// (`-X, --request <request>` in its help; a flag has no `<…>`).
+    static var valueTakingShortNames: Set<UInt8> {
+        var names: Set<UInt8> = []
+        for line in GetCommand.helpMessage(includeHidden: true, columns: 10_000).split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard words.count >= 3, words[0].utf8.count == 3, words[0].hasPrefix("-"), words[0].hasSuffix(","),
+                words[1].hasPrefix("--"), words[2].hasPrefix("<")
+            else { continue }
+            names.insert(words[0].utf8[words[0].utf8.index(after: words[0].utf8.startIndex)])
+        }
+        return names
     }
 }

@@ -13,7 +13,8 @@ import Darwin
 /// not part of the password) or at end of file (an empty password, as curl sends with `</dev/null`).
 ///
 /// Echo is turned back on whatever happens: on return, and on SIGINT, SIGTERM, SIGHUP and SIGQUIT
-/// received while waiting (the terminal is restored, then the signal ends the process as it would have).
+/// received while waiting (the terminal is restored, then the signal ends the process as it would have;
+/// one the process was started ignoring stays ignored).
 enum PasswordPrompt {
     /// The longest answer read (curl's buffer: 2048 bytes, its terminating NUL included).
     static let maximumBytes = 2047
@@ -35,6 +36,15 @@ enum PasswordPrompt {
         var previous: [Int32: sigaction] = [:]
         if echoWasOn {
             for number in signals {
+                // A signal the process was started ignoring (nohup, a background job) stays ignored.
+                var current = sigaction()
+                sigaction(number, nil, &current)
+                #if canImport(Darwin)
+                let ignored = unsafeBitCast(current.__sigaction_u.__sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+                #else
+                let ignored = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+                #endif
+                if ignored { continue }
                 var action = sigaction()
                 #if canImport(Darwin)
                 action.__sigaction_u.__sa_handler = { number in EchoGuard.restoreAndReraise(number) }

@@ -66,7 +66,8 @@ struct ArgumentListSecretsTests {
         try await withHoldingServer { server in
             let url = server.baseURL + "/"
             for spelling in [["-u", "alice:ArgSecret-u1"], ["--user", "alice:ArgSecret-u1"], ["--user=alice:ArgSecret-u1"], ["-u=alice:ArgSecret-u1"],
-                             ["-ku", "alice:ArgSecret-u1"], ["-u", "alice:ArgSecret-u0", "-u", "alice:ArgSecret-u1"]] {
+                             ["-ku", "alice:ArgSecret-u1"], ["-uk", "alice:ArgSecret-u1"], ["-Xu", "GET", "alice:ArgSecret-u1"],
+                             ["-u", "alice:ArgSecret-u0", "-u", "alice:ArgSecret-u1"]] {
                 let cmdline = try await argumentsInFlight([url] + spelling, server: server)
                 expectScrubbed(cmdline, absent: ["ArgSecret-u1", "ArgSecret-u0"], present: ["alice:", url])
             }
@@ -128,7 +129,8 @@ struct ArgumentListSecretsTests {
     @Test func authorizationHeaders() async throws {
         try await withHoldingServer { server in
             for spelling in [["-H", "Authorization: Bearer ArgSecret-h1"], ["--header", "authorization:Basic ArgSecret-h1"],
-                             ["--header=Proxy-Authorization: Basic ArgSecret-h1"], ["-H", "X-Keep: visible", "-H", "Authorization: ArgSecret-h1"]] {
+                             ["--header=Proxy-Authorization: Basic ArgSecret-h1"], ["-kH", "Authorization: Bearer ArgSecret-h1"],
+                             ["-H", "X-Keep: visible", "-H", "Authorization: ArgSecret-h1"]] {
                 let cmdline = try await argumentsInFlight([server.baseURL + "/"] + spelling, server: server)
                 expectScrubbed(cmdline, absent: ["ArgSecret-h1"], present: spelling.count > 2 ? ["X-Keep: visible", "Authorization: "] : [":"])
                 // The server did get the header: only the argument list lost it.
