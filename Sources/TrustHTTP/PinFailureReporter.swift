@@ -57,7 +57,7 @@ public final class PinFailureReporter: Sendable {
     /// Queues `report` for `uris` unless the same report went out within the window. Returns whether it was queued.
     @discardableResult
     public func submit(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Bool {
-        guard !uris.isEmpty else { return false }
+        guard !uris.isEmpty, limits.maximumURIs > 0 else { return false }
         let key = report.deduplicationKey
         let fresh = sent.withLockedValue { sent -> Bool in
             if let last = sent[key], now.timeIntervalSince(last) < Self.deduplicationWindow { return false }
