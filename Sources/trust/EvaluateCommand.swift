@@ -71,7 +71,7 @@ struct EvaluateCommand: AsyncParsableCommand {
                 if let certificate = entry.certificate {
                     anchorCertificates.append(certificate)
                 } else {
-                    printError("--anchors \(path): skipping \(entry.subject), a certificate in a form that cannot be processed")
+                    printError(DisplayText("--anchors \(path): skipping \(entry.subject), a certificate in a form that cannot be processed").description)
                 }
             }
         }
