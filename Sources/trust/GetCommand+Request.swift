@@ -43,7 +43,7 @@ extension GetCommand {
         secrets.addUserInfo(ofURL: url)
         secrets.addUserInfo(ofURL: proxy.map(Self.withProxyScheme))
         let environment = ProcessInfo.processInfo.environment
-        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"] {
+        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
             secrets.addUserInfo(ofURL: environment[name].map(Self.withProxyScheme))
         }
         for line in header {
