@@ -92,6 +92,8 @@ struct CurlParityTests {
             Row(environment: ["no_proxy=127.0.0.1"], arguments: ["-x", Self.proxy], proxied: false),
             Row(environment: ["no_proxy=127.0.0.1"], arguments: ["-x", Self.proxy, "--noproxy", "example.com"], proxied: true),
             Row(environment: ["http_proxy=" + Self.proxy], arguments: ["--noproxy", "127.0.0.1"], proxied: false),
+            Row(environment: ["http_proxy=" + Self.proxy, "no_proxy=127.0.0.1"], arguments: ["--noproxy", ""], proxied: true),
+            Row(environment: ["http_proxy=" + Self.proxy], arguments: ["-x", ""], proxied: false),  // no proxy at all
         ])
     }
 

@@ -65,6 +65,13 @@ struct ProxyEnvironmentTests {
         }
     }
 
+    /// An empty -x means no proxy, as curl's (CURLOPT_PROXY ""), whatever the variables say.
+    @Test func emptyProxyMeansNone() throws {
+        let none = ProxyEnvironment(proxy: "")
+        #expect(none.http == nil && none.https == nil)
+        #expect(try none.proxy(scheme: "https", host: "example.com", port: 443) == nil)
+    }
+
     /// no_proxy rows: (list, host, port, excluded). Each was run against curl 7.88 (lib/noproxy.c) where curl
     /// has the rule; the IPv6 CIDR and bracket rows and the `:PORT` rows are ours (curl 7.88 compares IPv6 hosts as text).
     @Test(arguments: [

@@ -75,9 +75,10 @@ public struct ProxyEnvironment: Sendable {
             noProxy: NoProxyList((value("no_proxy") ?? value("NO_PROXY"))?.value ?? ""))
     }
 
-    /// One proxy for every request, as curl's `-x` (an unusable one fails every request it applies to).
+    /// One proxy for every request, as curl's `-x` (an unusable one fails every request it applies to); an empty
+    /// `url` means no proxy at all, as curl's `-x ""` (CURLOPT_PROXY: "explicitly disables the use of a proxy").
     public init(proxy url: String, source: String = "--proxy", credential: Credential? = nil, noProxy: NoProxyList = NoProxyList(entries: [])) {
-        let setting = Setting(url: url, source: source, credential: credential)
+        let setting = url.isEmpty ? nil : Setting(url: url, source: source, credential: credential)
         self.init(http: setting, https: setting, noProxy: noProxy)
     }
 
