@@ -89,15 +89,7 @@ extension GetCommand {
         if http11 { configuration.httpVersion = .http1Only }
         if compressed { configuration.decompression = .enabled() }
         if let userAgent { configuration.userAgent = userAgent }
-        // As curl: -x wins over the proxy variables (read as ProxyEnvironment says: never HTTP_PROXY), and
-        // --noproxy over no_proxy/NO_PROXY, which apply to -x too. A proxy that cannot be used (a scheme other
-        // than http, a malformed URL or port) fails each request it applies to — exit 5 or 7, as curl's, in
-        // exitCode(for:) — and never sends it direct.
-        let environment = ProxyEnvironment()
-        var proxies = proxy.map { ProxyEnvironment(proxy: $0, noProxy: environment.noProxy) } ?? environment
-        if let noproxy { proxies.noProxy = NoProxyList(noproxy) }
-        if let proxyCredential = proxyUser.flatMap(Self.credential(fromUserArgument:)) { proxies.setCredential(proxyCredential) }
-        configuration.proxyEnvironment = proxies
+        configuration.proxyEnvironment = proxyEnvironment()
         configuration.allowsCredentialsOverHTTP = allowCleartextAuth
         configuration.challengeHandler = challengeHandler(monitor: monitor, diagnostics: diagnostics)
         return configuration
@@ -170,6 +162,18 @@ extension GetCommand {
             if verbose { diagnostics.verbose("* disposition: \(shown)") }
             return disposition
         }
+    }
+
+    /// The proxy for each request, as curl chooses it: -x wins over the proxy variables (read as ProxyEnvironment
+    /// says: never HTTP_PROXY), and --noproxy over no_proxy/NO_PROXY, which apply to -x too. A proxy that cannot
+    /// be used (a scheme other than http, a malformed URL or port) fails each request it applies to — exit 5 or
+    /// 7, as curl's, in exitCode(for:) — and never sends it direct.
+    func proxyEnvironment() -> ProxyEnvironment {
+        let environment = ProxyEnvironment()
+        var proxies = proxy.map { ProxyEnvironment(proxy: $0, noProxy: environment.noProxy) } ?? environment
+        if let noproxy { proxies.noProxy = NoProxyList(noproxy) }
+        if let proxyCredential = proxyUser.flatMap(Self.credential(fromUserArgument:)) { proxies.setCredential(proxyCredential) }
+        return proxies
     }
 
     /// Whether a proxy the configuration names has a credential (`-U`, or user-info in its URL).
@@ -301,15 +305,15 @@ extension GetCommand {
         return text + "\r\n"
     }
 
-    /// `%{remote_ip}`/`%{remote_port}`: the proxy's address when `-x` applies, else the `--resolve`
+    /// `%{remote_ip}`/`%{remote_port}`: the proxy's address when one applies (`-x` or a variable), else the `--resolve`
     /// entry, the IP literal, or the host's first address from the resolver (looked up when asked:
     /// the session does not report the address it connected to).
-    static func remoteEndpoint(url: URL?, resolve: [String: String], proxy: String?) -> @Sendable () -> (address: String, port: Int)? {
+    static func remoteEndpoint(url: URL?, resolve: [String: String], proxies: ProxyEnvironment) -> @Sendable () -> (address: String, port: Int)? {
         guard let url, let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else { return { nil } }
         var host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
         var port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         var viaProxy = false
-        if let proxy, let configuration = try? ProxyConfiguration(url: proxy), configuration.applies(toHost: host, port: port) {
+        if let configuration = try? proxies.proxy(scheme: url.scheme?.lowercased() ?? "http", host: host, port: port) {
             host = configuration.host
             port = configuration.port
             viaProxy = true

@@ -147,7 +147,7 @@ struct GetCommand: AsyncParsableCommand {
         let speed = speedTime != nil || speedLimit != nil ? (bytes: speedLimit ?? 1, seconds: speedTime ?? 30) : nil
         let maximumTime = maxTime.map { Duration.milliseconds(Int64($0 * 1000)) }
         let resolveMap = try resolveEntries(diagnostics: diagnostics)
-        let endpoint = Self.remoteEndpoint(url: parsedURL, resolve: resolveMap, proxy: proxy)
+        let endpoint = Self.remoteEndpoint(url: parsedURL, resolve: resolveMap, proxies: proxyEnvironment())
         let monitor = TransferMonitor(
             facts: TransferFacts(effectiveURL: shownURL, method: requestMethod), diagnostics: diagnostics, writeOut: writeOutFormat,
             meter: meter, speedLimit: speed, maximumTime: maximumTime, remote: endpoint)

@@ -194,4 +194,22 @@ struct CurlParityTests {
             Row(environment: ["http_proxy=http://127.0.0.1:98425"], exit: 5, proxied: false),
         ])
     }
+
+    /// `-w %{remote_ip}:%{remote_port}` names the proxy a request went through, from -x or a variable, as curl's.
+    @Test func remoteAddressIsTheProxys() async throws {
+        let server = try await LabServer.startPlain(name: "plain")
+        let proxy = try await LabProxy.start()
+        let target = "http://127.0.0.1:\(server.port)/"
+        for (environment, arguments, port) in [(["http_proxy=\(proxy.url)"], [String](), proxy.port), ([], ["-x", proxy.url], proxy.port),
+                                               (["ALL_PROXY=\(proxy.url)", "no_proxy=127.0.0.0/8"], [], server.port)] {
+            let write = ["-sS", "-o", "/dev/null", "-w", "%{remote_ip}:%{remote_port}"] + arguments + [target]
+            let (status, out, err) = try await run("/usr/bin/env", ["-i"] + environment + [CLI.binary, "get"] + write)
+            #expect(status == 0 && out == "127.0.0.1:\(port)", "\(environment) \(arguments): \(out) \(err)")
+            if ExternalTool.curl.isInstalled {
+                #expect(try await run("/usr/bin/env", ["-i"] + environment + [ExternalTool.curl.path] + write).1 == out)
+            }
+        }
+        try await proxy.shutdown()
+        try await server.shutdown()
+    }
 }
