@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trust
 import TrustLab
 import TrustTestSupport
 
@@ -43,8 +44,8 @@ struct CurlParityTests {
         return (status, proxy.requests.count > before, stderr)
     }
 
-    func check(_ rows: [Row], sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let server = try await LabServer.startPlain(name: "plain")
+    func check(_ rows: [Row], https: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let server = https ? try await LabServer.start("good", pki: Lab.pki) : try await LabServer.startPlain(name: "plain")
         let proxy = try await LabProxy.start()
         for row in rows {
             let trust = try await outcome(row, curl: false, server: server, proxy: proxy)
@@ -95,6 +96,27 @@ struct CurlParityTests {
             Row(environment: ["http_proxy=" + Self.proxy, "no_proxy=127.0.0.1"], arguments: ["--noproxy", ""], proxied: true),
             Row(environment: ["http_proxy=" + Self.proxy], arguments: ["-x", ""], proxied: false),  // no proxy at all
         ])
+    }
+
+    /// For https URLs: https_proxy, else HTTPS_PROXY, else all_proxy/ALL_PROXY — never http_proxy; CONNECT seen by the proxy.
+    @Test func httpsProxyVariablesAsCurl() async throws {
+        let lab = ["--resolve", "good.lab.test:{port}:127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]
+        func row(_ environment: [String], exit: Int32 = 0, proxied: Bool, curl: Curl = .same) -> Row {
+            Row(environment: environment, arguments: lab, url: "https://good.lab.test:{port}/", exit: exit, proxied: proxied, curl: curl)
+        }
+        try await check([
+            row(["https_proxy=" + Self.proxy], proxied: true),
+            row(["HTTPS_PROXY=" + Self.proxy], proxied: true),
+            row(["http_proxy=" + Self.proxy], proxied: false),
+            row(["HTTP_PROXY=" + Self.proxy], proxied: false),
+            row(["ALL_PROXY=" + Self.proxy], proxied: true),
+            row(["https_proxy=http://127.0.0.1:1", "HTTPS_PROXY=" + Self.proxy], exit: 7, proxied: false),
+            row(["https_proxy=" + Self.proxy, "no_proxy=.lab.test"], proxied: false),
+            row(["https_proxy=" + Self.proxy, "NO_PROXY=good.lab.test."], proxied: false),
+            row(["https_proxy=socks5h://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
+            row(["https_proxy=https://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
+            row(["https_proxy=https://127.0.0.1:{proxy}", "no_proxy=good.lab.test"], proxied: false),
+        ], https: true)
     }
 
     /// no_proxy entries: CIDR ranges, `*` alone, blanks as separators, trailing and leading dots.
