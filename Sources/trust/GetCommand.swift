@@ -22,18 +22,21 @@ struct GetCommand: AsyncParsableCommand {
         discussion: """
             Redirects are followed (up to --max-redirs). --cacert adds anchors to the system roots; with \
             --anchors-only they replace them. --mode switches to AFNetworking AFSecurityPolicy semantics. \
-            The body is written as it arrives; -o FILE writes a temporary file beside FILE and renames it into \
-            place once complete (nothing is left behind on failure or Ctrl-C).
+            The body is written as it arrives; -o FILE writes a new file as a temporary file beside it, renamed into \
+            place once complete (nothing is left behind on failure or Ctrl-C), and a file that exists in place, as \
+            curl does (its mode kept, a symbolic link written through).
 
             Secrets (passwords, passphrases, Authorization and Proxy-Authorization values, URL user-info) are \
             never printed: -v shows them as ***. Basic credentials are never sent over plain http unless \
             --allow-cleartext-auth. Passwords, passphrases, credential headers and user-info are blanked from the \
             process's argument list (ps, /proc/PID/cmdline) once parsed; -u USER (prompt), --netrc and \
-            --pass env:NAME|file:PATH keep them out of it altogether. Without -x, the environment's http_proxy, \
-            https_proxy and no_proxy apply, as in curl.
+            --pass env:NAME|file:PATH keep them out of it altogether. Without -x, the environment's http_proxy \
+            (never HTTP_PROXY), https_proxy, all_proxy and no_proxy apply, as in curl; a proxy trust cannot use \
+            (socks, https, a malformed URL) is an error, never a direct connection.
 
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL (an invalid \
-            internationalised host too), 6 could not resolve host, 7 could not connect, 8 malformed HTTP/1.1 \
+            internationalised host or a port outside 1-65535 too), 5 a malformed proxy URL or port, 6 could not \
+            resolve host, 7 could not connect (or a proxy scheme other than http), 8 malformed HTTP/1.1 \
             response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
             body ended early (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output \
             (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read (or a netrc file that cannot be parsed), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
@@ -42,7 +45,7 @@ struct GetCommand: AsyncParsableCommand {
             problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
             inflating more than 100 times, 63 --max-filesize exceeded, 67 authentication failed (a final 401 \
             with --user, 407 with --proxy-user), 65 a body read from standard input that had to be sent again \
-            (after a challenge or a redirect), 130 interrupted (Ctrl-C).
+            (after a challenge or a redirect), 49 a --resolve entry that does not parse, 130 interrupted (Ctrl-C).
             """)
 
     @Argument(help: "The URL (http or https).")

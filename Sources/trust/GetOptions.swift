@@ -139,13 +139,13 @@ struct GetAuthenticationOptions: ParsableArguments {
     @Flag(name: .long, help: "Allow Basic credentials over plain http (clear text).")
     var allowCleartextAuth = false
 
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT). Without it, http_proxy / https_proxy / no_proxy from the environment apply, as in curl.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT); '' for none. Without it, http_proxy (never HTTP_PROXY) / https_proxy / all_proxy / no_proxy from the environment apply, as in curl. socks and https proxies are refused (exit 7), never bypassed.")
     var proxy: String?
 
     @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks); USER alone prompts for the password, as -u.")
     var proxyUser: String?
 
-    @Option(name: .long, help: "Hosts reached without the proxy, comma-separated ('*': all), as curl's --noproxy.")
+    @Option(name: .long, help: "Hosts reached without the proxy, comma-separated ('*': all; CIDR ranges such as 10.0.0.0/8), as curl's --noproxy.")
     var noproxy: String?
 }
 
