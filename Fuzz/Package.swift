@@ -87,6 +87,19 @@ let package = Package(
                 .product(name: "Trust", package: "swift-trust"),
             ]
         ),
+        // Every human-readable rendering of peer-chosen text (DisplayText, reasons, DecisionText, SessionError,
+        // log metadata): package-level and internal parts reached with `@testable import Trust`.
+        .executableTarget(
+            name: "FuzzDisplayText",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "Trust", package: "swift-trust"),
+                .product(name: "TrustNIO", package: "swift-trust"),
+                .product(name: "TrustHTTP", package: "swift-trust"),
+                .product(name: "TrustLabPKI", package: "swift-trust"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]
+        ),
         .executableTarget(
             name: "FuzzEvaluateChainInput",
             dependencies: [

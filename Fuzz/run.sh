@@ -17,7 +17,7 @@ root="$(dirname "$fuzz_dir")"
 work="${FUZZ_WORK:-$fuzz_dir/.work}"
 mkdir -p "$work" && work="$(cd "$work" && pwd)"  # absolute: the FUZZ_JOBS runs change directory
 jobs="${FUZZ_JOBS:-1}"
-all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames FuzzCRL FuzzOCSP FuzzSCT)
+all_targets=(FuzzCertificates FuzzPKCS12 FuzzAuthenticationHeaders FuzzConfiguration FuzzHostNames FuzzEvaluateChainInput FuzzHTTP1ResponseHead FuzzHTTP2Frames FuzzCRL FuzzOCSP FuzzSCT FuzzDisplayText)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all_targets[@]}"); fi
 usage="usage: Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]  (targets: ${all_targets[*]})"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then echo "$usage" >&2; exit 2; fi
@@ -148,6 +148,15 @@ for name in 'API.Example.COM.' 'ＥＸＡＭＰＬＥ．com' 'ﬁle.com' 'faß.d
   'βόλος.ΣΑΣ' 'ǅemal.hr' '①②.jp' 'ｶﾞ.jp'; do
   i=$((i + 1)); printf '%s' "$name" > "$n/name-$i"
 done
+
+# Peer-chosen names (FuzzDisplayText): terminal controls, CR/LF, NUL, DEL, C1, bidirectional overrides, a
+# backslash, invalid UTF-8, and plain text that must come through as it is.
+d="$seeds/FuzzDisplayText"
+printf 'CN=evil\x1b[2J\x1b]0;owned\x07host\x08\r\nforged: line\x00\x7f' > "$d/terminal"
+printf 'Root\xc2\x9b31m\xe2\x80\xaegpj.exe\xe2\x81\xa6x\xe2\x80\xa8y' > "$d/c1-bidi"
+printf 'a\\x1b\\u{202E}\\\\' > "$d/backslashes"
+printf 'ok\xff\xc3\xed\xa0\x80\xc0\xaf' > "$d/invalid-utf8"
+printf 'Zürich 名前 é\xcc\x81' > "$d/plain"
 
 # Configuration files: first byte J (the configuration file), T TrustKit, S ATS, A Android NSC, O OkHttp.
 pins=()

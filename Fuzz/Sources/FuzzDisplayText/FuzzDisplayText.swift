@@ -1,0 +1,135 @@
+import Foundation
+import FuzzSupport
+@testable import Trust
+import TrustHTTP
+import TrustLabPKI
+import TrustNIO
+import X509
+
+/// Arbitrary bytes as the names and texts a peer chooses — a certificate's subject, issuer and dNSName,
+/// a reason's subject and detail, a note, a host, an error's message, a CT finding — through every
+/// human-readable rendering: `DisplayText` itself, each `TrustFailureReason` description, `trust evaluate`'s
+/// report and `trust inspect`'s certificate blocks, path line and verdict (`DecisionText`),
+/// `SessionError.description`, `TrustDecisionLog`'s metadata and a CT report's summary.
+///
+/// Properties, besides "no crash, no leak": no line of any rendering holds a raw control character (C0,
+/// DEL, C1), a bidirectional formatting character or a line/paragraph separator
+/// (`DisplayText.containsUnsafeCharacter`); `DisplayText.escaped(utf8:)` of valid UTF-8 equals
+/// `DisplayText.escaped(_:)` of its text; escaping is unambiguous (undoing it gives the input back).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
+    test(fuzzInput(start, count))
+}
+
+/// The entry point (SwiftPM links this target with `--defsym main=FuzzDisplayText_main`): libFuzzer's driver.
+@_cdecl("FuzzDisplayText_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv) { data, count in test(fuzzInput(data, count)) }
+}
+
+/// No line of `text` holds a character a terminal or a log viewer would act on.
+func requireSafe(_ text: String, _ what: String) {
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        require(!DisplayText.containsUnsafeCharacter(line), "\(what) holds a raw control: \(line.debugDescription)")
+    }
+}
+
+/// `DisplayText`'s escaped form read back: `\\`, `\xNN` (a byte), `\u{N…}` (a scalar). Bytes, so that a
+/// `\xNN` of invalid UTF-8 comes back as that byte.
+func unescape(_ text: String) -> [UInt8]? {
+    var out: [UInt8] = []
+    var scalars = text.unicodeScalars[...]
+    while let scalar = scalars.popFirst() {
+        guard scalar == "\\" else {
+            out += Array(String(scalar).utf8)
+            continue
+        }
+        switch scalars.popFirst() {
+        case "\\": out.append(0x5C)
+        case "x":
+            guard scalars.count >= 2, let byte = UInt8(String(String.UnicodeScalarView(scalars.prefix(2))), radix: 16) else { return nil }
+            scalars = scalars.dropFirst(2)
+            out.append(byte)
+        case "u":
+            guard scalars.popFirst() == "{", let end = scalars.firstIndex(of: "}"),
+                let value = UInt32(String(String.UnicodeScalarView(scalars[..<end])), radix: 16), let decoded = Unicode.Scalar(value)
+            else { return nil }
+            scalars = scalars[scalars.index(after: end)...]
+            out += Array(String(decoded).utf8)
+        default: return nil
+        }
+    }
+    return out
+}
+
+/// Every reason, with `text` in each of its strings.
+func reasons(_ text: String) -> [TrustFailureReason] {
+    let date = Date(timeIntervalSince1970: 1_700_000_000)
+    return [
+        .noPathToTrustedAnchor(.selfSignedLeaf(subject: text)), .noPathToTrustedAnchor(.untrustedRoot(subject: text)),
+        .noPathToTrustedAnchor(.missingIssuer(issuer: text, of: text)), .noPathToTrustedAnchor(.issuerNotTrusted(issuer: text, of: text)),
+        .noPathToTrustedAnchor(.badSignature(subject: text)), .noPathToTrustedAnchor(.everyCandidateFailed),
+        .expired(subject: text, notAfter: date, at: date), .notYetValid(subject: text, notBefore: date, at: date),
+        .nameMismatch(expected: text, presented: [text, text]), .nameMismatch(expected: text, presented: []),
+        .missingSubjectAlternativeName(subject: text), .missingExtendedKeyUsage(subject: text, required: text),
+        .extendedKeyUsageExcludedByIssuer(subject: text, required: text), .weakKey(subject: text, key: text, minimum: text),
+        .weakSignatureAlgorithm(subject: text, algorithm: text), .pinMismatch(seen: [], expected: []),
+        .pinnedCertificateNotInPath(pinned: [text]), .pinningRequired(text), .malformedCertificate(subject: text, detail: text),
+        .issuerNotCertificateAuthority(subject: text), .pathLengthConstraintViolated(subject: text, maxPathLength: 1),
+        .leafIsCertificateAuthority(subject: text), .issuerKeyUsageForbidsCertificateSigning(subject: text),
+        .leafKeyUsageInvalid(subject: text, detail: text), .unhandledCriticalExtension(subject: text, oid: text),
+        .nameConstraintViolation(subject: text, name: text, constrainedBy: text), .pathTooLong(intermediates: 9, maximum: 8),
+        .pathTooCostly(text), .emptyChain, .peerNameRequired, .refusedByApplication(text),
+        .revoked(subject: text, serialNumber: text, reason: text, revokedAt: date, source: text),
+        .revocationStatusUnknown(subject: text, detail: text),
+        .certificateTransparencyPolicyNotMet(
+            subject: text, validSCTs: 0, requiredSCTs: 2, operators: 0, requiredOperators: 2, invalidSCTs: 0, unknownLogSCTs: 0, detail: text),
+    ]
+}
+
+/// A root named `text` and a leaf named `text` (its dNSName: the ASCII of `text`, an IA5String), or none
+/// when swift-certificates refuses the name.
+func certificates(_ text: String) -> [Certificate] {
+    let ascii = String(String.UnicodeScalarView(text.unicodeScalars.filter(\.isASCII)))
+    guard let root = try? LabAuthority.root(commonName: text),
+        let leaf = try? root.leaf(commonName: text, dnsNames: ["good.lab.test", ascii])
+    else { return [] }
+    return [leaf.certificate, root.certificate]
+}
+
+/// One input: every property must hold.
+func test(_ bytes: [UInt8]) -> CInt {
+    let shown = DisplayText.escaped(utf8: bytes)
+    requireSafe(shown, "DisplayText.escaped(utf8:)")
+    require(unescape(shown) == bytes, "the escaped form does not read back to the input: \(bytes) → \(shown.debugDescription)")
+    let text = String(decoding: bytes, as: UTF8.self)
+    if Array(text.utf8) == bytes {
+        require(DisplayText.escaped(text) == shown, "escaped(_:) and escaped(utf8:) differ on valid UTF-8")
+    }
+    requireSafe(DisplayText("a \(text) b \(bytes.count)").description, "DisplayText interpolation")
+
+    let all = reasons(text)
+    for reason in all { requireSafe(reason.description, "the description of \(reason.code)") }
+    let chain = certificates(text)
+    var decision = TrustDecision(
+        isTrusted: false, reasons: all, notes: [text], presentedChain: chain, validatedPath: [], closestPath: chain, peerName: nil,
+        evaluationTime: Date(timeIntervalSince1970: 1_700_000_000), policy: text)
+    requireSafe(DecisionText.report(decision), "evaluate's report")
+    requireSafe(DecisionText.pathLine(decision), "the path line")
+    requireSafe(DecisionText.explanation(decision, presented: chain, name: text).joined(separator: "\n"), "inspect's verdict")
+    for (index, certificate) in chain.enumerated() {
+        requireSafe(DecisionText.inspectedCertificate(certificate, index: index, validity: "1 day left").joined(separator: "\n"), "inspect's certificate block")
+    }
+    requireSafe(SessionError(.badServerResponse, text, trustDecision: decision, underlying: text).description, "SessionError.description")
+    for (key, value) in TrustDecisionLog.metadata(for: decision, host: text, port: 443, cached: nil) {
+        requireSafe("\(value)", "log metadata \(key)")
+    }
+    decision.isTrusted = true
+    decision.validatedPath = chain
+    requireSafe(DecisionText.report(decision), "evaluate's report (trusted)")
+    requireSafe(DecisionText.pathLine(decision), "the path line (trusted)")
+    requireSafe(DecisionText.explanation(decision, presented: chain, name: text).joined(separator: "\n"), "inspect's verdict (trusted)")
+    let report = CertificateTransparencyReport(entries: [], requiredSCTs: 2, requiredOperators: 2, malformed: text)
+    requireSafe(report.summary, "a CT report's summary")
+    return 0
+}
