@@ -23,7 +23,7 @@ import X509
 /// responder may stall: OCSP queries and CRL fetches together wait at most ``fetchBudget`` (4 s by default) — OCSP
 /// up to half of it while CRLs could still answer, CRLs the rest. Then the decision is made with what has arrived:
 /// a certificate still without an answer has an unknown status
-/// (``TrustFailureReason/revocationStatusUnknown(subject:detail:)``, its detail naming the budget), which soft
+/// (`TrustFailureReason.revocationStatusUnknown(subject:detail:)`, its detail naming the budget), which soft
 /// checking allows with a note and hard checking refuses — a responder's silence never becomes a timeout. The
 /// queries go on in the background, within their own limits, and fill the caches for later evaluations.
 public struct RevocationCheckingEvaluator: TrustEvaluator {

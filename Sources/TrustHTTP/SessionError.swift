@@ -174,7 +174,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
 
     /// Code, number, message, URL (password hidden), trust reasons and underlying error, safe to show:
     /// what a server chose in them (a realm, a header value in a parser's error, a redirect's URL, a
-    /// certificate's names) is escaped by ``DisplayText``.
+    /// certificate's names) is escaped by `DisplayText`.
     public var description: String {
         var text = DisplayText("\(code) (\(code.rawValue)): \(message)").description
         if let url { text += DisplayText(" [\(url.redactingPassword)]").description }
