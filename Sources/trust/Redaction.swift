@@ -58,45 +58,18 @@ struct Secrets: Sendable {
         return result
     }
 
-    /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any. The delimiters
-    /// are found by byte (RFC 3986 §3.2), so a combining mark after `@` or `/` cannot hide them.
-    static func userInfo(in text: String) -> String? {
-        guard let schemeEnd = text.range(of: "://", options: .literal) else { return nil }
-        let rest = text[schemeEnd.upperBound...]
-        let authorityEnd = rest.utf8.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard let at = authority.lastIndex(ofASCII: UInt8(ascii: "@")) else { return nil }
-        return String(authority[..<at])
-    }
+    /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any.
+    static func userInfo(in text: String) -> String? { URLUserInfo.userInfo(in: text) }
 
     /// A URL as text with any user-info replaced by `***` (RFC 3986 §3.2.1: user-info is not for display).
-    static func redactedURL(_ text: String) -> String {
-        guard let userInfo = userInfo(in: text), let range = text.range(of: userInfo + "@", options: .literal) else { return text }
-        return text.replacingCharacters(in: range, with: "***@")
-    }
+    static func redactedURL(_ text: String) -> String { URLUserInfo.redacted(text) }
 
     /// A URL with any user-info replaced by `***`.
     static func redactedURL(_ url: URL) -> String { redactedURL(url.absoluteString) }
 
     /// Free text (a message quoting URLs) with the user-info of every `scheme://USERINFO@host` in it replaced
-    /// by `***`. An authority ends at `/`, `?`, `#`, a quote or white space (RFC 3986 §3.2; by byte).
-    static func redactingUserInfo(inText text: String) -> String {
-        let ends: Set<UInt8> = [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
-                                UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
-        var bytes = Array(text.utf8)
-        var searchFrom = 0
-        while let separator = bytes[searchFrom...].firstRange(of: Array("://".utf8)) {
-            let start = separator.upperBound
-            let end = bytes[start...].firstIndex { ends.contains($0) } ?? bytes.endIndex
-            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) {
-                bytes.replaceSubrange(start..<at, with: Array("***".utf8))
-                searchFrom = start + 3
-            } else {
-                searchFrom = start
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// by `***`.
+    static func redactingUserInfo(inText text: String) -> String { URLUserInfo.redactingUserInfo(inText: text) }
 
     /// A header value as shown by `-v`: `***` for credential headers.
     static func displayValue(name: String, value: String) -> String {

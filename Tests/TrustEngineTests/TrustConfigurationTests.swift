@@ -113,6 +113,19 @@ struct TrustConfigurationTests {
             .init(key: "a", value: .array([.bool(true), .bool(false), .null, .number("-1.5e3"), .string("é😀")]))]))
     }
 
+    /// A refused report URI is quoted in its problem without its user-info (RFC 3986 §3.2.1), so that no command
+    /// or program that prints the problems shows a password.
+    @Test func aRefusedReportURIIsQuotedWithoutItsPassword() {
+        do {
+            _ = try TrustConfiguration.parse(#"{"version": 1, "base": {"reportURIs": ["http://alice:Rep0rtSecret@reports.example/x"]}}"#, publicSuffixes: nil)
+            Issue.record("an http report URI was accepted")
+        } catch {
+            #expect(error.problems.count == 1)
+            #expect(!error.description.contains("Rep0rtSecret") && !error.description.contains("alice"), "\(error)")
+            #expect(error.description.contains("http://***@reports.example/x"), "\(error)")
+        }
+    }
+
     @Test func missingPublicSuffixListIsAClearProblem() {
         do {
             _ = try TrustConfiguration.parse(#"{"version": 1, "hosts": [{"host": "*.example.com"}]}"#, publicSuffixes: nil)

@@ -280,7 +280,8 @@ extension TrustConfiguration {
                     if let url = URL(string: text), url.scheme?.lowercased() == "https", url.host?.isEmpty == false {
                         entry.reportURIs.append(url)
                     } else {
-                        problem("\(path).reportURIs[\(index)]", "must be an https URL, not \"\(text)\"")
+                        // Quoted without its user-info: a password in a refused URI is still a password (RFC 3986 §3.2.1).
+                        problem("\(path).reportURIs[\(index)]", "must be an https URL, not \"\(URLUserInfo.redacted(text))\"")
                     }
                 }
             }
