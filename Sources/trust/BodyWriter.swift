@@ -20,8 +20,10 @@ extension FileDescriptorOutput {
 
 /// Lines on stderr, through write(2) (a closed stderr is ignored: there is nowhere left to say so).
 enum StandardError {
+    /// A line of diagnostics. Whatever a message quotes, no raw control character reaches the terminal:
+    /// peer-chosen text is escaped where it is placed (``DisplayText``), and this catches what was not.
     static func line(_ text: String) {
-        try? FileDescriptorOutput.write(STDERR_FILENO, text + "\n")
+        try? FileDescriptorOutput.write(STDERR_FILENO, DisplayText.neutralizingControls(text) + "\n")
     }
 
     static func write(_ text: String) {

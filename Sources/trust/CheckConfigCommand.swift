@@ -118,7 +118,7 @@ struct CheckConfigCommand: ParsableCommand {
             let certificates = entry.anchors?.load(baseDirectory: evaluator.baseDirectory, path: "").certificates ?? []
             for certificate in certificates where certificate.notValidAfter <= horizon {
                 let role = pinned.contains(certificate.spkiPin) ? "pinned certificate" : "anchor"
-                warnings.append("\(name): \(role) \(certificate.subject) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
+                warnings.append("\(name): \(role) \(DisplayText.escaped(certificate.subject.description)) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
             }
         }
         // Chrome's rule: a CT log list more than 70 days old is not enforced.

@@ -34,7 +34,7 @@ struct UsageError: Error, CustomStringConvertible {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("trust: " + message + "\n").utf8))
+    StandardError.line("trust: " + message)
 }
 
 @main
@@ -73,7 +73,7 @@ enum TrustMain {
         } catch {
             let code = TrustCommand.exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((TrustCommand.fullMessage(for: error) + "\n").utf8))
+                StandardError.line(TrustCommand.fullMessage(for: error))
                 exit(TrustExitCode.usage)
             }
             TrustCommand.exit(withError: error)

@@ -19,6 +19,21 @@ import TrustTestSupport
         }
     }
 
+    /// The last line of defence for whole messages: controls escaped as ``DisplayText/escaped(_:)`` does, but
+    /// text that already went through it is left as it is (its backslashes not doubled) and a message keeps its
+    /// line feeds.
+    @Test func neutralizingControlsLeavesEscapedTextAndLineFeeds() {
+        let peer = "CN=evil\u{1B}]0;pwned\u{7}\\x\u{202E}"
+        let once = DisplayText.escaped(peer)
+        #expect(DisplayText.neutralizingControls(once) == once)
+        #expect(DisplayText.neutralizingControls("a: " + peer + "\nb") == "a: CN=evil\\x1b]0;pwned\\x07\\x\\u{202E}\nb")
+        #expect(DisplayText.neutralizingControls("plain text, é, 名前") == "plain text, é, 名前")
+        for value in (0..<0x20).filter({ $0 != 0x0A }) + [0x7F] {
+            let text = DisplayText.neutralizingControls("x" + String(Unicode.Scalar(UInt8(value))) + "y")
+            #expect(!DisplayText.containsUnsafeCharacter(text), "\(value)")
+        }
+    }
+
     @Test func escapesC1ControlsBidiAndLineSeparators() {
         #expect(DisplayText.escaped("\u{9B}31m") == "\\u{009B}31m")  // C1 CSI
         #expect(DisplayText.escaped("\u{80}\u{85}\u{9F}") == "\\u{0080}\\u{0085}\\u{009F}")

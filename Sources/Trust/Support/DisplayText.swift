@@ -100,6 +100,21 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
         }
     }
 
+    /// The last line of defence for lines about to reach a terminal or a log, whoever wrote them: every
+    /// character ``escaped(_:)`` escapes is escaped the same way, except a backslash (text that already went
+    /// through ``escaped(_:)`` comes out unchanged, never escaped twice) and a line feed (a message of several
+    /// lines stays several lines). Text a peer chose should still go through ``escaped(_:)`` where it is
+    /// placed, which also escapes line feeds; this catches what a message forgot.
+    public static func neutralizingControls(_ text: some StringProtocol) -> String {
+        guard containsUnsafeCharacter(text) else { return String(text) }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" || scalar == "\n" { out.unicodeScalars.append(scalar) } else { append(scalar, to: &out) }
+        }
+        return out
+    }
+
     /// Whether `text` holds a character ``escaped(_:)`` would escape, other than a backslash: a raw
     /// control, bidirectional formatting character or line separator. Output made safe holds none.
     public static func containsUnsafeCharacter(_ text: some StringProtocol) -> Bool {
