@@ -29,8 +29,12 @@ struct ImportCommand: ParsableCommand {
         guard let source = TrustConfigurationImporter.Source(rawValue: from.lowercased()) else {
             throw UsageError("--from \(from): use one of " + TrustConfigurationImporter.Source.allCases.map(\.rawValue).joined(separator: ", "))
         }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            printError("cannot read \(file)")
+        // Bounded as every local input (a FIFO, a device or an oversized file refused, never waited on).
+        let data: Data
+        do {
+            data = Data(try LocalFile.read(file, limit: LocalFile.configurationLimit))
+        } catch {
+            printError("cannot read \(error.description)")
             throw ExitCode(1)
         }
         let result: TrustConfigurationImporter.Result

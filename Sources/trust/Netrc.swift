@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -144,11 +145,15 @@ struct Netrc {
 
     /// Reads and parses `path`; nil when there is no such file (curl then goes on without it).
     static func load(_ path: String) throws(ParseError) -> Netrc? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: maximumFileBytes + 1) else { return nil }
-        if data.count > maximumFileBytes { throw ParseError(description: "larger than \(maximumFileBytes / 1024) KiB") }
-        return try Netrc(parsing: String(decoding: data, as: UTF8.self))
+        // Bounded as every local input: a FIFO or a device is refused, never waited on.
+        let bytes: [UInt8]
+        do {
+            bytes = try LocalFile.read(path, limit: maximumFileBytes)
+        } catch {
+            if case .cannotOpen = error.kind { return nil }
+            throw ParseError(description: error.reason)
+        }
+        return try Netrc(parsing: String(decoding: bytes, as: UTF8.self))
     }
 
     /// Why `path` is exposed to other local users, if it is: another owner, or group/other permission

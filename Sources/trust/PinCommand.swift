@@ -39,11 +39,14 @@ struct PinCommand: AsyncParsableCommand {
                 } else if FileManager.default.isDirectory(file) {
                     entries += try CertificateSource.entries(inDirectory: file).map { PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject) }
                 } else {
-                    guard let data = FileManager.default.contents(atPath: file) else {
-                        let why = FileManager.default.fileExists(atPath: file) ? "permission denied" : "no such file or folder"
-                        throw UsageError(CertificateLoadingError(source: file, kind: .unreadable(why)).description)
+                    // Bounded as every local input (a FIFO, a device or an oversized file refused, never waited on).
+                    let bytes: [UInt8]
+                    do {
+                        bytes = try LocalFile.read(file, limit: LocalFile.certificateLimit)
+                    } catch {
+                        throw UsageError(CertificateLoadingError(source: file, kind: .unreadable(error.reason)).description)
                     }
-                    entries += try PinSource.entries(bytes: Array(data), source: file)
+                    entries += try PinSource.entries(bytes: bytes, source: file)
                 }
             } catch let error as CertificateLoadingError {
                 throw UsageError(error.description)

@@ -32,8 +32,17 @@ struct WriteOut: Sendable {
     static func load(_ argument: String) throws -> WriteOut {
         guard argument.hasPrefix("@") else { return WriteOut(format: argument) }
         let path = String(argument.dropFirst())
-        let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
-        guard let data else { throw UsageError("-w: cannot read \(path)") }
+        // A file is read bounded (a FIFO, a device or a file over 1 MiB refused, never waited on); standard input as curl.
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            do {
+                data = Data(try LocalFile.read(path, limit: 1 << 20))
+            } catch {
+                throw UsageError("-w: cannot read \(error.description)")
+            }
+        }
         return WriteOut(format: String(decoding: data, as: UTF8.self))
     }
 

@@ -80,12 +80,29 @@ struct LocalFilesTests {
             ("--crlfile huge", ["get", url, "--crlfile", sparse("huge.crl", size: (64 << 20) + 1)], 82, "larger than 67108864 bytes"),
             ("--cert FIFO", ["get", url, "--cert", fifo], 58, "cannot read the file"),
             ("--ct-log-list FIFO", ["get", url, "--ct", "enforce", "--ct-log-list", fifo], 2, "a FIFO, not a regular file"),
+            ("--netrc-file FIFO", ["get", url, "--netrc-file", fifo], 26, "a FIFO, not a regular file"),
+            ("-w @FIFO", ["get", url, "-w", "@" + fifo], 2, "a FIFO, not a regular file"),
+            ("-w @/dev/zero", ["get", url, "-w", "@/dev/zero"], 2, "a character device, not a regular file"),
+            ("pin FIFO", ["pin", fifo], 2, "a FIFO, not a regular file"),
+            ("pin /dev/zero", ["pin", "/dev/zero"], 2, "a character device, not a regular file"),
+            ("import FIFO", ["import", "--from", "trustkit", fifo], 1, "a FIFO, not a regular file"),
         ]
         for (name, arguments, expected, reason) in cases {
             // A blocked open would hold the command until it is killed (and the status shows it).
             let (status, _, err) = try await run(CLI.binary, arguments, timeLimitSeconds: 60)
             #expect(status == expected && err.contains(reason), "\(name): \(status) \(err)")
         }
+        // A message quoting a path with terminal controls in it (the user's own input, or a name a server chose for
+        // an -O file) shows them escaped: every line of diagnostics goes through the last line of defence.
+        let hostile = dir + "/x\u{1B}]0;pwned\u{7}\u{9B}2J.pem"
+        try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: hostile))
+        let (hostileStatus, _, hostileErr) = try await run(CLI.binary, ["get", url, "--cacert", hostile])
+        #expect(hostileStatus == 2 && hostileErr.contains("x\\x1b]0;pwned\\x07\\u{009B}2J.pem"), "\(hostileStatus) \(hostileErr)")
+        #expect(!DisplayText.containsUnsafeCharacter(hostileErr.replacingOccurrences(of: "\n", with: "")), "\(hostileErr)")
+        // System roots from SSL_CERT_FILE naming a FIFO: skipped (no anchor, the chain refused), never waited on.
+        let (status, _, err) = try await run("/usr/bin/env", ["SSL_CERT_FILE=" + fifo, "SSL_CERT_DIR=" + dir, CLI.binary, "evaluate",
+                                                              "--chain", CLI.lab + "/good/chain.pem", "--host", "good.lab.test"], timeLimitSeconds: 60)
+        #expect(status == 1, "SSL_CERT_FILE FIFO: \(status) \(err)")
     }
 
     /// A configuration file another user could write decides whom `trust` trusts: refused as ssh refuses its own

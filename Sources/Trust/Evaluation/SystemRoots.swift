@@ -68,7 +68,10 @@ public enum SystemRoots {
 final class SystemRootIndex: @unchecked Sendable {
     static let shared: SystemRootIndex = {
         var bundle: [UInt8] = []
-        if let path = SystemRoots.bundlePath, let data = FileManager.default.contents(atPath: path) { bundle = Array(data) }
+        // Bounded as every local input: SSL_CERT_FILE or a folder entry naming a FIFO, a device or an oversized file
+        // is skipped, never waited on or read without end.
+        func contents(_ path: String) -> [UInt8]? { try? LocalFile.read(path, limit: LocalFile.certificateLimit) }
+        if let path = SystemRoots.bundlePath, let data = contents(path) { bundle = data }
         let folders = SystemRoots.certificateDirectories
         if !folders.isEmpty {
             var read: Set<String> = SystemRoots.bundlePath.map { [URL(fileURLWithPath: $0).resolvingSymlinksInPath().path] } ?? []
@@ -77,8 +80,8 @@ final class SystemRootIndex: @unchecked Sendable {
                 for name in names.sorted() {
                     // PEM only, as OpenSSL reads a certificate folder; each file once, whatever links name it.
                     let path = URL(fileURLWithPath: folder + "/" + name).resolvingSymlinksInPath().path
-                    guard read.insert(path).inserted, let data = FileManager.default.contents(atPath: path) else { continue }
-                    bundle += [0x0A] + Array(data)
+                    guard read.insert(path).inserted, let data = contents(path) else { continue }
+                    bundle += [0x0A] + data
                 }
             }
         }
