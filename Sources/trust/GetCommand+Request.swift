@@ -431,15 +431,22 @@ extension GetCommand {
         return (Self.exitCode(for: error), lines)
     }
 
+    /// Proxy schemes curl 7.88 speaks besides http (CURLPROXY_*), none of which trust does.
+    static let proxySchemesCurlSpeaks: Set<String> = ["https", "socks4", "socks4a", "socks5", "socks5h"]
+
     /// curl's exit code for a session error.
     static func exitCode(for error: SessionError) -> Int32 {
         // A proxy that cannot be used (never replaced by a direct connection), as curl 7.88 exits: "Unsupported
-        // proxy syntax" (a malformed URL, a port outside 1–65535) is CURLE_COULDNT_RESOLVE_PROXY (5);
-        // "Unsupported proxy scheme" CURLE_COULDNT_CONNECT (7) — for socks4/5 and https proxies too, which
-        // curl supports and trust does not.
+        // proxy syntax" (a malformed URL, a port outside 1–65535) is CURLE_COULDNT_RESOLVE_PROXY (5); a scheme
+        // curl does not know either, "Unsupported proxy scheme", CURLE_COULDNT_CONNECT (7). A SOCKS or https
+        // proxy, which curl speaks and trust does not, is CURLE_PROXY (97), curl's exit for a proxy handshake
+        // that cannot be completed.
         if let unusable = error.underlyingError as? ProxyEnvironment.UnusableProxy {
-            if case .malformed = unusable.problem { return 5 }
-            return 7
+            switch unusable.problem {
+            case .malformed: return 5
+            case .unsupportedScheme(let scheme) where Self.proxySchemesCurlSpeaks.contains(scheme.lowercased()): return 97
+            default: return 7
+            }
         }
         switch error.code {
         case .cannotFindHost: return 6

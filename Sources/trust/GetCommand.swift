@@ -36,7 +36,7 @@ struct GetCommand: AsyncParsableCommand {
 
             Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL (an invalid \
             internationalised host or a port outside 1-65535 too), 5 a malformed proxy URL or port, 6 could not \
-            resolve host, 7 could not connect (or a proxy scheme other than http), 8 malformed HTTP/1.1 \
+            resolve host, 7 could not connect (or an unknown proxy scheme), 8 malformed HTTP/1.1 \
             response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
             body ended early (partial file), 22 HTTP status >= 400 with --fail, 23 failure writing the output \
             (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read (or a netrc file that cannot be parsed), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
@@ -45,7 +45,8 @@ struct GetCommand: AsyncParsableCommand {
             problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
             inflating more than 100 times, 63 --max-filesize exceeded, 67 authentication failed (a final 401 \
             with --user, 407 with --proxy-user), 65 a body read from standard input that had to be sent again \
-            (after a challenge or a redirect), 49 a --resolve entry that does not parse, 130 interrupted (Ctrl-C).
+            (after a challenge or a redirect), 49 a --resolve entry that does not parse, 97 a SOCKS or https proxy (not spoken by trust), 130 interrupted \
+            (Ctrl-C).
             """)
 
     @Argument(help: "The URL (http or https).")

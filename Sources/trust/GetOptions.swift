@@ -139,7 +139,7 @@ struct GetAuthenticationOptions: ParsableArguments {
     @Flag(name: .long, help: "Allow Basic credentials over plain http (clear text).")
     var allowCleartextAuth = false
 
-    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT); '' for none. Without it, http_proxy (never HTTP_PROXY) / https_proxy / all_proxy / no_proxy from the environment apply, as in curl. socks and https proxies are refused (exit 7), never bypassed.")
+    @Option(name: [.customShort("x"), .customLong("proxy")], help: "An HTTP proxy, http://[USER:PASSWORD@]HOST[:PORT] (https goes through CONNECT); '' for none. Without it, http_proxy (never HTTP_PROXY) / https_proxy / all_proxy / no_proxy from the environment apply, as in curl. socks and https proxies are refused (exit 97), never bypassed.")
     var proxy: String?
 
     @Option(name: [.customShort("U"), .customLong("proxy-user")], help: "USER:PASSWORD for the proxy (Basic or Digest, when it asks); USER alone prompts for the password, as -u.")

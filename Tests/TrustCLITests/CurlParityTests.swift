@@ -113,8 +113,8 @@ struct CurlParityTests {
             row(["https_proxy=http://127.0.0.1:1", "HTTPS_PROXY=" + Self.proxy], exit: 7, proxied: false),
             row(["https_proxy=" + Self.proxy, "no_proxy=.lab.test"], proxied: false),
             row(["https_proxy=" + Self.proxy, "NO_PROXY=good.lab.test."], proxied: false),
-            row(["https_proxy=socks5h://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
-            row(["https_proxy=https://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
+            row(["https_proxy=socks5h://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+            row(["https_proxy=https://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
             row(["https_proxy=https://127.0.0.1:{proxy}", "no_proxy=good.lab.test"], proxied: false),
         ], https: true)
     }
@@ -182,16 +182,16 @@ struct CurlParityTests {
             Row(environment: ["http_proxy=127.0.0.1:98425"], exit: 5, proxied: false),
             Row(environment: ["http_proxy=http://user:secret@127.0.0.1:65536"], exit: 5, proxied: false),
             Row(environment: ["ALL_PROXY=http://user:secret@127.0.0.1:98425"], arguments: ["-v"], exit: 5, proxied: false),
-            Row(environment: ["all_proxy=socks5://user:secret@127.0.0.1:{proxy}"], arguments: ["-v"], exit: 7, proxied: false, curl: .neverDirect),
+            Row(environment: ["all_proxy=socks5://user:secret@127.0.0.1:{proxy}"], arguments: ["-v"], exit: 97, proxied: false, curl: .neverDirect),
             Row(arguments: ["-x", "127.0.0.1:98425"], exit: 5, proxied: false),
             Row(arguments: ["-x", "http://127.0.0.1:x/"], exit: 5, proxied: false),
             Row(environment: ["http_proxy=foo://127.0.0.1:{proxy}", "no_proxy=127.0.0.1"], proxied: false),
             Row(arguments: ["-x", "socks5://127.0.0.1:{proxy}", "--noproxy", "127.0.0.1"], proxied: false),
-            Row(environment: ["http_proxy=socks5://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
-            Row(environment: ["all_proxy=socks5h://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
-            Row(environment: ["ALL_PROXY=socks4://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
-            Row(arguments: ["-x", "socks4a://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
-            Row(arguments: ["-x", "https://127.0.0.1:{proxy}"], exit: 7, proxied: false, curl: .neverDirect),
+            Row(environment: ["http_proxy=socks5://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+            Row(environment: ["all_proxy=socks5h://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+            Row(environment: ["ALL_PROXY=socks4://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+            Row(arguments: ["-x", "socks4a://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+            Row(arguments: ["-x", "https://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
         ])
     }
 

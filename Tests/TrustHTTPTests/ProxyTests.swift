@@ -116,7 +116,7 @@ struct ProxyTests {
         #expect(try await run(CLI.binary, base + ["--proxy-user", "alice:wrong"]).0 == 67)
         #expect(try await run(CLI.binary, base).0 == 56)  // CONNECT refused with 407, no credentials given
         #expect(try await run(CLI.binary, base + ["--noproxy", "good.lab.test"]).0 == 0)
-        #expect(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "socks5://127.0.0.1:1"]).0 == 7)  // curl's "Unsupported proxy scheme"
+        #expect(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "socks5://127.0.0.1:1"]).0 == 97)  // a proxy trust cannot speak: curl's CURLE_PROXY
         #expect(try await run(CLI.binary, ["get", good.baseURL + "/", "--cacert", CLI.lab + "/roots.pem", "-x", "http://127.0.0.1:1"]).0 == 7)
         #expect(proxy.requests.contains("CONNECT good.lab.test:\(good.port)"))
         try await proxy.shutdown()
