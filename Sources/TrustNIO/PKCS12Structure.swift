@@ -16,8 +16,8 @@ struct PKCS12Structure {
     var certificateBags = 0
     var encryptedContents = 0
     /// The key-derivation iterations seen (saturating): the MAC's, and every shrouded key bag's and encrypted
-    /// content's. A shrouded key bag inside an encrypted content is not seen; BoringSSL refuses a second key, so
-    /// at most one such derivation is uncounted.
+    /// content's. A shrouded key bag inside an encrypted content is not seen (at most one such derivation runs
+    /// before BoringSSL refuses a second key): ``PKCS12Budget/timeLimit`` bounds it, by default too.
     var iterations = 0
     /// The MAC's iterations alone (BoringSSL computes the MAC twice for an empty passphrase).
     var macIterations = 0

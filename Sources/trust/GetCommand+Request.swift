@@ -38,6 +38,7 @@ extension GetCommand {
         var secrets = Secrets()
         secrets.addPassword(ofUserArgument: user)
         secrets.addPassword(ofUserArgument: proxyUser)
+        if case .user(_, let password)? = netrcEntry?.kind { secrets.add(password) }
         secrets.add(certPassword)
         if let cert { secrets.add(Self.splitCertArgument(cert).password) }
         secrets.addUserInfo(ofURL: url)
@@ -100,8 +101,8 @@ extension GetCommand {
     /// accepts a server the configured evaluation refuses, printing why it would have been refused.
     func challengeHandler(monitor: TransferMonitor, diagnostics: Diagnostics) -> ClosureChallengeHandler {
         let verbose = self.verbose, insecure = self.insecure, pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
-        // A user name from -u may be shown; one from the URL's user-info may not.
-        let shownUser = user.map { String($0.splitOnce(atASCII: UInt8(ascii: ":"))?.before ?? $0[...]) }
+        // A user name from -u or netrc may be shown; one from the URL's user-info may not.
+        let shownUser: String? = if case .user(let name, _)? = credential?.kind { name } else { nil }
         return ClosureChallengeHandler { challenge in
             if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
             if verbose {
@@ -203,7 +204,7 @@ extension GetCommand {
     /// or of unknown size.
     func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> Request {
         var request = Request(url: requestURL)
-        if let credential = user.flatMap(Self.credential(fromUserArgument:)) {
+        if let credential {
             request.credential = credential
             request.authenticatesPreemptively = basic
         }
@@ -360,6 +361,10 @@ extension GetCommand {
 
     /// A PKCS#12 or PEM identity; a local certificate problem exits 58 (curl's "problem with the local certificate").
     func loadIdentity(_ argument: String, diagnostics: Diagnostics) throws -> ClientIdentity {
+        // -m when it is shorter than the PKCS#12 default time limit (compared as Double: no conversion can trap).
+        let maxTimeLimit: Duration? = maxTime.flatMap { seconds in
+            (0..<PKCS12Budget.defaultTimeLimit / .milliseconds(1)).contains(seconds * 1000) ? .milliseconds(Int64(seconds * 1000)) : nil
+        }
         do {
             let (path, inlinePassword) = Self.splitCertArgument(argument)
             let passphrase = certPassword ?? inlinePassword
@@ -377,13 +382,15 @@ extension GetCommand {
             }
             if isPKCS12 {
                 // curl loads the certificate during the handshake, under -m: decoding one waits no longer (exit 28).
-                let budget = PKCS12Budget(timeLimit: maxTime.map { .milliseconds(Int64($0 * 1000)) })
+                // Without -m (or with a longer one) the library's default limit still bounds it (exit 58).
+                var budget = PKCS12Budget()
+                if let maxTimeLimit { budget.timeLimit = maxTimeLimit }
                 return try ClientIdentity(pkcs12File: path, passphrase: passphrase, budget: budget)
             }
             return try ClientIdentity(certificateFile: path, keyFile: key, passphrase: passphrase)
         } catch let exit as ExitCode {
             throw exit
-        } catch let error as ClientIdentityError where error.isTimeout {
+        } catch let error as ClientIdentityError where error.isTimeout && maxTimeLimit != nil {
             diagnostics.error("(28) Operation timed out after \(Int((maxTime ?? 0) * 1000)) milliseconds with 0 bytes received")
             throw ExitCode(28)
         } catch {

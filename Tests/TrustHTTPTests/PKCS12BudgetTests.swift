@@ -65,4 +65,15 @@ struct PKCS12BudgetTests {
         // Without -m the same file loads, and the command goes on to connect (nothing listens on port 9: 7).
         #expect(try await run(CLI.binary, ["get", url, "--cert", slow + ":secret"]).0 == 7)
     }
+
+    /// A shrouded key bag inside an encrypted content cannot be counted without the passphrase (up to 100 million
+    /// iterations, about 40 s of CPU): only a time limit bounds it, so every budget has one unless the caller
+    /// removes it — library callers included, not only `trust get -m` (before, the default was none). A file
+    /// hiding such a bag needs its outer encryption and MAC written by hand; the wiring is what can fail here.
+    @Test func everyBudgetHasATimeLimitByDefault() {
+        #expect(PKCS12Budget.defaultTimeLimit == .seconds(10))
+        #expect(PKCS12Budget().timeLimit == PKCS12Budget.defaultTimeLimit)
+        #expect(PKCS12Budget(maximumIterations: 1).timeLimit == PKCS12Budget.defaultTimeLimit)
+        #expect(PKCS12Budget(timeLimit: nil).timeLimit == nil)
+    }
 }
