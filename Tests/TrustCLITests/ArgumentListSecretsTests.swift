@@ -84,8 +84,10 @@ struct ArgumentListSecretsTests {
     }
 
     /// `--pass`/`--cert-password` with a PKCS#12 file they open (a wrong one would end the command before any request).
-    @Test func passFlag() async throws {
-        let p12 = try await pkcs12(password: "ArgSecret-p1")
+    @Test(.requires(.openssl)) func passFlag() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p12 = try await labClientPKCS12(password: "ArgSecret-p1", in: dir)
         try await withHoldingServer { server in
             for spelling in [["--pass", "ArgSecret-p1"], ["--cert-password", "ArgSecret-p1"], ["--pass=ArgSecret-p1"], ["--pass", "pass:ArgSecret-p1"]] {
                 let cmdline = try await argumentsInFlight([server.baseURL + "/", "--cert", p12] + spelling, server: server)
@@ -94,8 +96,10 @@ struct ArgumentListSecretsTests {
         }
     }
 
-    @Test func certInlinePassword() async throws {
-        let p12 = try await pkcs12(password: "ArgSecret-c1")
+    @Test(.requires(.openssl)) func certInlinePassword() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p12 = try await labClientPKCS12(password: "ArgSecret-c1", in: dir)
         try await withHoldingServer { server in
             for spelling in [["--cert", p12 + ":ArgSecret-c1"], ["-E", p12 + ":ArgSecret-c1"], ["--cert=" + p12 + ":ArgSecret-c1"]] {
                 let cmdline = try await argumentsInFlight([server.baseURL + "/"] + spelling, server: server)
@@ -187,11 +191,11 @@ struct ArgumentListSecretsTests {
         """
 
     /// `-u USER` on a terminal: curl's prompt, no echo, the password typed reaches the server (and only it).
-    @Test func promptOnTerminal() async throws {
+    @Test(.requires(.python3)) func promptOnTerminal() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let prompt = "Enter host password for user 'alice':"
-            let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
+            let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
                                                                         CLI.binary, "get", good.baseURL + "/basic", "-u", "alice"] + lab(good))
             #expect(status == 0, "\(err)")
             #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
@@ -202,13 +206,13 @@ struct ArgumentListSecretsTests {
     }
 
     /// `-U USER`: curl's proxy prompt.
-    @Test func proxyPromptOnTerminal() async throws {
+    @Test(.requires(.python3)) func proxyPromptOnTerminal() async throws {
         let proxy = try await LabProxy.start(authentication: .basic)
         try await withTeardown({ try? await proxy.shutdown() }) {
             try await withLabServers(["good"]) { servers in
                 let good = servers["good"]!
                 let prompt = "Enter proxy password for user 'alice':"
-                let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
+                let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
                                                                             CLI.binary, "get", good.baseURL + "/", "-x", proxy.url, "-U", "alice"] + lab(good))
                 #expect(status == 0, "\(err)")
                 #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
@@ -219,9 +223,9 @@ struct ArgumentListSecretsTests {
     }
 
     /// Ctrl-C at the prompt ends the command by SIGINT, and the terminal has its echo back.
-    @Test func promptInterruptedRestoresEcho() async throws {
+    @Test(.requires(.python3)) func promptInterruptedRestoresEcho() async throws {
         let prompt = "Enter host password for user 'alice':"
-        let (status, out, err) = try await run("/usr/bin/python3", ["-c", Self.ptyDriver, "interrupt", prompt, "",
+        let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "interrupt", prompt, "",
                                                                     CLI.binary, "get", "https://127.0.0.1:1/", "-u", "alice"])
         #expect(status == 0, "\(err)")
         // status 2: ended by signal 2 (SIGINT), as without the prompt's handler.
@@ -246,11 +250,12 @@ struct ArgumentListSecretsTests {
 
     /// `--pass env:NAME`, `file:PATH` (the first line only), `pass:TEXT`; an unreadable source is exit 58,
     /// as a wrong passphrase.
-    @Test func passFromEnvironmentAndFile() async throws {
+    @Test(.requires(.openssl)) func passFromEnvironmentAndFile() async throws {
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
         try await withTeardown({ try? await server.shutdown() }) {
-            let p12 = try await pkcs12(password: "FileSecret-1")
             let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let p12 = try await labClientPKCS12(password: "FileSecret-1", in: dir)
             try "FileSecret-1\nsecond line\n".write(toFile: dir + "/pass", atomically: true, encoding: .utf8)
             try "FileSecret-1".write(toFile: dir + "/pass-no-newline", atomically: true, encoding: .utf8)
             try String(repeating: "x", count: 2000).write(toFile: dir + "/long", atomically: true, encoding: .utf8)
@@ -269,15 +274,5 @@ struct ArgumentListSecretsTests {
                 #expect(!err.contains("WrongSecret-1"), "\(err)")
             }
         }
-    }
-
-    /// A PKCS#12 file of the lab's client identity, protected by `password` (made by openssl).
-    func pkcs12(password: String) async throws -> String {
-        let path = try temporaryDirectory() + "/client.p12"
-        let client = CLI.lab + "/clients/client"
-        let (status, _, err) = try await run("/usr/bin/openssl", ["pkcs12", "-export", "-in", client + "/chain.pem", "-inkey", client + "/key.pem",
-                                                                  "-out", path, "-passout", "pass:" + password])
-        #expect(status == 0, "\(err)")
-        return path
     }
 }

@@ -26,35 +26,29 @@ struct GetCommandSecretsTests {
         ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"]
     }
 
-    /// A PKCS#12 file of the lab's client identity, protected by `password` (made by openssl).
-    func pkcs12(password: String) async throws -> String {
-        let path = try temporaryDirectory() + "/client.p12"
-        let client = CLI.lab + "/clients/client"
-        let (status, _, err) = try await run("/usr/bin/openssl", ["pkcs12", "-export", "-in", client + "/chain.pem", "-inkey", client + "/key.pem",
-                                                                  "-out", path, "-passout", "pass:" + password])
-        #expect(status == 0, "\(err)")
-        return path
-    }
-
     /// The reported defect: `--cert /missing.p12:SuperSecret` printed the password.
-    @Test func certInlinePassword() async throws {
+    @Test(.requires(.openssl)) func certInlinePassword() async throws {
         let missing = "/missing-\(UUID().uuidString).p12"
         let (status, out, err) = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "--cert", missing + ":SuperSecret", "-v"])
         expectClean((status, out, err), ["SuperSecret"], status: 58)
         #expect(err.contains(missing))
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
         try await withTeardown({ try? await server.shutdown() }) {
-            let p12 = try await pkcs12(password: "P12Secret-42")
+            let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let p12 = try await labClientPKCS12(password: "P12Secret-42", in: dir)
             let url = server.baseURL + "/whoami"
             expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":P12Secret-42", "-v"] + lab(server)), ["P12Secret-42"], status: 0)
             expectClean(try await run(CLI.binary, ["get", url, "--cert", p12 + ":WrongSecret-42", "-v"] + lab(server)), ["WrongSecret-42"], status: 58)
         }
     }
 
-    @Test func certPasswordFlag() async throws {
+    @Test(.requires(.openssl)) func certPasswordFlag() async throws {
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
         try await withTeardown({ try? await server.shutdown() }) {
-            let p12 = try await pkcs12(password: "P12Secret-43")
+            let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let p12 = try await labClientPKCS12(password: "P12Secret-43", in: dir)
             let url = server.baseURL + "/whoami"
             for flag in ["--pass", "--cert-password"] {
                 expectClean(try await run(CLI.binary, ["get", url, "--cert", p12, flag, "P12Secret-43", "-v"] + lab(server)), ["P12Secret-43"], status: 0)

@@ -9,6 +9,10 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
     case curl
     /// python3 with the requests package (Debian's python3-requests).
     case python3Requests
+    /// python3 alone (its standard library, e.g. `pty`).
+    case python3
+    /// strace, to see the system calls of a child process.
+    case strace
 
     /// The executable's path, where the tool is installed.
     package var path: String {
@@ -16,6 +20,8 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
         case .openssl: "/usr/bin/openssl"
         case .curl: "/usr/bin/curl"
         case .python3Requests: "/usr/bin/python3"
+        case .python3: "/usr/bin/python3"
+        case .strace: "/usr/bin/strace"
         }
     }
 
@@ -24,6 +30,8 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
         case .openssl: "openssl"
         case .curl: "curl"
         case .python3Requests: "python3 with requests"
+        case .python3: "python3"
+        case .strace: "strace"
         }
     }
 
@@ -33,11 +41,15 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
         case .openssl: Self.opensslInstalled
         case .curl: Self.curlInstalled
         case .python3Requests: Self.requestsInstalled
+        case .python3: Self.python3Installed
+        case .strace: Self.straceInstalled
         }
     }
 
     private static let opensslInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.openssl.path)
     private static let curlInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.curl.path)
+    private static let python3Installed = FileManager.default.isExecutableFile(atPath: ExternalTool.python3.path)
+    private static let straceInstalled = FileManager.default.isExecutableFile(atPath: ExternalTool.strace.path)
     /// Whether python3 has requests: its package folder where Debian's python3-requests (or pip) puts
     /// it. Read from the file system, not by running python3: a trait is evaluated on Swift's
     /// cooperative pool, which a test must never block on a child process.
@@ -55,6 +67,8 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
         case .openssl: "apt-get install openssl"
         case .curl: "apt-get install curl"
         case .python3Requests: "apt-get install python3-requests"
+        case .python3: "apt-get install python3"
+        case .strace: "apt-get install strace"
         }
     }
 }

@@ -17,7 +17,8 @@ package final class RefusingPort {
     package func close() { Glibc.close(descriptor) }
 
     /// A TCP socket bound to 127.0.0.1 on a port of the kernel's choosing, listening when `backlog` is
-    /// given, with `SO_RCVBUF` set to `receiveBuffer` when that is.
+    /// given, with `SO_RCVBUF` set to `receiveBuffer` when that is: the socket setup of every plain-socket
+    /// test server (``HoldingServer``, ``StalledEndpoint``, ``SilentPort``).
     static func bindLoopback(backlog: Int32?, receiveBuffer: Int32? = nil) throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }

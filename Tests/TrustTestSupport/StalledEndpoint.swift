@@ -12,16 +12,8 @@ package final class StalledEndpoint: Sendable {
     private let accepted = Mutex<[Int32]>([])
 
     package init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard fd >= 0, bound, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try RefusingPort.bindLoopback(backlog: 16)
+        self.port = port
         listener = fd
         Thread.detachNewThread { [self] in
             while true {
