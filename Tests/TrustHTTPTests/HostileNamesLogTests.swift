@@ -22,7 +22,7 @@ struct HostileNamesLogTests {
         #expect(!log.all.isEmpty, sourceLocation: sourceLocation)
         for record in log.all {
             #expect(Self.messages.contains(record.message), "a message not fixed: \(record.message.debugDescription)", sourceLocation: sourceLocation)
-            HostileNames.expectNoRawControl(record.text, "log record", sourceLocation: sourceLocation)
+            HostileNames.expectNoRawControl(record.text, "log record", lines: 1, sourceLocation: sourceLocation)
         }
     }
 

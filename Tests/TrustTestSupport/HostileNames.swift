@@ -43,12 +43,24 @@ package enum HostileNames {
         }
     }()
 
-    /// No line of `output` holds a raw control, C1 or bidirectional formatting character.
-    package static func expectNoRawControl(_ output: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        for line in output.split(separator: "\n", omittingEmptySubsequences: false) {
+    /// No line of `output` holds a raw control, C1 or bidirectional formatting character, and no raw LF of a hostile
+    /// name started a line of its own (the line ``commonName`` would forge): a line is what ends at a raw LF scalar,
+    /// so a CR before it stays in the line and is seen. With `lines`, `output` has exactly that many lines (1 for a
+    /// single-line rendering: no raw LF at all).
+    package static func expectNoRawControl(_ output: String, _ what: String, lines: Int? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+        let split = output.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        for line in split {
             #expect(!DisplayText.containsUnsafeCharacter(line), "\(what): raw control in \(line.debugDescription)", sourceLocation: sourceLocation)
+            #expect(!line.hasPrefix(forgedLine), "\(what): a raw LF of a hostile name started the line \(line.debugDescription)", sourceLocation: sourceLocation)
+        }
+        if let lines {
+            #expect(split.count == lines, "\(what): \(split.count) lines, not \(lines) (a raw LF?):\n\(output)", sourceLocation: sourceLocation)
         }
     }
+
+    /// What follows the CR LF in ``commonName``: a line starting with it was forged by the name.
+    static let forgedLine = "forged: line"
+
 
     /// ``expectNoRawControl(_:_:sourceLocation:)``, and the hostile names were shown, escaped once.
     package static func expectEscaped(_ output: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {

@@ -14,7 +14,8 @@ import X509
 ///
 /// Properties, besides "no crash, no leak": no line of any rendering holds a raw control character (C0,
 /// DEL, C1), a bidirectional formatting character or a line/paragraph separator
-/// (`DisplayText.containsUnsafeCharacter`); `DisplayText.escaped(utf8:)` of valid UTF-8 equals
+/// (`DisplayText.containsUnsafeCharacter`), and no raw LF adds a line (a single-line rendering has one line, a
+/// report as many as the same report of a benign name); `DisplayText.escaped(utf8:)` of valid UTF-8 equals
 /// `DisplayText.escaped(_:)` of its text; escaping is unambiguous (undoing it gives the input back).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
@@ -27,11 +28,25 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
     runFuzzer(argc, argv) { data, count in test(fuzzInput(data, count)) }
 }
 
-/// No line of `text` holds a character a terminal or a log viewer would act on.
-func requireSafe(_ text: String, _ what: String) {
-    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-        require(!DisplayText.containsUnsafeCharacter(line), "\(what) holds a raw control: \(line.debugDescription)")
+/// No line of `text` holds a character a terminal or a log viewer would act on, and `text` has `lines` lines
+/// (1, the default: a single-line rendering holds no LF). Lines end at a raw LF scalar (splitting by `Character`
+/// would keep a CR LF whole and hide a lone LF), so a raw LF from the input shows as one line too many.
+func requireSafe(_ text: String, _ what: String, lines: Int = 1) {
+    let split = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+    for line in split {
+        require(!DisplayText.containsUnsafeCharacter(String(String.UnicodeScalarView(line))), "\(what) holds a raw control: \(String(String.UnicodeScalarView(line)).debugDescription)")
     }
+    require(split.count == lines, "\(what) has \(split.count) lines, not \(lines) (a raw LF): \(text.debugDescription)")
+}
+
+/// Each line of a multi-line rendering safe, and a single line.
+func requireSafe(_ lines: [String], _ what: String) {
+    for line in lines { requireSafe(line, what) }
+}
+
+/// The number of lines of `text`: the expected count of a rendering, taken from the same rendering of a benign input.
+func lineCount(_ text: String) -> Int {
+    text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).count
 }
 
 /// `DisplayText`'s escaped form read back: `\\`, `\xNN` (a byte), `\u{N…}` (a scalar). Bytes, so that a
@@ -108,17 +123,21 @@ func test(_ bytes: [UInt8]) -> CInt {
     }
     requireSafe(DisplayText("a \(text) b \(bytes.count)").description, "DisplayText interpolation")
 
-    let all = reasons(text)
-    for reason in all { requireSafe(reason.description, "the description of \(reason.code)") }
+    for reason in reasons(text) { requireSafe(reason.description, "the description of \(reason.code)") }
     let chain = certificates(text)
-    var decision = TrustDecision(
-        isTrusted: false, reasons: all, notes: [text], presentedChain: chain, validatedPath: [], closestPath: chain, peerName: nil,
-        evaluationTime: Date(timeIntervalSince1970: 1_700_000_000), policy: text)
-    requireSafe(DecisionText.report(decision), "evaluate's report")
+    func makeDecision(_ text: String, _ chain: [Certificate]) -> TrustDecision {
+        TrustDecision(
+            isTrusted: false, reasons: reasons(text), notes: [text], presentedChain: chain, validatedPath: [], closestPath: chain, peerName: nil,
+            evaluationTime: Date(timeIntervalSince1970: 1_700_000_000), policy: text)
+    }
+    var decision = makeDecision(text, chain)
+    // The same report of a benign name (and chain of benign names) has the number of lines this one must have.
+    var benign = makeDecision("x", chain.isEmpty ? [] : certificates("x"))
+    requireSafe(DecisionText.report(decision), "evaluate's report", lines: lineCount(DecisionText.report(benign)))
     requireSafe(DecisionText.pathLine(decision), "the path line")
-    requireSafe(DecisionText.explanation(decision, presented: chain, name: text).joined(separator: "\n"), "inspect's verdict")
+    requireSafe(DecisionText.explanation(decision, presented: chain, name: text), "inspect's verdict")
     for (index, certificate) in chain.enumerated() {
-        requireSafe(DecisionText.inspectedCertificate(certificate, index: index, validity: "1 day left").joined(separator: "\n"), "inspect's certificate block")
+        requireSafe(DecisionText.inspectedCertificate(certificate, index: index, validity: "1 day left"), "inspect's certificate block")
     }
     requireSafe(SessionError(.badServerResponse, text, trustDecision: decision, underlying: text).description, "SessionError.description")
     for (key, value) in TrustDecisionLog.metadata(for: decision, host: text, port: 443, cached: nil) {
@@ -126,9 +145,11 @@ func test(_ bytes: [UInt8]) -> CInt {
     }
     decision.isTrusted = true
     decision.validatedPath = chain
-    requireSafe(DecisionText.report(decision), "evaluate's report (trusted)")
+    benign.isTrusted = true
+    benign.validatedPath = benign.presentedChain
+    requireSafe(DecisionText.report(decision), "evaluate's report (trusted)", lines: lineCount(DecisionText.report(benign)))
     requireSafe(DecisionText.pathLine(decision), "the path line (trusted)")
-    requireSafe(DecisionText.explanation(decision, presented: chain, name: text).joined(separator: "\n"), "inspect's verdict (trusted)")
+    requireSafe(DecisionText.explanation(decision, presented: chain, name: text), "inspect's verdict (trusted)")
     let report = CertificateTransparencyReport(entries: [], requiredSCTs: 2, requiredOperators: 2, malformed: text)
     requireSafe(report.summary, "a CT report's summary")
     return 0
