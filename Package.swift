@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "TrustCLITests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                "trust", "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
             ] + nio
         ),

@@ -1,10 +1,12 @@
 import ArgumentParser
 import Foundation
+import TrustHTTP
 
 /// How `trust get` obtains the secrets that are not on its command line — curl's password prompt,
 /// netrc, OpenSSL's `-passin` forms for `--pass` — once the arguments are parsed and scrubbed,
 /// before any network activity. Each ends up where a command-line secret would be (`-u`'s
-/// `USER:PASSWORD`, `--pass`'s value), and so is never printed and never sent to another origin.
+/// `USER:PASSWORD`, `--pass`'s value; a netrc entry as a ``Credential`` of its own), and so is never printed
+/// and never sent to another origin.
 extension GetCommand {
     /// Blanks the secrets of the process's argument list, then reads the secrets kept elsewhere.
     mutating func prepareCredentials() throws {
@@ -26,9 +28,16 @@ extension GetCommand {
         if let proxyUser, !proxyUser.containsASCII(UInt8(ascii: ":")) {
             authenticationOptions.proxyUser = proxyUser + ":" + PasswordPrompt.ask(kind: "proxy", user: proxyUser)
         }
-        if user == nil, let credential = try netrcCredential(diagnostics: diagnostics) {
-            authenticationOptions.user = credential.login + ":" + credential.password
+        if user == nil, let entry = try netrcCredential(diagnostics: diagnostics) {
+            // Kept as a login and a password, never joined into `-u`'s USER:PASSWORD, which splits at the first
+            // colon: a netrc login may hold one (`login a:b password c` is user "a:b", never user "a").
+            netrcEntry = Credential(user: entry.login, password: entry.password, persistence: .none)
         }
+    }
+
+    /// The credential for the URL's origin: `-u` (its password prompted for or not), else the netrc entry.
+    var credential: Credential? {
+        user.flatMap(Self.credential(fromUserArgument:)) ?? netrcEntry
     }
 
     /// The netrc entry for the URL's host, with `--netrc`, `--netrc-optional` or `--netrc-file` (curl's

@@ -60,6 +60,15 @@ struct GetCommand: AsyncParsableCommand {
     @OptionGroup(title: "Connection and time limits") var connectionOptions: GetConnectionOptions
     @OptionGroup(title: "Retries") var retryOptions: GetRetryOptions
 
+    /// The netrc entry for the URL's host (`--netrc`, `--netrc-optional`, `--netrc-file`), once read by
+    /// `prepareCredentials()`; not an argument.
+    var netrcEntry: Credential?
+
+    /// The arguments ArgumentParser decodes: every property but ``netrcEntry``.
+    enum CodingKeys: String, CodingKey {
+        case url, requestOptions, outputOptions, serverTrustOptions, clientCertificateOptions, authenticationOptions, connectionOptions, retryOptions
+    }
+
     // The options by name, as the rest of the command reads them.
     var method: String? { requestOptions.method }
     var header: [String] { requestOptions.header }
@@ -248,7 +257,7 @@ struct GetCommand: AsyncParsableCommand {
                     // Names and values as the server sent them, escaped (DisplayText): never a raw control character.
                     for (name, value) in response.headers { diagnostics.verbose(DisplayText("< \(name): \(value)").description) }
                 }
-                if (user != nil && response.statusCode == 401) || (Self.proxyCredentialGiven(configuration) && response.statusCode == 407) {
+                if (credential != nil && response.statusCode == 401) || (Self.proxyCredentialGiven(configuration) && response.statusCode == 407) {
                     try await giveUp(67, [DisplayText("authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))").description])
                 }
                 if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {

@@ -38,17 +38,24 @@ struct Netrc {
 
     /// Parses netrc text.
     init(parsing text: String) throws(ParseError) {
+        try self.init(parsing: Array(text.utf8))
+    }
+
+    /// Parses the bytes of a netrc file. Lines are split at LF bytes (a CR before it dropped), never at Swift
+    /// `Character`s: "\r\n" is a single `Character`, and splitting at "\n" left a CRLF file one long line in which
+    /// one machine's login and password became another's.
+    init(parsing bytes: [UInt8]) throws(ParseError) {
         var current: Entry?
         var pendingKeyword: String?
         var inMacro = false
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            let line = line.utf8.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
+        for rawLine in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
             if inMacro {
                 // A macro ends at the first empty line.
                 if line.isEmpty { inMacro = false }
                 continue
             }
-            tokens: for token in try Self.tokens(of: Substring(line)) {
+            tokens: for token in try Self.tokens(of: line) {
                 if let keyword = pendingKeyword {
                     pendingKeyword = nil
                     switch keyword {
@@ -81,11 +88,14 @@ struct Netrc {
         if let entry = current { entries.append(entry) }
     }
 
+    /// Whether `byte` separates tokens: curl's `ISSPACE` (space, and tab, LF, VT, FF, CR), so that a CR left by any
+    /// line ending never ends up in a token.
+    static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
     /// The tokens of one line: blank-separated, double-quoted with escapes, up to a `#` that starts a token.
-    static func tokens(of line: Substring) throws(ParseError) -> [String] {
+    static func tokens(of line: ArraySlice<UInt8>) throws(ParseError) -> [String] {
         var tokens: [String] = []
-        var bytes = Array(line.utf8)[...]
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var bytes = line
         while true {
             while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
             guard let first = bytes.first, first != UInt8(ascii: "#") else { return tokens }
@@ -145,7 +155,8 @@ struct Netrc {
 
     /// Reads and parses `path`; nil when there is no such file (curl then goes on without it).
     static func load(_ path: String) throws(ParseError) -> Netrc? {
-        // Bounded as every local input: a FIFO or a device is refused, never waited on.
+        // Bounded as every local input (LocalFile): a FIFO or pipe (`--netrc-file <(pass show netrc)`) within its
+        // deadline, a device refused.
         let bytes: [UInt8]
         do {
             bytes = try LocalFile.read(path, limit: maximumFileBytes)
@@ -153,7 +164,7 @@ struct Netrc {
             if case .cannotOpen = error.kind { return nil }
             throw ParseError(description: error.reason)
         }
-        return try Netrc(parsing: String(decoding: bytes, as: UTF8.self))
+        return try Netrc(parsing: bytes)
     }
 
     /// Why `path` is exposed to other local users, if it is: another owner, or group/other permission

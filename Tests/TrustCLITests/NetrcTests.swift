@@ -99,7 +99,8 @@ struct NetrcTests {
         }
     }
 
-    /// curl 7.88's syntax: comments, `macdef` bodies skipped up to an empty line, quoted tokens with escapes.
+    /// curl 7.88's syntax: comments, `macdef` bodies skipped up to an empty line, quoted tokens with escapes, CRLF line
+    /// ends, a login holding a colon.
     @Test func fileSyntax() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
@@ -116,6 +117,17 @@ struct NetrcTests {
             let escaped = try netrcFile("machine \(good.host) login alice password \"wonder\\land\"\n")
             let withEscape = try await get(good, [good.baseURL + "/basic", "--netrc-file", escaped])
             #expect(withEscape.1.contains("authenticated alice via"), "\(withEscape)")
+            // CRLF line ends, two machines: each host gets its own entry. Before, the file was one line to the parser
+            // and the good host was sent the other host's login and password.
+            let crlf = try netrcFile("machine \(good.host) login alice password wonderland\r\nmachine \(Self.otherHost) login Mufasa password \"Circle of Life\"\r\n")
+            let crlfGood = try await get(good, [good.baseURL + "/basic", "--netrc-file", crlf])
+            #expect(crlfGood.0 == 0 && crlfGood.1.contains("authenticated alice via"), "\(crlfGood)")
+            let crlfOther = try await get(good, ["https://\(Self.otherHost):\(good.port)/basic", "--netrc-file", crlf])
+            #expect(crlfOther.0 == 0 && crlfOther.1.contains("authenticated Mufasa via"), "\(crlfOther)")
+            // A login with a colon is the user name whole (it was joined as USER:PASSWORD and split at its colon).
+            let colon = try netrcFile("machine \(good.host) login a:b password wonderland\n")
+            let withColon = try await get(good, [good.baseURL + "/basic", "--netrc-file", colon, "-v"])
+            #expect(withColon.2.contains("answering with Basic as a:b"), "\(withColon.2)")
             // An unterminated quote: curl's ".netrc parser error", CURLE_READ_ERROR (26); the file's text is not shown.
             let broken = try await get(good, [good.baseURL + "/basic", "--netrc-file", try netrcFile("machine x login alice password \"BrokenSecret-1\n")])
             #expect(broken.0 == 26 && broken.2.contains(".netrc parser error"), "\(broken)")
