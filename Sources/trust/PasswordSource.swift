@@ -1,11 +1,13 @@
 import Foundation
+import Trust
 
 /// Where `--pass`/`--cert-password` takes the passphrase from, in OpenSSL's `-passin` forms
 /// (openssl-passphrase-options(1)), so that the passphrase itself need never be in the argument list:
 ///
 /// - `env:NAME`: the environment variable NAME;
 /// - `file:PATH`: the first line of the file PATH (up to its first LF, as OpenSSL reads it; at most
-///   ``maximumLineBytes`` bytes);
+///   ``maximumLineBytes`` bytes), read as `LocalFile` reads every input: a FIFO or pipe within its deadline, a
+///   device refused;
 /// - `pass:LITERAL`: LITERAL itself;
 /// - anything else: the value itself, as curl's `--pass` takes it (a passphrase that starts with
 ///   `env:`, `file:` or `pass:` is written `pass:env:…`).
@@ -50,24 +52,16 @@ enum PasswordSource: Equatable {
             guard let value = environment[name] else { throw Unreadable(description: "--pass env:\(name): no such environment variable") }
             return value
         case .file(let path):
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                throw Unreadable(description: "--pass file:\(path): cannot read the file")
-            }
-            defer { try? handle.close() }
-            // One byte more than a line may have: a first line that fills the buffer without an LF is too long.
-            let bytes: Data
+            // Bounded as every local input (LocalFile): a FIFO or pipe (`file:<(pass show NAME)`) within its deadline,
+            // never a device, and no more than the first line's bytes.
             do {
-                bytes = try handle.read(upToCount: Self.maximumLineBytes + 1) ?? Data()
+                return String(decoding: try LocalFile.readFirstLine(path, limit: Self.maximumLineBytes), as: UTF8.self)
             } catch {
-                throw Unreadable(description: "--pass file:\(path): cannot read the file")
-            }
-            guard let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) else {
-                if bytes.count > Self.maximumLineBytes {
+                if case .tooLarge = error.kind {
                     throw Unreadable(description: "--pass file:\(path): the first line is longer than \(Self.maximumLineBytes) bytes")
                 }
-                return String(decoding: bytes, as: UTF8.self)
+                throw Unreadable(description: "--pass file:\(path): cannot read the file: \(error.reason)")
             }
-            return String(decoding: bytes[..<newline], as: UTF8.self)
         }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 #if canImport(Glibc)
 import Glibc
@@ -53,9 +55,10 @@ struct LocalFilesTests {
     }
 
     /// A FIFO with no writer, `/dev/zero` and a file over the limit, as `--cacert`, `--config` and `--crlfile` (and a
-    /// FIFO as `--cert` and `--ct-log-list`): each
-    /// refused at once with its reason (`--cacert`/`--config`: exit 2; `--crlfile`: curl's 82). Before, a FIFO
-    /// blocked the command forever in open(2), and `/dev/zero` was read until memory ran out.
+    /// FIFO as `--cert`, `--ct-log-list`, `--netrc-file`, `-w @FILE`, `pin`, `import`): a device or an oversized file
+    /// is refused at once with its reason (`--cacert`/`--config`: exit 2; `--crlfile`: curl's 82), a FIFO is read
+    /// within `LocalFile.pipeDeadline` (5 s) and, when no writer comes, refused then. Before, a FIFO blocked the
+    /// command forever in open(2), and `/dev/zero` was read until memory ran out.
     @Test func specialAndOversizedInputFilesAreRefused() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -70,28 +73,45 @@ struct LocalFilesTests {
             return path
         }
         let url = "https://127.0.0.1:9/"  // never reached: every case fails while loading its files
+        let timedOut = "a FIFO or pipe that gave no end of data within 5 seconds"
+        let fifoCases: [(String, [String], Int32, String)] = [
+            ("--cacert FIFO", ["get", url, "--cacert", fifo], 2, timedOut),
+            ("--config FIFO", ["get", url, "--config", fifo], 2, timedOut),
+            ("check-config FIFO", ["check-config", fifo], 2, timedOut),
+            ("--crlfile FIFO", ["get", url, "--crlfile", fifo], 82, timedOut),
+            ("--cert FIFO", ["get", url, "--cert", fifo], 58, "cannot read the file"),
+            ("--ct-log-list FIFO", ["get", url, "--ct", "enforce", "--ct-log-list", fifo], 2, timedOut),
+            ("--netrc-file FIFO", ["get", url, "--netrc-file", fifo], 26, timedOut),
+            ("-w @FIFO", ["get", url, "-w", "@" + fifo], 2, timedOut),
+            ("pin FIFO", ["pin", fifo], 2, timedOut),
+            ("import FIFO", ["import", "--from", "trustkit", fifo], 1, timedOut),
+        ]
         let cases: [(String, [String], Int32, String)] = [
-            ("--cacert FIFO", ["get", url, "--cacert", fifo], 2, "a FIFO, not a regular file"),
             ("--cacert /dev/zero", ["get", url, "--cacert", "/dev/zero"], 2, "a character device, not a regular file"),
             ("--cacert huge", ["get", url, "--cacert", sparse("huge.pem", size: (16 << 20) + 1)], 2, "larger than 16777216 bytes"),
-            ("--config FIFO", ["get", url, "--config", fifo], 2, "a FIFO, not a regular file"),
             ("--config /dev/zero", ["get", url, "--config", "/dev/zero"], 2, "a character device, not a regular file"),
             ("--config huge", ["get", url, "--config", sparse("huge.json", size: (4 << 20) + 1)], 2, "larger than 4194304 bytes"),
-            ("check-config FIFO", ["check-config", fifo], 2, "a FIFO, not a regular file"),
-            ("--crlfile FIFO", ["get", url, "--crlfile", fifo], 82, "a FIFO, not a regular file"),
             ("--crlfile /dev/zero", ["get", url, "--crlfile", "/dev/zero"], 82, "a character device, not a regular file"),
             ("--crlfile huge", ["get", url, "--crlfile", sparse("huge.crl", size: (64 << 20) + 1)], 82, "larger than 67108864 bytes"),
-            ("--cert FIFO", ["get", url, "--cert", fifo], 58, "cannot read the file"),
-            ("--ct-log-list FIFO", ["get", url, "--ct", "enforce", "--ct-log-list", fifo], 2, "a FIFO, not a regular file"),
-            ("--netrc-file FIFO", ["get", url, "--netrc-file", fifo], 26, "a FIFO, not a regular file"),
-            ("-w @FIFO", ["get", url, "-w", "@" + fifo], 2, "a FIFO, not a regular file"),
             ("-w @/dev/zero", ["get", url, "-w", "@/dev/zero"], 2, "a character device, not a regular file"),
-            ("pin FIFO", ["pin", fifo], 2, "a FIFO, not a regular file"),
             ("pin /dev/zero", ["pin", "/dev/zero"], 2, "a character device, not a regular file"),
-            ("import FIFO", ["import", "--from", "trustkit", fifo], 1, "a FIFO, not a regular file"),
+            ("--pass file:/dev/zero", ["get", url, "--cert", dir + "/missing.p12", "--pass", "file:/dev/zero"], 58, "a character device, not a regular file"),
         ]
+        // The FIFO cases all at once: each only waits out its deadline, in poll(2). A blocked open or a read without
+        // end would hold its command until the run's limit kills it (and the status shows it).
+        let fifoResults = try await withThrowingTaskGroup(of: (String, Int32, String, Int32, String).self) { group in
+            for (name, arguments, expected, reason) in fifoCases {
+                group.addTask {
+                    let (status, _, err) = try await run(CLI.binary, arguments, timeLimitSeconds: 120)
+                    return (name, status, err, expected, reason)
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for (name, status, err, expected, reason) in fifoResults {
+            #expect(status == expected && err.contains(reason), "\(name): \(status) \(err)")
+        }
         for (name, arguments, expected, reason) in cases {
-            // A blocked open would hold the command until it is killed (and the status shows it).
             let (status, _, err) = try await run(CLI.binary, arguments, timeLimitSeconds: 60)
             #expect(status == expected && err.contains(reason), "\(name): \(status) \(err)")
         }
@@ -102,10 +122,42 @@ struct LocalFilesTests {
         let (hostileStatus, _, hostileErr) = try await run(CLI.binary, ["get", url, "--cacert", hostile])
         #expect(hostileStatus == 2 && hostileErr.contains("x\\x1b]0;pwned\\x07\\u{009B}2J.pem"), "\(hostileStatus) \(hostileErr)")
         #expect(!DisplayText.containsUnsafeCharacter(hostileErr.replacingOccurrences(of: "\n", with: "")), "\(hostileErr)")
-        // System roots from SSL_CERT_FILE naming a FIFO: skipped (no anchor, the chain refused), never waited on.
+        // System roots from SSL_CERT_FILE naming a FIFO nobody writes to: skipped at its deadline (no anchor, the chain
+        // refused); one in SSL_CERT_DIR is skipped at once.
         let (status, _, err) = try await run("/usr/bin/env", ["SSL_CERT_FILE=" + fifo, "SSL_CERT_DIR=" + dir, CLI.binary, "evaluate",
                                                               "--chain", CLI.lab + "/good/chain.pem", "--host", "good.lab.test"], timeLimitSeconds: 60)
         #expect(status == 1, "SSL_CERT_FILE FIFO: \(status) \(err)")
+    }
+
+    /// A shell's process substitution (`<(command)`: a pipe at `/dev/fd/N`) as `--cacert`, `--netrc-file` and
+    /// `--pass file:`, and a named FIFO whose writer comes after `trust` opened it: read within the deadline, the
+    /// request succeeds. Before, each was refused as "a FIFO, not a regular file".
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash"), "process substitution needs bash"))
+    func pipesAndFIFOsWithAWriterAreRead() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let roots = CLI.lab + "/roots.pem"
+            let get = "'\(CLI.binary)' get -s -S '\(good.baseURL)/basic' --resolve '\(good.host):\(good.port):127.0.0.1'"
+            let substituted = get + " --cacert <(cat '\(roots)') --netrc-file <(printf 'machine %s login alice password wonderland\\r\\n' '\(good.host)')"
+            let (status, out, err) = try await run("/bin/bash", ["-c", substituted], timeLimitSeconds: 120)
+            #expect(status == 0 && out.contains("authenticated alice via"), "\(status) \(out) \(err)")
+            // --pass file:<(…): the passphrase's first line, read from the pipe (a wrong one for a missing --cert
+            // would be the next error: here the file is missing, so reading --pass came first and passed).
+            let pass = "'\(CLI.binary)' get -s -S https://127.0.0.1:9/ --cert '\(dir)/missing.p12' --pass file:<(printf 'P12Secret-42\\nmore\\n')"
+            let (passStatus, _, passErr) = try await run("/bin/bash", ["-c", pass], timeLimitSeconds: 120)
+            #expect(passStatus == 58 && !passErr.contains("--pass") && !passErr.contains("P12Secret-42"), "\(passStatus) \(passErr)")
+            #if os(Linux)
+            // A named FIFO: on Linux poll(2) waits for a writer that has not opened it yet, so the order in which the
+            // writer and `trust` open it does not matter.
+            let fifo = dir + "/roots.fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let named = "cat '\(roots)' > '\(fifo)' & " + get + " --cacert '\(fifo)' -u alice:wonderland; status=$?; wait; exit $status"
+            let (namedStatus, namedOut, namedErr) = try await run("/bin/bash", ["-c", named], timeLimitSeconds: 120)
+            #expect(namedStatus == 0 && namedOut.contains("authenticated alice via"), "\(namedStatus) \(namedOut) \(namedErr)")
+            #endif
+        }
     }
 
     /// A configuration file another user could write decides whom `trust` trusts: refused as ssh refuses its own

@@ -68,9 +68,12 @@ public enum SystemRoots {
 final class SystemRootIndex: @unchecked Sendable {
     static let shared: SystemRootIndex = {
         var bundle: [UInt8] = []
-        // Bounded as every local input: SSL_CERT_FILE or a folder entry naming a FIFO, a device or an oversized file
-        // is skipped, never waited on or read without end.
-        func contents(_ path: String) -> [UInt8]? { try? LocalFile.read(path, limit: LocalFile.certificateLimit) }
+        // Bounded as every local input: SSL_CERT_FILE or a folder entry naming a device or an oversized file is
+        // skipped, never read without end; SSL_CERT_FILE may be a pipe (`<(command)`), read within LocalFile's
+        // deadline, while a FIFO found in a folder is skipped at once (nobody named it).
+        func contents(_ path: String, pipes: LocalFile.Pipes = .bounded) -> [UInt8]? {
+            try? LocalFile.read(path, limit: LocalFile.certificateLimit, pipes: pipes)
+        }
         if let path = SystemRoots.bundlePath, let data = contents(path) { bundle = data }
         let folders = SystemRoots.certificateDirectories
         if !folders.isEmpty {
@@ -80,7 +83,7 @@ final class SystemRootIndex: @unchecked Sendable {
                 for name in names.sorted() {
                     // PEM only, as OpenSSL reads a certificate folder; each file once, whatever links name it.
                     let path = URL(fileURLWithPath: folder + "/" + name).resolvingSymlinksInPath().path
-                    guard read.insert(path).inserted, let data = contents(path) else { continue }
+                    guard read.insert(path).inserted, let data = contents(path, pipes: .refused) else { continue }
                     bundle += [0x0A] + data
                 }
             }

@@ -5,9 +5,12 @@ public struct LocalFileError: Error, Sendable, Hashable, CustomStringConvertible
     public enum Kind: Sendable, Hashable {
         /// open(2) or read(2) failed; the system's reason.
         case cannotOpen(String)
-        /// Not a regular file (a FIFO, a device such as `/dev/zero`, a socket, a folder where a file was expected):
-        /// reading one may block forever or never end.
+        /// Not a regular file (a device such as `/dev/zero`, a socket, a folder where a file was expected; a FIFO where
+        /// none is read): reading one may block forever or never end.
         case notARegularFile(String)
+        /// A FIFO or pipe that did not deliver its end within the number of seconds given (`LocalFile`'s deadline):
+        /// no writer came, or one kept it open.
+        case timedOut(seconds: Int)
         /// Larger than the limit for its kind, in bytes.
         case tooLarge(limit: Int)
         /// Group- or world-writable (the mode, octal in the description): another user could change what it says.
@@ -33,6 +36,7 @@ public struct LocalFileError: Error, Sendable, Hashable, CustomStringConvertible
         case .cannotOpen(let why): return why
         case .notARegularFile(let what): return "\(what), not a regular file"
         case .tooLarge(let limit): return "larger than \(limit) bytes"
+        case .timedOut(let seconds): return "a FIFO or pipe that gave no end of data within \(seconds) seconds"
         case .writableByOthers(let mode):
             return "writable by other users (mode \(String(mode, radix: 8))): refused, as ssh refuses such a configuration; chmod go-w"
         case .ownedByAnotherUser(let uid): return "owned by another user (uid \(uid)): refused, as ssh refuses such a configuration"

@@ -1,5 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
+import Trust
 
 #if canImport(Glibc)
 import Glibc
@@ -196,6 +197,10 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         var credentials: [FileEntry]
     }
 
+    /// The largest credentials file read (a larger one is ``CredentialStoreError/unreadable(_:)``): thousands of
+    /// entries, where one user has a few.
+    static let maximumFileBytes = 4 << 20
+
     private func load(_ url: URL) throws(CredentialStoreError) {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { return }
@@ -203,7 +208,14 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
         else { throw .unreadable(path) }
         if mode & 0o077 != 0 { throw .insecurePermissions(path, mode) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw .unreadable(path) }
+        // Bounded as every local input (LocalFile): a FIFO or pipe within its deadline, never a device, at most
+        // maximumFileBytes.
+        let data: Data
+        do {
+            data = Data(try LocalFile.read(path, limit: Self.maximumFileBytes))
+        } catch {
+            throw .unreadable(path)
+        }
         let contents: FileContents
         do {
             contents = try JSONDecoder().decode(FileContents.self, from: data)
