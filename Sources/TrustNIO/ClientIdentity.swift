@@ -73,7 +73,8 @@ public struct ClientIdentity: Sendable {
             outcome.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
         }
         let (seconds, attoseconds) = timeLimit.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        // Saturating: a limit of Int32.max seconds (68 years) or more waits that long; `seconds * 10^9` traps past 292.
+        let nanoseconds = seconds >= Int64(Int32.max) ? Int64(Int32.max) * 1_000_000_000 : max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000)))) == .success,
             let result = outcome.result
         else { throw ClientIdentityError(source: source, kind: .timedOut(timeLimit)) }

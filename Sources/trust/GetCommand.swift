@@ -112,8 +112,9 @@ struct GetCommand: AsyncParsableCommand {
     var proxyUser: String? { authenticationOptions.proxyUser }
     var noproxy: String? { authenticationOptions.noproxy }
     var resolve: [String] { connectionOptions.resolve }
-    var connectTimeout: Double { connectionOptions.connectTimeout }
-    var maxTime: Double? { connectionOptions.maxTime }
+    // At most GetConnectionOptions.longestSeconds (31 years): longer is no limit in practice, and no conversion traps.
+    var connectTimeout: Double { min(connectionOptions.connectTimeout, GetConnectionOptions.longestSeconds) }
+    var maxTime: Double? { connectionOptions.maxTime.map { min($0, GetConnectionOptions.longestSeconds) } }
     var expect100Timeout: Double { connectionOptions.expect100Timeout }
     var speedTime: Int? { connectionOptions.speedTime }
     var speedLimit: Int? { connectionOptions.speedLimit }

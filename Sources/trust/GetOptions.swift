@@ -168,6 +168,25 @@ struct GetConnectionOptions: ParsableArguments {
 
     @Option(name: [.customShort("Y"), .customLong("speed-limit")], help: "Bytes per second below which --speed-time aborts (1 when only --speed-time is given).")
     var speedLimit: Int?
+
+    /// The longest time limit used, in seconds (about 31 years): a longer one is used as this one, so that no
+    /// conversion to milliseconds or to NIO's 64-bit nanoseconds (about 292 years) overflows, whatever it is added to.
+    static let longestSeconds: Double = 1e9
+
+    /// The largest number of seconds curl takes (`LONG_MAX / 1000`, its tool_paramhlp.c): beyond it, curl's "too
+    /// large number".
+    static let largestAcceptedSeconds = Double(Int64.max) / 1000
+
+    /// Time options as curl's (tool_paramhlp.c, exit 2): not a number, "expected a proper numerical parameter"
+    /// (curl itself lets NaN through); negative, "expected a positive numerical parameter"; infinite or over
+    /// ``largestAcceptedSeconds``, "too large number".
+    func validate() throws {
+        for (name, value) in [("--connect-timeout", connectTimeout), ("--expect100-timeout", expect100Timeout), ("-m/--max-time", maxTime ?? 1)] {
+            if value.isNaN { throw ValidationError("option \(name): expected a proper numerical parameter") }
+            if value < 0 { throw ValidationError("option \(name): expected a positive numerical parameter") }
+            if !(value <= Self.largestAcceptedSeconds) { throw ValidationError("option \(name): too large number") }
+        }
+    }
 }
 
 /// `trust get --help`: Retries.

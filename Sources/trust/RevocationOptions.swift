@@ -53,7 +53,11 @@ struct RevocationOptions: ParsableArguments {
     /// revocation checking runs inside the handshake, under both, and must leave it room to finish.
     static func fetchBudget(connectTimeout: Double, maxTime: Double?) -> Duration {
         let shortest = min(connectTimeout, maxTime ?? connectTimeout)
-        return min(RevocationCheckingEvaluator.defaultFetchBudget, .milliseconds(Int64(shortest * 400)))
+        let fallback = RevocationCheckingEvaluator.defaultFetchBudget
+        // Saturating: a timeout whose 40 % is not below the default (however large, or not a number) leaves the
+        // default; Int64(_:) of a Double traps beyond Int64.max.
+        guard shortest * 0.4 < Double(fallback.components.seconds) + 1 else { return fallback }
+        return min(fallback, .milliseconds(Int64(max(0, shortest * 400))))
     }
 
     /// What the fetching evaluator's name says it fetches.
