@@ -68,13 +68,8 @@ final class BodyWriter {
             descriptor = STDOUT_FILENO
             file = nil
         case .file(let path):
-            // Existing (symbolic links followed), or a dangling link, whose target curl creates: in place.
-            // O_TRUNC is ignored by devices and FIFOs (`/dev/null`, a terminal).
-            var link = stat()
-            let existing = access(path, F_OK) == 0 || (lstat(path, &link) == 0 && (link.st_mode & S_IFMT) == S_IFLNK)
-            if existing {
-                descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-                guard descriptor >= 0 else { throw OutputWriteError(errorNumber: errno, action: "opening \(path)") }
+            if let existing = try Self.openExisting(path) {
+                descriptor = existing
                 file = nil
                 return
             }
@@ -82,6 +77,23 @@ final class BodyWriter {
             self.file = file
             descriptor = file.descriptor
         }
+    }
+
+    /// Opens what `path` names when something is there — a file, through symbolic links, or a dangling link, whose
+    /// target curl creates — to be written in place, as curl's fopen(name, "wb"): truncated. nil when nothing is
+    /// (a new file). The open decides, not a check before it (which something could be swapped in after), and the
+    /// kernel follows the links (its own checks apply: Linux `fs.protected_symlinks`).
+    /// O_TRUNC is ignored by devices and FIFOs (`/dev/null`, a terminal).
+    private static func openExisting(_ path: String) throws(OutputWriteError) -> Int32? {
+        let existing = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        if existing >= 0 { return existing }
+        guard errno == ENOENT else { throw OutputWriteError(errorNumber: errno, action: "opening \(path)") }
+        // ENOENT: nothing there, or a dangling link (or a file made since the open: written in place too).
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        let created = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard created >= 0 else { throw OutputWriteError(errorNumber: errno, action: "opening \(path)") }
+        return created
     }
 
     /// Writes a chunk.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trust
 import TrustLab
 import TrustTestSupport
 
@@ -32,8 +33,7 @@ struct OutputFileTests {
     @Test func existingFilesKeepModeAndLinks() async throws {
         let server = try await LabServer.startPlain(name: "plain", host: "127.0.0.1")
         let body = "hello from plain\n"
-        let mask = umask(0)
-        umask(mask)
+        let mask = FileCreationMask.current
         var tools = [[CLI.binary, "get"]]
         if ExternalTool.curl.isInstalled {
             tools.append([ExternalTool.curl.path])

@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -78,10 +79,13 @@ package enum FileDescriptorOutput {
 /// file — and ``discard()`` removes (a failed or interrupted transfer leaves nothing behind). Used by
 /// ``Session/download(for:to:progress:)`` and `trust get -o` (for a new file; one that exists is written in place).
 ///
-/// Replacing a file that exists keeps what a reader of the old one relies on: its permission bits (a 0600 file
-/// is not made 0644), and a symbolic link stays, the file it names being the one replaced.
+/// What the destination names is replaced, never written through: a regular file keeps its permission bits (a 0600
+/// file is not made 0644); a symbolic link is itself replaced by the file, its target untouched. A link is never
+/// resolved here: resolving it in user space and writing to what it names would bypass the kernel's check on links
+/// in sticky world-writable folders (Linux `fs.protected_symlinks`), so a link planted in `/tmp` could aim a
+/// download at another user's file. rename(2) replaces a link, never follows it (POSIX.1-2017 rename()).
 package final class AtomicFile {
-    /// The destination path (a symbolic link's target, when the path named one that exists).
+    /// The destination path, as given.
     package let path: String
     /// The temporary file's descriptor.
     package let descriptor: Int32
@@ -89,19 +93,15 @@ package final class AtomicFile {
     package private(set) var temporaryPath: String?
     private var closed = false
 
-    /// Creates the temporary file beside `path` (beside its target, when `path` is a symbolic link to a file), with
-    /// the permission bits of the file it replaces, or those a new file gets (0666 less the umask).
+    /// Creates the temporary file beside `path`, with the permission bits of the regular file it replaces, or those
+    /// a new file gets (0666 less the umask) — also when `path` is a symbolic link, which the file replaces.
     package init(replacing path: String) throws(FileWriteError) {
-        var destination = path
         var existingMode: mode_t?
-        if let resolved = realpath(path, nil) {
-            destination = String(cString: resolved)
-            free(resolved)
-            var status = stat()
-            if stat(destination, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG { existingMode = status.st_mode & 0o777 }
-        }
-        self.path = destination
-        let url = URL(fileURLWithPath: destination)
+        // lstat: what the path itself names, a link not followed.
+        var status = stat()
+        if lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG { existingMode = status.st_mode & 0o777 }
+        self.path = path
+        let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
         var template = Array((folder + "/." + url.lastPathComponent + ".trust-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer in
@@ -111,14 +111,9 @@ package final class AtomicFile {
         self.descriptor = descriptor
         temporaryPath = template.withUnsafeBufferPointer { buffer in buffer.baseAddress.map { String(cString: $0) } }
         // mkstemp creates 0600; a downloaded file gets the replaced file's bits, or the usual 0666 less the umask,
-        // as curl's does.
-        if let existingMode {
-            _ = fchmod(descriptor, existingMode)
-        } else {
-            let mask = umask(0)
-            umask(mask)
-            _ = fchmod(descriptor, 0o666 & ~mask)
-        }
+        // as curl's does. The umask is read without setting it (FileCreationMask): setting it, even back, is
+        // process-wide and races with every other thread creating a file.
+        _ = fchmod(descriptor, existingMode ?? (0o666 & ~FileCreationMask.current))
     }
 
     deinit { discard() }
