@@ -32,7 +32,9 @@ enum PasswordPrompt {
         let terminal = open("/dev/tty", O_RDONLY | O_CLOEXEC)
         let descriptor = terminal >= 0 ? terminal : STDIN_FILENO
         defer { if terminal >= 0 { close(terminal) } }
-        let echoWasOn = EchoGuard.disable(descriptor)
+        // The settings are saved and the handlers installed before echo goes off, so that no signal finds echo off
+        // without a handler to turn it back on.
+        var echoWasOn = EchoGuard.save(descriptor)
         var previous: [Int32: sigaction] = [:]
         if echoWasOn {
             for number in signals {
@@ -56,14 +58,22 @@ enum PasswordPrompt {
                 sigaction(number, &action, &old)
                 previous[number] = old
             }
+            echoWasOn = EchoGuard.silence()
         }
         defer {
-            if echoWasOn {
-                EchoGuard.restore()
+            if echoWasOn || !previous.isEmpty {
+                // The signals are held on this thread while echo and the handlers are put back, so that no handler
+                // runs here halfway through (one pending runs after, under the handler restored).
+                var held = sigset_t(), before = sigset_t()
+                sigemptyset(&held)
+                for number in signals { sigaddset(&held, number) }
+                pthread_sigmask(SIG_BLOCK, &held, &before)
+                if echoWasOn { EchoGuard.restore() }
                 for (number, old) in previous {
                     var old = old
                     sigaction(number, &old, nil)
                 }
+                pthread_sigmask(SIG_SETMASK, &before, nil)
             }
         }
         FileHandle.standardError.write(Data(text(kind: kind, user: user).utf8))
@@ -83,28 +93,50 @@ enum PasswordPrompt {
 
 /// The terminal settings changed by a prompt, kept where a signal handler can restore them (a signal
 /// handler can capture nothing; tcsetattr is async-signal-safe, POSIX.1-2017 §2.4.3).
+///
+/// They are raw memory, not Swift variables: a handler reading a variable that the code it interrupted was writing
+/// would trap on Swift's exclusivity check, or read half a value. They are written only by ``save(_:)``, before any
+/// handler is installed, and only read afterwards (by ``restore()`` and the handlers, which may run on any thread).
 private enum EchoGuard {
-    nonisolated(unsafe) static var saved: (descriptor: Int32, settings: termios)?
+    /// The terminal (-1: none saved).
+    nonisolated(unsafe) static let descriptor: UnsafeMutablePointer<Int32> = {
+        let pointer = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        pointer.initialize(to: -1)
+        return pointer
+    }()
+    /// Its settings before echo was turned off.
+    nonisolated(unsafe) static let settings: UnsafeMutablePointer<termios> = {
+        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        pointer.initialize(to: termios())
+        return pointer
+    }()
 
-    /// Turns echo off on `descriptor` when it is a terminal; whether it was on (and so must be restored).
-    static func disable(_ descriptor: Int32) -> Bool {
-        var settings = termios()
-        guard isatty(descriptor) == 1, tcgetattr(descriptor, &settings) == 0, settings.c_lflag & tcflag_t(ECHO) != 0 else { return false }
-        saved = (descriptor, settings)
-        var quiet = settings
-        quiet.c_lflag &= ~tcflag_t(ECHO)
-        return tcsetattr(descriptor, TCSAFLUSH, &quiet) == 0
+    /// Saves the settings of `terminal` when it is a terminal with echo on; whether it is (and echo is to be turned
+    /// off, then restored).
+    static func save(_ terminal: Int32) -> Bool {
+        var current = termios()
+        guard isatty(terminal) == 1, tcgetattr(terminal, &current) == 0, current.c_lflag & tcflag_t(ECHO) != 0 else { return false }
+        settings.pointee = current
+        descriptor.pointee = terminal
+        return true
     }
 
+    /// Turns echo off on the saved terminal; whether it was.
+    static func silence() -> Bool {
+        var quiet = settings.pointee
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        return tcsetattr(descriptor.pointee, TCSAFLUSH, &quiet) == 0
+    }
+
+    /// Puts the saved settings back.
     static func restore() {
-        guard var terminal = saved else { return }
-        tcsetattr(terminal.descriptor, TCSAFLUSH, &terminal.settings)
-        saved = nil
+        guard descriptor.pointee >= 0 else { return }
+        tcsetattr(descriptor.pointee, TCSAFLUSH, settings)
     }
 
     /// A signal's handler while echo is off: echo back on, then the signal's default action.
     static func restoreAndReraise(_ number: Int32) {
-        if var terminal = saved { tcsetattr(terminal.descriptor, TCSANOW, &terminal.settings) }
+        if descriptor.pointee >= 0 { tcsetattr(descriptor.pointee, TCSANOW, settings) }
         signal(number, SIG_DFL)
         raise(number)
     }
