@@ -54,29 +54,55 @@ public final class PinFailureReporter: Sendable {
         self.limits = limits
     }
 
-    /// Queues `report` for `uris` unless the same report went out within the window. Returns whether it was queued.
+    /// What ``enqueue(_:to:now:)`` did with a report.
+    public enum Outcome: String, Sendable, Hashable {
+        /// Queued for delivery.
+        case queued
+        /// Not sent: the same report was queued within ``PinFailureReporter/deduplicationWindow``.
+        case duplicate
+        /// Not sent: ``Limits/maximumInFlight`` reports were being delivered. Not remembered either: the same report
+        /// submitted later is sent.
+        case tooManyInFlight
+        /// Not sent: no URI to send it to (none given, or ``Limits/maximumURIs`` is 0).
+        case noURI
+    }
+
+    /// Queues `report` for `uris` unless the same report went out within the window. Returns whether it was queued
+    /// (``enqueue(_:to:now:)`` tells why not).
     @discardableResult
     public func submit(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Bool {
-        guard !uris.isEmpty, limits.maximumURIs > 0 else { return false }
+        enqueue(report, to: uris, now: now) == .queued
+    }
+
+    /// Queues `report` for `uris` unless the same report was queued within the window or the in-flight limit is
+    /// reached; says which. Only a queued report is remembered for deduplication, so one dropped for the in-flight
+    /// limit is not suppressed when it comes again.
+    public func enqueue(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Outcome {
+        guard !uris.isEmpty, limits.maximumURIs > 0 else { return .noURI }
         let key = report.deduplicationKey
-        let fresh = sent.withLockedValue { sent -> Bool in
-            if let last = sent[key], now.timeIntervalSince(last) < Self.deduplicationWindow { return false }
-            if sent.count >= Self.remembered {
-                sent = sent.filter { now.timeIntervalSince($0.value) < Self.deduplicationWindow }
-                if sent.count >= Self.remembered, let oldest = sent.min(by: { $0.value < $1.value })?.key { sent[oldest] = nil }
-            }
-            sent[key] = now
-            return true
-        }
-        guard fresh else { return false }
         let configuration = self.configuration
         let limits = self.limits
         let targets = Array(uris.prefix(limits.maximumURIs))
         let body = report.json()
         let id = UUID()
         let inFlight = self.inFlight
+        let sent = self.sent
+        // Both decisions under the in-flight lock (the only place that takes both locks, always in this order), so
+        // that two identical reports submitted at once are not both queued.
         return inFlight.withLockedValue { tasks in
-            guard tasks.count < limits.maximumInFlight else { return false }
+            let fresh = sent.withLockedValue { sent in
+                guard let last = sent[key] else { return true }
+                return now.timeIntervalSince(last) >= Self.deduplicationWindow
+            }
+            guard fresh else { return .duplicate }
+            guard tasks.count < limits.maximumInFlight else { return .tooManyInFlight }
+            sent.withLockedValue { sent in
+                if sent.count >= Self.remembered {
+                    sent = sent.filter { now.timeIntervalSince($0.value) < Self.deduplicationWindow }
+                    if sent.count >= Self.remembered, let oldest = sent.min(by: { $0.value < $1.value })?.key { sent[oldest] = nil }
+                }
+                sent[key] = now
+            }
             tasks[id] = Task.detached {
                 if let session = try? Session(configuration: configuration) {
                     await Self.deliver(body, to: targets, session: session, within: limits.deliveryTimeout)
@@ -84,7 +110,7 @@ public final class PinFailureReporter: Sendable {
                 }
                 inFlight.withLockedValue { _ = $0.removeValue(forKey: id) }
             }
-            return true
+            return .queued
         }
     }
 

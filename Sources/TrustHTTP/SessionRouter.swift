@@ -222,7 +222,7 @@ final class SessionRouter: Sendable {
             return ("configuration", { trust in
                 let evaluation = await evaluator.evaluation(for: trust, port: port)
                 if let report = evaluation.report, let reporter {
-                    telemetry.reportSubmitted(sent: reporter.submit(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
+                    telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
                 }
                 return evaluation.decision
             }, nil)

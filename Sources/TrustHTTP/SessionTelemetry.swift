@@ -113,10 +113,17 @@ struct SessionTelemetry: Sendable {
         ])
     }
 
-    /// A pin-failure report handed to the reporter: `sent` (scheduled) or dropped (a duplicate).
-    func reportSubmitted(sent: Bool, host: String, to uris: [URL]) {
-        Counter(label: Self.reports, dimensions: [("result", sent ? "sent" : "dropped")], factory: factory).increment()
-        logger?.info(sent ? "pin failure report sent" : "pin failure report dropped (a duplicate)", metadata: [
+    /// A pin-failure report handed to the reporter: `sent` (scheduled) or dropped, with the reason.
+    func reportSubmitted(_ outcome: PinFailureReporter.Outcome, host: String, to uris: [URL]) {
+        let message: Logger.Message
+        switch outcome {
+        case .queued: message = "pin failure report sent"
+        case .duplicate: message = "pin failure report dropped (a duplicate)"
+        case .tooManyInFlight: message = "pin failure report dropped (too many in flight)"
+        case .noURI: message = "pin failure report dropped (no URI)"
+        }
+        Counter(label: Self.reports, dimensions: [("result", outcome == .queued ? "sent" : "dropped")], factory: factory).increment()
+        logger?.info(message, metadata: [
             "trust.host": .string(DisplayText.escaped(host)),
             "report.endpoints": .array(uris.map { .string(DisplayText.escaped(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? ""))) }),
         ])

@@ -3,6 +3,7 @@ import Testing
 import Trust
 import TrustHTTP
 import TrustLab
+import TrustHTTPTestSupport
 import TrustTestSupport
 #if canImport(Glibc)
 import Glibc
@@ -99,5 +100,59 @@ struct ReportDeliveryTests {
         // The order above is the check. The default delivery timeout (5 s) bounds the wait: a generous bound, 3.6
         // times it, still under the 20 s and more that two stalled URIs took one after the other before.
         #expect(elapsed < .seconds(18), "\(elapsed)")
+    }
+
+    /// A report dropped because ``PinFailureReporter/Limits/maximumInFlight`` reports were being delivered is not
+    /// remembered: submitted again once there is room, it is sent (before, it had been recorded as sent and was
+    /// suppressed for 24 hours). Each outcome is told apart.
+    @Test func reportDroppedInFlightIsNotSuppressedLater() async throws {
+        let endpoint = try StalledEndpoint()
+        defer { endpoint.close() }
+        let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(2), maximumInFlight: 1))
+        #expect(reporter.enqueue(try Self.report(port: 1), to: [endpoint.url()]) == .queued)
+        #expect(reporter.enqueue(try Self.report(port: 2), to: [endpoint.url()]) == .tooManyInFlight)
+        #expect(reporter.enqueue(try Self.report(port: 1), to: [endpoint.url()]) == .duplicate)
+        #expect(reporter.enqueue(try Self.report(port: 3), to: []) == .noURI)
+        await reporter.flush()
+        #expect(reporter.enqueue(try Self.report(port: 2), to: [endpoint.url()]) == .queued, "the report dropped for the in-flight limit was suppressed")
+        #expect(reporter.enqueue(try Self.report(port: 2), to: [endpoint.url()]) == .duplicate)
+        await reporter.flush()
+    }
+
+    /// A session's log gives the real reason a report was dropped: `(too many in flight)`, not `(a duplicate)`; the
+    /// same report, evaluated again once the first delivery has ended, is sent.
+    @Test func sessionLogsWhyAReportWasDropped() async throws {
+        let endpoint = try StalledEndpoint()
+        let first = try await LabServer.start("good", pki: Lab.pki)
+        let second = try await LabServer.start("good", pki: Lab.pki)
+        let root = Lab.pki.root.certificate.pemString
+        let otherPin = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
+        let text = #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["\#(endpoint.url().absoluteString)"]}]}"#
+        let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
+        // The first report stalls for up to 30 s (a generous bound for the second request to come meanwhile).
+        let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(30), maximumInFlight: 1))
+        let log = LogCapture()
+        /// A request to `server` in a session of its own (a new connection, evaluated afresh).
+        func get(_ server: LabServer) async throws -> Int {
+            let session = try labSession(.configuration(evaluator, reporter: reporter)) {
+                $0.logger = log.logger
+                $0.evaluationCache = nil
+            }
+            let status = try await session.data(for: Request(url: url(server))).statusCode
+            await session.shutdown()
+            return status
+        }
+        #expect(try await get(first) == 200)
+        #expect(await Self.eventually { endpoint.connections == 1 })
+        #expect(try await get(second) == 200)
+        // The stalled endpoint closes: the first delivery ends, and the second server's report goes out now.
+        endpoint.close()
+        await reporter.flush()
+        #expect(try await get(second) == 200)
+        await reporter.flush()
+        try await first.shutdown()
+        try await second.shutdown()
+        let reports = log.all.map(\.message).filter { $0.hasPrefix("pin failure report") }
+        #expect(reports == ["pin failure report sent", "pin failure report dropped (too many in flight)", "pin failure report sent"])
     }
 }
