@@ -110,6 +110,14 @@ final class TransferMonitor: Sendable {
         var temporaryPath: String?
         /// Set by whoever ends the process first.
         var ending = false
+        /// The exit code of the ending under way (set with ``ending``, for a transfer that failed).
+        var endingCode: Int32?
+        /// The ending has told everything and waits for last work (pin-failure reports): a signal or the `-m`
+        /// deadline now exits at once.
+        var finishing = false
+        /// The exit code a signal or the deadline asked for while the ending was still telling (not yet
+        /// ``finishing``): the ending exits with it once told.
+        var exitWhenTold: Int32?
         /// (time, bytes both ways) once a second, the last six: curl's current speed is over about five seconds.
         var samples: [(ContinuousClock.Instant, Int64)] = []
         /// Since when the transfer has been slower than the speed limit.
@@ -167,7 +175,7 @@ final class TransferMonitor: Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             // A shell reports a process ended by signal N as 128+N; curl leaves no message either.
-            source.setEventHandler { [self] in end(code, message: nil) }
+            source.setEventHandler { [self] in interrupted(code) }
             source.resume()
             sources.keep(source)
         }
@@ -178,6 +186,8 @@ final class TransferMonitor: Sendable {
                 let (facts, done) = state.withLockedValue { ($0.facts, $0.done) }
                 // curl's -m bounds the transfer; winding the session down after it is not part of it.
                 guard !done else { return }
+                // While an error already told waits for its reports, -m still ends the process (with that error's code).
+                if cutsFinishing(exitCode: nil) { return }
                 end(28, message: timeoutLine(bytes: facts.bytes))
             }
             timer.resume()
@@ -245,11 +255,38 @@ final class TransferMonitor: Sendable {
     }
 
     /// As ``end(_:messages:)``, but `finally` runs once the messages are out and before the process exits: work
-    /// that must not delay what the user is told (pin-failure reports, bounded by their own limits).
+    /// that must not delay what the user is told (pin-failure reports, bounded by their own limits). It is cut short
+    /// by SIGINT or SIGTERM (exit 130 or 143) and by the `-m` deadline (exit `code`: the error is told already).
     func end(_ code: Int32, messages: [String], finally: () async -> Void) async -> Never {
         conclude(code, messages: messages)
+        let asked: Int32? = state.withLockedValue { state in
+            state.finishing = true
+            return state.exitWhenTold
+        }
+        if let asked { exit(asked) }
         await finally()
         exit(code)
+    }
+
+    /// SIGINT or SIGTERM (`code` 130 or 143): ends the process — at once when an ending that has told its error is
+    /// waiting for last work (Ctrl-C is not made to wait for pin-failure reports).
+    private func interrupted(_ code: Int32) {
+        if cutsFinishing(exitCode: code) { return }
+        end(code, message: nil)
+    }
+
+    /// When an ending is under way, makes it exit with `exitCode` (nil: the ending's own code) — now if it is
+    /// ``State/finishing``, else as soon as it has told its error — and is true; false when nothing is ending.
+    private func cutsFinishing(exitCode: Int32?) -> Bool {
+        let (ending, now): (Bool, Int32?) = state.withLockedValue { state in
+            guard state.ending else { return (false, nil) }
+            guard let code = exitCode ?? state.endingCode else { return (true, nil) }
+            if state.finishing { return (true, code) }
+            state.exitWhenTold = state.exitWhenTold ?? code
+            return (true, nil)
+        }
+        if let now { exit(now) }
+        return ending
     }
 
     /// Everything ``end(_:messages:)`` does but exiting; parks a second caller forever.
@@ -258,6 +295,7 @@ final class TransferMonitor: Sendable {
         let claimed: (Bool, String?, Bool) = state.withLockedValue { state in
             guard !state.ending else { return (false, nil, false) }
             state.ending = true
+            state.endingCode = code
             state.facts.endedAt = started.duration(to: .now)
             defer { state.temporaryPath = nil }
             return (true, state.temporaryPath, state.meterShown && !state.betweenAttempts)

@@ -155,4 +155,33 @@ struct ReportDeliveryTests {
         let reports = log.all.map(\.message).filter { $0.hasPrefix("pin failure report") }
         #expect(reports == ["pin failure report sent", "pin failure report dropped (too many in flight)", "pin failure report sent"])
     }
+
+    /// Ctrl-C while `trust get` waits for its pin-failure reports, its error told: the command ends at once with
+    /// curl's 130 (before, the signal waited behind the reports and the command exited 60 once they were given up).
+    @Test func interruptWhileReportsAreFlushedExits130() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let endpoint = try StalledEndpoint()
+        let dir = try temporaryDirectory()
+        defer {
+            endpoint.close()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let pins = [9, 8].map { "\"sha256/" + Data(repeating: UInt8($0), count: 32).base64EncodedString() + "\"" }.joined(separator: ", ")
+        let config = dir + "/trust.json"
+        try """
+            {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]},
+              "reportURIs": ["\(endpoint.url().absoluteString)"], "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try SpawnedCommand(CLI.binary, [
+            "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
+        ], stdout: "/dev/null", stderr: dir + "/err")
+        let told = await Self.eventually(60) { child.stderrText.contains("pin") }
+        // The report is under way (its endpoint connected to, never answering): the command is waiting for it.
+        let reporting = await Self.eventually(30) { endpoint.connections == 1 }
+        kill(child.pid, SIGINT)
+        let (status, killedBy, _) = await child.wait(limit: 60)
+        try await server.shutdown()
+        #expect(told && reporting)
+        #expect(status == 130 && killedBy == nil, "exit \(String(describing: status)), signal \(String(describing: killedBy)): \(child.stderrText)")
+    }
 }
