@@ -182,10 +182,15 @@ struct GetConnectionOptions: ParsableArguments {
     /// ``largestAcceptedSeconds``, "too large number".
     func validate() throws {
         for (name, value) in [("--connect-timeout", connectTimeout), ("--expect100-timeout", expect100Timeout), ("-m/--max-time", maxTime ?? 1)] {
-            if value.isNaN { throw ValidationError("option \(name): expected a proper numerical parameter") }
-            if value < 0 { throw ValidationError("option \(name): expected a positive numerical parameter") }
-            if !(value <= Self.largestAcceptedSeconds) { throw ValidationError("option \(name): too large number") }
+            try Self.validateSeconds(value, option: name)
         }
+    }
+
+    /// Throws curl's usage error for a number of seconds `option` cannot take (see ``validate()``).
+    static func validateSeconds(_ value: Double, option: String) throws {
+        if value.isNaN { throw ValidationError("option \(option): expected a proper numerical parameter") }
+        if value < 0 { throw ValidationError("option \(option): expected a positive numerical parameter") }
+        if !(value <= largestAcceptedSeconds) { throw ValidationError("option \(option): too large number") }
     }
 }
 

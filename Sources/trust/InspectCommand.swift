@@ -47,6 +47,11 @@ struct InspectCommand: AsyncParsableCommand {
     @Option(help: "Seconds to connect and handshake.")
     var connectTimeout: Double = 10
 
+    /// `--connect-timeout` as `trust get`'s (curl's usage errors; used as at most 31 years, so no conversion traps).
+    func validate() throws {
+        try GetConnectionOptions.validateSeconds(connectTimeout, option: "--connect-timeout")
+    }
+
     @Flag(help: "Print a JSON report.")
     var json = false
 
@@ -79,7 +84,7 @@ struct InspectCommand: AsyncParsableCommand {
 
         let observed: Observed
         do {
-            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, timeout: connectTimeout)
+            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
         } catch let failure as InspectFailure {
             printError(failure.message)
             throw ExitCode(failure.exitCode)

@@ -9,8 +9,9 @@ import TrustTestSupport
 /// over curl's `LONG_MAX / 1000` seconds is a usage error (exit 2); a large accepted value is used as 31 years. No
 /// value makes an arithmetic conversion trap: before, `-m 1e300` crashed (`Int64(_:)` of the milliseconds, signal 4,
 /// status 132), and so did `-m 1e10` with a PKCS#12 `--cert` (its decoding budget in nanoseconds) and
-/// `--connect-timeout 1e300 --revocation soft` (the revocation fetch budget).
-@Suite("trust get: time options validated, never trapping", .serialized, .timeLimit(.minutes(5)), .paced)
+/// `--connect-timeout 1e300 --revocation soft` (the revocation fetch budget); `trust inspect --connect-timeout 1e300`
+/// too.
+@Suite("Time options of get and inspect: validated, never trapping", .serialized, .timeLimit(.minutes(5)), .paced)
 struct TimeLimitOptionsTests {
     @Test func invalidValuesAreUsageErrors() async throws {
         let url = "https://127.0.0.1:9/"  // never reached: every case fails while its options are validated
@@ -29,6 +30,10 @@ struct TimeLimitOptionsTests {
         for (arguments, message) in cases {
             let (status, _, err) = try await run(CLI.binary, ["get", url] + arguments)
             #expect(status == 2 && err.contains(message), "\(arguments): \(status) \(err)")
+        }
+        for value in ["1e300", "nan"] {
+            let (status, _, err) = try await run(CLI.binary, ["inspect", "127.0.0.1:9", "--connect-timeout", value])
+            #expect(status == 2 && err.contains("option --connect-timeout:"), "inspect \(value): \(status) \(err)")
         }
     }
 
