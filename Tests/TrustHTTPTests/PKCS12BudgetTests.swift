@@ -76,4 +76,29 @@ struct PKCS12BudgetTests {
         #expect(PKCS12Budget(maximumIterations: 1).timeLimit == PKCS12Budget.defaultTimeLimit)
         #expect(PKCS12Budget(timeLimit: nil).timeLimit == nil)
     }
+
+    /// A file whose key derivation is hidden in an encrypted content (``HiddenKeyDerivationPKCS12``): its structure
+    /// shows 3 iterations, within any budget, so only the time limit stops it. 5 million hidden iterations (about
+    /// 2 s of CPU here) against a 300 ms limit: timed out. The same file hiding 1 iteration is decoded past its MAC
+    /// (it fails on the random key instead): the file is intact, the time went into the hidden derivation.
+    @Test(.requires(.openssl)) func aKeyDerivationHiddenInAnEncryptedContentIsBoundByTheTimeLimit() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let budget = PKCS12Budget(maximumIterations: 10, timeLimit: .milliseconds(300))
+        let heavy = try await HiddenKeyDerivationPKCS12.make(iterations: 5_000_000, in: dir)
+        do {
+            _ = try ClientIdentity(pkcs12: heavy, passphrase: HiddenKeyDerivationPKCS12.passphrase, budget: budget)
+            Issue.record("a file with a hidden key derivation was loaded")
+        } catch {
+            #expect(error.kind == .timedOut(.milliseconds(300)), "\(error)")
+        }
+        let light = try await HiddenKeyDerivationPKCS12.make(iterations: 1, in: dir)
+        do {
+            _ = try ClientIdentity(pkcs12: light, passphrase: HiddenKeyDerivationPKCS12.passphrase, budget: budget)
+            Issue.record("a file with a random key was loaded")
+        } catch {
+            #expect(error.kind != .timedOut(.milliseconds(300)) && error.kind != .wrongPassphrase && error.kind != .tooMuchWork(""), "\(error)")
+            guard case .corrupt = error.kind else { Issue.record("\(error)"); return }
+        }
+    }
 }
