@@ -24,6 +24,9 @@ package enum HostileNames {
         package let expiredLeaf: LabIdentity
     }
 
+    /// The folder of ``pki``'s files: one per test process, removed when it exits.
+    static var directory: String { NSTemporaryDirectory() + "swift-trust-hostile-names-\(getpid())" }
+
     /// Made once per test process.
     package static let pki: PKI = {
         do {
@@ -32,8 +35,9 @@ package enum HostileNames {
             let root = try LabAuthority.root(commonName: rootCommonName)
             let leaf = try root.leaf(commonName: commonName, dnsNames: ["good.lab.test", dnsName])
             let expired = try root.leaf(commonName: commonName, dnsNames: ["good.lab.test", dnsName], notBefore: now - 30 * day, notAfter: now - 2 * day)
-            let directory = NSTemporaryDirectory() + "swift-trust-hostile-names-" + UUID().uuidString
+            let directory = HostileNames.directory
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            atexit { try? FileManager.default.removeItem(atPath: HostileNames.directory) }
             try Data(root.identity.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/root.pem"))
             try Data(leaf.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/chain.pem"))
             try Data(expired.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/expired.pem"))
