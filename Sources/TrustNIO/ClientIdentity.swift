@@ -119,7 +119,8 @@ public struct ClientIdentity: Sendable {
                       passphrase: passphrase, source: certificateFile, now: now)
     }
 
-    /// A local identity file, bounded (``LocalFile``): a FIFO, a device or an oversized file is unreadable.
+    /// A local identity file, bounded (``LocalFile``): a device, an oversized file or a FIFO without an end within its
+    /// deadline is unreadable.
     private static func read(_ path: String) throws(ClientIdentityError) -> [UInt8] {
         do {
             return try LocalFile.read(path, limit: LocalFile.identityLimit)

@@ -65,7 +65,7 @@ struct CheckConfigCommand: ParsableCommand {
         do {
             evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
-            // Refused before it was read (a FIFO, a device, too large, writable by others): unreadable input, exit 2.
+            // Refused before it was read (a device, too large, writable by others, a FIFO without an end): unreadable input, exit 2.
             if let refused = error.fileError {
                 printError(refused.description)
                 throw ExitCode(2)

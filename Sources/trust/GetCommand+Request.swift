@@ -369,7 +369,7 @@ extension GetCommand {
             let (path, inlinePassword) = Self.splitCertArgument(argument)
             let passphrase = certPassword ?? inlinePassword
             let lower = path.lowercased()
-            // Bounded (a FIFO or a device is not waited on); an unreadable file is reported by the loader below.
+            // Bounded (a device refused, a FIFO read within a deadline); an unreadable file is reported by the loader below.
             let bytes = (try? LocalFile.read(path, limit: LocalFile.identityLimit)) ?? []
             let isPKCS12: Bool
             switch certType?.uppercased() {

@@ -29,7 +29,7 @@ struct ImportCommand: ParsableCommand {
         guard let source = TrustConfigurationImporter.Source(rawValue: from.lowercased()) else {
             throw UsageError("--from \(from): use one of " + TrustConfigurationImporter.Source.allCases.map(\.rawValue).joined(separator: ", "))
         }
-        // Bounded as every local input (a FIFO, a device or an oversized file refused, never waited on).
+        // Bounded as every local input (a device or an oversized file refused, a FIFO or pipe read within a deadline).
         let data: Data
         do {
             data = Data(try LocalFile.read(file, limit: LocalFile.configurationLimit))

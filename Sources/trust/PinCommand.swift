@@ -39,7 +39,7 @@ struct PinCommand: AsyncParsableCommand {
                 } else if FileManager.default.isDirectory(file) {
                     entries += try CertificateSource.entries(inDirectory: file).map { PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject) }
                 } else {
-                    // Bounded as every local input (a FIFO, a device or an oversized file refused, never waited on).
+                    // Bounded as every local input (a device or an oversized file refused, a FIFO or pipe read within a deadline).
                     let bytes: [UInt8]
                     do {
                         bytes = try LocalFile.read(file, limit: LocalFile.certificateLimit)

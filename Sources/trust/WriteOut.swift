@@ -32,7 +32,7 @@ struct WriteOut: Sendable {
     static func load(_ argument: String) throws -> WriteOut {
         guard argument.hasPrefix("@") else { return WriteOut(format: argument) }
         let path = String(argument.dropFirst())
-        // A file is read bounded (a FIFO, a device or a file over 1 MiB refused, never waited on); standard input as curl.
+        // A file is read bounded (a device or a file over 1 MiB refused, a FIFO read within a deadline); standard input as curl.
         let data: Data
         if path == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()

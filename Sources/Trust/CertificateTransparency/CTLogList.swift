@@ -79,7 +79,7 @@ public struct CTLogList: Sendable, Hashable {
         public var description: String { "bad CT log list: \(detail)" }
     }
 
-    /// Reads a list from `path` (a regular file of at most 4 MiB: `LocalFile`; a FIFO is not waited on).
+    /// Reads a list from `path` (a regular file, FIFO or pipe of at most 4 MiB: `LocalFile`; a FIFO is waited on 5 s at most).
     public static func load(path: String) throws(ParseError) -> CTLogList {
         let data: [UInt8]
         do {

@@ -53,7 +53,7 @@ public enum CertificateSource {
             throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
         }
         if isDirectory.boolValue { return try entries(inDirectory: path) }
-        // Bounded: a FIFO, a device or an oversized file is refused, not read forever.
+        // Bounded: a device or an oversized file is refused, a FIFO or pipe read within a deadline, never forever.
         let data: [UInt8]
         do {
             data = try LocalFile.read(path, limit: LocalFile.certificateLimit)

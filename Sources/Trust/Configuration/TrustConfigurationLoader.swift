@@ -54,8 +54,8 @@ extension TrustConfiguration {
     ///
     /// The file decides whom to trust, so it is refused, as ssh refuses its configuration, when another user could
     /// have written it: owned by someone other than root or the user running the program, or group- or
-    /// world-writable. A FIFO, a device or a file over 4 MiB is refused too (``LocalFileError``, in the error's
-    /// ``TrustConfigurationFileError/fileError``).
+    /// world-writable. A device, a file over 4 MiB or a FIFO or pipe that does not end within 5 s is refused too
+    /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``).
     public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let data: [UInt8]
         do {
