@@ -15,15 +15,9 @@ package final class HoldingServer: Sendable {
     private let heads = Mutex<[String]>([])
 
     package init() throws {
-        let (fd, port) = try RefusingPort.bindLoopback(backlog: 16)
-        self.port = port
-        listener = fd
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(fd, nil, nil)
-                guard connection >= 0 else { return }
-                Thread.detachNewThread { [self] in hold(connection) }
-            }
+        (listener, port) = try LoopbackSocket.bind(backlog: 16)
+        LoopbackSocket.acceptConnections(on: listener) { [self] connection in
+            Thread.detachNewThread { [self] in hold(connection) }
         }
     }
 

@@ -6,40 +6,12 @@ import Glibc
 /// A TCP port on 127.0.0.1 that is bound but never listens, so every connection to it is refused (ECONNREFUSED)
 /// and no other socket can take it until ``close()``.
 package final class RefusingPort {
-    package struct Failure: Error, CustomStringConvertible { package var description: String }
     package let port: Int
     private let descriptor: Int32
 
     package init() throws {
-        (descriptor, port) = try Self.bindLoopback(backlog: nil)
+        (descriptor, port) = try LoopbackSocket.bind(backlog: nil)
     }
 
     package func close() { Glibc.close(descriptor) }
-
-    /// A TCP socket bound to 127.0.0.1 on a port of the kernel's choosing, listening when `backlog` is
-    /// given, with `SO_RCVBUF` set to `receiveBuffer` when that is: the socket setup of every plain-socket
-    /// test server (``HoldingServer``, ``StalledEndpoint``, ``SilentPort``).
-    static func bindLoopback(backlog: Int32?, receiveBuffer: Int32? = nil) throws -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure(description: "socket() failed: \(errno)") }
-        if var size = receiveBuffer {
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        guard bound, backlog.map({ listen(descriptor, $0) == 0 }) ?? true else {
-            let code = errno
-            Glibc.close(descriptor)
-            throw Failure(description: "bind() or listen() failed: \(code)")
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
-    }
 }

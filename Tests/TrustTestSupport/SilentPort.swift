@@ -13,7 +13,7 @@ package final class SilentPort {
     package init() throws {
         // A small receive buffer (inherited by the connections the kernel completes) so that a
         // client's writes stop after a few kilobytes rather than the megabytes loopback allows.
-        (descriptor, port) = try RefusingPort.bindLoopback(backlog: 4, receiveBuffer: 4096)
+        (descriptor, port) = try LoopbackSocket.bind(backlog: 4, receiveBuffer: 4096)
     }
 
     package func close() { Glibc.close(descriptor) }

@@ -12,15 +12,9 @@ package final class StalledEndpoint: Sendable {
     private let accepted = Mutex<[Int32]>([])
 
     package init() throws {
-        let (fd, port) = try RefusingPort.bindLoopback(backlog: 16)
-        self.port = port
-        listener = fd
-        Thread.detachNewThread { [self] in
-            while true {
-                let connection = accept(fd, nil, nil)
-                guard connection >= 0 else { return }
-                accepted.withLock { $0.append(connection) }
-            }
+        (listener, port) = try LoopbackSocket.bind(backlog: 16)
+        LoopbackSocket.acceptConnections(on: listener) { [self] connection in
+            accepted.withLock { $0.append(connection) }
         }
     }
 
