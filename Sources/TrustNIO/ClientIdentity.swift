@@ -69,7 +69,13 @@ public struct ClientIdentity: Sendable {
         let secret = Array((passphrase ?? "").utf8)
         guard let timeLimit else { return try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) }
         let outcome = DecodingOutcome()
+        // The thread's closure captures a raw reference only: the outcome (and the error or bundle in it) is released
+        // by the thread itself as the decoding ends, or by this caller, whichever is later — never by Foundation's
+        // teardown of the thread after its closure, when no live thread refers to it any more (LeakSanitizer's
+        // check after each fuzz input saw the error's storage unreferenced in that window).
+        let handle = Unmanaged.passRetained(outcome)
         Thread.detachNewThread {
+            let outcome = handle.takeRetainedValue()
             outcome.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
         }
         let (seconds, attoseconds) = timeLimit.components
