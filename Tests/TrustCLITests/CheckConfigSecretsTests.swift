@@ -6,11 +6,7 @@ import TrustTestSupport
 /// is not for display), in its text and `--json` outputs, for a valid file and in a problem's message.
 @Suite("trust check-config never prints a report URI's password", .timeLimit(.minutes(2)))
 struct CheckConfigSecretsTests {
-    func write(_ text: String) throws -> String {
-        let path = try temporaryDirectory() + "/config.json"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func write(_ text: String) throws -> String { try temporaryFile("config.json", text: text) }
 
     @Test func validFile() async throws {
         let config = try write(#"{"version": 1, "hosts": [{"host": "good.lab.test", "reportURIs": ["https://reporter:ReportSecret-1@reports.lab.test/r"]}]}"#)

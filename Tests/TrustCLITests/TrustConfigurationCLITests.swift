@@ -7,11 +7,7 @@ import TrustTestSupport
 
 @Suite("trust check-config and trust get --config", .serialized, .timeLimit(.minutes(5)), .paced)
 struct TrustConfigurationCLITests {
-    func write(_ text: String) throws -> String {
-        let path = try temporaryDirectory() + "/trust.json"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func write(_ text: String) throws -> String { try temporaryFile("trust.json", text: text) }
 
     @Test func checkConfigExitCodesSummaryAndWarnings() async throws {
         let lab = CLI.lab

@@ -88,6 +88,13 @@ package func temporaryDirectory() throws -> String {
     return path
 }
 
+/// A file named `name` holding `text`, in a new temporary folder of its own.
+package func temporaryFile(_ name: String, text: String) throws -> String {
+    let path = try temporaryDirectory() + "/" + name
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
 /// Stops a helper server process for good (SIGKILL, then reaped), so none outlives its test.
 package func stop(_ process: Process) {
     guard process.isRunning else { return }
