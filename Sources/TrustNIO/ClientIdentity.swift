@@ -69,14 +69,18 @@ public struct ClientIdentity: Sendable {
         let secret = Array((passphrase ?? "").utf8)
         guard let timeLimit else { return try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) }
         let outcome = DecodingOutcome()
-        // The thread's closure captures a raw reference only: the outcome (and the error or bundle in it) is released
-        // by the thread itself as the decoding ends, or by this caller, whichever is later — never by Foundation's
-        // teardown of the thread after its closure, when no live thread refers to it any more (LeakSanitizer's
-        // check after each fuzz input saw the error's storage unreferenced in that window).
+        // The thread's closure captures a raw reference only, and the thread gives its reference up before it
+        // signals `released`. A caller that got the result waits for that signal (microseconds), so the outcome
+        // and the error or bundle in it are released by the caller, on its own thread, never by the decoding
+        // thread as it ends: LeakSanitizer's check after each fuzz input found the error's storage held by a
+        // thread it no longer scanned, in the window between the caller's return and that thread's exit.
         let handle = Unmanaged.passRetained(outcome)
         Thread.detachNewThread {
-            let outcome = handle.takeRetainedValue()
-            outcome.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
+            let decoding = handle.takeUnretainedValue()
+            decoding.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
+            let released = decoding.released
+            handle.release()
+            released.signal()
         }
         let (seconds, attoseconds) = timeLimit.components
         // Saturating: a limit of Int32.max seconds (68 years) or more waits that long; `seconds * 10^9` traps past 292.
@@ -84,6 +88,7 @@ public struct ClientIdentity: Sendable {
         guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000)))) == .success,
             let result = outcome.result
         else { throw ClientIdentityError(source: source, kind: .timedOut(timeLimit)) }
+        outcome.released.wait()
         return try result.get()
     }
 
@@ -233,6 +238,8 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
 /// The result of a PKCS#12 decoding on its own thread, and a semaphore signalled when it is there.
 private final class DecodingOutcome: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
+    /// Signalled once the decoding thread holds no reference to this outcome any more.
+    let released = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var stored: Result<NIOSSLPKCS12Bundle, any Error>?
 
