@@ -34,6 +34,9 @@ let package = Package(
         .library(name: "TrustLabPKI", targets: ["TrustLabPKI"]),
         .executable(name: "trust", targets: ["trust"]),
         .executable(name: "trust-conformance", targets: ["TrustConformance"]),
+        // The developers' harnesses (benchmarks, load and construction checks, fuzzer): not installed, not built
+        // by Scripts/release-build.sh unless named.
+        .executable(name: "trust-dev", targets: ["TrustDev"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -147,6 +150,20 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
             ] + nio
         ),
+        // `trust-dev`: what only the project's developers run (the tests start it for the load and construction
+        // checks and the fuzzer); kept out of the installed `trust`.
+        .executableTarget(
+            name: "TrustDev",
+            dependencies: [
+                "Trust",
+                "TrustNIO",
+                "TrustHTTP",
+                "TrustLab",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ] + nio
+        ),
         .executableTarget(
             name: "TrustConformance",
             dependencies: [
@@ -200,7 +217,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
             ] + nio
         ),
-        // Load: each run in a child process of its own (`trust load-check`), never in the test process.
+        // Load: each run in a child process of its own (`trust-dev load-check`), never in the test process.
         .testTarget(
             name: "TrustLoadTests",
             dependencies: ["TrustTestSupport"]

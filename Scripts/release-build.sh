@@ -3,6 +3,10 @@
 # so one build serves both). The flags, and why each, are in Scripts/release-flags.sh.
 #
 # Usage: Scripts/release-build.sh [PRODUCT]   (default: trust; the binary is .build/release/PRODUCT)
+#
+# Only `trust` is installed (copy .build/release/trust). `trust-dev` — the developers' benchmarks, load checks and
+# fuzzer — is built here only when named (`Scripts/release-build.sh trust-dev`, for release figures) and never
+# installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 product="${1:-trust}"

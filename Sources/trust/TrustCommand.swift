@@ -12,7 +12,7 @@ struct TrustCommand: AsyncParsableCommand {
             Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input.
             """,
         version: TrustVersion.string,
-        subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, BenchCommand.self, FuzzCommand.self, CheckConfigCommand.self, ImportCommand.self, LoadCheckCommand.self, ConstructionCheckCommand.self, FirstEvaluationCommand.self])
+        subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, CheckConfigCommand.self, ImportCommand.self])
 }
 
 /// What `trust --version` prints.

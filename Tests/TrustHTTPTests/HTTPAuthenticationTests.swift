@@ -164,16 +164,16 @@ struct HTTPAuthenticationTests {
     }
 
     /// The parsers under random and mutated input (the CLI's fuzzer: bounds, print/parse round
-    /// trip, clean Digest answers); the million-input run is `trust fuzz auth-headers --count 1000000`.
+    /// trip, clean Digest answers); the million-input run is `trust-dev fuzz auth-headers --count 1000000`.
     @Test func fuzzedHeadersKeepEveryProperty() async throws {
         for seed in ["11", "12"] {
-            let (status, out, err) = try await run(CLI.binary, ["fuzz", "auth-headers", "--count", "10000", "--seed", seed])
+            let (status, out, err) = try await run(CLI.devBinary, ["fuzz", "auth-headers", "--count", "10000", "--seed", seed])
             #expect(status == 0, "\(out) \(err)")
             #expect(out.contains("0 property violations"), "\(out)")
         }
     }
 
-    /// The checks shared by `trust fuzz` and the libFuzzer target, on a header sent in several fields.
+    /// The checks shared by `trust-dev fuzz` and the libFuzzer target, on a header sent in several fields.
     @Test func authenticationHeaderPropertiesHoldAcrossSeveralFields() {
         let fields = [#"Basic realm="one""#, #"Digest realm="two", nonce="n", algorithm=MD5, qop="auth""#, "Bearer, ,", #"Broken realm="unterminated"#]
         let outcome = AuthenticationHeaderProperties.check(fields)

@@ -4,7 +4,7 @@ import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// The request path builds nothing expensive after a host's first request: no path validator, no anchor
-/// index, no TLS context — measured in `trust construction-check`, a process of its own (the counts are
+/// index, no TLS context — measured in `trust-dev construction-check`, a process of its own (the counts are
 /// process-wide; other suites build their own in this one).
 @Suite("Session: one route per host, built once", .paced)
 struct SessionRouterTests {
@@ -23,7 +23,7 @@ struct SessionRouterTests {
     }
 
     @Test func requestsAfterTheFirstBuildNothing() async throws {
-        let (status, out, err) = try await run(CLI.binary, ["construction-check", "--requests", "20"], timeLimitSeconds: 120)
+        let (status, out, err) = try await run(CLI.devBinary, ["construction-check", "--requests", "20"], timeLimitSeconds: 120)
         try #require(status == 0, "\(err)")
         let scenarios = try JSONDecoder().decode([Scenario].self, from: Data(out.utf8))
         #expect(Set(scenarios.map(\.name)) == ["system-default", "evaluator", "per-host", "configuration", "security-policy"])

@@ -3,12 +3,12 @@ import Testing
 import TrustTestSupport
 
 /// A test that measures memory or time measures it in a child process of its own, never the shared
-/// test process: each load runs in `trust load-check` (a lab server and a `Session` in that child,
+/// test process: each load runs in `trust-dev load-check` (a lab server and a `Session` in that child,
 /// nothing else) and is judged here on the figures it prints. The same run carries every functional
 /// check too, so the load is not sent twice.
 @Suite("Load: many requests over many connections, no failure, no growth", .serialized, .timeLimit(.minutes(5)), .paced)
 struct LoadTests {
-    /// What `trust load-check` prints (one JSON line; see `LoadCheckCommand.Report`).
+    /// What `trust-dev load-check` prints (one JSON line; see `LoadCheckCommand.Report`).
     struct Report: Decodable {
         var http: String
         var concurrency: Int
@@ -26,7 +26,7 @@ struct LoadTests {
         var openConnectionsAfterShutdown: Int
     }
 
-    /// Runs `trust load-check --http VERSION` — `total` requests, a warm-up of `warmUp`, then two equal
+    /// Runs `trust-dev load-check --http VERSION` — `total` requests, a warm-up of `warmUp`, then two equal
     /// halves, from `concurrency` workers — prints its figures, and checks what every load must show:
     /// every request succeeded, the session is still usable afterwards, its shutdown leaves no
     /// connection open, and RSS does not grow like a leak.
@@ -40,11 +40,11 @@ struct LoadTests {
         let arguments = ["load-check", "--http", version, "--requests", "\(total)", "--warm-up", "\(warmUp)", "--concurrency", "\(concurrency)"]
         // The load takes ~7 s (HTTP/1.1) and ~17 s (HTTP/2) alone in a debug build; beside the parallel
         // suites or under ThreadSanitizer several times that — the child may use most of the test's 5 minutes.
-        let (status, out, err) = try await run(CLI.binary, arguments, timeLimitSeconds: 270)
-        #expect(status == 0, "trust \(arguments.joined(separator: " ")) exited \(status): \(err)")
+        let (status, out, err) = try await run(CLI.devBinary, arguments, timeLimitSeconds: 270)
+        #expect(status == 0, "trust-dev \(arguments.joined(separator: " ")) exited \(status): \(err)")
         guard let line = out.split(separator: "\n").last,
               let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else {
-            Issue.record("no report from trust \(arguments.joined(separator: " ")):\n\(out)\n\(err)")
+            Issue.record("no report from trust-dev \(arguments.joined(separator: " ")):\n\(out)\n\(err)")
             return nil
         }
         let rss = report.rss.map { $0.map { "\($0 / 1024) KiB" } ?? "n/a" }.joined(separator: ", ")

@@ -7,7 +7,7 @@ import FuzzSupport
 /// Input: field values separated by line feeds (one header sent in several fields), decoded as
 /// UTF-8 with invalid bytes repaired. Properties: ``AuthenticationHeaderProperties`` (bounds,
 /// print-and-reparse round trip, several fields parse as each one in turn, a clean Digest answer
-/// to every accepted Digest challenge) — the same checks as `trust fuzz auth-headers`.
+/// to every accepted Digest challenge) — the same checks as `trust-dev fuzz auth-headers`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     test(fuzzInput(start, count))

@@ -1,5 +1,5 @@
 /// The properties the HTTP authentication parsers must have on any input, whatever its bytes:
-/// checked by `trust fuzz auth-headers` and by the libFuzzer target in `Fuzz/`.
+/// checked by `trust-dev fuzz auth-headers` and by the libFuzzer target in `Fuzz/`.
 ///
 /// - Bounds: at most `AuthenticationHeaderParser.maximumChallenges` challenges,
 ///   `AuthenticationHeaderParser.maximumDiagnostics` diagnostics and

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A baseline for `trust bench`: OpenSSL's own path validation (`X509_verify_cert`) of the same
+/// A baseline for `trust-dev bench`: OpenSSL's own path validation (`X509_verify_cert`) of the same
 /// chain, host name and anchor, timed in a small C program built against the system's libcrypto.
 ///
 /// The program is compiled on first use into a temporary folder with the system C compiler

@@ -8,7 +8,7 @@ import TrustLab
 import TrustNIO
 import X509
 
-/// `trust bench`: medians of the engine's hot operations, each beside a baseline measured in
+/// `trust-dev bench`: medians of the engine's hot operations, each beside a baseline measured in
 /// the same run — signature verifications (the physical floor of a path validation), BoringSSL's
 /// own verification of the same chain in a loopback handshake, SHA-256 over the same bytes.
 struct BenchCommand: AsyncParsableCommand {
@@ -22,7 +22,7 @@ struct BenchCommand: AsyncParsableCommand {
             uncached and cached, against the same client using BoringSSL's built-in verification (trustRoots, no \
             callback) of the same chain. OpenSSL's X509_verify_cert of the same chains and host names, in a small C \
             program built against the system's libcrypto (skipped without a C compiler and libssl-dev). Cold \
-            processes: a new `trust evaluate` of a depth-3 chain (reading the files, the first validation) against \
+            processes: a new `trust evaluate` (the `trust` built beside this tool) of a depth-3 chain (reading the files, the first validation) against \
             `openssl verify` of the same files, and each tool's bare start. Revocation: a serial number looked up in \
             a 100,000-entry CRL against a plain Set of the same serials, parsing that CRL, and an uncached depth-3 \
             evaluation with hard whole-chain CRL checking against the same without. Every ratio compares two figures \
@@ -43,7 +43,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         #if DEBUG
-        print("note: this is a debug build; use `swift run -c release trust bench` for meaningful figures")
+        print("note: this is a debug build; for meaningful figures: Scripts/release-build.sh trust && Scripts/release-build.sh trust-dev && .build/release/trust-dev bench")
         #endif
         print("operation                                          median   baseline (same run)                median    ratio")
         var chains: [BenchChain] = []
@@ -77,7 +77,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard wants(uncachedName) || wants(cachedName + " \(chain.keyType.rawValue)") else { return }
         let trust = chain.trust
         let evaluator = chain.evaluator
-        guard await evaluator.evaluate(trust).isTrusted else { throw UsageError("benchmark chain did not validate") }
+        guard await evaluator.evaluate(trust).isTrusted else { throw HarnessError("benchmark chain did not validate") }
         let uncached = await Self.median(iterations) { _ = await evaluator.evaluate(trust) }
         let path = chain.path
         let verifications = await Self.median(iterations) {
@@ -102,11 +102,11 @@ struct BenchCommand: AsyncParsableCommand {
         // A new ServerTrust per call, as each handshake builds one (same bytes, a new time).
         let presented = chain.presented
         let peerName = trust.peerName
-        guard await caching.evaluate(trust).isTrusted else { throw UsageError("benchmark chain did not validate") }
+        guard await caching.evaluate(trust).isTrusted else { throw HarnessError("benchmark chain did not validate") }
         let cached = await Self.median(iterations) {
             _ = await caching.evaluate(ServerTrust(presentedChain: presented, peerName: peerName))
         }
-        guard cache.statistics.hits >= iterations else { throw UsageError("the evaluation cache did not hit") }
+        guard cache.statistics.hits >= iterations else { throw HarnessError("the evaluation cache did not hit") }
         Self.report(cachedName, cached, "uncached", uncached)
     }
 
@@ -119,7 +119,7 @@ struct BenchCommand: AsyncParsableCommand {
         entry.pins = TrustConfiguration.Pins(sha256: pins)
         let configured = try ConfiguredTrustEvaluator(configuration: TrustConfiguration(hosts: [entry]))
         let trust = chain.trust
-        guard await configured.evaluate(trust).isTrusted else { throw UsageError("benchmark configuration did not validate") }
+        guard await configured.evaluate(trust).isTrusted else { throw HarnessError("benchmark configuration did not validate") }
         let prepared = await Self.median(iterations) { _ = await configured.evaluate(trust) }
         var policy = ValidationPolicy.webPKI
         policy.pins = Set(pins)

@@ -3,7 +3,7 @@ import Foundation
 import TrustHTTP
 import TrustLab
 
-/// `trust fuzz auth-headers`: feeds the HTTP authentication parsers random and mutated input and
+/// `trust-dev fuzz auth-headers`: feeds the HTTP authentication parsers random and mutated input and
 /// checks their properties on every one. A crash ends the process (non-zero, no summary).
 struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,9 +35,12 @@ struct FuzzCommand: ParsableCommand {
     static let alphabet = ["Basic", "Digest", "realm", "nonce", "qop", "algorithm", "=", "=", "\"", "\"", "\\", ",", ",", " ", " ", "\t", "a", "Z", "0",
                            "-", "/", "+", "~", "auth", "auth-int", "MD5", "SHA-256", "-sess", "\r\n", "\u{0}", "é", "\u{7F}", "userhash=true"]
 
+    func validate() throws {
+        guard target == "auth-headers" else { throw ValidationError("unknown fuzz target \(target) (auth-headers)") }
+        guard count > 0 else { throw ValidationError("--count must be positive") }
+    }
+
     func run() throws {
-        guard target == "auth-headers" else { throw UsageError("unknown fuzz target \(target) (auth-headers)") }
-        guard count > 0 else { throw UsageError("--count must be positive") }
         var fuzzer = LabFuzzer(seed: seed, seeds: Self.seeds, alphabet: Self.alphabet)
         var challenges = 0, diagnostics = 0, digestAnswers = 0
         var violations: [String] = []

@@ -3,7 +3,7 @@ import Trust
 import TrustLab
 import X509
 
-/// `trust bench` rows for revocation: a serial number looked up in a 100,000-entry CRL (against a plain `Set` of the
+/// `trust-dev bench` rows for revocation: a serial number looked up in a 100,000-entry CRL (against a plain `Set` of the
 /// same serials), parsing that CRL (against hashing its bytes), and an uncached depth-3 evaluation with hard,
 /// whole-chain CRL checking (against the same evaluation without revocation); an OCSP response parsed (against one
 /// ECDSA signature verification, its dominant cost when uncached), and an uncached evaluation with hard leaf OCSP

@@ -4,7 +4,7 @@ import Trust
 import TrustHTTP
 import TrustLab
 
-/// `trust construction-check` (hidden): proves in a process of its own that a session's request path builds
+/// `trust-dev construction-check`: proves in a process of its own that a session's request path builds
 /// no path validator, anchor index or TLS context after the first request to a host. For each way of
 /// configuring server trust, a session (evaluation cache off, no idle connections kept, so every request
 /// opens a connection and evaluates its chain) sends one request to a lab server, then more; the process's
@@ -14,8 +14,7 @@ import TrustLab
 struct ConstructionCheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "construction-check",
-        abstract: "Count validators, anchor indexes and TLS contexts built per request (for the tests).",
-        shouldDisplay: false)
+        abstract: "Count validators, anchor indexes and TLS contexts built per request (for the tests).")
 
     @Option(help: "Requests after the first, each on a new connection.")
     var requests = 20

@@ -5,7 +5,7 @@ import Trust
 import TrustHTTP
 import TrustLab
 
-/// `trust load-check` (hidden): the load test's run, in a process of its own — a good lab server and
+/// `trust-dev load-check`: the load test's run, in a process of its own — a good lab server and
 /// a `Session` on loopback, N requests from C concurrent workers (a warm-up, then two equal halves),
 /// the resident set size sampled after each phase. Prints one JSON line of figures; judging them is
 /// the caller's job (`LoadTests`).
@@ -13,7 +13,7 @@ import TrustLab
 /// A test that measures memory or time measures it in a child process of its own, never the shared
 /// test process: this process runs only this load, so its RSS is this load's.
 ///
-/// Exit 0 when the run happened, whatever its figures; 2 for bad usage.
+/// Exit 0 when the run happened, whatever its figures; 64 for bad usage.
 struct LoadCheckCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "load-check",
@@ -23,8 +23,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
             HTTP/2: one request first opens the connection the workers then multiplex over. The evaluation cache is \
             off, so the evaluator's count is the number of connections opened. After the load: one more request on the \
             same session, then its shutdown.
-            """,
-        shouldDisplay: false)
+            """)
 
     /// The HTTP version the lab server offers (ALPN) and every response must carry.
     enum HTTPVersion: String, ExpressibleByArgument, CaseIterable {
@@ -63,9 +62,12 @@ struct LoadCheckCommand: AsyncParsableCommand {
     /// What the answer of the lab server `good` reads.
     static let expectedBody = "hello from good\n"
 
+    func validate() throws {
+        guard concurrency > 0 else { throw ValidationError("--concurrency must be positive") }
+        guard warmUp >= 0, requests - warmUp >= 2 else { throw ValidationError("--requests must exceed --warm-up by at least 2") }
+    }
+
     func run() async throws {
-        guard concurrency > 0 else { throw UsageError("--concurrency must be positive") }
-        guard warmUp >= 0, requests - warmUp >= 2 else { throw UsageError("--requests must exceed --warm-up by at least 2") }
         let pki = try LabPKI.make()
         let server = try await LabServer.start("good", pki: pki, protocols: version.protocols)
         let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: .only(pki.trustedRoots)))

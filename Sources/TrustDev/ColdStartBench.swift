@@ -1,8 +1,10 @@
 import Foundation
 import Trust
 
-/// Whole-process figures for `trust bench`: a fresh `trust evaluate` of a chain against `openssl
-/// verify` of the same files, and the bare process start of each tool, in the same run.
+/// Whole-process figures for `trust-dev bench`: a fresh `trust evaluate` of a chain against `openssl
+/// verify` of the same files, and the bare process start of each tool, in the same run. The `trust`
+/// measured is the one built beside this tool (same build folder, so same build flags); the first
+/// evaluation in a fresh process runs in this tool (`trust-dev first-evaluation`), which links the same engine.
 ///
 /// A cold process pays what an app pays on its first evaluation (loading the binary, reading the
 /// anchors, the first path validation) and nothing is cached between runs. Wall time is the median
@@ -16,30 +18,35 @@ extension BenchCommand {
             print("cold process: skipped (no openssl to compare with)")
             return
         }
+        let harness = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let trust = harness.deletingLastPathComponent().appendingPathComponent("trust").path
+        guard FileManager.default.isExecutableFile(atPath: trust) else {
+            print("cold process: skipped (no \(trust): build `trust` too, e.g. Scripts/release-build.sh trust)")
+            return
+        }
         let files = try chain.writeFiles()
         defer { try? FileManager.default.removeItem(atPath: files.folder) }
         let (chainFile, rootFile) = (files.chain, files.root)
-        let trust = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         let runs = max(5, rounds * 4)
 
         let evaluate = [trust, "evaluate", "--chain", chainFile, "--anchors", rootFile, "--anchors-only", "--host", chain.host, "--pin", chain.pin.description]
         let verify = [openssl, "verify", "-CAfile", rootFile, "-untrusted", chainFile, chainFile]
         let (ours, theirs) = try Self.alternate(runs, evaluate, verify)
         Self.reportProcess(name + " (name + pin)", ours, "openssl verify (same files)", theirs)
-        try benchFirstEvaluation(trust: trust, files: files, host: chain.host, runs: runs)
+        try benchFirstEvaluation(harness: harness.path, files: files, host: chain.host, runs: runs)
         let (start, opensslStart) = try Self.alternate(runs, [trust, "--version"], [openssl, "version"])
         Self.reportProcess("cold process: trust --version (start only)", start, "openssl version", opensslStart)
     }
 
     /// The first evaluation inside a fresh process (files, system roots, Public Suffix List, one
     /// validation), against the second evaluation in the same process: medians over `runs` processes.
-    func benchFirstEvaluation(trust: String, files: (folder: String, root: String, chain: String), host: String, runs: Int) throws {
+    func benchFirstEvaluation(harness: String, files: (folder: String, root: String, chain: String), host: String, runs: Int) throws {
         var firsts: [Double] = []
         var seconds: [Double] = []
         for _ in 0..<runs {
-            let (status, text) = try Self.output(of: [trust, "first-evaluation", "--chain", files.chain, "--anchor", files.root, "--host", host])
+            let (status, text) = try Self.output(of: [harness, "first-evaluation", "--chain", files.chain, "--anchor", files.root, "--host", host])
             let fields = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            guard status == 0, fields.count == 2 else { throw UsageError("trust first-evaluation failed (exit \(status))") }
+            guard status == 0, fields.count == 2 else { throw HarnessError("trust-dev first-evaluation failed (exit \(status))") }
             firsts.append(fields[0])
             seconds.append(fields[1])
         }
@@ -91,7 +98,7 @@ extension BenchCommand {
         process.waitUntilExit()
         let wall = start.duration(to: clock.now)
         guard process.terminationStatus == 0 else {
-            throw UsageError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
+            throw HarnessError("\(command.joined(separator: " ")) exited \(process.terminationStatus)")
         }
         return (wall, childrenCPU() - before)
     }
