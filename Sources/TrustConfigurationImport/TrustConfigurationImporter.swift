@@ -287,7 +287,7 @@ public enum TrustConfigurationImporter {
     static func android(_ data: Data) throws(ImportError) -> Result {
         // libxml2 hands names that are not UTF-8 straight to FoundationXML, which traps on them
         // (force-unwrapped UTF-8 decoding in XMLParser, found by fuzzing): refuse such a file first.
-        guard String(validating: data, as: UTF8.self) != nil else {
+        guard StrictUTF8.string(data) != nil else {
             throw ImportError(message: "the Network Security Config is not UTF-8 text")
         }
         // FoundationXML also reads a processing instruction's data with strlen, and libxml2 passes NULL for one

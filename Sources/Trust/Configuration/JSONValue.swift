@@ -166,7 +166,7 @@ package indirect enum JSONValue: Sendable, Hashable {
                 index += 1
                 switch byte {
                 case UInt8(ascii: "\""):
-                    guard let text = String(validating: out, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+                    guard let text = StrictUTF8.string(out) else { throw error("a string is not valid UTF-8") }
                     return text
                 case UInt8(ascii: "\\"):
                     guard index < bytes.count else { break }

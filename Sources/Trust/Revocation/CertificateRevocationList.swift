@@ -144,7 +144,7 @@ public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvert
     /// Every CRL in `data`: PEM blocks labelled `X509 CRL`, or one DER CRL.
     public static func parseAll(_ data: [UInt8]) throws(ParseError) -> [CertificateRevocationList] {
         if data.first == 0x30 { return [try CertificateRevocationList(derEncoded: data)] }
-        guard let text = String(validating: data, as: UTF8.self) else { throw ParseError("neither DER nor PEM text") }
+        guard let text = StrictUTF8.string(data) else { throw ParseError("neither DER nor PEM text") }
         let documents: [PEMDocument]
         do {
             documents = try PEMDocument.parseMultiple(pemString: text)

@@ -1,0 +1,397 @@
+#!/usr/bin/env python3
+"""Fails when our sources use an API introduced after the package's declared Apple minimums.
+
+Nothing in this repository can be compiled for Apple platforms here, and the Swift compiler checks
+`@available` only for the platform it compiles for. The facts it would use are on this machine all the same:
+
+- what each declaration requires: the `@available(macOS 15.0, iOS 18.0, …)` attributes of the Swift
+  standard library, Foundation and every dependency, read from their modules by
+  `swift symbolgraph-extract` (each symbol's `availability`, keyed by its USR);
+- what our code refers to: the index store that a debug `swift build` writes (`.build/debug/index/store`),
+  read with the toolchain's libIndexStore — every reference from a file under `Sources/`, with its USR and
+  its line.
+
+A reference is a finding when its declaration was introduced on an Apple platform after the minimum that
+Package.swift's `platforms:` declares for it, unless the reference sits inside a scope guarded for that version
+(`if #available(…)`, `guard #available(…)`, or a declaration marked `@available(…)`) — recognised from the
+source text: the braces that enclose the reference, and the text before each opening brace.
+
+Usage: Scripts/check-apple-availability.py [--package-path .] [--build-path .build] [--sources Sources]
+       Scripts/check-apple-availability.py --self-test   (compiles a fixture; exactly its unguarded calls must be found)
+Exit status: 0 no finding, 1 findings (listed), 2 the check could not run (no index store, no toolchain).
+
+Hand-written because no maintained package reads the index store from Python or from a script that needs no
+build of its own (IndexStoreDB is not among this project's dependencies).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+# The Apple platforms whose minimums Package.swift declares, as `swift package dump-package` and the symbol graphs
+# name them.
+PLATFORM_DOMAINS = {"macos": "macOS", "ios": "iOS", "tvos": "tvOS", "watchos": "watchOS", "visionos": "visionOS",
+                    "maccatalyst": "macCatalyst"}
+ROLE_DEFINITION = 1 << 1
+ROLE_DECLARATION = 1 << 0
+ROLE_REFERENCE = 1 << 2
+ROLE_IMPLICIT = 1 << 8
+UNIT_DEPENDENCY_RECORD = 2
+
+
+class StringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+    def text(self):
+        return ctypes.string_at(self.data, self.length).decode("utf-8", "replace") if self.length else ""
+
+
+def fail(message):
+    print(f"check-apple-availability: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def toolchain_lib():
+    swift = subprocess.run(["which", "swift"], capture_output=True, text=True).stdout.strip()
+    if not swift:
+        fail("swift is not on PATH")
+    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(swift))), "lib", "libIndexStore.so")
+    if not os.path.exists(lib):
+        fail(f"libIndexStore not found at {lib}")
+    return lib
+
+
+def declared_minimums(package_dir):
+    dump = subprocess.run(["swift", "package", "--package-path", package_dir, "dump-package"],
+                          capture_output=True, text=True)
+    if dump.returncode != 0:
+        fail("swift package dump-package failed:\n" + dump.stderr)
+    minimums = {}
+    for platform in json.loads(dump.stdout).get("platforms", []):
+        domain = PLATFORM_DOMAINS.get(platform["platformName"].lower())
+        if domain:
+            minimums[domain] = version_tuple(platform["version"])
+    if not minimums:
+        fail("Package.swift declares no Apple platform minimum: nothing to check against")
+    return minimums
+
+
+def version_tuple(text):
+    parts = [int(p) for p in re.findall(r"\d+", str(text))][:3]
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def graph_version(value):
+    return (value.get("major", 0), value.get("minor", 0), value.get("patch", 0))
+
+
+def references(store_path, sources_dir):
+    """(USR, name, path, line, column) for every reference from a file under sources_dir."""
+    lib = ctypes.CDLL(toolchain_lib())
+    lib.indexstore_store_create.restype = ctypes.c_void_p
+    lib.indexstore_store_create.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.indexstore_error_get_description.restype = ctypes.c_char_p
+    lib.indexstore_error_get_description.argtypes = [ctypes.c_void_p]
+    unit_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, StringRef)
+    lib.indexstore_store_units_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, unit_applier]
+    lib.indexstore_unit_reader_create.restype = ctypes.c_void_p
+    lib.indexstore_unit_reader_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.indexstore_unit_reader_dispose.argtypes = [ctypes.c_void_p]
+    lib.indexstore_unit_reader_get_main_file.restype = StringRef
+    lib.indexstore_unit_reader_get_main_file.argtypes = [ctypes.c_void_p]
+    dependency_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_void_p)
+    lib.indexstore_unit_reader_dependencies_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, dependency_applier]
+    lib.indexstore_unit_dependency_get_kind.restype = ctypes.c_int
+    lib.indexstore_unit_dependency_get_kind.argtypes = [ctypes.c_void_p]
+    lib.indexstore_unit_dependency_get_name.restype = StringRef
+    lib.indexstore_unit_dependency_get_name.argtypes = [ctypes.c_void_p]
+    lib.indexstore_unit_dependency_get_filepath.restype = StringRef
+    lib.indexstore_unit_dependency_get_filepath.argtypes = [ctypes.c_void_p]
+    lib.indexstore_record_reader_create.restype = ctypes.c_void_p
+    lib.indexstore_record_reader_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.indexstore_record_reader_dispose.argtypes = [ctypes.c_void_p]
+    occurrence_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_void_p)
+    lib.indexstore_record_reader_occurrences_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, occurrence_applier]
+    lib.indexstore_occurrence_get_symbol.restype = ctypes.c_void_p
+    lib.indexstore_occurrence_get_symbol.argtypes = [ctypes.c_void_p]
+    lib.indexstore_occurrence_get_roles.restype = ctypes.c_uint64
+    lib.indexstore_occurrence_get_roles.argtypes = [ctypes.c_void_p]
+    lib.indexstore_occurrence_get_line_col.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
+                                                       ctypes.POINTER(ctypes.c_uint)]
+    lib.indexstore_symbol_get_usr.restype = StringRef
+    lib.indexstore_symbol_get_usr.argtypes = [ctypes.c_void_p]
+    lib.indexstore_symbol_get_name.restype = StringRef
+    lib.indexstore_symbol_get_name.argtypes = [ctypes.c_void_p]
+
+    error = ctypes.c_void_p()
+    store = lib.indexstore_store_create(store_path.encode(), ctypes.byref(error))
+    if not store:
+        fail(f"cannot open the index store {store_path}")
+
+    unit_names = []
+    collect_unit = unit_applier(lambda _context, name: unit_names.append(name.text()) or True)
+    lib.indexstore_store_units_apply_f(store, 0, None, collect_unit)
+
+    sources_dir = os.path.realpath(sources_dir) + os.sep
+    records = {}  # record name -> source path (a file compiled for several targets has one record)
+    for unit_name in unit_names:
+        reader = lib.indexstore_unit_reader_create(store, unit_name.encode(), ctypes.byref(error))
+        if not reader:
+            continue
+        main_file = lib.indexstore_unit_reader_get_main_file(reader).text()
+        if main_file.startswith(sources_dir) and os.path.exists(main_file):
+            def take(_context, dependency, main_file=main_file):
+                if (lib.indexstore_unit_dependency_get_kind(dependency) == UNIT_DEPENDENCY_RECORD
+                        and lib.indexstore_unit_dependency_get_filepath(dependency).text() == main_file):
+                    records[lib.indexstore_unit_dependency_get_name(dependency).text()] = main_file
+                return True
+            lib.indexstore_unit_reader_dependencies_apply_f(reader, None, dependency_applier(take))
+        lib.indexstore_unit_reader_dispose(reader)
+
+    found = []
+    for record, path in records.items():
+        reader = lib.indexstore_record_reader_create(store, record.encode(), ctypes.byref(error))
+        if not reader:
+            continue
+
+        def visit(_context, occurrence, path=path):
+            roles = lib.indexstore_occurrence_get_roles(occurrence)
+            # Implicit references are the compiler's own choices (`for await` calls `next(isolation:)` where the
+            # deployment target has it, `next()` where not): not something the source asks for.
+            if roles & ROLE_REFERENCE and not roles & (ROLE_DEFINITION | ROLE_DECLARATION | ROLE_IMPLICIT):
+                symbol = lib.indexstore_occurrence_get_symbol(occurrence)
+                line, column = ctypes.c_uint(), ctypes.c_uint()
+                lib.indexstore_occurrence_get_line_col(occurrence, ctypes.byref(line), ctypes.byref(column))
+                found.append((lib.indexstore_symbol_get_usr(symbol).text(), lib.indexstore_symbol_get_name(symbol).text(),
+                              path, line.value, column.value))
+            return True
+        lib.indexstore_record_reader_occurrences_apply_f(reader, None, occurrence_applier(visit))
+        lib.indexstore_record_reader_dispose(reader)
+    if not records:
+        fail(f"the index store {store_path} has no record of a file under {sources_dir} (run `swift build` first)")
+    return found
+
+
+def availability_by_usr(modules_dir, own_modules):
+    """USR -> {domain: introduced} for every public symbol of the toolchain's and the dependencies' modules."""
+    toolchain = ["Swift", "_Concurrency", "_StringProcessing", "Foundation", "FoundationEssentials",
+                 "FoundationInternationalization", "FoundationNetworking", "Dispatch", "Synchronization", "Observation"]
+    dependencies = sorted(name[:-len(".swiftmodule")] for name in os.listdir(modules_dir)
+                          if name.endswith(".swiftmodule") and name[:-len(".swiftmodule")] not in own_modules)
+    target = subprocess.run(["swiftc", "-print-target-info"], capture_output=True, text=True)
+    triple = json.loads(target.stdout)["target"]["triple"]
+    table = {}
+    defaults = {}  # requirement USR -> [availability of each default implementation]
+    with tempfile.TemporaryDirectory() as output:
+        def extract(module):
+            folder = os.path.join(output, module)
+            os.makedirs(folder)
+            subprocess.run(["swift", "symbolgraph-extract", "-module-name", module, "-target", triple,
+                            "-I", modules_dir, "-output-dir", folder, "-minimum-access-level", "public"],
+                           capture_output=True, text=True)
+            return folder
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            folders = list(pool.map(extract, toolchain + dependencies))
+        for folder in folders:
+            for name in os.listdir(folder):
+                with open(os.path.join(folder, name)) as file:
+                    graph = json.load(file)
+                introductions = {}
+                for symbol in graph.get("symbols", []):
+                    introductions[symbol["identifier"]["precise"]] = {
+                        entry["domain"]: graph_version(entry["introduced"])
+                        for entry in symbol.get("availability", []) if "introduced" in entry}
+                table.update({usr: introduced for usr, introduced in introductions.items() if introduced})
+                for relationship in graph.get("relationships", []):
+                    if relationship["kind"] == "defaultImplementationOf":
+                        defaults.setdefault(relationship["target"], []).append(introductions.get(relationship["source"], {}))
+    # A protocol requirement added later with a default implementation that is older (FixedWidthInteger's `&*`
+    # became a requirement in Swift 6): compiled for an older system, the call binds to the default implementation.
+    for requirement, implementations in defaults.items():
+        if requirement in table:
+            table[requirement] = {domain: min([version] + [impl.get(domain, (0, 0, 0)) for impl in implementations])
+                                  for domain, version in table[requirement].items()}
+    return table
+
+
+AVAILABLE = re.compile(r"[#@]available\s*\(([^)]*)\)")
+
+
+def guard_versions(text):
+    """{domain: version} named by every `#available(…)`/`@available(…)` in text."""
+    versions = {}
+    for match in AVAILABLE.finditer(text):
+        for domain, version in re.findall(r"([A-Za-z]+)\s+(\d+(?:\.\d+)*)", match.group(1)):
+            versions[domain] = max(versions.get(domain, (0, 0, 0)), version_tuple(version))
+    return versions
+
+
+def enclosing_guards(source, offset):
+    """The versions guaranteed at offset: each brace that encloses it, with the text that opens it (from the end
+    of the previous statement), plus the attributes of the declaration it belongs to. Comments and string literals
+    are blanked first, so braces inside them do not count."""
+    depth_openers = []
+    i = 0
+    while i < offset:
+        c = source[i]
+        if c == "{":
+            depth_openers.append(i)
+        elif c == "}" and depth_openers:
+            depth_openers.pop()
+        i += 1
+    versions = {}
+    for opener in depth_openers:
+        start = max(source.rfind("}", 0, opener), source.rfind(";", 0, opener), 0)
+        for domain, version in guard_versions(source[start:opener]).items():
+            versions[domain] = max(versions.get(domain, (0, 0, 0)), version)
+    return versions
+
+
+def blank_comments_and_strings(text):
+    """The text with comments and string literals replaced by spaces (newlines kept), offsets unchanged."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+        elif text.startswith('"""', i):
+            end = text.find('"""', i + 3)
+            end = n if end < 0 else end + 3
+        elif text[i] == '"':
+            end = i + 1
+            while end < n and text[end] not in '"\n':
+                end += 2 if text[end] == "\\" else 1
+            end = min(end + 1, n)
+        else:
+            i += 1
+            continue
+        for j in range(i, end):
+            if out[j] != "\n":
+                out[j] = " "
+        i = end
+    return "".join(out)
+
+
+def check(package, sources, store, modules, minimums):
+    """The findings: (path, line, column, name, what it needs), and the references' count and files."""
+    own = {name for name in os.listdir(sources) if os.path.isdir(os.path.join(sources, name))}
+    own |= {name.replace("-", "_") for name in own}
+    found = references(store, sources)
+    table = availability_by_usr(modules, own)
+    texts = {}
+    findings = set()
+    for usr, name, path, line, column in found:
+        introduced = table.get(usr)
+        if not introduced:
+            continue
+        too_new = {domain: version for domain, version in introduced.items()
+                   if domain in minimums and version > minimums[domain]}
+        if not too_new:
+            continue
+        if path not in texts:
+            with open(path, encoding="utf-8") as file:
+                raw = file.read()
+            texts[path] = (blank_comments_and_strings(raw), [0] + [m.end() for m in re.finditer("\n", raw)])
+        blanked, line_starts = texts[path]
+        offset = line_starts[line - 1] + column - 1 if line - 1 < len(line_starts) else len(blanked)
+        guarded = enclosing_guards(blanked, offset)
+        missing = {domain: version for domain, version in too_new.items() if guarded.get(domain, (0, 0, 0)) < version}
+        if missing:
+            needs = ", ".join(f"{domain} {'.'.join(map(str, version[:2]))}" for domain, version in sorted(missing.items()))
+            findings.add((os.path.relpath(path, package), line, column, name, needs))
+    return sorted(findings), len(found), len({path for _, _, path, _, _ in found}), len(table)
+
+
+SELF_TEST_SOURCE = """
+func unguarded(_ bytes: [UInt8]) -> String? {
+    String(validating: bytes, as: UTF8.self)  // EXPECTED FINDING
+}
+func guarded(_ bytes: [UInt8]) -> String? {
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        return String(validating: bytes, as: UTF8.self)
+    }
+    return nil
+}
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+func marked(_ bytes: [UInt8]) -> String? { String(validating: bytes, as: UTF8.self) }
+func guardedTooLow(_ bytes: [UInt8]) -> String? {
+    if #available(macOS 14.0, iOS 17.0, tvOS 17.0, watchOS 10.0, *) {
+        return String(validating: bytes, as: UTF8.self)  // EXPECTED FINDING
+    }
+    return nil
+}
+func older(_ x: UInt64, _ stream: AsyncStream<Int>) async -> UInt64 {
+    var total = x &* 8  // a Swift 6 requirement with an older default implementation: no finding
+    for await value in stream { total &+= UInt64(value) }  // the compiler's next(isolation:): no finding
+    return total
+}
+"""
+
+
+def self_test():
+    """Compiles a fixture with its own index store and checks that exactly the unguarded calls are found."""
+    with tempfile.TemporaryDirectory() as folder:
+        sources = os.path.join(folder, "Sources")
+        os.makedirs(os.path.join(sources, "Fixture"))
+        path = os.path.join(sources, "Fixture", "Fixture.swift")
+        with open(path, "w") as file:
+            file.write(SELF_TEST_SOURCE)
+        store = os.path.join(folder, "store")
+        compiled = subprocess.run(["swiftc", "-parse-as-library", "-emit-module", "-module-name", "Fixture",
+                                   "-index-store-path", store, "-emit-module-path", os.path.join(folder, "Fixture.swiftmodule"),
+                                   path], capture_output=True, text=True, cwd=folder)
+        if compiled.returncode != 0:
+            fail("the self-test fixture does not compile:\n" + compiled.stderr)
+        modules = os.path.join(folder, "Modules")
+        os.makedirs(modules)
+        minimums = {"macOS": (13, 0, 0), "iOS": (16, 0, 0), "tvOS": (16, 0, 0), "watchOS": (9, 0, 0)}
+        findings, _, _, _ = check(folder, sources, store, modules, minimums)
+        expected = [number + 1 for number, line in enumerate(SELF_TEST_SOURCE.split("\n")) if "EXPECTED FINDING" in line]
+        lines = [line for _, line, _, _, _ in findings]
+        if lines != expected:
+            print(f"check-apple-availability self-test: findings on lines {lines}, expected {expected}", file=sys.stderr)
+            for finding in findings:
+                print(f"  {finding}", file=sys.stderr)
+            sys.exit(1)
+        print(f"check-apple-availability self-test: the fixture's {len(expected)} unguarded calls found, nothing else")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--package-path", default=".")
+    parser.add_argument("--build-path", default=".build")
+    parser.add_argument("--sources", default="Sources")
+    parser.add_argument("--self-test", action="store_true", help="check the checker on a fixture it compiles")
+    arguments = parser.parse_args()
+    if arguments.self_test:
+        self_test()
+        return
+    package = os.path.realpath(arguments.package_path)
+    build = os.path.join(package, arguments.build_path)
+    debug = os.path.realpath(os.path.join(build, "debug"))
+    store = os.path.join(debug, "index", "store")
+    modules = os.path.join(debug, "Modules")
+    if not os.path.isdir(store) or not os.path.isdir(modules):
+        fail(f"no debug build with an index store under {build} (run `swift build` first)")
+    minimums = declared_minimums(package)
+    findings, count, files, declarations = check(package, os.path.join(package, arguments.sources), store, modules, minimums)
+    declared = ", ".join(f"{domain} {'.'.join(map(str, version[:2]))}" for domain, version in sorted(minimums.items()))
+    for path, line, column, name, needs in findings:
+        print(f"{path}:{line}:{column}: `{name}` needs {needs}; Package.swift declares {declared}")
+    print(f"check-apple-availability: {count} references in {files} files under {arguments.sources}/ checked against "
+          f"{declarations} declarations with an Apple introduction; {len(findings)} finding(s)")
+    sys.exit(1 if findings else 0)
+
+
+if __name__ == "__main__":
+    main()
