@@ -73,48 +73,30 @@ package enum DecisionText {
     }
 
     /// What went wrong in plain words, each with the likely fix (`trust inspect`; `presented` is the chain
-    /// the server sent, `name` the name checked).
+    /// the server sent, `name` the name checked): each reason's ``TrustFailureReason/explanation``, with the
+    /// `trust` option that applies its fix, and for a pin mismatch the key one would pin.
     package static func explanation(_ decision: TrustDecision, presented: [Certificate], name: String) -> [String] {
         guard !decision.isTrusted else { return [DisplayText("trusted: the chain validates to a trusted anchor and holds the name \(name)").description] }
-        var lines: [DisplayText] = []
+        var lines: [String] = []
         for reason in decision.reasons {
+            if case .noPathToTrustedAnchor(.everyCandidateFailed) = reason { continue }  // the other reasons say which
+            var line = reason.explanation.description
             switch reason {
-            case .noPathToTrustedAnchor(let detail):
-                switch detail {
-                case .selfSignedLeaf(let subject):
-                    lines.append("self-signed: \(subject) signed itself. Fix: give the server a certificate from a CA, or trust this exact certificate (--cacert it) or pin it.")
-                case .untrustedRoot(let subject):
-                    lines.append("unknown root: the chain ends at \(subject), which you do not trust. Fix: if you trust that CA, add its certificate (--cacert FILE).")
-                case .missingIssuer(let issuer, let of):
-                    lines.append("incomplete chain or unknown CA: \(of) was issued by \(issuer), which the server did not send and you do not trust. Fix: if \(issuer) is an intermediate, configure the server to send it after its certificate; if it is a root, add it with --cacert.")
-                case .issuerNotTrusted(let issuer, let of):
-                    lines.append("unknown root: \(of) is issued by \(issuer), which is not among your anchors. Fix: add \(issuer)'s certificate with --cacert if you trust it.")
-                case .badSignature(let subject):
-                    lines.append("bad signature: \(subject)'s signature does not verify with its issuer's key — the chain was tampered with or mixed up.")
-                case .everyCandidateFailed:
-                    continue
-                }
-            case .nameMismatch(let expected, let names):
-                lines.append("name mismatch: the certificate does not hold \(expected); it holds \(names.isEmpty ? "no names" : names.joined(separator: ", ")). Fix: connect with one of those names, or get a certificate that includes \(expected).")
-            case .expired(let subject, let notAfter, let at):
-                let days = Int(at.timeIntervalSince(notAfter) / 86_400)
-                lines.append("expired: \(subject) expired on \(RFC3339.string(notAfter)) (\(days) day\(escaped: days == 1 ? "" : "s") ago). Fix: renew it on the server (or check this machine's clock).")
-            case .notYetValid(let subject, let notBefore, _):
-                lines.append("not yet valid: \(subject) is valid from \(RFC3339.string(notBefore)). Fix: check this machine's clock, or the server's certificate dates.")
-            case .pinMismatch(let seen, let expected):
+            case .noPathToTrustedAnchor(.selfSignedLeaf), .noPathToTrustedAnchor(.untrustedRoot), .noPathToTrustedAnchor(.missingIssuer),
+                .noPathToTrustedAnchor(.issuerNotTrusted):
+                line += " With trust: --cacert FILE adds an anchor."
+            case .pinMismatch:
                 // The path that validated apart from the pins: its issuing CA is what one would pin — never a
                 // certificate merely appended to the presented chain.
                 let path = decision.validatedPath.isEmpty ? decision.closestPath : decision.validatedPath
-                let suggestion = (path.count > 1 ? path[1] : path.first ?? presented.first).map { "\($0.spkiPin) (\($0.subject))" } ?? "?"
-                lines.append("pin mismatch: pins on the path that validates: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", ")). A pinned key that was only appended to the presented chain does not count. Fix: if this server is genuine, pin the key of the CA that issued its certificate — \(suggestion) — plus a backup pin; if not, this is the interception pinning exists to stop.")
-            case .weakKey(let subject, let key, let minimum):
-                lines.append("weak key: \(subject) has a \(key) key; at least \(minimum) is required. Fix: reissue the certificate with a stronger key.")
-            case .weakSignatureAlgorithm(let subject, let algorithm):
-                lines.append("weak signature: \(subject) is signed with \(algorithm). Fix: reissue it signed with SHA-256 or better.")
+                if let issuer = path.count > 1 ? path[1] : path.first ?? presented.first {
+                    line += DisplayText(" The issuing CA's key: \(issuer.spkiPin) (\(issuer.subject)).").description
+                }
             default:
-                lines.append("\(reason.code): \(escaped: reason.description)")
+                break
             }
+            lines.append(line)
         }
-        return lines.map(\.description)
+        return lines
     }
 }

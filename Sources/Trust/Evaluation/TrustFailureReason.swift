@@ -1,7 +1,7 @@
 import Foundation
 
 /// One reason a chain was not trusted. Reasons are data: switch on them; the
-/// `description` is for people, and says what to do about it.
+/// `description` is for people and says what happened, ``explanation`` adds what usually fixes it.
 public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     /// No path could be built from the leaf to a trusted anchor.
     case noPathToTrustedAnchor(NoPathDetail)
@@ -115,24 +115,25 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Human-readable explanation, safe to show: the names and texts in it that a certificate, a CRL or an
+    /// What happened, in words, safe to show: the names and texts in it that a certificate, a CRL or an
     /// OCSP responder chose are escaped (``DisplayText``), never a terminal's or a log's control characters.
-    public var description: String { DisplayText.escaped(explanation) }
+    /// The likely fix is in ``explanation``.
+    public var description: String { DisplayText.escaped(sentence) }
 
-    /// The explanation with every name as the certificate holds it (our own words hold no character that
+    /// What happened, with every name as the certificate holds it (our own words hold no character that
     /// ``DisplayText`` escapes, so escaping the whole sentence escapes exactly the names).
-    private var explanation: String {
+    private var sentence: String {
         switch self {
         case .noPathToTrustedAnchor(let detail):
             switch detail {
             case .selfSignedLeaf(let s):
-                return "the certificate \(s) is self-signed and not trusted; trust it explicitly (add it as an anchor or pin it)"
+                return "the certificate \(s) is self-signed and not among the trusted anchors"
             case .untrustedRoot(let s):
-                return "the chain ends at the root \(s), which is not a trusted anchor; add that CA to the anchors if you trust it"
+                return "the chain ends at the root \(s), which is not a trusted anchor"
             case .missingIssuer(let issuer, let of):
                 return "no issuer \(issuer) for \(of) among the presented certificates or the anchors: either the server does not send its intermediate certificate, or \(issuer) is a CA you do not trust"
             case .issuerNotTrusted(let issuer, let of):
-                return "the chain ends at \(of), issued by \(issuer), which is not a trusted anchor; add that CA's certificate to the anchors if you trust it"
+                return "the chain ends at \(of), issued by \(issuer), which is not a trusted anchor"
             case .badSignature(let s):
                 return "the signature on \(s) does not verify with its issuer's key"
             case .everyCandidateFailed:
@@ -145,7 +146,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .nameMismatch(let expected, let presented):
             return presented.isEmpty
                 ? "the certificate is not valid for \(expected): it holds no DNS or IP names"
-                : "the certificate is not valid for \(expected); it is valid for: \(Self.list(presented, atMost: 20))"
+                : "the certificate is not valid for \(expected); it holds \(Self.list(presented, atMost: 20))"
         case .missingSubjectAlternativeName(let s):
             return "\(s) has no subjectAltName extension; names in the subject CN are not accepted (RFC 6125, CA/B Forum)"
         case .missingExtendedKeyUsage(let s, let required):
@@ -157,7 +158,7 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .weakSignatureAlgorithm(let s, let alg):
             return "\(s) is signed with \(alg), which is not accepted (SHA-256 or stronger is required)"
         case .pinMismatch(let seen, let expected):
-            return "no certificate on the validated path has a pinned key; path pins: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", "))"
+            return "no certificate on the validated path has a pinned key (one only appended to the presented chain is not on it); path pins: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", "))"
         case .pinnedCertificateNotInPath(let pinned):
             return "none of the pinned certificates (\(pinned.joined(separator: "; "))) is on the validated path"
         case .pinningRequired(let why):
