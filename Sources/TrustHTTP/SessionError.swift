@@ -6,7 +6,7 @@ import Trust
 /// that says what happened, and — for server trust — the full `TrustDecision`.
 public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// Foundation's `URLError` codes, with the same numbers.
-    public enum Code: Int, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The request, or one of its challenges, was cancelled.
         case cancelled = -999
         /// The URL, the method or the host name is not valid.
@@ -117,6 +117,9 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
     /// without its last chunk; RFC 9112 §8) — curl's "partial file" — rather than the connection
     /// failing (a reset, a TLS connection cut without close_notify).
     public var isIncompleteBody = false
+    /// For a failed TLS handshake (``Code/secureConnectionFailed``, ``Code/clientCertificateRequired``): why,
+    /// as far as the TLS library says; ``explanation`` words it.
+    public var handshakeFailure: HandshakeFailure?
 
     /// A rule of the HTTP protocol a server broke.
     public enum ProtocolViolation: String, Sendable, Hashable {
@@ -172,9 +175,9 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
     /// The URLError code number (e.g. -1202).
     public var errorCode: Int { code.rawValue }
 
-    /// Code, number, message, URL (password hidden), trust reasons and underlying error, safe to show:
-    /// what a server chose in them (a realm, a header value in a parser's error, a redirect's URL, a
-    /// certificate's names) is escaped by `DisplayText`.
+    /// Code, number, message, URL (password hidden), trust reasons, underlying error and the likely fix
+    /// (``explanation``), safe to show: what a server chose in them (a realm, a header value in a parser's
+    /// error, a redirect's URL, a certificate's names) is escaped by `DisplayText`.
     public var description: String {
         var text = DisplayText("\(code) (\(code.rawValue)): \(message)").description
         if let url { text += DisplayText(" [\(url.redactingPassword)]").description }
@@ -182,7 +185,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
             text += "; " + decision.reasons.map(\.description).joined(separator: "; ")
         }
         if let underlying { text += DisplayText(" (\(underlying))").description }
-        return text
+        return text + ". Fix: " + explanation.fix
     }
 
     /// ``description``, for `LocalizedError` (`error.localizedDescription`, SwiftUI alerts, logs that

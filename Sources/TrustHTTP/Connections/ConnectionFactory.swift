@@ -200,7 +200,7 @@ struct ConnectionFactory: Sendable {
         if let explained = specification.handshake?.error(after: "\(error)") { return explained }
         var failure = error is HandshakeTimeout
             ? SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
-            : SessionError(.secureConnectionFailed, "the TLS handshake with \(origin) failed", url: url, underlyingError: error)
+            : SessionError(handshake: error, origin: origin, url: url)
         if specification.requiresTLS13 && failure.code == .secureConnectionFailed {
             failure.message += " (its trust configuration entry requires TLS 1.3)"
         }
@@ -209,6 +209,7 @@ struct ConnectionFactory: Sendable {
 
     struct HandshakeTimeout: Error {}
 
+    /// Why TCP to `origin` failed, from NIO's typed errors (``SessionError/init(connecting:url:)`` for `trust inspect`).
     static func connectError(_ error: any Error, origin: Origin, url: URL) -> SessionError {
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {
             return SessionError(.timedOut, "connecting to \(origin) timed out", url: url, underlyingError: error)
@@ -226,6 +227,38 @@ struct ConnectionFactory: Sendable {
             return SessionError(.badURL, "the host name is not valid: \(nameError)", url: url)
         }
         return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlyingError: error)
+    }
+}
+
+extension SessionError {
+    /// The error for a TCP connection to `url`'s host that could not be made (a timeout, a name that does not
+    /// resolve, a refusal), classified from NIO's typed errors as a ``Session``'s own connections are.
+    public init(connecting error: any Error, url: URL) {
+        guard let origin = Origin(url) else {
+            self.init(.badURL, "the URL has no usable host", url: url, underlyingError: error)
+            return
+        }
+        self = ConnectionFactory.connectError(error, origin: origin, url: url)
+    }
+
+    /// The error for a TLS handshake with `url`'s host that failed with `error`, classified
+    /// (``HandshakeFailure``) as a ``Session``'s own handshakes are.
+    /// - Parameter clientCertificateRequested: the server asked for a client certificate and none was sent.
+    public init(handshake error: any Error, url: URL, clientCertificateRequested: Bool = false) {
+        let origin = Origin(url) ?? Origin(scheme: "https", host: url.host ?? "?", port: url.port ?? 443)
+        self.init(handshake: error, origin: origin, url: url, clientCertificateRequested: clientCertificateRequested)
+    }
+
+    init(handshake error: any Error, origin: Origin, url: URL, clientCertificateRequested: Bool = false) {
+        let failure = HandshakeFailure(error, clientCertificateRequested: clientCertificateRequested)
+        let code: Code = failure == .clientCertificateRequired ? .clientCertificateRequired : .secureConnectionFailed
+        let detail: String
+        switch failure {
+        case .other(let reason): detail = reason.map { " (BoringSSL: \($0))" } ?? ""
+        default: detail = ": " + failure.explanation(url: url).summary
+        }
+        self.init(code, "the TLS handshake with \(origin) failed" + detail, url: url, underlyingError: error)
+        handshakeFailure = failure
     }
 }
 

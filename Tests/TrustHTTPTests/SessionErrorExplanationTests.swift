@@ -1,0 +1,87 @@
+import Foundation
+import NIOCore
+import Testing
+import Trust
+import TrustHTTP
+import TrustHTTPTestSupport
+import TrustLab
+import TrustNIO
+import TrustTestSupport
+
+/// Every ``SessionError`` code, and every way a TLS handshake is known to fail, has one wording of what it
+/// means and its likely fix; the error's description ends with that fix.
+@Suite("SessionError.Explanation: every code and handshake failure worded, with its fix", .paced)
+struct SessionErrorExplanationTests {
+    @Test func everyCodeHasASummaryAndAFix() {
+        for code in SessionError.Code.allCases {
+            #expect(!code.explanation.summary.isEmpty && !code.explanation.fix.isEmpty, "\(code)")
+        }
+        #expect(Set(SessionError.Code.allCases.map(\.explanation.summary)).count == SessionError.Code.allCases.count)
+        let error = SessionError(.cannotFindHost, "the host x.test could not be resolved")
+        #expect(error.explanation == SessionError.Code.cannotFindHost.explanation)
+        #expect(error.description.hasSuffix(". Fix: " + error.explanation.fix))
+    }
+
+    @Test func everyHandshakeFailureHasASummaryAndAFix() {
+        let url = URL(string: "https://alice:S3cret@host.test:8443/path?q=1")
+        let failures: [SessionError.HandshakeFailure] = [.notTLS, .protocolVersion, .noSharedCipher, .clientCertificateRequired, .closedDuringHandshake, .other(reason: "X"), .other(reason: nil)]
+        for failure in failures {
+            let explanation = failure.explanation(url: url)
+            #expect(!explanation.summary.isEmpty && !explanation.fix.isEmpty, "\(failure)")
+            #expect(!explanation.description.contains("S3cret") && !explanation.description.contains("alice"))
+        }
+        #expect(SessionError.HandshakeFailure.notTLS.explanation(url: url).fix.contains("http://host.test:8443/ instead"))
+    }
+
+    /// BoringSSL's reason codes, read once (`BoringSSLErrorText`), name the failure; a refusal alert after the
+    /// server asked for a client certificate that was not sent is a required certificate.
+    @Test func handshakeFailuresAreClassifiedByReasonCode() {
+        func failure(_ code: String, requested: Bool = false) -> SessionError.HandshakeFailure {
+            .init(reading: BoringSSLErrorText("error:1000008b:SSL routines:OPENSSL_internal:\(code)"), clientCertificateRequested: requested)
+        }
+        #expect(failure("WRONG_VERSION_NUMBER") == .notTLS)
+        #expect(failure("TLSV1_ALERT_PROTOCOL_VERSION") == .protocolVersion)
+        #expect(failure("NO_SHARED_CIPHER") == .noSharedCipher)
+        #expect(failure("TLSV13_ALERT_CERTIFICATE_REQUIRED") == .clientCertificateRequired)
+        #expect(failure("TLSV1_ALERT_UNKNOWN_CA", requested: true) == .clientCertificateRequired)
+        #expect(failure("TLSV1_ALERT_UNKNOWN_CA") == .other(reason: "TLSV1_ALERT_UNKNOWN_CA"))
+        #expect(SessionError.HandshakeFailure(ChannelError.eof) == .closedDuringHandshake)
+        #expect(SessionError.HandshakeFailure(ChannelError.eof, clientCertificateRequested: true) == .clientCertificateRequired)
+        // Not an error of the TLS library: its text is not read.
+        struct Lookalike: Error, CustomStringConvertible { var description: String { "routines:WRONG_VERSION_NUMBER" } }
+        #expect(SessionError.HandshakeFailure(Lookalike()) == .other(reason: nil))
+    }
+
+    /// A Session's handshake with a plain-HTTP port: classified, and its description says what to do.
+    @Test func sessionClassifiesAPlainPort() async throws {
+        let plain = try await LabServer.startPlain(name: "plain")
+        let session = try labSession()
+        let url = try #require(URL(string: "https://\(plain.host):\(plain.port)/"))
+        let error = try #require(await sessionError { try await session.data(for: Request(url: url)) })
+        await session.shutdown()
+        try await plain.shutdown()
+        #expect(error.code == .secureConnectionFailed && error.handshakeFailure == .notTLS, "\(error)")
+        #expect(error.explanation == SessionError.HandshakeFailure.notTLS.explanation(url: url))
+        #expect(error.message.contains(error.explanation.summary), "\(error.message)")
+        #expect(error.description.contains("Fix: try http://\(plain.host):\(plain.port)/ instead"), "\(error)")
+    }
+
+    /// A refused server's fix is its first trust reason's.
+    @Test func aRefusedServersFixIsItsFirstReasons() async throws {
+        let expired = try await LabServer.start("expired", pki: Lab.pki)
+        let session = try labSession()
+        let error = try #require(await sessionError { try await session.data(for: Request(url: URL(string: expired.baseURL)!)) })
+        await session.shutdown()
+        try await expired.shutdown()
+        let reason = try #require(error.trustDecision?.reasons.first)
+        #expect(error.code == .serverCertificateHasBadDate)
+        #expect(error.explanation.fix == reason.explanation.fix && error.explanation.summary == error.code.explanation.summary)
+    }
+
+    /// NIO's typed connect errors, classified as a Session's own connections are (`trust inspect` asks here).
+    @Test func connectFailuresAreClassifiedFromNIOsTypes() throws {
+        let url = try #require(URL(string: "https://host.test:8443/"))
+        #expect(SessionError(connecting: ChannelError.connectTimeout(.seconds(1)), url: url).code == .timedOut)
+        #expect(SessionError(connecting: ChannelError.ioOnClosedChannel, url: url).code == .cannotConnectToHost)
+    }
+}
