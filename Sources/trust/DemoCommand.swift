@@ -95,20 +95,15 @@ struct DemoCommand: AsyncParsableCommand {
             do {
                 let response = try await session.data(for: Request(url: URL(string: server.baseURL + scenario.path)!, credential: scenario.credential))
                 outcome = response.statusCode == 200 ? .ok : .status(response.statusCode)
-                let notes = response.serverTrust?.notes ?? []
                 let firstLine = response.text.split(separator: "\n").first.map(String.init) ?? ""
                 if response.statusCode != 200 {
                     why = "HTTP \(response.statusCode): \(firstLine)"
                 } else if firstLine.hasPrefix("authenticated") || firstLine.hasPrefix("client:") {
                     why = firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine
-                } else if notes.contains(where: { $0.contains("Certificate Transparency") && $0.contains("report-only") }) {
-                    why = "trusted; too few valid SCTs → noted (report-only)"
-                } else if notes.contains(where: { $0.contains("report-only") }) {
-                    why = "trusted; pins did not match → reported (report-only)"
-                } else if notes.contains(where: { $0.contains("revocation checking is soft") }) {
-                    why = "trusted; revocation status unknown, allowed (soft)"
+                } else if let trust = response.serverTrust {
+                    why = Self.trusted(trust)
                 } else {
-                    why = "trusted" + ((response.serverTrust?.validatedPath.count).map { ", validated path of \($0)" } ?? "")
+                    why = "trusted"
                 }
             } catch let error as SessionError {
                 outcome = .refused(error.code)
@@ -136,26 +131,22 @@ struct DemoCommand: AsyncParsableCommand {
         return pad(number, 3) + pad(policy, 34) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + DisplayText.escaped(why)
     }
 
-    /// A few words on why a request was refused.
+    /// A few words on why a request was refused: the library's summary of the first trust reason
+    /// (``TrustFailureReason/explanation``), else of the error (``SessionError/explanation``).
     static func explain(_ error: SessionError) -> String {
-        if let decision = error.trustDecision, let reason = decision.reasons.first {
-            switch reason.code {
-            case "pin-mismatch", "pinned-certificate-not-in-path": return "pin not on the validated path"
-            case "ct-policy-not-met":
-                if case .certificateTransparencyPolicyNotMet(_, let valid, let required, _, _, let invalid, _, _) = reason {
-                    return "CT policy not met: \(valid) of \(required) valid SCTs" + (invalid > 0 ? ", \(invalid) invalid" : "")
-                }
-                return "CT policy not met"
-            case "revoked": return "revoked, says the " + (reason.description.contains("OCSP") ? "OCSP responder" : "CRL")
-            case "revocation-status-unknown": return "revocation status unknown" + (reason.description.contains("failed") ? ": asking the responder failed" : "")
-            default: return reason.code.replacingOccurrences(of: "-", with: " ")
-            }
+        error.trustDecision?.reasons.first?.explanation.summary ?? error.explanation.summary
+    }
+
+    /// A few words on a trusted connection: what a lenient mode let through (soft revocation checking, CT
+    /// report-only), else the decision's first note (a report-only pin failure), else the validated path.
+    static func trusted(_ decision: TrustDecision) -> String {
+        if let allowed = decision.allowedFailures.first {
+            return "trusted, let through: " + allowed.explanation.summary
         }
-        switch error.code {
-        case .clientCertificateRequired: return "the server requires a client certificate; none was sent"
-        case .clientCertificateRejected: return "the server refused the client certificate"
-        default: return error.message.count > 70 ? String(error.message.prefix(67)) + "…" : error.message
+        if let note = decision.notes.first {
+            return "trusted; " + note
         }
+        return "trusted, validated path of \(decision.validatedPath.count)"
     }
 
     static func scenarios(_ pki: LabPKI) throws -> [Scenario] {

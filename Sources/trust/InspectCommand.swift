@@ -84,10 +84,12 @@ struct InspectCommand: AsyncParsableCommand {
 
         let observed: Observed
         do {
-            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
-        } catch let failure as InspectFailure {
-            printError(failure.message)
-            throw ExitCode(failure.exitCode)
+            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, url: url,
+                                                timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
+        } catch {
+            // `handshake` throws only `SessionError`. The library's words for the failure and its likely fix; curl's exit code for it (as `trust get`).
+            printError(DisplayText.escaped(error.message) + ". Fix: " + error.explanation.fix + ".")
+            throw ExitCode(GetCommand.exitCode(for: error))
         }
         guard !observed.chain.isEmpty else {
             printError("the server presented no certificate")
@@ -117,13 +119,9 @@ struct InspectCommand: AsyncParsableCommand {
 
     // MARK: - The handshake
 
-    struct InspectFailure: Error {
-        var message: String
-        var exitCode: Int32
-    }
-
     /// Connects, completes the handshake accepting whatever is presented (nothing is sent), and records it.
-    static func handshake(address: String, port: Int, serverName: String, timeout: Double) async throws -> Observed {
+    /// A failure is the ``SessionError`` a `Session` would give for it (`TrustHTTP` classifies it).
+    static func handshake(address: String, port: Int, serverName: String, url: URL, timeout: Double) async throws(SessionError) -> Observed {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         tls.certificateVerification = .noHostnameVerification
@@ -136,9 +134,13 @@ struct InspectCommand: AsyncParsableCommand {
             requested.withLockedValue { $0 = true }
             promise.succeed(NIOSSLContextConfigurationOverride())
         }
-        let context = try NIOSSLContext(configuration: tls)
-        let group = MultiThreadedEventLoopGroup.singleton
-        let eventLoop = group.next()
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw SessionError(.secureConnectionFailed, "could not set up TLS", url: url, underlyingError: error)
+        }
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let done = eventLoop.makePromise(of: Observed.self)
         let chainBox = NIOLockedValueBox<[Certificate]>([])
         let sni = IPAddress(serverName) == nil ? serverName : nil
@@ -160,53 +162,24 @@ struct InspectCommand: AsyncParsableCommand {
                 .connect(host: address, port: port).get()
         } catch {
             done.fail(error)
-            let text = "\(error)"
-            if text.contains("connectTimeout") { throw InspectFailure(message: "connecting to \(address):\(port) timed out", exitCode: 28) }
-            if let connection = error as? NIOConnectionError, connection.connectionErrors.isEmpty { throw InspectFailure(message: "cannot resolve \(address)", exitCode: 6) }
-            throw InspectFailure(message: "cannot connect to \(address):\(port): \(error)", exitCode: 7)
+            throw SessionError(connecting: error, url: url)
         }
-        let timer = eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { done.fail(InspectFailure(message: "the TLS handshake timed out", exitCode: 28)) }
+        let timer = eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { done.fail(HandshakeTimeout()) }
         defer {
             timer.cancel()
             channel.close(promise: nil)
         }
         do {
             return try await done.futureResult.get()
-        } catch let failure as InspectFailure {
-            if requested.withLockedValue({ $0 }) {
-                throw InspectFailure(message: "the server asked for a client certificate and, given none, \(failure.message.replacingOccurrences(of: "the server ", with: ""))", exitCode: 35)
-            }
-            throw failure
+        } catch is HandshakeTimeout {
+            throw SessionError(.timedOut, "the TLS handshake with \(serverName):\(port) timed out", url: url)
         } catch {
-            throw InspectFailure(message: Self.handshakeFailure(error, address: serverName, port: port, clientCertificateRequested: requested.withLockedValue { $0 }), exitCode: 35)
+            throw SessionError(handshake: error, url: url, clientCertificateRequested: requested.withLockedValue { $0 })
         }
     }
 
-    /// A failed handshake in one plain sentence. BoringSSL's error text carries its source paths
-    /// and line numbers; only its reason codes are read (`BoringSSLErrorText`), and the common ones
-    /// are said in words.
-    static func handshakeFailure(_ error: any Error, address: String, port: Int, clientCertificateRequested: Bool) -> String {
-        let reading = BoringSSLErrorText("\(error)")
-        let reason = reading.reason
-        switch reading.problem {
-        case .notTLS:
-            return "\(address):\(port) does not speak TLS (a plain-HTTP port?): try http://\(address):\(port)/ instead"
-        case .protocolVersion:
-            return "the server does not offer TLS 1.2 or 1.3 (it only speaks an older, insecure version): upgrade the server's TLS configuration"
-        case .noSharedCipher:
-            return "the server and this client share no cipher suite or signature algorithm (TLS 1.2+ with modern suites is required)"
-        case .other:
-            if clientCertificateRequested, let alert = reason,
-                ["TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE", "TLSV1_ALERT_UNKNOWN_CA", "TLSV1_ALERT_ACCESS_DENIED"].contains(alert)
-            {
-                return "the server asked for a client certificate and refused the connection without one (alert \(alert)): give one with trust get --cert"
-            }
-            if clientCertificateRequested {
-                return "the server asked for a client certificate and the handshake failed without one" + (reason.map { " (\($0))" } ?? "")
-            }
-            return "the TLS handshake failed" + (reason.map { " (BoringSSL: \($0))" } ?? "")
-        }
-    }
+    /// The handshake did not complete within the connect timeout.
+    struct HandshakeTimeout: Error {}
 
     // MARK: - The verdict
 
@@ -256,7 +229,8 @@ struct InspectCommand: AsyncParsableCommand {
         return revocation.statuses(of: path, at: decision.evaluationTime)
     }
 
-    /// What went wrong in plain words, each with the likely fix (``DecisionText/explanation(_:presented:name:)``).
+    /// What went wrong in plain words, each with the likely fix: every reason's ``TrustFailureReason/explanation``
+    /// (``DecisionText/explanation(_:presented:name:)``).
     static func explain(_ decision: TrustDecision, trust: ServerTrust, name: String) -> [String] {
         DecisionText.explanation(decision, presented: trust.presentedChain, name: name)
     }
@@ -409,7 +383,7 @@ final class InspectHandshakeObserver: ChannelInboundHandler, RemovableChannelHan
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        done.fail(InspectCommand.InspectFailure(message: "the server closed the connection during the handshake", exitCode: 35))
+        done.fail(ChannelError.eof)
         context.fireChannelInactive()
     }
 }
