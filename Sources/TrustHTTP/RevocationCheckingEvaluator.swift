@@ -116,11 +116,16 @@ public struct RevocationCheckingEvaluator: TrustEvaluator {
             guard case .revocationStatusUnknown(let subject, let detail) = reason else { return reason }
             return .revocationStatusUnknown(subject: subject, detail: detail + " (\(why))")
         }
-        var decision = decision
-        decision.reasons = decision.reasons.map(named)
-        decision.allowedFailures = decision.allowedFailures.map(named)
-        decision.notes.append("revocation checking stopped waiting for OCSP responders and CRL distribution points: \(why)")
-        return decision
+        return decision.rewording(
+            reasons: decision.reasons.map(named), allowedFailures: decision.allowedFailures.map(named),
+            notes: decision.notes + ["revocation checking stopped waiting for OCSP responders and CRL distribution points: \(why)"])
+    }
+
+    /// ``evaluate(_:)`` after ``decisionWithoutSuspending(_:)`` had no answer: with nothing to fetch, the validator's
+    /// search without its direct path (just tried); else the fetches and the evaluation.
+    public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
+        guard revocation.mode == .off || isSettled(trust) else { return await evaluate(trust) }
+        return await validator.evaluate(afterImmediateMiss: trust)
     }
 
     /// The validator's direct answer when nothing needs fetching; else `nil` (``evaluate(_:)`` fetches).

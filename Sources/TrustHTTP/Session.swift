@@ -363,7 +363,8 @@ public final class Session: Sendable {
         let started = ContinuousClock.now
         let connection: Connection
         do {
-            connection = try await factory.connect(specification)
+            // The handshake's challenge handlers are answered in this (the request's) task while it connects.
+            connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
         } catch {
             telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: true)
             guard let refusal = error as? ProxyRefusal else { throw error }
@@ -405,21 +406,20 @@ public final class Session: Sendable {
             : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
     }
 
-    /// The challenges of a TLS handshake for this request: server trust (a decision already known
-    /// answers in the handshake when no handler is to be asked), and a client certificate when a
-    /// handler or an identity can answer one.
+    /// The challenges of a TLS handshake for this request: server trust (the route's evaluation alone
+    /// when no handler is to be asked), and a client certificate when a handler or an identity can answer one.
     private func makeHandshake(_ plan: Plan, request: Request, handlerTimeout: Duration) -> HandshakeChallenges {
         let origin = plan.origin
         let identity = plan.route.clientIdentity
-        let serverTrust = ServerTrustChallenge(
+        let serverTrust = plan.alone ? nil : ServerTrustChallenge(
             origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
-            evaluate: plan.alone ? plan.route.evaluateAlone : plan.route.evaluate, handlerTimeout: handlerTimeout)
+            evaluation: plan.route.evaluation, handlerTimeout: handlerTimeout)
         let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
             ? ClientCertificateChallenge(
                 origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
             : nil
         return HandshakeChallenges(
-            origin: origin, url: request.url, serverTrust: serverTrust, known: plan.alone ? plan.route.known : nil, clientCertificate: clientCertificate)
+            origin: origin, url: request.url, evaluation: plan.route.evaluation, serverTrust: serverTrust, clientCertificate: clientCertificate)
     }
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,

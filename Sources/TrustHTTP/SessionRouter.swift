@@ -17,30 +17,21 @@ final class SessionRouter: Sendable {
     final class Route: Sendable {
         /// Names the evaluator within the session: connections are pooled by it, decisions cached under it.
         let key: String
-        /// The evaluation for default handling when a challenge handler may answer first: the cache
-        /// consulted and filled around the evaluator.
-        let evaluate: TrustEvaluatorFunction
-        /// With no handler to ask: a cached decision, given in the handshake itself…
-        let known: ServerTrustVerifier.Known?
-        /// …and on a miss the evaluation, which only stores (the cache was just asked).
-        let evaluateAlone: TrustEvaluatorFunction
+        /// The host's one evaluation entry point (a decision without suspending when one is known, else the
+        /// evaluation), with its diagnostics hook.
+        let evaluation: RouteEvaluation
         /// The host's trust configuration entry asks for TLS 1.3.
         let requiresTLS13: Bool
         /// Offered when the server asks for a certificate and the challenge gets default handling.
         let clientIdentity: ClientIdentity?
 
-        init(key: String, evaluate: @escaping TrustEvaluatorFunction, known: ServerTrustVerifier.Known?, evaluateAlone: @escaping TrustEvaluatorFunction,
-             requiresTLS13: Bool, clientIdentity: ClientIdentity?) {
+        init(key: String, evaluation: RouteEvaluation, requiresTLS13: Bool, clientIdentity: ClientIdentity?) {
             self.key = key
-            self.evaluate = evaluate
-            self.known = known
-            self.evaluateAlone = evaluateAlone
+            self.evaluation = evaluation
             self.requiresTLS13 = requiresTLS13
             self.clientIdentity = clientIdentity
         }
     }
-
-    typealias TrustEvaluatorFunction = @Sendable (ServerTrust) async -> TrustDecision
 
     /// Hosts whose routes are kept; beyond it the table starts again (a session talking to more hosts
     /// than this pays the route of a host again, never a wrong one).
@@ -125,120 +116,65 @@ final class SessionRouter: Sendable {
     }
 
     private func makeRoute(for origin: Origin) -> Route {
-        let (key, evaluate, immediate) = evaluator(for: origin)
+        let evaluator = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         let identity = configuration.clientIdentities[origin.host]
             ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
-        let observed = ObservedEvaluation(evaluate: evaluate, immediate: immediate, telemetry: telemetry, origin: origin)
-        let functions = cache.map { observed.cached(in: $0, policy: key) } ?? observed.uncached
+        let evaluation = RouteEvaluation(
+            evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,
+            key: evaluator.key, telemetry: telemetry, origin: origin)
         return Route(
-            key: key, evaluate: functions.evaluate, known: functions.known, evaluateAlone: functions.evaluateAlone,
-            requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity)
+            key: evaluator.key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity)
     }
 
-    /// One host's evaluator with each decision observed (logged, counted, timed: ``SessionTelemetry``), made
-    /// into a route's three functions, with or without the evaluation cache around them.
-    private struct ObservedEvaluation: Sendable {
-        typealias Functions = (evaluate: TrustEvaluatorFunction, known: ServerTrustVerifier.Known?, evaluateAlone: TrustEvaluatorFunction)
+    /// A host's evaluator as a route uses it: a key naming it uniquely within this session's configuration,
+    /// its evaluation (and the same after `TrustEvaluator.decisionWithoutSuspending` had no answer), and its
+    /// decisions without suspending where it has them.
+    private struct HostEvaluator {
+        let key: String
+        let evaluate: RouteEvaluation.Evaluate
+        let afterImmediateMiss: RouteEvaluation.Evaluate
+        let immediate: RouteEvaluation.Immediate?
 
-        let evaluate: TrustEvaluatorFunction
-        /// The evaluator's decision without suspending (its direct path), where it has one.
-        let immediate: ServerTrustVerifier.Known?
-        let telemetry: SessionTelemetry
-        let origin: Origin
-
-        private func observe(_ decision: TrustDecision, cached: Bool, _ duration: Duration) {
-            telemetry.decided(decision, host: origin.host, port: origin.port, cached: cached, duration: duration)
+        init(_ key: String, _ evaluator: any TrustEvaluator) {
+            self.key = key
+            evaluate = { await evaluator.evaluate($0) }
+            afterImmediateMiss = { await evaluator.evaluate(afterImmediateMiss: $0) }
+            immediate = { evaluator.decisionWithoutSuspending($0) }
         }
 
-        private func timed(_ trust: ServerTrust) async -> TrustDecision {
-            let clock = ContinuousClock()
-            let start = clock.now
-            let decision = await evaluate(trust)
-            observe(decision, cached: false, start.duration(to: clock.now))
-            return decision
-        }
-
-        /// A decision the evaluator reaches without suspending, answered inside the handshake without a task;
-        /// `nil` sends the evaluation through `evaluate`/`evaluateAlone`.
-        private func decidedAtOnce(_ trust: ServerTrust) -> TrustDecision? {
-            guard let immediate else { return nil }
-            let clock = ContinuousClock()
-            let start = clock.now
-            guard let decision = immediate(trust) else { return nil }
-            observe(decision, cached: false, start.duration(to: clock.now))
-            return decision
-        }
-
-        /// Under default handling `known` always runs first: what `evaluateAlone` evaluates, `decidedAtOnce`
-        /// could not decide, so the direct path is not looked for again.
-        private func afterKnown(_ trust: ServerTrust) -> ServerTrust {
-            var trust = trust
-            trust.directPathTried = immediate != nil
-            return trust
-        }
-
-        var uncached: Functions {
-            var known: ServerTrustVerifier.Known?
-            if immediate != nil { known = { decidedAtOnce($0) } }
-            return ({ await timed($0) }, known, { await timed(afterKnown($0)) })
-        }
-
-        /// The functions with `cache` consulted first (decisions stored under `key`) and filled after each evaluation.
-        func cached(in cache: TrustEvaluationCache, policy key: String) -> Functions {
-            @Sendable func hit(_ trust: ServerTrust) -> TrustDecision? {
-                let hit = cache.decision(for: trust, policy: key)
-                telemetry.cacheLookup(hit: hit != nil)
-                if let hit { observe(hit, cached: true, .zero) }
-                return hit
-            }
-            @Sendable func evaluateAndStore(_ trust: ServerTrust) async -> TrustDecision {
-                let decision = await timed(trust)
-                cache.store(decision, for: trust, policy: key)
-                return decision
-            }
-            let evaluate: TrustEvaluatorFunction = { trust in
-                if let decision = hit(trust) { return decision }
-                return await evaluateAndStore(trust)
-            }
-            let known: ServerTrustVerifier.Known = { trust in
-                if let decision = hit(trust) { return decision }
-                guard let decision = decidedAtOnce(trust) else { return nil }
-                cache.store(decision, for: trust, policy: key)
-                return decision
-            }
-            return (evaluate, known, { await evaluateAndStore(afterKnown($0)) })
+        init(_ key: String, evaluate: @escaping RouteEvaluation.Evaluate) {
+            self.key = key
+            self.evaluate = evaluate
+            afterImmediateMiss = evaluate
+            immediate = nil
         }
     }
 
-    /// The evaluator for `origin`, a key naming it uniquely within this session's configuration, and its
-    /// decisions without suspending (`TrustEvaluator.decisionWithoutSuspending`) where it has them.
-    private func evaluator(for origin: Origin) -> (String, TrustEvaluatorFunction, (@Sendable (ServerTrust) -> TrustDecision?)?) {
+    /// The evaluator for `origin`.
+    private func evaluator(for origin: Origin) -> HostEvaluator {
         switch configuration.serverTrust {
         case .configuration(let evaluator, let reporter):
             let port = origin.port
             let telemetry = self.telemetry
-            return ("configuration", { trust in
+            return HostEvaluator("configuration") { trust in
                 let evaluation = await evaluator.evaluation(for: trust, port: port)
                 if let report = evaluation.report, let reporter {
                     telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
                 }
                 return evaluation.decision
-            }, nil)
+            }
         case .systemDefault:
-            let evaluator = defaultEvaluator ?? DefaultTrustEvaluator()
-            return ("system", { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
+            return HostEvaluator("system", defaultEvaluator ?? DefaultTrustEvaluator())
         case .evaluator(let evaluator):
-            return ("evaluator", { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
+            return HostEvaluator("evaluator", evaluator)
         case .securityPolicy(let policy):
-            return ("security-policy", { await policy.evaluate($0) }, nil)
+            return HostEvaluator("security-policy") { await policy.evaluate($0) }
         case .perHost(_, let otherHosts):
             let canonical = Self.canonical(origin.host)
-            if let evaluator = perHost[canonical] {
-                return ("host:" + canonical, { await evaluator.evaluate($0) }, { evaluator.decisionWithoutSuspending($0) })
-            }
-            return ("other-hosts", { await otherHosts.evaluate($0) }, { otherHosts.decisionWithoutSuspending($0) })
+            if let evaluator = perHost[canonical] { return HostEvaluator("host:" + canonical, evaluator) }
+            return HostEvaluator("other-hosts", otherHosts)
         }
     }
 

@@ -10,7 +10,8 @@ import Trust
 /// Attributes (OpenTelemetry's HTTP client and TLS conventions, plus `trust.*`): `http.request.method`,
 /// `url.scheme`, `server.address`, `server.port`, `http.response.status_code`,
 /// `network.protocol.version` (`1.1`, `2`), `tls.protocol.version` (`1.2`, `1.3`), `trust.decision`
-/// (`trusted`, `refused`), `trust.policy`, `trust.reasons` (reason codes of a refusal), `error.type`
+/// (`trusted`, `refused`), `trust.policy`, `trust.reasons` (reason codes of a refusal), `trust.override` (who
+/// replaced the evaluator's decision: `challenge-handler`, `allow-invalid-certificates`), `error.type`
 /// (the ``SessionError/Code`` name). Like the logs and metrics, nothing carries a secret: no URL path,
 /// query or user-info, no header value. A status of 400 or more, or an error, sets the span's status to
 /// error (a client span's rule).
@@ -52,9 +53,12 @@ struct SessionTracing: Sendable {
 
     static func describe(_ decision: TrustDecision, on span: any Span) {
         span.attributes["trust.decision"] = decision.isTrusted ? "trusted" : "refused"
-        span.attributes["trust.policy"] = decision.policy
+        span.attributes["trust.policy"] = decision.policy.description
         if !decision.reasons.isEmpty {
             span.attributes["trust.reasons"] = decision.reasons.map(\.code)
+        }
+        if let override = decision.override {
+            span.attributes["trust.override"] = override.origin.rawValue
         }
     }
 

@@ -65,7 +65,7 @@ public struct ClientAuthentication: Sendable {
         var policy = validationPolicy
         policy.pins = pins
         let rules: [any PathRule] = allowedNames.isEmpty ? [] : [AllowedClientNamesRule(names: allowedNames)]
-        return PathValidator(anchors: .only(anchors), policy: policy, additionalRules: rules, name: "client authentication")
+        return PathValidator(anchors: .only(anchors), policy: policy, additionalRules: rules, name: .clientAuthentication)
     }
 
     /// A server TLS handler that verifies a presented client chain with ``validator`` and records the result.
@@ -82,7 +82,7 @@ public struct ClientAuthentication: Sendable {
         let logger = self.logger
         return { presented, promise in
             ServerTrustVerifier.verify(
-                presented, peerName: nil, at: Date(), known: nil, decide: { await validator.evaluate($0) }, promise: promise
+                presented, peerName: nil, at: Date(), known: nil, deciding: .inTask { await validator.evaluate($0) }, promise: promise
             ) { decision in
                 record?.record(decision)
                 Self.log(decision, to: logger)

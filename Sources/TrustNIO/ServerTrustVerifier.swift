@@ -29,7 +29,20 @@ public struct ServerTrustVerifier: Sendable {
     /// handshake without a hop to a Swift Task; `nil` falls back to ``decide``.
     public typealias Known = @Sendable (ServerTrust) -> TrustDecision?
 
-    let decide: Decide
+    /// Hands a presented chain to whoever decides — a request's task, which runs its challenge handlers as its own
+    /// child tasks — with the function that completes the handshake's verification; called once per handshake,
+    /// on the event loop (it must not block). The decision may be given from any thread, at any later time.
+    package typealias HandOff = @Sendable (ServerTrust, _ answer: @escaping @Sendable (TrustDecision) -> Void) -> Void
+
+    /// How a chain ``known`` does not answer is decided.
+    enum Deciding: Sendable {
+        /// In a task the verifier starts (see ``ServerTrustVerifier/start(_:)``).
+        case inTask(Decide)
+        /// By whoever the chain is handed to.
+        case handedOff(HandOff)
+    }
+
+    let deciding: Deciding
     let known: Known?
 
     /// Where each decision is logged (swift-log), as ``TrustDecisionLog`` words it: trusted at `debug`,
@@ -48,7 +61,14 @@ public struct ServerTrustVerifier: Sendable {
     public init(known: Known? = nil, logger: Logger? = nil, decide: @escaping Decide) {
         self.known = known
         self.logger = logger
-        self.decide = decide
+        self.deciding = .inTask(decide)
+    }
+
+    /// Verifies with `known` when it answers, else hands the chain off (``HandOff``): no task is started here.
+    package init(known: Known?, handOff: @escaping HandOff) {
+        self.known = known
+        self.logger = nil
+        self.deciding = .handedOff(handOff)
     }
 
     /// Verifies with `evaluator`; a decision it reaches without suspending
@@ -56,12 +76,8 @@ public struct ServerTrustVerifier: Sendable {
     public init(evaluator: any TrustEvaluator, logger: Logger? = nil) {
         self.logger = logger
         self.known = { evaluator.decisionWithoutSuspending($0) }
-        // `decide` runs only after `known` found no answer: the direct path is not looked for again.
-        self.decide = { trust in
-            var trust = trust
-            trust.directPathTried = true
-            return await evaluator.evaluate(trust)
-        }
+        // Runs only after `known` found no answer: the direct path is not looked for again.
+        self.deciding = .inTask { await evaluator.evaluate(afterImmediateMiss: $0) }
     }
 
     /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or
@@ -73,13 +89,13 @@ public struct ServerTrustVerifier: Sendable {
     /// returned to NIOSSL as the validated path (leaf to anchor) in `VerificationMetadata`, where those
     /// servers find the peer's chain (Vapor's `req.peerCertificateChain`).
     public func callback(peerName: PeerName?, record: TrustRecord, clock: @escaping @Sendable () -> Date = Date.init) -> TrustVerificationCallback {
-        let decide = self.decide
+        let deciding = self.deciding
         let known = self.known
         let logger = self.logger
         let keepsValidatedChain = self.keepsValidatedChain
         let host = peerName?.description ?? ""
         return { presented, promise in
-            Self.verify(presented, peerName: peerName, at: clock(), known: known, decide: decide, keepsValidatedChain: keepsValidatedChain, promise: promise) { decision in
+            Self.verify(presented, peerName: peerName, at: clock(), known: known, deciding: deciding, keepsValidatedChain: keepsValidatedChain, promise: promise) { decision in
                 record.record(decision)
                 // The verifier cannot tell a cached answer of `known` from an evaluation, nor the port.
                 if let logger { TrustDecisionLog.log(decision, host: host, port: nil, cached: nil, to: logger) }
@@ -91,7 +107,7 @@ public struct ServerTrustVerifier: Sendable {
     /// ``start(_:)``) — gives the decision to `record` and completes NIOSSL's promise. Shared by the
     /// client (server trust) and the server side (``ClientAuthentication``).
     static func verify(
-        _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, decide: @escaping Decide, keepsValidatedChain: Bool = true,
+        _ presented: [NIOSSLCertificate], peerName: PeerName?, at time: Date, known: Known?, deciding: Deciding, keepsValidatedChain: Bool = true,
         promise: EventLoopPromise<NIOSSLVerificationResultWithMetadata>, record: @escaping @Sendable (TrustDecision) -> Void
     ) {
         let converted = convert(presented, peerName: peerName, at: time)
@@ -106,8 +122,11 @@ public struct ServerTrustVerifier: Sendable {
         case .success(let trust):
             if let known, let decision = known(trust) {
                 finish(decision)
-            } else {
-                start { finish(await decide(trust)) }
+                return
+            }
+            switch deciding {
+            case .inTask(let decide): start { finish(await decide(trust)) }
+            case .handedOff(let handOff): handOff(trust, finish)
             }
         }
     }
@@ -194,7 +213,7 @@ public struct ServerTrustVerifier: Sendable {
                 kept.append(nioCertificate)
             } else if index == 0 {
                 let reasons = RawCertificate(der: der)?.refusalReasons ?? [.malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")]
-                let refusal = Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: "certificate parsing"))
+                let refusal = Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: .certificateParsing))
                 return Converted(result: .failure(refusal), nioCertificates: [])
             }
         }

@@ -11,7 +11,9 @@ import Trust
 ///
 /// Metadata keys (stable API): `trust.host`, `trust.port` (when known), `trust.policy`,
 /// `trust.decision` (`trusted` | `refused`), `trust.cached` (when known), `trust.pins_seen`, `trust.pins_expected`
-/// (when the policy pins), `trust.reasons` (reason codes, refused only). Only hosts, ports, policy names,
+/// (when the policy pins), `trust.reasons` (reason codes, refused only), `trust.override` (who replaced the
+/// evaluator's decision: `challenge-handler`, `allow-invalid-certificates`) with `trust.override_reasons` (the
+/// reason codes of the decision it replaced, when that one refused). Only hosts, ports, policy names,
 /// reason codes and pins: a decision holds no secret, and nothing else is logged. The message is a fixed
 /// text; the host and the policy name are metadata values escaped by `DisplayText` (a name a peer chose
 /// never carries a line break or a terminal control into a log).
@@ -19,7 +21,7 @@ public enum TrustDecisionLog {
     /// The metadata of `decision` for a connection to `host` (and `port`, when known).
     public static func metadata(for decision: TrustDecision, host: String, port: Int?, cached: Bool?) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            "trust.host": .string(DisplayText.escaped(host)), "trust.policy": .string(DisplayText.escaped(decision.policy)),
+            "trust.host": .string(DisplayText.escaped(host)), "trust.policy": .string(DisplayText.escaped(decision.policy.description)),
             "trust.decision": "\(decision.isTrusted ? "trusted" : "refused")",
             "trust.pins_seen": .array(decision.pinsSeen.map { .string($0.description) }),
         ]
@@ -27,6 +29,10 @@ public enum TrustDecisionLog {
         if let cached { metadata["trust.cached"] = "\(cached)" }
         if !decision.expectedPins.isEmpty { metadata["trust.pins_expected"] = .array(decision.expectedPins.map { .string($0.description) }) }
         if !decision.isTrusted { metadata["trust.reasons"] = .array(decision.reasons.map { .string($0.code) }) }
+        if let override = decision.override {
+            metadata["trust.override"] = "\(override.origin)"
+            if !override.replaced.isTrusted { metadata["trust.override_reasons"] = .array(override.replaced.reasons.map { .string($0.code) }) }
+        }
         return metadata
     }
 

@@ -27,7 +27,7 @@ enum DecisionReport {
 
     static func json(_ decision: TrustDecision) -> String {
         let value = JSONDecision(
-            trusted: decision.isTrusted, policy: decision.policy, peerName: decision.peerName?.description,
+            trusted: decision.isTrusted, policy: decision.policy.description, peerName: decision.peerName?.description,
             evaluationTime: RFC3339.string(decision.evaluationTime),
             reasons: decision.reasons.map { .init(code: $0.code, message: $0.description) }, notes: decision.notes,
             expectedPins: decision.expectedPins.map(\.description), pinsSeen: decision.pinsSeen.map(\.description),

@@ -107,8 +107,7 @@ struct EvaluateCommand: AsyncParsableCommand {
     }
 
     func finish(_ decision: TrustDecision, notes: [String]) throws {
-        var decision = decision
-        decision.notes += notes
+        let decision = decision.adding(notes: notes)
         if json {
             print(DecisionReport.json(decision), terminator: "")
         } else {

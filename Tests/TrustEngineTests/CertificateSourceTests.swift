@@ -79,7 +79,7 @@ struct CertificateSourceTests {
         let decision = try #require(refused.refusal(peerName: peer))
         #expect(!decision.isTrusted)
         #expect(decision.reasons.contains { if case .weakKey = $0 { true } else { false } }, "\(decision.reasons)")
-        #expect(decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == "certificate parsing")
+        #expect(decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == .certificateParsing && decision.policy.description == "certificate parsing")
         #expect(decision.notes.count == 1 && decision.notes[0].contains("could not be processed"), "\(decision.notes)")
 
         // Not certificates at all: the loading error, naming the source.

@@ -75,10 +75,8 @@ struct DirectPathTests {
             }
             #expect(search.decisionWithoutSuspending(trust) == nil)
             // A caller that already tried the direct path is not given it again; the search still decides alike.
-            var tried = trust
-            tried.directPathTried = true
-            #expect(direct.decisionWithoutSuspending(tried) == nil)
-            #expect(await direct.evaluate(tried).validatedPath == full.validatedPath, "\(name)")
+            #expect(await direct.evaluate(afterImmediateMiss: trust).validatedPath == full.validatedPath, "\(name)")
+            #expect(await direct.evaluate(afterImmediateMiss: trust).reasons == full.reasons, "\(name)")
         }
         // The shortcut does answer the common shapes.
         #expect(answered >= 8)

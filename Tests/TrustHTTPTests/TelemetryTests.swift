@@ -97,6 +97,37 @@ struct TelemetryTests {
         #expect(events.map(\.cached) == [false, true] && events.allSatisfy { $0.host == "good.lab.test" && $0.decision.isTrusted && $0.presentedChain.count == 2 })
     }
 
+    /// A challenge handler that trusts a chain default handling refuses (`useCredential`): the logs, the metrics
+    /// and the observer see the decision the handshake used — the handler's, marked as its — with the refused
+    /// one (and its reasons) inside it.
+    @Test func handlerOverrideIsTheDecisionRecorded() async throws {
+        let observed = Observed()
+        try await withLabServers(["self-signed"]) { servers in
+            let session = try labSession { observed.configure(&$0) }
+            let trusting = ClosureChallengeHandler { challenge in
+                guard let trust = challenge.serverTrust else { return .performDefaultHandling }
+                return .useCredential(Credential(trust: trust))
+            }
+            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: trusting)).statusCode == 200)
+            await session.shutdown()
+        }
+        let events = observed.events.withLockedValue { $0 }
+        try #require(events.count == 1)
+        let decision = events[0].decision
+        #expect(decision.isTrusted && decision.reasons.isEmpty)
+        #expect(decision.policy == .challengeHandler(acceptedWithCredential: true) && decision.policy.description == "challenge handler (useCredential)")
+        let override = try #require(decision.override)
+        #expect(override.origin == .challengeHandler)
+        #expect(!override.replaced.isTrusted && override.replaced.reasons.contains { $0.code == "self-signed-leaf" || $0.code == "no-path-to-trusted-anchor" })
+        #expect(decision.evaluatorDecision.reasons == override.replaced.reasons)
+        let trusted = observed.log.messages("server trusted")
+        #expect(trusted.count == 1 && observed.log.messages("server not trusted").isEmpty)
+        #expect(trusted.first?.metadata["trust.override"]?.description == "challenge-handler")
+        #expect(trusted.first?.metadata["trust.override_reasons"]?.description.isEmpty == false)
+        #expect(try observed.metrics.expectCounter("swift_trust_decisions_total", [("outcome", "trusted"), ("reason", "none")]).totalValue == 1)
+        #expect(observed.metrics.counterTotal(label: "swift_trust_decisions_total") == 1)
+    }
+
     @Test func pinMismatchAndExpiredAreRefusals() async throws {
         let observed = Observed()
         let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 7, count: 32).base64EncodedString())

@@ -125,10 +125,10 @@ func test(_ bytes: [UInt8]) -> CInt {
 
     for reason in reasons(text) { requireSafe(reason.description, "the description of \(reason.code)") }
     let chain = certificates(text)
-    func makeDecision(_ text: String, _ chain: [Certificate]) -> TrustDecision {
+    func makeDecision(_ text: String, _ chain: [Certificate], trusted: Bool = false) -> TrustDecision {
         TrustDecision(
-            isTrusted: false, reasons: reasons(text), notes: [text], presentedChain: chain, validatedPath: [], closestPath: chain, peerName: nil,
-            evaluationTime: Date(timeIntervalSince1970: 1_700_000_000), policy: text)
+            isTrusted: trusted, reasons: reasons(text), notes: [text], presentedChain: chain, validatedPath: trusted ? chain : [], closestPath: chain,
+            peerName: nil, evaluationTime: Date(timeIntervalSince1970: 1_700_000_000), policy: .named(text))
     }
     var decision = makeDecision(text, chain)
     // The same report of a benign name (and chain of benign names) has the number of lines this one must have.
@@ -143,10 +143,8 @@ func test(_ bytes: [UInt8]) -> CInt {
     for (key, value) in TrustDecisionLog.metadata(for: decision, host: text, port: 443, cached: nil) {
         requireSafe("\(value)", "log metadata \(key)")
     }
-    decision.isTrusted = true
-    decision.validatedPath = chain
-    benign.isTrusted = true
-    benign.validatedPath = benign.presentedChain
+    decision = makeDecision(text, chain, trusted: true)
+    benign = makeDecision("x", benign.presentedChain, trusted: true)
     requireSafe(DecisionText.report(decision), "evaluate's report (trusted)", lines: lineCount(DecisionText.report(benign)))
     requireSafe(DecisionText.pathLine(decision), "the path line (trusted)")
     requireSafe(DecisionText.explanation(decision, presented: chain, name: text), "inspect's verdict (trusted)")

@@ -53,8 +53,7 @@ package struct PresentedChainInput: Sendable {
     /// when the leaf is usable and the chain should be evaluated.
     package func refusal(peerName: PeerName?) -> TrustDecision? {
         guard let (raw, detail) = unprocessableLeaf else { return nil }
-        var decision = TrustDecision.refused(raw.refusalReasons, trust: ServerTrust(presentedChain: [], peerName: peerName), policy: "certificate parsing")
-        decision.notes.append("the leaf certificate (\(raw.spkiPin)) could not be processed: \(detail)")
-        return decision
+        return TrustDecision.refused(raw.refusalReasons, trust: ServerTrust(presentedChain: [], peerName: peerName), policy: .certificateParsing)
+            .adding(notes: ["the leaf certificate (\(raw.spkiPin)) could not be processed: \(detail)"])
     }
 }

@@ -95,12 +95,12 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             let trustAnchors = anchors(entry.anchors, path + ".anchors")
             var resolved = ResolvedEntry(
                 entry: entry, label: label,
-                pinned: PathValidator(anchors: trustAnchors, policy: pinnedPolicy, name: label),
-                unpinned: PathValidator(anchors: trustAnchors, policy: unpinnedPolicy, name: label))
+                pinned: PathValidator(anchors: trustAnchors, policy: pinnedPolicy, name: .configurationEntry(host: entry.host, debugOverride: false)),
+                unpinned: PathValidator(anchors: trustAnchors, policy: unpinnedPolicy, name: .configurationEntry(host: entry.host, debugOverride: false)))
             #if DEBUG
             if let overrides = entry.debugOverrides {
                 let debugAnchors = anchors(overrides.anchors, path + ".debugOverrides.anchors")
-                let debugLabel = label + " (debug override)"
+                let debugLabel = TrustDecision.Policy.configurationEntry(host: entry.host, debugOverride: true)
                 resolved.debugUnpinned = PathValidator(anchors: debugAnchors, policy: unpinnedPolicy, name: debugLabel)
                 resolved.debugPinned = overrides.overridesPins ? resolved.debugUnpinned : PathValidator(anchors: debugAnchors, policy: pinnedPolicy, name: debugLabel)
             }
@@ -157,7 +157,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
 
         if let pins, pins.sha256.isEmpty, entry.mode == .enforce {
             // Never read as "no pinning".
-            let decision = TrustDecision.refused([.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: label)
+            let decision = TrustDecision.refused([.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: resolved.unpinned.name)
             return Evaluation(decision: decision, matched: entry.host, warnings: [], report: nil, reportURIs: entry.reportURIs)
         }
         var decision = await (enforcesPins ? resolved.pinned : resolved.unpinned).evaluate(trust)
@@ -187,14 +187,12 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
             let viaOverride = await debug.evaluate(trust)
             if viaOverride.isTrusted {
-                decision = viaOverride
+                decision = viaOverride.adding(notes: ["DEBUG build: accepted through the entry's debug override anchors"])
                 report = nil  // a proxy CA in a debug build: not a pin failure to report
-                decision.notes.append("DEBUG build: accepted through the entry's debug override anchors")
                 warnings.append("DEBUG build: \(trust.peerName?.description ?? "?") accepted through a debug override anchor")
             }
         }
         #endif
-        decision.notes += warnings
-        return Evaluation(decision: decision, matched: entry.host, warnings: warnings, report: report, reportURIs: entry.reportURIs)
+        return Evaluation(decision: decision.adding(notes: warnings), matched: entry.host, warnings: warnings, report: report, reportURIs: entry.reportURIs)
     }
 }

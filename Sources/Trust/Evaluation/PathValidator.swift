@@ -25,7 +25,7 @@ public struct PathValidator: Sendable {
         didSet { prepareRules() }
     }
     /// Named in decisions.
-    public var name: String
+    public var name: TrustDecision.Policy
     /// `false` skips the direct path (tests compare it with the full search).
     var triesDirectPath = true
     /// Built once (not per evaluation): the anchors by subject, and the rules.
@@ -39,7 +39,7 @@ public struct PathValidator: Sendable {
     private var expectedPins: [SPKIPin] = []
 
     /// Creates a validator.
-    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String = "default") {
+    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: TrustDecision.Policy = .named("default")) {
         self.anchors = anchors
         self.policy = policy
         self.additionalRules = additionalRules
@@ -47,6 +47,11 @@ public struct PathValidator: Sendable {
         self.anchorIndex = AnchorIndex(anchors)
         prepareRules()
         ConstructionCounter.pathValidators.increment()
+    }
+
+    /// A validator named in words in its decisions (``TrustDecision/Policy/named(_:)``).
+    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: String) {
+        self.init(anchors: anchors, policy: policy, additionalRules: additionalRules, name: .named(name))
     }
 
     private mutating func prepareRules() {
@@ -62,10 +67,20 @@ public struct PathValidator: Sendable {
 
     /// Searches for a path from `trust`'s chain to an anchor that passes every rule, and decides on it.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
+        await evaluate(trust, triesDirectPath: triesDirectPath)
+    }
+
+    /// ``evaluate(_:)`` for a caller that has just had `nil` from ``decisionWithoutSuspending(_:)``: the same
+    /// decision, without looking for the direct path (and verifying its signatures) a second time.
+    public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
+        await evaluate(trust, triesDirectPath: false)
+    }
+
+    private func evaluate(_ trust: ServerTrust, triesDirectPath: Bool) async -> TrustDecision {
         guard let leaf = trust.leaf else {
             return .refused([.emptyChain], trust: trust, policy: name, expectedPins: expectedPins)
         }
-        if let trusted = decisionWithoutSuspending(trust) { return trusted }
+        if triesDirectPath, let trusted = decisionWithoutSuspending(trust) { return trusted }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
         let budget = WorkBudget(maximumSignatureChecks: policy.maximumSignatureChecks)
         let limit = policy.maximumSignatureChecks
@@ -100,12 +115,12 @@ public struct PathValidator: Sendable {
             }
             reasons += rulesPolicy.evaluate(CertificatePath(walk.path, endsAtAnchor: false))
         }
-        var decision = TrustDecision(
+        let decision = TrustDecision(
             isTrusted: false, reasons: Self.unique(reasons), presentedChain: trust.presentedChain, validatedPath: [],
             closestPath: closest, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name,
             expectedPins: expectedPins)
         // An empty system store is said, never silent: it is why a public chain cannot be trusted.
-        if anchors.includesSystemRoots, let missing = SystemRoots.missingNote { decision.notes.append(missing) }
+        if anchors.includesSystemRoots, let missing = SystemRoots.missingNote { return decision.adding(notes: [missing]) }
         return decision
     }
 
@@ -168,7 +183,7 @@ public struct PathValidator: Sendable {
     /// The trusted decision on the path the direct path finds (see `directPath(leaf:presented:context:)`), without
     /// suspending; `nil` when the full search must decide (see ``evaluate(_:)``, which tries this first).
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
-        guard triesDirectPath, !trust.directPathTried, let leaf = trust.leaf else { return nil }
+        guard triesDirectPath, let leaf = trust.leaf else { return nil }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
         guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
         let decision = TrustDecision(
@@ -181,14 +196,16 @@ public struct PathValidator: Sendable {
     private func observed(_ decision: TrustDecision, on path: @autoclosure () -> CertificatePath, context: RuleContext) -> TrustDecision {
         guard !observingRules.isEmpty else { return decision }
         let path = path()
-        var decision = decision
+        var notes: [String] = []
+        var allowedFailures: [TrustFailureReason] = []
+        var validity = decision.validity
         for rule in observingRules {
             let observation = rule.observe(path, context: context)
-            decision.notes += observation.notes
-            decision.allowedFailures += observation.allowedFailures
-            if let window = observation.validity { decision.validity = PathObservation.narrowed(decision.validity, to: window) }
+            notes += observation.notes
+            allowedFailures += observation.allowedFailures
+            if let window = observation.validity { validity = PathObservation.narrowed(validity, to: window) }
         }
-        return decision
+        return decision.observing(notes: notes, allowedFailures: allowedFailures, validity: validity)
     }
 
     static func unique(_ reasons: [TrustFailureReason]) -> [TrustFailureReason] {

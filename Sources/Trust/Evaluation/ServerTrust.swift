@@ -14,10 +14,6 @@ public struct ServerTrust: Sendable {
     public var peerName: PeerName?
     /// The time at which validity is judged (exactly; no rounding).
     public var evaluationTime: Date
-    /// Set by a caller that already asked `TrustEvaluator.decisionWithoutSuspending` and got no answer,
-    /// so that the evaluation it falls back to does not look for the direct path (and verify its
-    /// signatures) a second time.
-    package var directPathTried = false
 
     /// Creates a trust from a chain and an already canonical peer name.
     public init(presentedChain: [Certificate], peerName: PeerName?, evaluationTime: Date = Date()) {

@@ -2,42 +2,61 @@ import Foundation
 import X509
 
 /// The outcome of a trust evaluation, with everything needed to explain it.
+///
+/// A decision is a value that cannot be changed once made: every member is a `let`, set by an
+/// initialiser. A decision that something else changes — a challenge handler that accepts or refuses what
+/// the evaluator decided, `allowInvalidCertificates` accepting a chain that did not validate — is a new
+/// decision made by ``overridden(by:isTrusted:reasons:notes:policy:)``, which keeps the decision it replaces
+/// (``override``), so that logs, metrics and observers can tell the two apart.
 public struct TrustDecision: Sendable {
     /// Whether the server is trusted.
-    public var isTrusted: Bool
+    public let isTrusted: Bool
     /// Why not (empty when trusted). Every reason found is listed.
-    public var reasons: [TrustFailureReason]
+    public let reasons: [TrustFailureReason]
     /// Things worth knowing even when trusted (validation switched off by configuration, …).
-    public var notes: [String]
+    public let notes: [String]
     /// What the server presented, leaf first.
-    public var presentedChain: [Certificate]
+    public let presentedChain: [Certificate]
     /// The path that validated, leaf → anchor (empty when not trusted).
-    public var validatedPath: [Certificate]
+    public let validatedPath: [Certificate]
     /// When not trusted: the candidate path that came closest (or the presented chain as far
     /// as it links up), to show what was examined.
-    public var closestPath: [Certificate]
+    public let closestPath: [Certificate]
     /// The name checked, if any.
-    public var peerName: PeerName?
+    public let peerName: PeerName?
     /// When validity was judged.
-    public var evaluationTime: Date
-    /// The evaluator or policy that decided, in words.
-    public var policy: String
+    public let evaluationTime: Date
+    /// The evaluator or policy that decided (its `description` names it in words).
+    public let policy: Policy
     /// The pins the policy expected (empty when it does not pin).
-    public var expectedPins: [SPKIPin]
+    public let expectedPins: [SPKIPin]
     /// When a trusted decision's time-bounded inputs besides the certificates' own validity hold (the CRLs that
     /// vouched for the path: latest `thisUpdate` to earliest `nextUpdate`); `nil` when nothing but the certificates
     /// bounds it. A cache never reuses the decision outside it.
-    public var validity: ClosedRange<Date>?
+    public let validity: ClosedRange<Date>?
     /// Failures a lenient mode let through on a trusted path — an unknown revocation status under soft checking,
     /// a Certificate Transparency policy not met under report-only — for failure reports and telemetry (each is
     /// also in ``notes`` in words).
-    public var allowedFailures: [TrustFailureReason] = []
+    public let allowedFailures: [TrustFailureReason]
+    /// Who replaced the evaluator's decision by this one, and the decision replaced; `nil` for an evaluator's own.
+    public let override: Override?
 
     /// Creates a decision from its parts.
     public init(
         isTrusted: Bool, reasons: [TrustFailureReason], notes: [String] = [], presentedChain: [Certificate],
         validatedPath: [Certificate], closestPath: [Certificate] = [], peerName: PeerName?, evaluationTime: Date,
-        policy: String, expectedPins: [SPKIPin] = []
+        policy: Policy, expectedPins: [SPKIPin] = [], validity: ClosedRange<Date>? = nil, allowedFailures: [TrustFailureReason] = []
+    ) {
+        self.init(
+            isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: validatedPath,
+            closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime, policy: policy, expectedPins: expectedPins,
+            validity: validity, allowedFailures: allowedFailures, override: nil)
+    }
+
+    private init(
+        isTrusted: Bool, reasons: [TrustFailureReason], notes: [String], presentedChain: [Certificate], validatedPath: [Certificate],
+        closestPath: [Certificate], peerName: PeerName?, evaluationTime: Date, policy: Policy, expectedPins: [SPKIPin],
+        validity: ClosedRange<Date>?, allowedFailures: [TrustFailureReason], override: Override?
     ) {
         self.isTrusted = isTrusted
         self.reasons = reasons
@@ -49,11 +68,13 @@ public struct TrustDecision: Sendable {
         self.evaluationTime = evaluationTime
         self.policy = policy
         self.expectedPins = expectedPins
-        self.validity = nil
+        self.validity = validity
+        self.allowedFailures = allowedFailures
+        self.override = override
     }
 
     /// A failed decision for a reason found before any path was examined.
-    public static func refused(_ reasons: [TrustFailureReason], trust: ServerTrust, policy: String, expectedPins: [SPKIPin] = []) -> TrustDecision {
+    public static func refused(_ reasons: [TrustFailureReason], trust: ServerTrust, policy: Policy, expectedPins: [SPKIPin] = []) -> TrustDecision {
         TrustDecision(
             isTrusted: false, reasons: reasons, presentedChain: trust.presentedChain, validatedPath: [],
             peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: policy, expectedPins: expectedPins)
@@ -61,4 +82,54 @@ public struct TrustDecision: Sendable {
 
     /// The pins of the path examined (validated, or closest).
     public var pinsSeen: [SPKIPin] { (validatedPath.isEmpty ? closestPath : validatedPath).map(\.spkiPin) }
+
+    /// The decision the evaluator reached, before any override (this decision when there was none).
+    public var evaluatorDecision: TrustDecision { override?.replaced.evaluatorDecision ?? self }
+
+    /// A new decision by `origin` in place of this one: trusted or not, for `reasons`, with `notes`, under `policy`
+    /// (this one's by default). Everything else (the paths examined, the pins, the name, the time) is this decision's;
+    /// this decision itself — its reasons, when it refused — is kept in the new one's ``override``.
+    public func overridden(
+        by origin: Override.Origin, isTrusted: Bool, reasons: [TrustFailureReason] = [], notes: [String], policy: Policy? = nil
+    ) -> TrustDecision {
+        TrustDecision(
+            isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: validatedPath,
+            closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime, policy: policy ?? self.policy,
+            expectedPins: expectedPins, validity: validity, allowedFailures: allowedFailures, override: Override(origin: origin, replaced: self))
+    }
+
+    /// This decision with `notes` added after its own (what the evaluator that made it observed besides: a
+    /// configuration entry's warnings, a revocation budget that ran out).
+    public func adding(notes more: [String]) -> TrustDecision {
+        guard !more.isEmpty else { return self }
+        return replacing(notes: notes + more)
+    }
+
+    /// This decision with its reasons, allowed failures and notes replaced (the same judgement, worded with more
+    /// detail: a fetch budget named in an unknown revocation status).
+    public func rewording(reasons: [TrustFailureReason], allowedFailures: [TrustFailureReason], notes: [String]) -> TrustDecision {
+        replacing(reasons: reasons, notes: notes, allowedFailures: allowedFailures)
+    }
+
+    /// This decision with what the rules observed on its validated path: their notes and failures let through,
+    /// and its validity narrowed to `validity`.
+    public func observing(notes more: [String], allowedFailures failures: [TrustFailureReason], validity window: ClosedRange<Date>?) -> TrustDecision {
+        replacing(notes: notes + more, allowedFailures: allowedFailures + failures, validity: .some(window))
+    }
+
+    /// This (cached) decision as reached at `time`: the same judgement, the time of the evaluation it answers.
+    public func reused(at time: Date) -> TrustDecision {
+        replacing(evaluationTime: time)
+    }
+
+    private func replacing(
+        reasons: [TrustFailureReason]? = nil, notes: [String]? = nil, evaluationTime: Date? = nil,
+        allowedFailures: [TrustFailureReason]? = nil, validity: ClosedRange<Date>?? = nil
+    ) -> TrustDecision {
+        TrustDecision(
+            isTrusted: isTrusted, reasons: reasons ?? self.reasons, notes: notes ?? self.notes, presentedChain: presentedChain,
+            validatedPath: validatedPath, closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime ?? self.evaluationTime,
+            policy: policy, expectedPins: expectedPins, validity: validity ?? self.validity, allowedFailures: allowedFailures ?? self.allowedFailures,
+            override: override)
+    }
 }

@@ -19,6 +19,6 @@ public struct CompositeTrustEvaluator: TrustEvaluator {
             last = decision
         }
         // `evaluators` is never empty (checked in init).
-        return last ?? .refused([.emptyChain], trust: trust, policy: "composite")
+        return last ?? .refused([.emptyChain], trust: trust, policy: .composite)
     }
 }

@@ -7,14 +7,18 @@ public struct DefaultTrustEvaluator: TrustEvaluator {
 
     /// Creates an evaluator with the given anchors and policy.
     public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI) {
-        self.validator = PathValidator(anchors: anchors, policy: policy, name: anchors.includesSystemRoots
-            ? (anchors.certificates.isEmpty ? "default (system roots)" : "default (system roots + \(anchors.certificates.count) custom anchors)")
-            : "default (\(anchors.certificates.count) custom anchors only)")
+        self.validator = PathValidator(anchors: anchors, policy: policy, name: .systemDefault(
+            systemRoots: anchors.includesSystemRoots, customAnchors: anchors.certificates.count))
     }
 
     /// Validates `trust` with the validator.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
+    }
+
+    /// Validates `trust` without the direct path the validator has just been asked for.
+    public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
+        await validator.evaluate(afterImmediateMiss: trust)
     }
 
     /// The validator's decision when it finds its path directly.

@@ -16,7 +16,7 @@ public struct DisabledTrustEvaluator: TrustEvaluator {
         return TrustDecision(
             isTrusted: true, reasons: [], notes: notes, presentedChain: trust.presentedChain, validatedPath: [],
             closestPath: wouldBe.closestPath, peerName: trust.peerName, evaluationTime: trust.evaluationTime,
-            policy: "disabled (debug only)")
+            policy: .disabled)
     }
 }
 #endif

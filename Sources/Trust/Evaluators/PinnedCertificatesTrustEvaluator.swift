@@ -19,7 +19,7 @@ public struct PinnedCertificatesTrustEvaluator: TrustEvaluator {
         var policy = policy
         policy.requiredCertificates = certificates
         let anchors = TrustAnchors(includesSystemRoots: includesSystemRoots, certificates: certificates)
-        self.validator = PathValidator(anchors: anchors, policy: policy, name: "certificate pinning (\(certificates.count) certificates)")
+        self.validator = PathValidator(anchors: anchors, policy: policy, name: .pinnedCertificates(certificates: certificates.count))
     }
 
     /// Validates `trust` with the validator.

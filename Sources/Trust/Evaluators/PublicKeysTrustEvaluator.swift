@@ -13,12 +13,17 @@ public struct PublicKeysTrustEvaluator: TrustEvaluator {
         self.pins = pins
         var policy = policy
         policy.pins = pins
-        self.validator = PathValidator(anchors: anchors, policy: policy, name: "public-key pinning (\(pins.count) pins)")
+        self.validator = PathValidator(anchors: anchors, policy: policy, name: .publicKeyPins(pins: pins.count))
     }
 
     /// Validates `trust` with the validator.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await validator.evaluate(trust)
+    }
+
+    /// Validates `trust` without the direct path the validator has just been asked for.
+    public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
+        await validator.evaluate(afterImmediateMiss: trust)
     }
 
     /// The validator's decision when it finds its path directly.

@@ -82,14 +82,12 @@ public final class TrustEvaluationCache: @unchecked Sendable {
         }
         hitCount += 1
         lock.unlock()
-        var decision = entry.decision
-        decision.evaluationTime = trust.evaluationTime
-        return decision
+        return entry.decision.reused(at: trust.evaluationTime)
     }
 
-    /// Stores a decision if it may be reused (trusted, with a validated path).
+    /// Stores a decision if it may be reused (an evaluator's own, trusted, with a validated path).
     public func store(_ decision: TrustDecision, for trust: ServerTrust, policy: String) {
-        guard decision.isTrusted, !decision.validatedPath.isEmpty, decision.reasons.isEmpty else { return }
+        guard decision.isTrusted, decision.override == nil, !decision.validatedPath.isEmpty, decision.reasons.isEmpty else { return }
         var validFrom = decision.validatedPath.map(\.notValidBefore).max() ?? .distantFuture
         var validUntil = decision.validatedPath.map(\.notValidAfter).min() ?? .distantPast
         // Revocation data (or another rule's time-bounded input) vouches for the decision only within its own window.

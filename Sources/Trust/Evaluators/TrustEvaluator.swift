@@ -8,11 +8,19 @@ public protocol TrustEvaluator: Sendable {
     /// ``evaluate(_:)`` must run. A TLS verification callback uses it to answer inside the
     /// handshake without starting a task. The default is `nil`.
     func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision?
+
+    /// ``evaluate(_:)`` for a caller that has just had `nil` from ``decisionWithoutSuspending(_:)`` for `trust`
+    /// (a TLS verification callback that falls back to a task): the same decision, without repeating that
+    /// attempt (a path validator's direct path, and its signature checks). The default is ``evaluate(_:)``.
+    func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision
 }
 
 extension TrustEvaluator {
     /// By default every decision goes through ``evaluate(_:)``.
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? { nil }
+
+    /// By default ``evaluate(_:)``: an evaluator without a decision of its own without suspending has nothing to skip.
+    public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision { await evaluate(trust) }
 }
 
 /// A configuration that cannot be used as given (e.g. pinning with no pins). Thrown when the

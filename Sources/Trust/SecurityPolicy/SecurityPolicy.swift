@@ -61,8 +61,10 @@ public struct SecurityPolicy: Sendable, Hashable {
         try CertificateSource.certificates(inDirectory: path)
     }
 
-    var summary: String {
-        "SecurityPolicy(pinningMode: \(pinningMode.rawValue), pinned: \(pinnedCertificates.count), allowInvalidCertificates: \(allowInvalidCertificates), validatesDomainName: \(validatesDomainName))"
+    var summary: TrustDecision.Policy {
+        .securityPolicy(
+            mode: pinningMode, pinnedCertificates: pinnedCertificates.count, allowsInvalidCertificates: allowInvalidCertificates,
+            validatesDomainName: validatesDomainName)
     }
 
     /// `-evaluateServerTrust:forDomain:` on a presented chain (leaf first).
@@ -101,11 +103,9 @@ public struct SecurityPolicy: Sendable, Hashable {
             // (3)
             let decision = await validate(systemAnchors, policy)
             if decision.isTrusted || !allowInvalidCertificates { return decision }
-            var accepted = decision
-            accepted.isTrusted = true
-            accepted.notes = ["accepted without validation (allowInvalidCertificates, no pinning)"] + decision.reasons.map { "ignored: \($0)" }
-            accepted.reasons = []
-            return accepted
+            return decision.overridden(
+                by: .allowInvalidCertificates, isTrusted: true,
+                notes: ["accepted without validation (allowInvalidCertificates, no pinning)"] + decision.reasons.map { "ignored: \($0)" })
 
         case .certificate:
             guard !pinnedCertificates.isEmpty else {

@@ -81,23 +81,29 @@ enum ChallengeChain {
         return disposition
     }
 
-    /// One handler's answer, or `nil` if it does not answer within `timeout` (the request must not hang).
+    /// One handler's answer, or `nil` if it does not answer within `timeout` or the calling task is cancelled
+    /// first (the caller tells the two apart with `Task.isCancelled`); either way the handler is cancelled.
+    ///
+    /// The handler is asked on behalf of the calling task — the request's: it starts from it (its priority,
+    /// its task-local values, the trace context among them) and is cancelled with it. The wait for the answer
+    /// is a task group of the caller (the answer against the timer), so cancelling the request ends the wait
+    /// and cancels the handler. The handler's own body runs in a task of its own only so that a handler that
+    /// ignores cancellation cannot hold the request past its timeout (structured concurrency waits for every
+    /// child): it is left to finish alone, and its late answer is dropped.
     static func ask(_ handler: any ChallengeHandler, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDisposition?, Never>) in
-            let first = FirstAnswer()
-            let work = Task { await handler.handle(challenge) }
-            let timer = Task {
+        let answer = AwaitedAnswer<ChallengeDisposition>()
+        let work = Task { answer.give(await handler.handle(challenge)) }
+        let disposition = await withTaskGroup(of: ChallengeDisposition?.self) { group in
+            group.addTask { await answer.value() }
+            group.addTask {
                 try? await Task.sleep(for: timeout)
-                if !Task.isCancelled {
-                    work.cancel()
-                    if first.claim() { continuation.resume(returning: nil) }
-                }
+                return nil
             }
-            Task {
-                let answer = await work.value
-                timer.cancel()
-                if first.claim() { continuation.resume(returning: answer) }
-            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
+        if disposition == nil { work.cancel() }
+        return disposition
     }
 }

@@ -9,8 +9,9 @@ import TrustNIO
 /// ``SessionError``.
 ///
 /// Each challenge returns its answer as a value (``ServerTrustChallenge/decide(_:)``,
-/// ``ClientCertificateChallenge/answer()``). NIOSSL asks for them from its callbacks, apart from the
-/// task that waits for the connection, so this type keeps its handshake's answers — each written once,
+/// ``ClientCertificateChallenge/answer()``). NIOSSL asks for them from its callbacks, on the event loop; when
+/// a handler may be asked, the callbacks leave them for the request's task, which answers them while it waits
+/// for the connection (``answering(_:)``). This type keeps its handshake's answers — each written once,
 /// when given — until ``error(after:)`` reads them: the connection factory's, when the handshake fails,
 /// and the session's, when a new connection ends before its first response (a TLS 1.3 server refuses a
 /// client certificate only after the handshake).
@@ -19,57 +20,109 @@ final class HandshakeChallenges: Sendable {
     /// The request's URL, for errors.
     let url: URL
     /// The handshake's trust decision, whoever gave it: a decision already known (answered in the
-    /// handshake) or the challenge.
+    /// handshake), the evaluation, or the challenge.
     let record = TrustRecord()
-    private let serverTrust: ServerTrustChallenge
-    private let known: ServerTrustVerifier.Known?
+    /// The route's evaluation, and its diagnostics hook for the decision the handshake goes by.
+    private let evaluation: RouteEvaluation
+    /// The server-trust challenge; nil when there is no handler to ask (default handling decides alone).
+    private let serverTrust: ServerTrustChallenge?
     private let clientCertificate: ClientCertificateChallenge?
+    /// Where the handshake's callbacks leave the challenges for the request's task to answer (``answering(_:)``).
+    private let queue = ChallengeQueue()
     private let answers = NIOLockedValueBox<(serverTrust: ServerTrustChallenge.Outcome?, clientCertificate: ClientCertificateChallenge.Outcome?)>((nil, nil))
 
     /// - Parameters:
-    ///   - known: a decision that needs no challenge (no handler to ask, a cached evaluation), given
-    ///     synchronously in the handshake.
+    ///   - serverTrust: nil when no handler is to be asked: a decision already known is then given
+    ///     synchronously in the handshake, else the evaluation's.
     ///   - clientCertificate: nil when no challenge could be answered (no handler, no identity): a
     ///     CertificateRequest is then answered with no certificate by NIOSSL itself.
-    init(origin: Origin, url: URL, serverTrust: ServerTrustChallenge, known: ServerTrustVerifier.Known?, clientCertificate: ClientCertificateChallenge?) {
+    init(origin: Origin, url: URL, evaluation: RouteEvaluation, serverTrust: ServerTrustChallenge?, clientCertificate: ClientCertificateChallenge?) {
         self.origin = origin
         self.url = url
+        self.evaluation = evaluation
         self.serverTrust = serverTrust
-        self.known = known
         self.clientCertificate = clientCertificate
     }
 
-    /// Decides the server's trust in the handshake (``known``, else the challenge). The decision, with
-    /// its validated path, is kept in ``record``: NIOSSL need not keep its own parsed copy of the path
-    /// for the connection's lifetime.
+    /// Whether a challenge handler may be asked: then the request's task answers the challenges (``answering(_:)``).
+    private var asksHandlers: Bool { serverTrust != nil }
+
+    /// Runs `connect` — the connection's TCP and TLS handshake — in the calling task (the request's), while a
+    /// child task of it answers the handshake's challenges as NIOSSL raises them: the challenge handlers run
+    /// on behalf of the request, and cancelling the request cancels them. When `connect` returns or throws,
+    /// the child ends and a challenge raised after it is refused (no one is left to answer).
+    func answering<T>(_ connect: () async throws -> T) async throws -> T {
+        guard asksHandlers else { return try await connect() }
+        let queue = self.queue
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await queue.serve() }
+            defer { group.cancelAll() }
+            return try await connect()
+        }
+    }
+
+    /// ``answering(_:)`` for a connection's handshake, if it has one (plain HTTP has none).
+    static func answering<T>(_ handshake: HandshakeChallenges?, _ connect: () async throws -> T) async throws -> T {
+        guard let handshake else { return try await connect() }
+        return try await handshake.answering(connect)
+    }
+
+    /// Decides the server's trust in the handshake. The decision, with its validated path, is kept in
+    /// ``record`` (NIOSSL need not keep its own parsed copy of the path for the connection's lifetime),
+    /// and goes to the route's diagnostics hook: it is the decision the handshake went by.
     ///
     /// NIOSSL keeps its callbacks as long as the connection lives, so they hold this object weakly: the
     /// request that makes the connection holds it while the handshake runs, and a pooled connection does not
     /// keep it (its handlers, the request's URL) for the rest of its life.
     var verifier: ServerTrustVerifier {
-        var verifier = ServerTrustVerifier(known: known) { [weak self] trust in
-            guard let self else { return Self.abandoned(trust) }
-            let answer = await serverTrust.decide(trust)
-            answers.withLockedValue { $0.serverTrust = answer.outcome }
-            return answer.decision
+        let evaluation = self.evaluation
+        var verifier: ServerTrustVerifier
+        if asksHandlers {
+            verifier = ServerTrustVerifier(known: nil, handOff: { [weak self] trust, answer in
+                guard let self else { return answer(Self.abandoned(trust)) }
+                self.queue.post(ChallengeQueue.Job(run: { answer(await self.challenge(trust)) }, abandon: { answer(Self.abandoned(trust)) }))
+            })
+        } else {
+            verifier = ServerTrustVerifier(known: { trust in
+                guard let measured = evaluation.decisionWithoutSuspending(trust) else { return nil }
+                evaluation.record(measured.decision, measured: measured)
+                return measured.decision
+            }, decide: { trust in
+                let measured = await evaluation.evaluate(trust, afterImmediate: true)
+                evaluation.record(measured.decision, measured: measured)
+                return measured.decision
+            })
         }
         verifier.keepsValidatedChain = false
         return verifier
     }
 
+    /// The server-trust challenge's decision, in the request's task; its outcome is kept for ``error(after:)``.
+    private func challenge(_ trust: ServerTrust) async -> TrustDecision {
+        guard let serverTrust else { return Self.abandoned(trust) }
+        let answer = await serverTrust.decide(trust)
+        answers.withLockedValue { $0.serverTrust = answer.outcome }
+        evaluation.record(answer.decision, measured: answer.measured)
+        return answer.decision
+    }
+
     /// What a handshake that outlived the request making it is told (NIOSSL asked after the request had
     /// gone): not trusted, as no one is left to answer the challenge.
     private static func abandoned(_ trust: ServerTrust) -> TrustDecision {
-        .refused([.refusedByApplication("the request that made this connection ended before its server-trust challenge")], trust: trust, policy: "challenge handler")
+        .refused(
+            [.refusedByApplication("the request that made this connection ended before its server-trust challenge")], trust: trust,
+            policy: .challengeHandler(acceptedWithCredential: false))
     }
 
     /// NIOSSL's context callback, which it calls when the server asks for a certificate; nil when no
-    /// challenge could be answered. It holds the challenge and the answers' box, not this object (see
-    /// ``verifier``).
+    /// challenge could be answered. With a handler to ask, the request's task answers it (``answering(_:)``);
+    /// without one, default handling needs no task of the request's. It holds the challenge, the queue and the
+    /// answers' box, not this object (see ``verifier``).
     var clientCertificateCallback: NIOSSLContextCallback? {
         guard let clientCertificate else { return nil }
+        let queue = asksHandlers ? self.queue : nil
         return { [answers] _, promise in
-            Task {
+            @Sendable func answer() async {
                 let (outcome, reply) = await clientCertificate.answer()
                 answers.withLockedValue { $0.clientCertificate = outcome }
                 switch reply {
@@ -77,6 +130,13 @@ final class HandshakeChallenges: Sendable {
                 case .refuse(let reason): promise.fail(ClientCertificateChallenge.Refused(description: reason))
                 }
             }
+            guard let queue else {
+                Task { await answer() }
+                return
+            }
+            queue.post(ChallengeQueue.Job(run: answer, abandon: {
+                promise.fail(ClientCertificateChallenge.Refused(description: "the request that made this connection ended before its client-certificate challenge"))
+            }))
         }
     }
 

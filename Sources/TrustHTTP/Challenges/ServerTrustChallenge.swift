@@ -14,52 +14,61 @@ struct ServerTrustChallenge: Sendable {
         case handlerTimedOut
     }
 
-    /// The decision the handshake goes by, and how the handlers answered.
+    /// The decision the handshake goes by, how the handlers answered, and the default evaluation behind
+    /// the decision (nil when none ran: the handler did not answer, or not usably).
     struct Answer: Sendable {
         let decision: TrustDecision
         let outcome: Outcome
+        let measured: RouteEvaluation.Measured?
     }
 
     let origin: Origin
     let taskHandler: (any ChallengeHandler)?
     let sessionHandler: (any ChallengeHandler)?
-    let evaluate: @Sendable (ServerTrust) async -> TrustDecision
+    let evaluation: RouteEvaluation
     let handlerTimeout: Duration
 
+    /// Asks the handlers (task-level, then session-level) about `trust`, in the calling task (the request's),
+    /// and decides by their answer: default handling's decision, or a new decision made by the handler
+    /// (``TrustDecision/overridden(by:isTrusted:reasons:notes:policy:)``) that keeps default handling's.
     func decide(_ trust: ServerTrust) async -> Answer {
-        let evaluate = self.evaluate
+        let evaluation = self.evaluation
         let challenge = AuthenticationChallenge(
             protectionSpace: ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, authenticationMethod: .serverTrust),
-            serverTrust: trust, defaultEvaluation: { await evaluate(trust) })
+            serverTrust: trust, defaultEvaluation: { await evaluation.evaluate(trust, afterImmediate: false).decision })
         guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: handlerTimeout) else {
-            let refusal = TrustDecision.refused(
-                [.refusedByApplication("the challenge handler did not answer within \(handlerTimeout)")], trust: trust, policy: "challenge handler")
-            return Answer(decision: refusal, outcome: .handlerTimedOut)
+            return Task.isCancelled ? refusal(trust, .cancelled, "the request was cancelled during its server-trust challenge")
+                : refusal(trust, .handlerTimedOut, "the challenge handler did not answer within \(handlerTimeout)")
         }
         switch disposition {
         case .performDefaultHandling:
-            return Answer(decision: await evaluate(trust), outcome: .defaultHandling)
+            let measured = await evaluation.evaluate(trust, afterImmediate: false)
+            return Answer(decision: measured.decision, outcome: .defaultHandling, measured: measured)
         case .useCredential(let credential):
             guard let credential, case .serverTrust = credential.kind else {
-                let refusal = TrustDecision.refused(
-                    [.refusedByApplication("the challenge handler answered useCredential without a server-trust credential (Credential(trust:))")],
-                    trust: trust, policy: "challenge handler")
-                return Answer(decision: refusal, outcome: .invalidAnswer)
+                return refusal(trust, .invalidAnswer, "the challenge handler answered useCredential without a server-trust credential (Credential(trust:))")
             }
-            let wouldBe = await evaluate(trust)
-            var accepted = TrustDecision(
-                isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: wouldBe.validatedPath,
-                closestPath: wouldBe.closestPath, peerName: trust.peerName, evaluationTime: trust.evaluationTime,
-                policy: "challenge handler (useCredential)", expectedPins: wouldBe.expectedPins)
-            accepted.notes = ["accepted by the challenge handler"] + wouldBe.reasons.map { "default handling would have refused: \($0)" }
-            return Answer(decision: accepted, outcome: .accepted)
+            let measured = await evaluation.evaluate(trust, afterImmediate: false)
+            let wouldBe = measured.decision
+            let accepted = wouldBe.overridden(
+                by: .challengeHandler, isTrusted: true,
+                notes: ["accepted by the challenge handler"] + wouldBe.reasons.map { "default handling would have refused: \($0)" },
+                policy: .challengeHandler(acceptedWithCredential: true))
+            return Answer(decision: accepted, outcome: .accepted, measured: measured)
         case .cancelAuthenticationChallenge, .rejectProtectionSpace:
             let cancelled: Bool
             if case .cancelAuthenticationChallenge = disposition { cancelled = true } else { cancelled = false }
-            var decision = await evaluate(trust)
-            decision.isTrusted = false
-            decision.reasons.insert(.refusedByApplication(cancelled ? "the challenge handler cancelled the server-trust challenge" : "the challenge handler rejected the protection space"), at: 0)
-            return Answer(decision: decision, outcome: cancelled ? .cancelled : .rejected)
+            let measured = await evaluation.evaluate(trust, afterImmediate: false)
+            let refusal = TrustFailureReason.refusedByApplication(
+                cancelled ? "the challenge handler cancelled the server-trust challenge" : "the challenge handler rejected the protection space")
+            let refused = measured.decision.overridden(
+                by: .challengeHandler, isTrusted: false, reasons: [refusal] + measured.decision.reasons, notes: measured.decision.notes)
+            return Answer(decision: refused, outcome: cancelled ? .cancelled : .rejected, measured: measured)
         }
+    }
+
+    /// A refusal by the challenge itself (no usable answer): no evaluation ran.
+    private func refusal(_ trust: ServerTrust, _ outcome: Outcome, _ why: String) -> Answer {
+        Answer(decision: .refused([.refusedByApplication(why)], trust: trust, policy: .challengeHandler(acceptedWithCredential: false)), outcome: outcome, measured: nil)
     }
 }

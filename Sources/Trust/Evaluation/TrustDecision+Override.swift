@@ -1,0 +1,34 @@
+extension TrustDecision {
+    /// Who replaced an evaluator's decision, and the decision replaced (``TrustDecision/override``).
+    public struct Override: Sendable {
+        /// Who can replace an evaluator's decision.
+        public enum Origin: String, Sendable, Hashable, CustomStringConvertible {
+            /// A challenge handler's answer to a server-trust challenge: `useCredential` (trusted),
+            /// `cancelAuthenticationChallenge` or `rejectProtectionSpace` (refused).
+            case challengeHandler = "challenge-handler"
+            /// `SecurityPolicy.allowInvalidCertificates` without pinning: AFNetworking accepts any chain.
+            case allowInvalidCertificates = "allow-invalid-certificates"
+
+            /// Its stable code (`challenge-handler`, `allow-invalid-certificates`).
+            public var description: String { rawValue }
+        }
+
+        /// Who replaced the decision.
+        public let origin: Origin
+        private let storage: Storage
+
+        /// The decision replaced: the evaluator's (or an earlier override's).
+        public var replaced: TrustDecision { storage.decision }
+
+        init(origin: Origin, replaced: TrustDecision) {
+            self.origin = origin
+            self.storage = Storage(decision: replaced)
+        }
+
+        /// A decision cannot hold a decision by value (its size would be infinite): the replaced one is kept by reference.
+        private final class Storage: Sendable {
+            let decision: TrustDecision
+            init(decision: TrustDecision) { self.decision = decision }
+        }
+    }
+}

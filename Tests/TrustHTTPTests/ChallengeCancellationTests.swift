@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustHTTPTestSupport
+import TrustTestSupport
+
+/// Challenge handlers are asked on behalf of the request: cancelling the request's task cancels a handler
+/// that is still deciding, and the request ends with `cancelled` — it does not wait for the handler's timeout.
+@Suite("Challenges: cancelling the request cancels its challenge handlers", .timeLimit(.minutes(5)), .paced)
+struct ChallengeCancellationTests {
+    /// A handler that waits until it is cancelled, and says when it was asked and when it saw the cancellation.
+    struct WaitingHandler: ChallengeHandler {
+        let method: AuthenticationMethod
+        let events: AsyncStream<String>.Continuation
+
+        func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
+            guard challenge.protectionSpace.authenticationMethod == method else { return .performDefaultHandling }
+            events.yield("asked")
+            // An hour: far past the request's timeout below; only a cancellation ends it early.
+            if (try? await Task.sleep(for: .seconds(3600))) == nil { events.yield("cancelled") }
+            return .performDefaultHandling
+        }
+    }
+
+    @Test(arguments: ["task", "session"])
+    func cancellingTheRequestCancelsItsServerTrustHandler(_ level: String) async throws {
+        try await withLabServers(["good"]) { servers in
+            try await expectCancellation(level: level, method: .serverTrust, url: url(servers["good"]!))
+        }
+    }
+
+    @Test(arguments: ["task", "session"])
+    func cancellingTheRequestCancelsItsClientCertificateHandler(_ level: String) async throws {
+        let server = try await LabServer.start(mutualTLS: .optional, pki: Lab.pki)
+        try await withTeardown({ try? await server.shutdown() }) {
+            try await expectCancellation(level: level, method: .clientCertificate, url: url(server, "/whoami"))
+        }
+    }
+
+    private func expectCancellation(level: String, method: AuthenticationMethod, url: URL) async throws {
+        let (events, continuation) = AsyncStream.makeStream(of: String.self)
+        let handler = WaitingHandler(method: method, events: continuation)
+        let session = try labSession { configuration in
+            configuration.requestTimeout = .seconds(600)
+            if level == "session" { configuration.challengeHandler = handler }
+        }
+        try await withTeardown({ await session.shutdown() }) {
+            let request = Request(url: url, challengeHandler: level == "task" ? handler : nil)
+            let task = Task { try await session.data(for: request) }
+            // A request that ends without asking the handler ends the wait below too (and fails the test).
+            Task {
+                _ = await task.result
+                continuation.finish()
+            }
+            var seen: [String] = []
+            for await event in events {
+                seen.append(event)
+                if event == "asked" { task.cancel() }
+                if event == "cancelled" { break }
+            }
+            #expect(seen == ["asked", "cancelled"])
+            let result = await task.result
+            let error = try #require(result.failure as? SessionError, "\(result)")
+            #expect(error.code == .cancelled, "\(error)")
+        }
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
