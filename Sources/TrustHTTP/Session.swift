@@ -48,7 +48,11 @@ public final class Session: Sendable {
     public init(configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.configuration = configuration
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
-        self.pool = ConnectionPool(idleTimeout: configuration.idleTimeout, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin)
+        self.pool = ConnectionPool(
+            configuration: ConnectionPoolStateMachine.Configuration(
+                maximumConnectionsPerKey: configuration.maximumConnectionsPerOrigin, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin,
+                idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)),
+            group: eventLoopGroup)
         // A trust configuration file can switch the cache off (or make it smaller) for its sessions.
         var cacheSettings = configuration.evaluationCache
         if case .configuration(let evaluator, _) = configuration.serverTrust {
@@ -237,8 +241,11 @@ public final class Session: Sendable {
             do {
                 return try await exchange(on: connection, plan, request: request, redirects: redirects, context: context)
             } catch let error as SessionError {
+                // No response, so no body to give the connection back: the pool frees its stream (HTTP/2) or closes it.
+                pool.release(connection, key: plan.key, reusable: false)
                 throw error
             } catch {
+                pool.release(connection, key: plan.key, reusable: false)
                 let recovery = try await recover(
                     from: error, on: connection, handshake: handshake, plan, request: request, reused: reused, attempt: attempt, context: context)
                 // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
@@ -317,39 +324,48 @@ public final class Session: Sendable {
         case proxyAnswer(StreamingResponse)
     }
 
-    /// A pooled connection for `plan` when `fromPool` allows one, else a new one. A request that may use
-    /// HTTP/2 and finds none waits for the connection another request is making for the same key, and shares
-    /// it when it is HTTP/2 (``ConnectionPool/joinConnecting(_:deadline:on:)``); once the origin is known to speak HTTP/1.1
-    /// only, it connects at once. Apart from ``perform(_:redirects:context:)`` (`@inline(never)`): inlined, its
-    /// waiting and the leader's bookkeeping took 688 bytes of perform's async frame (2,656 bytes, now 1,968),
-    /// which every request's task keeps until its response head is in.
+    /// A pooled connection for `plan` when `fromPool` allows one, else a new one, made in this request's task
+    /// when the pool lets it (``ConnectionPool/connection(for:mayUseHTTP2:deadline:)``: the per-origin limit,
+    /// the queue, HTTP/2 sharing) and reported to the pool. Apart from ``perform(_:redirects:context:)``
+    /// (`@inline(never)`): inlined, its waiting took room in perform's async frame, which every request's task
+    /// keeps until its response head is in.
     @inline(never)
     private func obtainConnection(_ plan: Plan, fromPool: Bool, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
-        guard fromPool else { return try await connect(plan, request: request, redirects: redirects, context: context) }
-        if let pooled = pool.take(plan.key) { return .pooled(pooled) }
-        // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
-        guard configuration.httpVersion == .automatic, plan.origin.isSecure else {
-            return try await connect(plan, request: request, redirects: redirects, context: context)
+        let id: ConnectionPool.ConnectionID
+        switch try await lease(plan, fromPool: fromPool, url: request.url, context: context) {
+        case .pooled(let connection): return .pooled(connection)
+        case .connect(let new): id = new
         }
-        let waitAtMost = try context.remaining(url: request.url)
-        switch await pool.joinConnecting(plan.key, deadline: .now() + .nanoseconds(waitAtMost.nanoseconds), on: factory.group.next()) {
-        case .connectAlone:
-            return try await connect(plan, request: request, redirects: redirects, context: context)
-        case .waited:
-            if let shared = pool.take(plan.key) { return .pooled(shared) }
-            return try await connect(plan, request: request, redirects: redirects, context: context)
-        case .lead:
-            do {
-                let connected = try await connect(plan, request: request, redirects: redirects, context: context)
-                if case .connection(let connection, _) = connected {
-                    pool.finishedConnecting(plan.key, http2: connection.isHTTP2)
-                } else {
-                    pool.finishedConnecting(plan.key, http2: nil)
-                }
-                return connected
-            } catch {
-                pool.finishedConnecting(plan.key, http2: nil)
-                throw error
+        do {
+            let connected = try await connect(plan, request: request, redirects: redirects, context: context)
+            if case .connection(let connection, _) = connected {
+                pool.created(id, connection)
+            } else {
+                pool.failed(id)
+            }
+            return connected
+        } catch {
+            pool.failed(id)
+            throw error
+        }
+    }
+
+    /// What the pool gives a request for `plan`: a connection, or the right to make one — at once, or once
+    /// the origin has room (within the request's deadline; a cancelled request stops waiting).
+    private func lease(_ plan: Plan, fromPool: Bool, url: URL, context: RequestContext) async throws -> ConnectionPool.Lease {
+        do {
+            guard fromPool else { return .connect(try pool.newConnection(for: plan.key)) }
+            // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
+            let mayUseHTTP2 = configuration.httpVersion == .automatic && plan.origin.isSecure
+            let deadline = NIODeadline.now() + .nanoseconds(try context.remaining(url: url).nanoseconds)
+            return try await pool.connection(for: plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
+        } catch let failure as ConnectionPoolStateMachine.Failure {
+            switch failure {
+            case .timedOut:
+                context.markTimedOut()
+                throw SessionError(.timedOut, context.requestTimedOut, url: url)
+            case .cancelled: throw SessionError(.cancelled, "the request was cancelled", url: url)
+            case .shutDown: throw SessionError(.cancelled, "the session was shut down", url: url)
             }
         }
     }
@@ -371,7 +387,6 @@ public final class Session: Sendable {
             return try answer(to: refusal, plan, request: request, redirects: redirects)
         }
         telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
-        pool.register(connection, key: plan.key)
         return .connection(connection, specification.handshake)
     }
 

@@ -67,6 +67,16 @@ public struct SessionConfiguration: Sendable {
     public var followsRedirects: Bool = true
     /// Idle HTTP/1.1 connections kept per origin.
     public var maximumIdleConnectionsPerOrigin: Int = 6
+    /// Connections per origin (and trust configuration), open or being made: 6 by default, as URLSession's
+    /// `httpMaximumConnectionsPerHost`. Requests beyond them wait, in order, for a connection to come free —
+    /// each within its own request timeout, and a cancelled one stops waiting. An HTTP/2 connection carries as
+    /// many requests at once as the server's `SETTINGS_MAX_CONCURRENT_STREAMS` allows (RFC 9113 §6.5.2); a
+    /// second one is made only when it is full. A request with its own challenge handler has a connection of
+    /// its own, as does a retry of a request that never reached the server; neither waits. Values below 1 are
+    /// read as 1.
+    public var maximumConnectionsPerOrigin: Int = 6 {
+        didSet { maximumConnectionsPerOrigin = max(1, maximumConnectionsPerOrigin) }
+    }
     /// Connect to another address for a host, like curl's `--resolve host:port:address`:
     /// keys are `host:port` (or `host` for every port), values IP addresses. TLS still checks `host`.
     public var resolve: [String: String] = [:]

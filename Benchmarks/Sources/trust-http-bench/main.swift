@@ -46,6 +46,7 @@ func makeSession(roots: [Certificate], pin: SPKIPin, protocol proto: Protocol, c
     configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pin], anchors: .only(roots)))
     configuration.httpVersion = proto == .http1 ? .http1Only : .automatic
     configuration.maximumIdleConnectionsPerOrigin = idle
+    configuration.maximumConnectionsPerOrigin = idle  // as AsyncHTTPClient's soft limit below
     configuration.idleTimeout = .seconds(120)
     if !cache { configuration.evaluationCache = nil }
     return try Session(configuration: configuration)

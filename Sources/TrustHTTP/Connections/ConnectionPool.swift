@@ -2,230 +2,259 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 
-/// Keeps idle HTTP/1.1 connections and shared HTTP/2 connections per ``PoolKey`` (origin + trust
-/// configuration), so a connection is never reused across origins or trust configurations.
+/// Keeps connections per ``PoolKey`` (origin + trust configuration), so a connection is never reused across
+/// origins or trust configurations: the driver of ``ConnectionPoolStateMachine``, which makes every decision
+/// (the per-key limit, the queue, HTTP/2 streams, idle and retired connections). The driver holds the machine
+/// under a lock, feeds it events and carries out its actions: it resumes waiting requests, runs the idle sweep
+/// and a waiting request's deadline on event loops, closes channels.
 ///
-/// Lock-based rather than an actor: taking and returning a connection happen on every request,
-/// and releasing happens on the connection's event loop the moment a response ends.
+/// Lock-based rather than an actor: taking and returning a connection happen on every request, and releasing
+/// happens on the connection's event loop the moment a response ends.
 final class ConnectionPool: Sendable {
+    typealias Machine = ConnectionPoolStateMachine
+    typealias ConnectionID = ConnectionPoolStateMachine.ConnectionID
+
+    /// What a request gets from the pool.
+    enum Lease: Sendable {
+        /// A pooled connection (an idle HTTP/1.1 connection, or a stream on a shared HTTP/2 one).
+        case pooled(Connection)
+        /// The request makes this new connection, then reports ``created(_:_:)`` or ``failed(_:)``.
+        case connect(ConnectionID)
+    }
+
+    private typealias Outcome = Result<Lease, Machine.Failure>
+
+    private enum Waiter {
+        case waiting(CheckedContinuation<Outcome, Never>)
+        /// Served before it began to wait.
+        case served(Outcome)
+    }
+
     private struct State {
-        var idle: [PoolKey: [(connection: Connection, since: NIODeadline)]] = [:]
-        var http2: [PoolKey: Connection] = [:]
-        var open: [ObjectIdentifier: Connection] = [:]
-        var isShutDown = false
-        /// One repeating sweep closes connections idle past the timeout (not one timer per release,
-        /// which would grow the event loop's timer heap with every request).
+        var machine: Machine
+        /// Connections made and not closed (retired HTTP/2 connections included), by ID and by object.
+        var connections: [ConnectionID: Connection] = [:]
+        var ids: [ObjectIdentifier: ConnectionID] = [:]
+        var waiters: [Machine.RequestID: Waiter] = [:]
+        var nextRequest = 0
         var sweeper: RepeatedTask?
-        /// Keys whose first connection is being made and may turn out HTTP/2, with the requests waiting to
-        /// share it (see ``joinConnecting(_:deadline:on:)``).
-        var connecting: [PoolKey: [Int: CheckedContinuation<Void, Never>]] = [:]
-        /// Keys whose last new connection negotiated HTTP/1.1: their requests do not wait for one another.
-        var http1Only: Set<PoolKey> = []
-        var nextWaiter = 0
+        var peakOpen = 0
     }
 
-    /// What a request without a pooled connection does (``joinConnecting(_:deadline:on:)``).
-    enum Joining {
-        /// Make the connection, then call ``finishedConnecting(_:http2:)``.
-        case lead
-        /// Another request's connection has been made (or failed, or this task was cancelled, or its deadline
-        /// passed): look in the pool again, and connect if it holds nothing.
-        case waited
-        /// Connect without waiting: the origin speaks HTTP/1.1, whose connections are not shared.
-        case connectAlone
+    /// What carrying out actions leaves to do once the lock is released.
+    private struct Effects {
+        var resumptions: [(CheckedContinuation<Outcome, Never>, Outcome)] = []
+        var closing: [Connection] = []
+
+        func run() {
+            for (continuation, outcome) in resumptions { continuation.resume(returning: outcome) }
+            for connection in closing { connection.close() }
+        }
     }
 
-    private let state = NIOLockedValueBox(State())
-    private let idleTimeout: TimeAmount
-    private let maximumIdlePerKey: Int
+    private let state: NIOLockedValueBox<State>
+    private let group: any EventLoopGroup
 
-    init(idleTimeout: Duration, maximumIdlePerKey: Int) {
-        self.idleTimeout = .nanoseconds(idleTimeout.nanoseconds)
-        self.maximumIdlePerKey = maximumIdlePerKey
+    init(configuration: Machine.Configuration, group: any EventLoopGroup) {
+        self.state = NIOLockedValueBox(State(machine: Machine(configuration: configuration)))
+        self.group = group
     }
 
-    /// A live pooled connection for `key`, if there is one.
-    func take(_ key: PoolKey) -> Connection? {
-        var stale: [Connection] = []
-        defer { stale.forEach { $0.close() } }
-        return state.withLockedValue { state in
-            if let shared = state.http2[key] {
-                if shared.isActive { return shared }
-                state.http2[key] = nil
+    /// Connections open now (for tests and diagnostics).
+    var openConnectionCount: Int { state.withLockedValue { $0.connections.count } }
+    /// The most connections open at once since the pool was made (for tests).
+    var peakOpenConnectionCount: Int { state.withLockedValue { $0.peakOpen } }
+
+    // MARK: Requests
+
+    /// A pooled connection for a request to `key`, the right to make a new one, or — when the key is at its
+    /// limit — a wait in the key's queue until one of those, the request's `deadline` (a timer on an event
+    /// loop) or its cancellation.
+    func connection(for key: PoolKey, mayUseHTTP2: Bool, deadline: NIODeadline) async throws(Machine.Failure) -> Lease {
+        let (admitted, effects) = state.withLockedValue { state in admit(key, mayUseHTTP2: mayUseHTTP2, &state) }
+        effects.run()
+        switch admitted {
+        case .now(let lease): return lease
+        case .wait(let request): return try await wait(request, deadline: deadline).get()
+        case .failed(let failure): throw failure
+        }
+    }
+
+    /// The right to make a new connection for `key` at once (see ``ConnectionPoolStateMachine/newConnectionRequested(key:)``).
+    func newConnection(for key: PoolKey) throws(Machine.Failure) -> ConnectionID {
+        let admission = state.withLockedValue { $0.machine.newConnectionRequested(key: key) }
+        guard case .connect(let connection) = admission else { throw .shutDown }
+        return connection
+    }
+
+    private enum Admitted {
+        case now(Lease)
+        case wait(Machine.RequestID)
+        case failed(Machine.Failure)
+    }
+
+    /// The admission of a new request, under the lock.
+    private func admit(_ key: PoolKey, mayUseHTTP2: Bool, _ state: inout State) -> (Admitted, Effects) {
+        state.nextRequest += 1
+        let request = Machine.RequestID(state.nextRequest)
+        var effects = Effects()
+        while true {
+            switch state.machine.requestArrived(request, key: key, mayUseHTTP2: mayUseHTTP2) {
+            case .lease(let id):
+                if let connection = state.connections[id], connection.isActive { return (.now(.pooled(connection)), effects) }
+                // Closed while idle, its close not yet seen: forget it, and ask again.
+                if let connection = state.connections.removeValue(forKey: id) { state.ids[ObjectIdentifier(connection)] = nil }
+                apply(state.machine.connectionClosed(id), &state, into: &effects)
+            case .connect(let id): return (.now(.connect(id)), effects)
+            case .wait: return (.wait(request), effects)
+            case .fail(let failure): return (.failed(failure), effects)
             }
-            while var list = state.idle[key], let (connection, since) = list.popLast() {
-                state.idle[key] = list.isEmpty ? nil : list
-                if connection.isActive && NIODeadline.now() - since < idleTimeout { return connection }
-                state.open[ObjectIdentifier(connection)] = nil
-                stale.append(connection)
-            }
-            return nil
         }
     }
 
-    /// For a request that found no pooled connection and may use HTTP/2: the first such request for a key
-    /// leads, making the connection; those that come while it is being made wait for it and share it when it
-    /// is HTTP/2, as URLSession and AsyncHTTPClient do — one TLS handshake for a burst of requests, rather
-    /// than one each and all but one connection left unused. Once a key's connection turns out HTTP/1.1,
-    /// its requests connect at once.
-    ///
-    /// A waiting request stops waiting at `deadline` (its own request deadline), on a timer on `eventLoop`,
-    /// whatever the leader's connect still takes: it then finds its time is up and fails as timed out.
-    func joinConnecting(_ key: PoolKey, deadline: NIODeadline, on eventLoop: any EventLoop) async -> Joining {
-        enum Entry {
-            case joining(Joining)
-            case waiting(id: Int)
-        }
-        let entry = state.withLockedValue { state -> Entry in
-            if state.http1Only.contains(key) || state.isShutDown { return .joining(.connectAlone) }
-            if state.connecting[key] == nil {
-                state.connecting[key] = [:]
-                return .joining(.lead)
-            }
-            state.nextWaiter += 1
-            return .waiting(id: state.nextWaiter)
-        }
-        let id: Int
-        switch entry {
-        case .joining(let joining): return joining
-        case .waiting(let waiter): id = waiter
-        }
-        let stopWaiting: @Sendable () -> Void = { [state] in
-            state.withLockedValue { $0.connecting[key]?.removeValue(forKey: id) }?.resume()
-        }
-        let timer = eventLoop.scheduleTask(deadline: deadline, stopWaiting)
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waits = state.withLockedValue { state -> Bool in
-                    // Checked under the lock the timer takes too: a timer that fired before this has passed the deadline.
-                    guard state.connecting[key] != nil, !Task.isCancelled, NIODeadline.now() < deadline else { return false }
-                    state.connecting[key]?[id] = continuation
-                    return true
+    /// Waits for the machine's answer to `request`, until `deadline` or the task's cancellation.
+    private func wait(_ id: Machine.RequestID, deadline: NIODeadline) async -> Outcome {
+        let timer = group.next().scheduleTask(deadline: deadline) { self.execute { $0.requestDeadlinePassed(id) } }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let served = state.withLockedValue { state -> Outcome? in
+                    if case .served(let outcome) = state.waiters.removeValue(forKey: id) { return outcome }
+                    state.waiters[id] = .waiting(continuation)
+                    return nil
                 }
-                if !waits { continuation.resume() }
+                if let served { continuation.resume(returning: served) }
             }
         } onCancel: {
-            stopWaiting()
+            execute { $0.requestCancelled(id) }
         }
-        timer.cancel()
-        return .waited
     }
 
-    /// The leader's connection is made (registered when it is HTTP/2), or failed (`http2` nil): the waiting
-    /// requests look in the pool again.
-    func finishedConnecting(_ key: PoolKey, http2: Bool?) {
-        let waiting = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
-            if http2 == false { state.http1Only.insert(key) } else if http2 == true { state.http1Only.remove(key) }
-            return Array((state.connecting.removeValue(forKey: key) ?? [:]).values)
+    // MARK: Connections
+
+    /// The connection `id` is made: tracked, shared when it can be, watched for its closing and (HTTP/2) for
+    /// its peer's SETTINGS and GOAWAY.
+    func created(_ id: ConnectionID, _ connection: Connection) {
+        let negotiated: Machine.Negotiated = connection.isHTTP2 ? .http2(maximumStreams: nil) : .http1
+        update { state in
+            state.connections[id] = connection
+            state.ids[ObjectIdentifier(connection)] = id
+            state.peakOpen = max(state.peakOpen, state.connections.count)
+            return state.machine.connectionCreated(id, negotiated, shareable: connection.shareable)
         }
-        waiting.forEach { $0.resume() }
+        let channel = connection.channel
+        channel.closeFuture.whenComplete { _ in self.closed(id) }
+        guard connection.isHTTP2 else { return }
+        channel.eventLoop.execute {
+            guard let observer = try? channel.pipeline.syncOperations.handler(type: HTTP2ConnectionObserver.self) else { return }
+            observer.observe(
+                settings: { maximum in self.execute { $0.settingsChanged(on: id, maximumStreams: maximum) } },
+                goingAway: { self.execute { $0.connectionRetired(id) } })
+        }
     }
 
-    /// Tracks a new connection (and shares it, for HTTP/2).
-    func register(_ connection: Connection, key: PoolKey) {
-        let accepted = state.withLockedValue { state -> Bool in
-            guard !state.isShutDown else { return false }
-            state.open[ObjectIdentifier(connection)] = connection
-            if connection.isHTTP2 && connection.shareable { state.http2[key] = connection }
-            return true
-        }
-        guard accepted else {
-            connection.close()
-            return
-        }
-        connection.channel.closeFuture.whenComplete { _ in self.forget(connection, key: key) }
+    /// The connection `id` could not be made.
+    func failed(_ id: ConnectionID) {
+        execute { $0.connectionFailed(id) }
     }
 
-    /// Returns an HTTP/1.1 connection after a complete response; closes it when it cannot be reused.
-    func release(_ connection: Connection, key: PoolKey, reusable: Bool) {
-        guard !connection.isHTTP2 else { return }
-        let since = NIODeadline.now()
-        let kept = state.withLockedValue { state -> Bool in
-            var list = state.idle[key] ?? []
-            guard reusable, connection.shareable, connection.isActive, !state.isShutDown, list.count < maximumIdlePerKey else {
-                state.open[ObjectIdentifier(connection)] = nil
-                return false
-            }
-            list.append((connection, since))
-            state.idle[key] = list
-            return true
-        }
-        guard kept else {
-            connection.close()
-            return
-        }
-        startSweeperIfNeeded(on: connection.channel.eventLoop)
-    }
-
-    private func startSweeperIfNeeded(on eventLoop: any EventLoop) {
-        let needed = state.withLockedValue { $0.sweeper == nil && !$0.isShutDown }
-        guard needed else { return }
-        let interval = TimeAmount.nanoseconds(max(idleTimeout.nanoseconds / 2, 1_000_000))
-        let task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in self.sweep() }
-        let duplicate = state.withLockedValue { state -> Bool in
-            if state.sweeper != nil || state.isShutDown { return true }
-            state.sweeper = task
-            return false
-        }
-        if duplicate { task.cancel() }
-    }
-
-    /// Closes idle connections older than the idle timeout.
-    private func sweep() {
+    /// A request's response on `connection` ended (or its exchange failed): an HTTP/1.1 connection goes to the
+    /// next waiting request, back to the pool, or is closed when it cannot be reused; an HTTP/2 stream is freed.
+    func release(_ connection: Connection, key _: PoolKey, reusable: Bool) {
         let now = NIODeadline.now()
-        let expired = state.withLockedValue { state -> [Connection] in
-            var expired: [Connection] = []
-            for (key, list) in state.idle {
-                let (old, fresh) = (list.filter { now - $0.since >= idleTimeout }, list.filter { now - $0.since < idleTimeout })
-                guard !old.isEmpty else { continue }
-                state.idle[key] = fresh.isEmpty ? nil : fresh
-                for entry in old {
-                    state.open[ObjectIdentifier(entry.connection)] = nil
-                    expired.append(entry.connection)
-                }
-            }
-            return expired
+        update { state in
+            guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }
+            return state.machine.requestFinished(on: id, reusable: reusable && connection.isActive, at: now)
         }
-        expired.forEach { $0.close() }
     }
 
     /// No longer lends `connection` (an HTTP/2 connection a request failed on: going away, or gone), though it
     /// stays open for the streams it still carries.
-    func retire(_ connection: Connection, key: PoolKey) {
-        state.withLockedValue { state in
-            if state.http2[key] === connection { state.http2[key] = nil }
+    func retire(_ connection: Connection, key _: PoolKey) {
+        update { state in
+            guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }
+            return state.machine.connectionRetired(id)
         }
     }
 
-    private func forget(_ connection: Connection, key: PoolKey) {
-        state.withLockedValue { state in
-            state.open[ObjectIdentifier(connection)] = nil
-            if state.http2[key] === connection { state.http2[key] = nil }
-            if let list = state.idle[key] { state.idle[key] = list.filter { $0.connection !== connection } }
+    private func closed(_ id: ConnectionID) {
+        update { state in
+            if let connection = state.connections.removeValue(forKey: id) { state.ids[ObjectIdentifier(connection)] = nil }
+            return state.machine.connectionClosed(id)
         }
     }
 
-    /// Connections open now (for tests and diagnostics).
-    var openConnectionCount: Int { state.withLockedValue { $0.open.count } }
-
+    /// Closes every connection; waiting requests fail.
     func shutdown() async {
-        var waiting: [CheckedContinuation<Void, Never>] = []
-        let all = state.withLockedValue { state -> [Connection] in
-            state.isShutDown = true
-            state.sweeper?.cancel()
-            state.sweeper = nil
+        let (effects, rest) = state.withLockedValue { state -> (Effects, [Connection]) in
+            var effects = Effects()
+            apply(state.machine.shutdown(), &state, into: &effects)
             defer {
-                state.open = [:]
-                state.idle = [:]
-                state.http2 = [:]
+                state.connections = [:]
+                state.ids = [:]
             }
-            waiting = state.connecting.values.flatMap(\.values)
-            state.connecting = [:]
-            return Array(state.open.values)
+            return (effects, Array(state.connections.values))
         }
-        waiting.forEach { $0.resume() }
-        for connection in all {
+        for (continuation, outcome) in effects.resumptions { continuation.resume(returning: outcome) }
+        for connection in effects.closing + rest {
             try? await connection.channel.close()
+        }
+    }
+
+    // MARK: Carrying out actions
+
+    /// Feeds one event to the machine under the lock, then carries out what it asks outside it.
+    private func update(_ event: (inout State) -> [Machine.Action]) {
+        let effects = state.withLockedValue { state in
+            var effects = Effects()
+            apply(event(&state), &state, into: &effects)
+            return effects
+        }
+        effects.run()
+    }
+
+    private func execute(_ event: (inout Machine) -> [Machine.Action]) {
+        update { state in event(&state.machine) }
+    }
+
+    private func apply(_ actions: [Machine.Action], _ state: inout State, into effects: inout Effects) {
+        for action in actions {
+            switch action {
+            case .lease(let id, let request):
+                serve(request, state.connections[id].map { .success(.pooled($0)) } ?? .failure(.shutDown), &state, into: &effects)
+            case .connect(let id, let request):
+                serve(request, .success(.connect(id)), &state, into: &effects)
+            case .fail(let request, let failure):
+                serve(request, .failure(failure), &state, into: &effects)
+            case .close(let id):
+                // Forgotten at once (it no longer counts as open); its channel's closing is then a no-op to the machine.
+                guard let connection = state.connections.removeValue(forKey: id) else { continue }
+                state.ids[ObjectIdentifier(connection)] = nil
+                effects.closing.append(connection)
+            case .scheduleIdleTimer:
+                state.sweeper?.cancel()
+                state.sweeper = scheduleSweeper(state.machine.configuration.idleTimeout)
+            case .cancelIdleTimer:
+                state.sweeper?.cancel()
+                state.sweeper = nil
+            }
+        }
+    }
+
+    private func serve(_ request: Machine.RequestID, _ outcome: Outcome, _ state: inout State, into effects: inout Effects) {
+        if case .waiting(let continuation) = state.waiters.removeValue(forKey: request) {
+            effects.resumptions.append((continuation, outcome))
+        } else {
+            state.waiters[request] = .served(outcome)
+        }
+    }
+
+    /// One repeating sweep closes connections idle past the timeout (not one timer per release, which would
+    /// grow the event loop's timer heap with every request).
+    private func scheduleSweeper(_ idleTimeout: TimeAmount) -> RepeatedTask {
+        let interval = TimeAmount.nanoseconds(max(idleTimeout.nanoseconds / 2, 1_000_000))
+        return group.next().scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            self.execute { $0.idleTimerFired(at: .now()) }
         }
     }
 }

@@ -59,6 +59,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
             let multiplexer = try pipeline.configureHTTP2Pipeline(
                 mode: .client, connectionConfiguration: http2Configuration(limits), streamConfiguration: http2StreamConfiguration,
                 inboundStreamInitializer: { $0.close() })
+            try pipeline.addHandler(HTTP2ConnectionObserver())
             try pipeline.addHandler(ConnectionErrorRecorder(log: errorLog ?? ConnectionErrorLog(), closesOnViolation: true))
             return NegotiatedProtocol(multiplexer: NIOLoopBound(multiplexer, eventLoop: channel.eventLoop), decompression: decompression)
         }
