@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -33,12 +34,20 @@ public final class LabServer: Sendable {
     /// The bodies of `POST /reports` received by this server.
     public let reports: LabReportInbox
     private let channel: any Channel
+    private let accepted: NIOLockedValueBox<Int>
+
+    /// Connections the server has accepted since it started (TLS servers made by `start`).
+    public var acceptedConnectionCount: Int { accepted.withLockedValue { $0 } }
 
     /// `https://HOST:PORT`; resolve HOST to 127.0.0.1 (clients in this package do so via
     /// their connect-address override).
     public var baseURL: String { "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
-    private init(name: String, port: Int, host: String, scheme: String = "https", channel: any Channel, reports: LabReportInbox) {
+    private init(
+        name: String, port: Int, host: String, scheme: String = "https", channel: any Channel, reports: LabReportInbox,
+        accepted: NIOLockedValueBox<Int> = NIOLockedValueBox(0)
+    ) {
+        self.accepted = accepted
         self.reports = reports
         self.name = name
         self.port = port
@@ -87,6 +96,7 @@ public final class LabServer: Sendable {
         protocols: Protocols = .http2AndHTTP1, maximumTLSVersion: TLSVersion? = nil, minimumTLSVersionOverride: TLSVersion? = nil,
         clientAuthentication: ClientAuthentication? = nil,
         closesAfterHandshake: Bool = false,
+        maximumConcurrentStreams: Int = 100,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> LabServer {
         var configuration = try serverConfiguration(chain: chain, privateKey: privateKey)
@@ -101,7 +111,10 @@ public final class LabServer: Sendable {
         let context = try NIOSSLContext(configuration: configuration)
         let authentication = LabHTTPAuthentication()
         let reports = LabReportInbox()
+        let accepted = NIOLockedValueBox(0)
+        let streams = maximumConcurrentStreams
         let (channel, port) = try await bind(group: group) { channel in
+            accepted.withLockedValue { $0 += 1 }
             let record = ClientAuthenticationRecord()
             return channel.eventLoop.makeCompletedFuture {
                 let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
@@ -113,23 +126,31 @@ public final class LabServer: Sendable {
                 case .http1Only:
                     return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication, reports: reports)
                 case .http2Only:
-                    return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports)
+                    return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
                 case .http2AndHTTP1:
                     return channel.configureHTTP2SecureUpgrade(
-                        h2ChannelConfigurator: { Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports) },
+                        h2ChannelConfigurator: {
+                            Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
+                        },
                         http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication, reports: reports) })
                 }
             }
         }
-        return LabServer(name: name, port: port, host: host, channel: channel, reports: reports)
+        return LabServer(name: name, port: port, host: host, channel: channel, reports: reports, accepted: accepted)
     }
 
-    /// Starts the lab's server `name` (see ``LabPKI/serverNames``).
-    public static func start(_ name: String, pki: LabPKI, protocols: Protocols = .http2AndHTTP1, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+    /// Starts the lab's server `name` (see ``LabPKI/serverNames``); over HTTP/2 it allows `maximumConcurrentStreams`
+    /// streams per connection (its SETTINGS_MAX_CONCURRENT_STREAMS, RFC 9113 §6.5.2).
+    public static func start(
+        _ name: String, pki: LabPKI, protocols: Protocols = .http2AndHTTP1, maximumConcurrentStreams: Int = 100,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabServer {
         guard let identity = pki.servers[name], let chain = pki.presentedChains[name] else {
             throw LabError.cannotWrite(name, "no such lab server")
         }
-        return try await start(name: name, host: LabPKI.hostName(for: name), chain: chain, privateKey: identity.privateKey, protocols: protocols, group: group)
+        return try await start(
+            name: name, host: LabPKI.hostName(for: name), chain: chain, privateKey: identity.privateKey, protocols: protocols,
+            maximumConcurrentStreams: maximumConcurrentStreams, group: group)
     }
 
     /// The lab's mutual-TLS servers; each presents `good`'s certificate under its own host name
@@ -173,8 +194,10 @@ public final class LabServer: Sendable {
     }
 
     @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
-                                         reports: LabReportInbox) -> EventLoopFuture<Void> {
-        channel.configureHTTP2Pipeline(mode: .server, inboundStreamInitializer: { stream in
+                                         reports: LabReportInbox, maximumConcurrentStreams: Int = 100) -> EventLoopFuture<Void> {
+        let settings = nioDefaultSettings.filter { $0.parameter != .maxConcurrentStreams }
+            + [HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams)]
+        return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings, inboundStreamInitializer: { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
             }
