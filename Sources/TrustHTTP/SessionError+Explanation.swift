@@ -18,7 +18,7 @@ extension SessionError {
     }
 
     /// What this error means and its likely fix: the handshake's failure when it is known, else the code's —
-    /// with, for a refused server, the fix of its first trust reason (``TrustFailureReason/explanation``).
+    /// with, for a refused server, the fix of its first trust reason (`TrustFailureReason.explanation`).
     public var explanation: Explanation {
         if let handshakeFailure { return handshakeFailure.explanation(url: url) }
         let general = code.explanation

@@ -1,5 +1,6 @@
 /// What a failed TLS handshake says, read from BoringSSL's error text — the one place in swift-trust
-/// that interprets that text (the Session's client-certificate errors and `trust inspect` both ask here).
+/// that interprets that text (the Session's client-certificate errors and `SessionError.HandshakeFailure`,
+/// which `trust inspect` uses too, both ask here; ``clientCertificateRefusals`` is the one table of alerts).
 ///
 /// NIOSSL hands BoringSSL's errors over as strings made by `ERR_error_string_n`:
 /// `error:1000045c:SSL routines:OPENSSL_internal:TLSV13_ALERT_CERTIFICATE_REQUIRED`, followed in NIOSSL's

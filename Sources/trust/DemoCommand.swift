@@ -132,7 +132,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// A few words on why a request was refused: the library's summary of the first trust reason
-    /// (``TrustFailureReason/explanation``), else of the error (``SessionError/explanation``).
+    /// (`TrustFailureReason.explanation`), else of the error (`SessionError.explanation`).
     static func explain(_ error: SessionError) -> String {
         error.trustDecision?.reasons.first?.explanation.summary ?? error.explanation.summary
     }

@@ -424,7 +424,7 @@ extension GetCommand {
         if let underlying = error.underlying, verbose { lines.append(DisplayText("  \(underlying)").description) }
         if let decision = error.trustDecision {
             for reason in decision.reasons { lines.append("  [\(reason.code)] \(reason)") }
-            // Each reason's likely fix, in the library's words (``TrustFailureReason/explanation``), once each.
+            // Each reason's likely fix, in the library's words (`TrustFailureReason.explanation`), once each.
             var fixes: [String] = []
             for fix in decision.reasons.map(\.explanation.fix) where !fixes.contains(fix) { fixes.append(fix) }
             lines += fixes.map { "  fix: " + $0 }

@@ -229,7 +229,7 @@ struct InspectCommand: AsyncParsableCommand {
         return revocation.statuses(of: path, at: decision.evaluationTime)
     }
 
-    /// What went wrong in plain words, each with the likely fix: every reason's ``TrustFailureReason/explanation``
+    /// What went wrong in plain words, each with the likely fix: every reason's `TrustFailureReason.explanation`
     /// (``DecisionText/explanation(_:presented:name:)``).
     static func explain(_ decision: TrustDecision, trust: ServerTrust, name: String) -> [String] {
         DecisionText.explanation(decision, presented: trust.presentedChain, name: name)
