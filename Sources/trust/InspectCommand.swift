@@ -92,7 +92,7 @@ struct InspectCommand: AsyncParsableCommand {
             throw ExitCode(GetCommand.exitCode(for: error))
         }
         guard !observed.chain.isEmpty else {
-            printError("the server presented no certificate")
+            printError(TrustFailureReason.emptyChain.explanation.description)
             throw ExitCode(35)
         }
         let trust = ServerTrust(presentedChain: observed.chain, peerName: peerName)
