@@ -19,7 +19,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
         commandName: "load-check",
         abstract: "Run a load against an in-process lab server and print its figures as one JSON line (for the tests).",
         discussion: """
-            HTTP/1.1: the session pools up to 64 idle connections, so C workers need exactly C connections. \
+            HTTP/1.1: the session opens and pools up to 64 connections, so C workers need exactly C connections. \
             HTTP/2: one request first opens the connection the workers then multiplex over. The evaluation cache is \
             off, so the evaluator's count is the number of connections opened. After the load: one more request on the \
             same session, then its shutdown.
@@ -78,6 +78,8 @@ struct LoadCheckCommand: AsyncParsableCommand {
         configuration.requestTimeout = .seconds(30)
         if version == .http1 {
             configuration.httpVersion = .http1Only
+            // C workers, C connections: above the default limit of concurrent connections per origin (6).
+            configuration.maximumConnectionsPerOrigin = 64
             configuration.maximumIdleConnectionsPerOrigin = 64
         }
         let session = try Session(configuration: configuration)
