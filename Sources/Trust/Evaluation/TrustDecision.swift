@@ -107,18 +107,18 @@ public struct TrustDecision: Sendable {
 
     /// This decision with its reasons, allowed failures and notes replaced (the same judgement, worded with more
     /// detail: a fetch budget named in an unknown revocation status).
-    public func rewording(reasons: [TrustFailureReason], allowedFailures: [TrustFailureReason], notes: [String]) -> TrustDecision {
+    package func rewording(reasons: [TrustFailureReason], allowedFailures: [TrustFailureReason], notes: [String]) -> TrustDecision {
         replacing(reasons: reasons, notes: notes, allowedFailures: allowedFailures)
     }
 
     /// This decision with what the rules observed on its validated path: their notes and failures let through,
     /// and its validity narrowed to `validity`.
-    public func observing(notes more: [String], allowedFailures failures: [TrustFailureReason], validity window: ClosedRange<Date>?) -> TrustDecision {
+    func observing(notes more: [String], allowedFailures failures: [TrustFailureReason], validity window: ClosedRange<Date>?) -> TrustDecision {
         replacing(notes: notes + more, allowedFailures: allowedFailures + failures, validity: .some(window))
     }
 
     /// This (cached) decision as reached at `time`: the same judgement, the time of the evaluation it answers.
-    public func reused(at time: Date) -> TrustDecision {
+    package func reused(at time: Date) -> TrustDecision {
         replacing(evaluationTime: time)
     }
 
