@@ -506,17 +506,9 @@ public final class Session: Sendable {
         var identities: [String: ClientIdentity] = [:]
         let configuration = evaluator.configuration
         for entry in [configuration.base] + configuration.hosts {
-            guard let reference = entry.clientIdentity else { continue }
-            func path(_ file: String) -> String { file.hasPrefix("/") ? file : (evaluator.baseDirectory as NSString).appendingPathComponent(file) }
-            let passphrase = reference.passphraseEnvironment.flatMap { ProcessInfo.processInfo.environment[$0] }
-            let identity: ClientIdentity
-            if let pkcs12 = reference.pkcs12 {
-                identity = try ClientIdentity(pkcs12File: path(pkcs12), passphrase: passphrase)
-            } else if let certificate = reference.certificate {
-                identity = try ClientIdentity(certificateFile: path(certificate), keyFile: reference.key.map(path), passphrase: passphrase)
-            } else {
-                continue
-            }
+            guard let reference = entry.clientIdentity,
+                let identity = try ClientIdentity.load(reference, baseDirectory: evaluator.baseDirectory)
+            else { continue }
             identities[entry.host?.description ?? ""] = identity
         }
         return identities
