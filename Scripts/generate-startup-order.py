@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes Scripts/trust-startup.order: the functions a `trust` process runs in its common commands, for the
-linker to place side by side (lld's --symbol-ordering-file; see the README's install command).
+linker to place side by side (lld's --symbol-ordering-file; see Scripts/release-build.sh, the install build).
 
 Why: the installed `trust` is one static image of about 30 MiB of code. A short run executes about 2 MiB of
 it, scattered through the image; the kernel maps code in 64 KiB windows around each page touched

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A small hostile HTTP/1.1 server on 127.0.0.1, written apart from the library (plain sockets), for
-measuring `trust get` side by side with curl (see the README's "Performance and robustness").
+measuring `trust get` side by side with curl (see the TrustHTTP article "Performance and robustness",
+Sources/TrustHTTP/TrustHTTP.docc/Performance.md).
 
 Usage: Scripts/hostile-http-server.py BEHAVIOUR PORT
   endless-chunked   200, then chunked data forever

@@ -8,8 +8,8 @@
 # section (-function-sections, -ffunction-sections), linked by lld with the functions a run uses placed
 # together (Scripts/trust-startup.order, written by Scripts/generate-startup-order.py) and relative
 # relocations packed (-z pack-relative-relocs, DT_RELR, glibc 2.36+). Layout only: the code is the same, the
-# image stays position-independent (ASLR applies). The README's "Performance and robustness" gives what the
-# layout saves per run.
+# image stays position-independent (ASLR applies). The TrustHTTP article "Performance and robustness"
+# (Sources/TrustHTTP/TrustHTTP.docc/Performance.md) gives what the layout saves per run.
 release_flags_scripts="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 release_flags=(-c release --static-swift-stdlib
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections

@@ -12,6 +12,7 @@ struct CheckConfigCommand: ParsableCommand {
             Exit 0 valid (warnings may be printed), 1 invalid (each problem as PATH: message on stderr), 2 bad usage or an
             unreadable file (as in every trust command).
             Warns about pin sets expiring within 30 days and about anchor or pinned certificates whose notAfter is near.
+            Report URIs' user-info is shown as *** (text and --json). The JSON document is in trust --help.
             """)
 
     @Argument(help: "The configuration file (JSON).")
@@ -20,7 +21,7 @@ struct CheckConfigCommand: ParsableCommand {
     @Option(help: "Days ahead that count as \"near\" for expiry warnings.")
     var warnDays = 30
 
-    @Flag(help: "Print the result as JSON on standard output (schema in the README): file, valid, problems, entries, warnings.")
+    @Flag(help: "Print the result as JSON on standard output (schema in trust --help): file, valid, problems, entries, warnings.")
     var json = false
 
     /// `check-config --json`.

@@ -10,8 +10,11 @@ struct EvaluateCommand: AsyncParsableCommand {
         abstract: "Evaluate a presented certificate chain: decision, every reason, and the validated path.",
         discussion: """
             Without --anchors the system roots are the anchors; --anchors adds to them, and with --anchors-only
-            replaces them. --mode switches to AFNetworking AFSecurityPolicy semantics.
-            Exit codes: 0 trusted, 1 not trusted, 2 bad usage or unreadable input.
+            replaces them. --mode switches to AFNetworking AFSecurityPolicy semantics. --crlfile checks revocation \
+            as curl's (hard, the whole chain). Prints the decision, every reason and the validated path (or the \
+            closest path, when refused).
+            Exit codes: 0 trusted, 1 not trusted (a revoked certificate too), 2 bad usage or unreadable input (an \
+            unreadable CRL file included).
             """)
 
     @Option(name: .long, help: "The presented chain, leaf first (PEM or DER).")

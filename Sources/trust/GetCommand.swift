@@ -34,7 +34,14 @@ struct GetCommand: AsyncParsableCommand {
             (never HTTP_PROXY), https_proxy, all_proxy and no_proxy apply, as in curl; a proxy trust cannot use \
             (socks, https, a malformed URL) is an error, never a direct connection.
 
-            Exit codes (curl's): 0 done, 1 unsupported protocol, 2 bad usage, 3 malformed URL (an invalid \
+            The progress meter (curl's, download and upload columns) goes to stderr unless -s, --no-progress-meter \
+            or the body goes to a terminal, so -o FILE 2>log writes it into the log, as curl does. --retry waits as \
+            curl does (doubling, Retry-After honoured, a warning line per retry); -o then holds the last answer, \
+            stdout every one. No time limit unless -m, which covers the body too. -w takes curl's variables: \
+            %{http_code}, %{url_effective}, %{num_redirects}, %{remote_ip}, %{time_connect}, %{time_appconnect}, \
+            %{time_total}, %{size_download}, %{size_upload}, %{speed_upload}, %{ssl_verify_result}, %{stderr}…
+
+            Exit codes (curl's): 0 done, 1 unsupported protocol (a redirect to file:, ftp: or data: too), 2 bad usage, 3 malformed URL (an invalid \
             internationalised host or a port outside 1-65535 too), 5 a malformed proxy URL or port, 6 could not \
             resolve host, 7 could not connect (or an unknown proxy scheme), 8 malformed HTTP/1.1 \
             response head, 16 the server broke an HTTP/2 rule (floods, flow control, GOAWAY abuse), 18 the \
@@ -42,10 +49,10 @@ struct GetCommand: AsyncParsableCommand {
             (a closed pipe, a full disk), 26 an upload file (-T) that cannot be read (or a netrc file that cannot be parsed), 28 timeout (-m, --connect-timeout, --speed-time), 35 TLS handshake \
             failure other than trust (a client certificate required or refused included), 47 too many \
             redirects, 56 connection lost or a response head over the limits, 58 local client-certificate \
-            problem, 60 server trust failure (reasons on stderr), 61 --compressed body undecodable or \
+            problem, 60 server trust failure (reasons on stderr; a revoked certificate too), 61 --compressed body undecodable or \
             inflating more than 100 times, 63 --max-filesize exceeded, 67 authentication failed (a final 401 \
             with --user, 407 with --proxy-user), 65 a body read from standard input that had to be sent again \
-            (after a challenge or a redirect), 49 a --resolve entry that does not parse, 97 a SOCKS or https proxy (not spoken by trust), 130 interrupted \
+            (after a challenge or a redirect), 49 a --resolve entry that does not parse, 82 a --crlfile that cannot be read or parsed, 97 a SOCKS or https proxy (not spoken by trust), 130 interrupted \
             (Ctrl-C).
             """)
 

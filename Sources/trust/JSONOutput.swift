@@ -4,7 +4,7 @@ import Trust
 /// The one writer behind every `--json` of the `trust` command, so that all commands print the same dialect:
 /// UTF-8, pretty-printed, keys sorted (a stable order scripts and diffs can rely on),
 /// "/" not escaped (RFC 8259 §7 allows it unescaped; `sha256/…` pins and URLs stay readable), dates as
-/// RFC 3339 strings in UTC. The schema of each command is documented in the README ("JSON output").
+/// RFC 3339 strings in UTC. The schema of each command is documented in `trust --help` ("JSON output"; the man page docs/man/trust.1).
 enum JSONOutput {
     /// `value` as one JSON document followed by a newline.
     static func document<Value: Encodable>(_ value: Value) throws -> String {

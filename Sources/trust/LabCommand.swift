@@ -19,6 +19,7 @@ struct LabCommand: AsyncParsableCommand {
             identities), starts every lab server (good and bad configurations, mutual TLS, a plain-http server and a
             forward proxy with Digest authentication, and one hostile server per LabHostileServer behaviour), and prints each URL with the curl --resolve it needs.
             Credentials for /basic and /digest: alice / wonderland.
+            Exit 0 when stopped (Ctrl-C or --duration), 2 when the lab cannot be written to --dir.
             """)
 
     @Option(help: "Where to write the lab PKI (default: a new temporary folder).")

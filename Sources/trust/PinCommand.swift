@@ -17,6 +17,7 @@ struct PinCommand: AsyncParsableCommand {
             One line per item: sha256/<base64>  <subject or key type>. The value equals
             openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64 (for a certificate,
             openssl x509 -pubkey -noout first).
+            Exit codes: 0 every item pinned, 2 an unreadable input, an encrypted key, or nothing to pin.
             """)
 
     @Argument(help: "Files (PEM or DER), - for standard input, or folders of .cer/.crt/.der/.pem certificates.")

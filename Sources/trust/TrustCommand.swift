@@ -9,7 +9,36 @@ struct TrustCommand: AsyncParsableCommand {
         commandName: "trust",
         abstract: "Server-trust evaluation, certificate and public-key pinning, and TLS diagnostics.",
         discussion: """
-            Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input.
+            Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input; trust get exits with \
+            curl's codes (trust help get lists them).
+
+            JSON output: every --json (pin, evaluate, inspect, check-config) is written by one writer: UTF-8, \
+            pretty-printed, keys sorted at every level, / never escaped, dates as RFC 3339 in UTC with milliseconds \
+            (2027-02-22T02:14:11.000Z). Certificates are described alike everywhere: subject, issuer, serialNumber \
+            (as openssl x509 -serial: upper-case hex, two digits a byte), notBefore, notAfter, \
+            subjectAlternativeNames, key (ECDSA P-256, RSA 2048), signatureAlgorithm (OpenSSL's names: \
+            ecdsa-with-SHA256, sha256WithRSAEncryption, ED25519), pin, sha256Fingerprint (as openssl x509 \
+            -fingerprint -sha256), isCertificateAuthority, isSelfIssued.
+
+            pin --json: an array of {kind, pin, subject} (kind: certificate, public-key, private-key, \
+            certificate-request).
+
+            evaluate --json: {trusted, policy, peerName, evaluationTime, reasons: [{code, message}], notes, \
+            expectedPins, pinsSeen, validatedPath, closestPath, presentedChain}.
+
+            inspect --json: {url, tlsVersion, alpn, checkedName, clientCertificateRequested, policy, trusted, \
+            reasons, explanation, presentedChain, validatedPath, presentedChainPEM (with --showcerts)}.
+
+            check-config --json: {file, valid, problems: [{path, message}], entries: [{host, anchors (system, \
+            system+custom, custom-only), anchorSources, pins, pinsExpire, pinsEnforced, mode, minimumTLSVersion, \
+            minimumRSABits, minimumECBits, exclude, reportURIs, clientIdentity, debugOverrides}], warnings} (exit 1 \
+            with valid: false and the problems).
+
+            Environment: SSL_CERT_FILE, else SSL_CERT_DIR, name the system roots as for OpenSSL (default: the first \
+            of /etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, /etc/ssl/cert.pem, \
+            /etc/ssl/ca-bundle.pem); TRUST_PUBLIC_SUFFIX_LIST=FILE names a Public Suffix List copy used when newer \
+            than the one compiled in (empty: none); trust get reads http_proxy (never HTTP_PROXY), https_proxy, \
+            all_proxy and no_proxy as curl does. No variable turns verification off.
             """,
         version: TrustVersion.string,
         subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, CheckConfigCommand.self, ImportCommand.self])
