@@ -38,7 +38,6 @@ final class ConnectionPool: Sendable {
         var waiters: [Machine.RequestID: Waiter] = [:]
         var nextRequest = 0
         var sweeper: RepeatedTask?
-        var peakOpen = 0
     }
 
     /// What carrying out actions leaves to do once the lock is released.
@@ -62,8 +61,6 @@ final class ConnectionPool: Sendable {
 
     /// Connections open now (for tests and diagnostics).
     var openConnectionCount: Int { state.withLockedValue { $0.connections.count } }
-    /// The most connections open at once since the pool was made (for tests).
-    var peakOpenConnectionCount: Int { state.withLockedValue { $0.peakOpen } }
 
     // MARK: Requests
 
@@ -139,7 +136,6 @@ final class ConnectionPool: Sendable {
         update { state in
             state.connections[id] = connection
             state.ids[ObjectIdentifier(connection)] = id
-            state.peakOpen = max(state.peakOpen, state.connections.count)
             return state.machine.connectionCreated(id, negotiated, shareable: connection.shareable)
         }
         let channel = connection.channel

@@ -38,7 +38,22 @@ extension ConnectionPoolStateMachine {
             guard case .http2(var streams) = connections[connection]?.state else { return }
             streams.maximum = max(maximum, 0)
             streams.known = true
-            connections[connection]?.state = .http2(streams)
+            set(.http2(streams), of: connection)
+        }
+
+        // Records are read, changed and written back, not changed through the dictionary's subscript: that
+        // accessor's coroutine frame, too large for a record, is allocated on the heap on every call.
+
+        mutating func set(_ state: State, of connection: ConnectionID) {
+            guard var record = connections[connection] else { return }
+            record.state = state
+            connections[connection] = record
+        }
+
+        mutating func setShareable(_ shareable: Bool, of connection: ConnectionID) {
+            guard var record = connections[connection] else { return }
+            record.shareable = shareable
+            connections[connection] = record
         }
     }
 
@@ -102,11 +117,11 @@ extension ConnectionPoolStateMachine {
             for connection in http2 {
                 guard case .http2(var streams) = registry.connections[connection]?.state, !streams.isFull else { continue }
                 streams.open += 1
-                registry.connections[connection]?.state = .http2(streams)
+                registry.set(.http2(streams), of: connection)
                 return .lease(connection)
             }
             if let connection = idle.popLast() {
-                registry.connections[connection]?.state = .http1Leased
+                registry.set(.http1Leased, of: connection)
                 return .lease(connection)
             }
             guard mayConnect(waiter, registry, configuration) else { return nil }
@@ -134,15 +149,15 @@ extension ConnectionPoolStateMachine {
         mutating func created(_ connection: ConnectionID, _ negotiated: Negotiated, shareable: Bool, _ registry: inout Registry) {
             connecting -= 1
             lastConnectFailed = false
-            registry.connections[connection]?.shareable = shareable
+            registry.setShareable(shareable, of: connection)
             switch negotiated {
             case .http1:
                 hint = .http1
-                registry.connections[connection]?.state = .http1Leased
+                registry.set(.http1Leased, of: connection)
             case .http2(let maximum):
                 hint = .http2
                 let streams = HTTP2Streams(open: 1, maximum: maximum ?? assumedConcurrentStreams, known: maximum != nil)
-                registry.connections[connection]?.state = .http2(streams)
+                registry.set(.http2(streams), of: connection)
                 if shareable { http2.append(connection) }
             }
         }
@@ -173,7 +188,7 @@ extension ConnectionPoolStateMachine {
                 if let next = queue.popFirst() {
                     actions.append(.lease(connection, to: next.id))
                 } else if idle.count < configuration.maximumIdlePerKey {
-                    registry.connections[connection]?.state = .http1Idle(since: now)
+                    registry.set(.http1Idle(since: now), of: connection)
                     idle.append(connection)
                     if !registry.idleTimerScheduled {
                         registry.idleTimerScheduled = true
@@ -184,7 +199,7 @@ extension ConnectionPoolStateMachine {
                 }
             case .http2(var streams):
                 streams.open = max(streams.open - 1, 0)
-                registry.connections[connection]?.state = .http2(streams)
+                registry.set(.http2(streams), of: connection)
                 if !record.shareable && streams.open == 0 { close(connection, &registry, into: &actions) }
             case .connecting, .http1Idle:
                 break
