@@ -67,7 +67,7 @@ struct RouteEvaluation: Sendable {
     /// The diagnostics hook: `decision` is the one the handshake went by; `measured`, the evaluation behind it
     /// (whether cached, how long), when one ran.
     func record(_ decision: TrustDecision, measured: Measured?) {
-        telemetry.decided(decision, host: origin.host, port: origin.port, cached: measured?.cached ?? false, duration: measured?.duration ?? .zero)
+        telemetry.decided(decision, host: origin.host, port: origin.port, cached: measured?.cached ?? false, duration: measured?.duration)
     }
 
     private func cachedDecision(_ trust: ServerTrust) -> Measured? {

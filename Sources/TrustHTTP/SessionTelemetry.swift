@@ -15,7 +15,7 @@ public struct TrustDecisionEvent: Sendable {
     public var decision: TrustDecision
     /// Whether the decision came from the session's evaluation cache (no evaluation ran).
     public var cached: Bool
-    /// How long the evaluation took (zero for a cached decision).
+    /// How long the evaluation took (zero for a cached decision, and when a challenge handler refused before any ran).
     public var duration: Duration
 
     /// The certificates the server presented, leaf first.
@@ -64,9 +64,12 @@ struct SessionTelemetry: Sendable {
         factory = configuration.metricsFactory ?? MetricsSystem.factory
     }
 
-    /// A decision for a connection to `host:port`.
-    func decided(_ decision: TrustDecision, host: String, port: Int, cached: Bool, duration: Duration) {
-        Timer(label: Self.evaluationDuration, dimensions: [("cached", String(cached))], factory: factory).recordNanoseconds(duration.nanoseconds)
+    /// The decision a handshake to `host:port` went by; `duration` is its evaluation's (nil when none ran: a
+    /// challenge handler refused without one, and nothing is timed).
+    func decided(_ decision: TrustDecision, host: String, port: Int, cached: Bool, duration: Duration?) {
+        if let duration {
+            Timer(label: Self.evaluationDuration, dimensions: [("cached", String(cached))], factory: factory).recordNanoseconds(duration.nanoseconds)
+        }
         if decision.isTrusted {
             Counter(label: Self.decisions, dimensions: [("outcome", "trusted"), ("reason", "none")], factory: factory).increment()
         } else {
@@ -74,7 +77,7 @@ struct SessionTelemetry: Sendable {
                 Counter(label: Self.decisions, dimensions: [("outcome", "refused"), ("reason", code)], factory: factory).increment()
             }
         }
-        observer?(TrustDecisionEvent(host: host, port: port, decision: decision, cached: cached, duration: duration))
+        observer?(TrustDecisionEvent(host: host, port: port, decision: decision, cached: cached, duration: duration ?? .zero))
         if let logger { TrustDecisionLog.log(decision, host: host, port: port, cached: cached, to: logger) }
     }
 

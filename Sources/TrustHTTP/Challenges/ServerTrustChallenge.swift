@@ -30,7 +30,7 @@ struct ServerTrustChallenge: Sendable {
 
     /// Asks the handlers (task-level, then session-level) about `trust`, in the calling task (the request's),
     /// and decides by their answer: default handling's decision, or a new decision made by the handler
-    /// (``TrustDecision/overridden(by:isTrusted:reasons:notes:policy:)``) that keeps default handling's.
+    /// (`TrustDecision.overridden(by:isTrusted:reasons:notes:policy:)`) that keeps default handling's.
     func decide(_ trust: ServerTrust) async -> Answer {
         let evaluation = self.evaluation
         let challenge = AuthenticationChallenge(
