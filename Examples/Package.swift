@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .executableTarget(name: "PinnedRequest", dependencies: [trustHTTP]),
@@ -21,15 +22,22 @@ let package = Package(
         .executableTarget(name: "DigestLogin", dependencies: [trustHTTP]),
         .executableTarget(name: "PerHostConfiguration", dependencies: [trustHTTP]),
         .executableTarget(name: "ReadmeExample", dependencies: [trustHTTP]),
+        // A client that takes a TLSConfiguration and no callback: anchors, TLS minimum and identity from a trust
+        // configuration entry (ClientTLSConfiguration), pins refused unless accepted as not applied.
+        .target(name: "AsyncHTTPClientTLS", dependencies: [trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "AsyncHTTPClient", package: "async-http-client")]),
+        .executableTarget(name: "ConfiguredAsyncHTTPClient", dependencies: [
+            "AsyncHTTPClientTLS", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
         // Servers that require client certificates through ClientAuthentication (TrustNIO), tested over loopback.
         .target(name: "HummingbirdMutualTLS", dependencies: [
             trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
         ]),
         .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
         .testTarget(name: "ServerExamplesTests", dependencies: [
-            "HummingbirdMutualTLS", "VaporMutualTLS", trustHTTP, trustNIO, .product(name: "TrustLab", package: "swift-trust"),
+            "HummingbirdMutualTLS", "VaporMutualTLS", "AsyncHTTPClientTLS", trustHTTP, trustNIO, .product(name: "TrustLab", package: "swift-trust"),
             .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
     ]
 )
