@@ -1,7 +1,7 @@
 import Foundation
 
 /// Counts how many times this process has built one kind of expensive object (a path validator, an
-/// anchor index, a TLS context), so that a test can prove a hot path builds none. One locked
+/// anchor index; TrustHTTP adds TLS contexts), so that a test can prove a hot path builds none. One locked
 /// increment per construction; such constructions are rare by design.
 package final class ConstructionCounter: @unchecked Sendable {
     private let lock = NSLock()
@@ -18,6 +18,4 @@ package final class ConstructionCounter: @unchecked Sendable {
     package static let pathValidators = ConstructionCounter()
     /// Anchor indexes (one per validator and anchor set).
     package static let anchorIndexes = ConstructionCounter()
-    /// TLS contexts (`NIOSSLContext`) a session made.
-    package static let tlsContexts = ConstructionCounter()
 }

@@ -243,7 +243,10 @@ extension SessionError {
 
     /// The error for a TLS handshake with `url`'s host that failed with `error`, classified
     /// (``HandshakeFailure``) as a ``Session``'s own handshakes are.
-    /// - Parameter clientCertificateRequested: the server asked for a client certificate and none was sent.
+    /// - Parameters:
+    ///   - error: what the handshake failed with (NIOSSL's error, or the channel's).
+    ///   - url: the URL whose host the handshake was with.
+    ///   - clientCertificateRequested: the server asked for a client certificate and none was sent.
     public init(handshake error: any Error, url: URL, clientCertificateRequested: Bool = false) {
         let origin = Origin(url) ?? Origin(scheme: "https", host: url.host ?? "?", port: url.port ?? 443)
         self.init(handshake: error, origin: origin, url: url, clientCertificateRequested: clientCertificateRequested)
