@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 /// Fuzz/run.sh sets TRUST_FUZZ_INSTRUMENTATION=1 while it builds the libFuzzer targets (Fuzz/Package.swift): the

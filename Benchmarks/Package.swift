@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 // Benchmarks live in their own package so users and CI never build the baseline client.
 // Run: cd Benchmarks && swift run -c release trust-http-bench [SECONDS_PER_ROUND] [ROUNDS]
 import PackageDescription

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 // Examples that compile against the package in the folder above; CI builds them and runs their tests
 // (`swift test --package-path Examples`). Vapor and Hummingbird are dependencies of this package only.
 import PackageDescription

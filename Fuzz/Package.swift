@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 // libFuzzer targets live in their own package so users and CI's normal build never compile them
 // with the fuzzer and address sanitizer. Build and run: Fuzz/run.sh [SECONDS_PER_TARGET] (see README.md).
 import PackageDescription
