@@ -181,7 +181,10 @@ let package = Package(
         // …and lab servers with sessions to them.
         .target(
             name: "TrustHTTPTestSupport",
-            dependencies: ["TrustHTTP", "TrustLab", "TrustTestSupport"],
+            dependencies: [
+                "TrustHTTP", "TrustLab", "TrustTestSupport",
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "Tests/TrustHTTPTestSupport"
         ),
         // The engine: certificates, paths, pins, policies, revocation and CT decisions, configuration
@@ -194,13 +197,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // NIO and HTTP: the verifier in real handshakes, the Session over loopback against the lab's servers.
+        // HTTP: the Session over loopback against the lab's servers, its challenges, pool and handlers.
         .testTarget(
             name: "TrustHTTPTests",
             dependencies: [
-                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustServiceLifecycle", "TrustOpenAPI", "TrustTestSupport", "TrustHTTPTestSupport",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -216,6 +218,38 @@ let package = Package(
                 "trust", "Trust", "TrustNIO", "TrustHTTP", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "X509", package: "swift-certificates"),
             ] + nio
+        ),
+        // TrustNIO on its own: client identities (PKCS#12 budgets), the verification callbacks in plain NIO
+        // handshakes, TLS configurations made from a trust configuration entry.
+        .testTarget(
+            name: "TrustNIOTests",
+            dependencies: [
+                "Trust", "TrustNIO", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ] + nio
+        ),
+        // The OpenAPI transport over a Session.
+        .testTarget(
+            name: "TrustOpenAPITests",
+            dependencies: [
+                "Trust", "TrustHTTP", "TrustOpenAPI", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // A Session as a swift-service-lifecycle Service.
+        .testTarget(
+            name: "TrustServiceLifecycleTests",
+            dependencies: [
+                "TrustHTTP", "TrustServiceLifecycle", "TrustLab", "TrustTestSupport", "TrustHTTPTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The lab's own servers (the hostile ones above all) behave as their documentation says.
+        .testTarget(
+            name: "TrustLabTests",
+            dependencies: ["TrustLab", "TrustTestSupport", "TrustHTTPTestSupport"] + nio
         ),
         // Load: each run in a child process of its own (`trust-dev load-check`), never in the test process.
         .testTarget(

@@ -10,45 +10,6 @@ import TrustLab
 import TrustHTTPTestSupport
 import TrustTestSupport
 
-/// Captures a session's log lines (a swift-log handler of its own: nothing global is bootstrapped).
-final class LogCapture: Sendable {
-    struct Record: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: Logger.Metadata
-
-        /// Every string the record carries, for the secret check.
-        var text: String { message + " " + metadata.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
-    }
-
-    private let records = NIOLockedValueBox<[Record]>([])
-    var all: [Record] { records.withLockedValue { $0 } }
-
-    func messages(_ message: String) -> [Record] { all.filter { $0.message == message } }
-
-    var logger: Logger {
-        let capture = self
-        var logger = Logger(label: "swift-trust.tests") { _ in Handler(capture: capture) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    fileprivate func append(_ record: Record) { records.withLockedValue { $0.append(record) } }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            capture.append(Record(level: event.level, message: event.message.description, metadata: metadata.merging(event.metadata ?? [:]) { $1 }))
-        }
-    }
-}
-
 /// What a session logs, counts and reports to its observer: exact levels, metadata keys and metric
 /// names for the events users alert on, and never a secret.
 @Suite("Telemetry: swift-log, swift-metrics, the decision observer", .serialized, .timeLimit(.minutes(5)), .paced)

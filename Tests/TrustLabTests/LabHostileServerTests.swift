@@ -15,8 +15,7 @@ struct LabHostileServerTests {
     static let good = Lab.pki.servers["good"]!
 
     static func start(_ behaviour: LabHostileServer.Behaviour, trickleInterval: Duration = .milliseconds(200)) async throws -> LabHostileServer {
-        try await LabHostileServer.start(behaviour, host: "good.lab.test", chain: Lab.chain("good"), privateKey: good.privateKey,
-                                         trickleInterval: trickleInterval)
+        try await LabHostileServer.startWithGoodCertificate(behaviour, trickleInterval: trickleInterval)
     }
 
     /// curl against `server` over TLS (the lab's roots trusted), `-m` seconds at most; (exit status, stdout, stderr).
