@@ -21,60 +21,66 @@ struct ServerViolation: Sendable, Equatable {
     /// The error as NIO described it.
     var underlying: String
 
+    /// The violation `error` reports; `nil` when it is not one (the connection only ended, or the
+    /// error did not come from the server's bytes).
     init?(_ error: any Error) {
+        guard let finding = Self.finding(error) else { return nil }
+        code = finding.code
+        limit = (error as? ResponseLimitExceeded)?.limit
+        rule = finding.rule
+        message = finding.message
         underlying = "\(error)"
-        if let exceeded = error as? ResponseLimitExceeded {
-            code = .responseTooLarge
-            limit = exceeded.limit
-            message = exceeded.limit.description
-            return
-        }
-        if let parser = error as? HTTPParserError {
-            // The connection ending mid-message is a lost connection, not a malformed one.
-            if parser == .invalidEOFState || parser == .closedConnection { return nil }
-            if parser == .headerOverflow {
-                code = .responseTooLarge
-                message = "response header or trailer section over the limits (ResponseLimits)"
-            } else {
-                rule = .malformedHTTP1Response
-                message = "malformed HTTP/1.1 response (\(parser))"
-            }
-            return
-        }
-        if error is HTTP2StatusGuard.InvalidStatus {
-            rule = .http2
-            message = "broke an HTTP/2 rule (a response :status that is not three digits)"
-            return
-        }
+    }
+
+    /// A violation's code, rule and wording.
+    private typealias Finding = (code: SessionError.Code, rule: SessionError.ProtocolViolation?, message: String)
+
+    /// What `error` says the server did wrong, if anything.
+    private static func finding(_ error: any Error) -> Finding? {
+        switch error {
+        case let exceeded as ResponseLimitExceeded:
+            return (.responseTooLarge, nil, exceeded.limit.description)
+        case let parser as HTTPParserError:
+            return http1Finding(parser)
+        case is HTTP2StatusGuard.InvalidStatus:
+            return (.badServerResponse, .http2, "broke an HTTP/2 rule (a response :status that is not three digits)")
         // A field value with a control character: malformed (RFC 9113 §8.2.1, RFC 9110 §5.5), as the same
         // head over HTTP/1.1 is. Ours names the field; swift-nio-http2's (CR, LF, NUL) quotes the value in
         // `underlying`, which descriptions escape (DisplayText).
-        if let invalid = error as? HTTP2FieldValueGuard.InvalidFieldValue {
-            rule = .malformedHTTP2Response
-            message = "malformed HTTP/2 response (\(invalid))"
-            return
+        case let invalid as HTTP2FieldValueGuard.InvalidFieldValue:
+            return (.badServerResponse, .malformedHTTP2Response, "malformed HTTP/2 response (\(invalid))")
+        case is NIOHTTP2Errors.InvalidHTTP2HeaderFieldValue:
+            return (.badServerResponse, .malformedHTTP2Response, "malformed HTTP/2 response (a field value with CR, LF or NUL)")
+        case let flood as HTTP2FloodGuard.Flood:
+            return (.badServerResponse, .http2, "broke an HTTP/2 rule (\(flood))")
+        case let http2 as any NIOHTTP2Error:
+            return http2Finding(http2)
+        default:
+            return nil
         }
-        if error is NIOHTTP2Errors.InvalidHTTP2HeaderFieldValue {
-            rule = .malformedHTTP2Response
-            message = "malformed HTTP/2 response (a field value with CR, LF or NUL)"
-            return
+    }
+
+    /// An HTTP/1.1 message NIO's parser refused (RFC 9112 §2.2, §5).
+    private static func http1Finding(_ parser: HTTPParserError) -> Finding? {
+        // The connection ending mid-message is a lost connection, not a malformed one.
+        if parser == .invalidEOFState || parser == .closedConnection { return nil }
+        if parser == .headerOverflow {
+            return (.responseTooLarge, nil, "response header or trailer section over the limits (ResponseLimits)")
         }
-        if let flood = error as? HTTP2FloodGuard.Flood {
-            rule = .http2
-            message = "broke an HTTP/2 rule (\(flood))"
-            return
-        }
-        guard let http2 = error as? any NIOHTTP2Error else { return nil }
+        return (.badServerResponse, .malformedHTTP1Response, "malformed HTTP/1.1 response (\(parser))")
+    }
+
+    /// An HTTP/2 error of swift-nio-http2: a rule broken, a header block too large, or only a stream or
+    /// connection that ended.
+    private static func http2Finding(_ http2: any NIOHTTP2Error) -> Finding? {
         switch http2 {
         case is NIOHTTP2Errors.StreamClosed, is NIOHTTP2Errors.IOOnClosedConnection,
             is NIOHTTP2Errors.CreatedStreamAfterGoaway, is NIOHTTP2Errors.NoStreamIDAvailable, is NIOHTTP2Errors.ActivationError:
             return nil
         case is NIOHTTP2Errors.ExcessivelyLargeHeaderBlock, is NIOHTTP2Errors.ExcessiveContinuationFrames:
-            code = .responseTooLarge
-            message = "HTTP/2 response header block over the limit (\(String(describing: type(of: http2))))"
+            return (.responseTooLarge, nil, "HTTP/2 response header block over the limit (\(String(describing: type(of: http2))))")
         default:
-            rule = .http2
-            message = "broke an HTTP/2 rule (\(String(describing: type(of: http2))))"
+            return (.badServerResponse, .http2, "broke an HTTP/2 rule (\(String(describing: type(of: http2))))")
         }
     }
 
