@@ -194,54 +194,82 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let exchange = current else { return }
         lastActivity = .now()
         switch unwrapInboundIn(data) {
-        case .head(let head):
-            // Interim responses (100 Continue, 103 Early Hints) are not the response.
-            if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
-                informational += 1
-                let maximum = exchange.limits.maximumInformationalResponses
-                if informational > maximum {
-                    fail(ResponseLimitExceeded(limit: ResponseLimit(.informationalResponses, observed: informational, limit: maximum)), context: context)
-                } else if head.status == .continue, case .waitingForContinue(let timer) = sending {
-                    timer.cancel()
-                    sendBody(of: exchange, context: context, promise: nil)
-                }
-                return
-            }
-            if case .waitingForContinue(let timer) = sending {
-                // A final answer before the body (a 401, a 413, a 417): the body is not sent.
-                timer.cancel()
-                sending = .abandoned
-            }
-            responseHead = head
-            exchange.deliver(head)
-            if isHTTP2Stream, hasNoContent(exchange) { contentlessHeadArrived = true }
-        case .body(let buffer):
-            // A response without content (to HEAD, a 204, a 304; RFC 9110 §6.4.1) has none whatever DATA frames
-            // a server sends on its HTTP/2 stream: they are dropped as they come, so that the stream's window
-            // keeps opening and its end arrives (held, they would stall a server with more than a window to
-            // send, and the request with it). HTTP/1.1's decoder knows these answers have no body.
-            if isHTTP2Stream, hasNoContent(exchange) { return }
-            exchange.flow.produced(buffer.readableBytes)
-            pendingBody.append(contentsOf: buffer.readableBytesView)
-            if pendingBody.count >= Self.bodyChunkLimit { deliverPendingBody() }
-        case .end:
-            contentlessHeadArrived = false
-            // A request not sent in full leaves the connection in no known state: HTTP/1.1 closes it
-            // (the server may read what was not sent as the next request, RFC 9110 §10.1.1); an
-            // HTTP/2 stream is reset (RFC 9113 §8.1: a complete response may come before the request).
-            // A body of declared length whose every byte is written is complete on the wire, though its
-            // task has not yet seen its sequence end (the server may answer as soon as the last byte is in).
-            let requestComplete = switch sending {
-            case .complete: true
-            case .streaming:
-                if !isHTTP2Stream, case .stream(_, let length?) = exchange.body { length == bodyBytesWritten } else { false }
-            case .waitingForContinue, .abandoned: false
-            }
-            let keepAlive = (responseHead?.isKeepAlive ?? false) && requestComplete
-            deliverPendingBody()
-            endCurrent()
-            exchange.finish(keepAlive: keepAlive)
-            if !requestComplete && isHTTP2Stream { context.close(promise: nil) }
+        case .head(let head): receiveHead(head, of: exchange, context: context)
+        case .body(let buffer): receiveBody(buffer, of: exchange)
+        case .end: receiveEnd(of: exchange, context: context)
+        }
+    }
+
+    /// A response head: an interim one (``receiveInformational(_:of:context:)``) or the response's.
+    @inline(__always)
+    private func receiveHead(_ head: HTTPResponseHead, of exchange: HTTPExchange, context: ChannelHandlerContext) {
+        // Interim responses (100 Continue, 103 Early Hints) are not the response.
+        if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
+            receiveInformational(head, of: exchange, context: context)
+            return
+        }
+        if case .waitingForContinue(let timer) = sending {
+            // A final answer before the body (a 401, a 413, a 417): the body is not sent.
+            timer.cancel()
+            sending = .abandoned
+        }
+        responseHead = head
+        exchange.deliver(head)
+        if isHTTP2Stream, hasNoContent(exchange) { contentlessHeadArrived = true }
+    }
+
+    /// An interim 1xx head: counted against ``ResponseLimits/maximumInformationalResponses``; a
+    /// `100 Continue` the body waits for sends it (RFC 9110 §10.1.1).
+    private func receiveInformational(_ head: HTTPResponseHead, of exchange: HTTPExchange, context: ChannelHandlerContext) {
+        informational += 1
+        let maximum = exchange.limits.maximumInformationalResponses
+        if informational > maximum {
+            fail(ResponseLimitExceeded(limit: ResponseLimit(.informationalResponses, observed: informational, limit: maximum)), context: context)
+        } else if head.status == .continue, case .waitingForContinue(let timer) = sending {
+            timer.cancel()
+            sendBody(of: exchange, context: context, promise: nil)
+        }
+    }
+
+    /// Body bytes: held until the read cycle ends or ``bodyChunkLimit`` is reached.
+    @inline(__always)
+    private func receiveBody(_ buffer: ByteBuffer, of exchange: HTTPExchange) {
+        // A response without content (to HEAD, a 204, a 304; RFC 9110 §6.4.1) has none whatever DATA frames
+        // a server sends on its HTTP/2 stream: they are dropped as they come, so that the stream's window
+        // keeps opening and its end arrives (held, they would stall a server with more than a window to
+        // send, and the request with it). HTTP/1.1's decoder knows these answers have no body.
+        if isHTTP2Stream, hasNoContent(exchange) { return }
+        exchange.flow.produced(buffer.readableBytes)
+        pendingBody.append(contentsOf: buffer.readableBytesView)
+        if pendingBody.count >= Self.bodyChunkLimit { deliverPendingBody() }
+    }
+
+    /// The end of the response: the exchange finishes, keeping the connection only when the request
+    /// was sent in full too.
+    @inline(__always)
+    private func receiveEnd(of exchange: HTTPExchange, context: ChannelHandlerContext) {
+        contentlessHeadArrived = false
+        // A request not sent in full leaves the connection in no known state: HTTP/1.1 closes it
+        // (the server may read what was not sent as the next request, RFC 9110 §10.1.1); an
+        // HTTP/2 stream is reset (RFC 9113 §8.1: a complete response may come before the request).
+        let requestComplete = isRequestComplete(exchange)
+        let keepAlive = (responseHead?.isKeepAlive ?? false) && requestComplete
+        deliverPendingBody()
+        endCurrent()
+        exchange.finish(keepAlive: keepAlive)
+        if !requestComplete && isHTTP2Stream { context.close(promise: nil) }
+    }
+
+    /// Whether the request is on the wire in full. A body of declared length whose every byte is written
+    /// is complete, though its task has not yet seen its sequence end (the server may answer as soon as the
+    /// last byte is in).
+    @inline(__always)
+    private func isRequestComplete(_ exchange: HTTPExchange) -> Bool {
+        switch sending {
+        case .complete: true
+        case .streaming:
+            if !isHTTP2Stream, case .stream(_, let length?) = exchange.body { length == bodyBytesWritten } else { false }
+        case .waitingForContinue, .abandoned: false
         }
     }
 

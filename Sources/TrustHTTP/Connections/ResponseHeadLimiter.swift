@@ -90,40 +90,59 @@ final class ResponseHeadLimiter: ChannelDuplexHandler, RemovableChannelHandler {
                 // Everything received so far is head: report it all, as curl does.
                 return ResponseLimit(.headSize, observed: headBytes + bytes.count - index, limit: limits.maximumHeadSize)
             }
-            guard byte == UInt8(ascii: "\n") else {
-                lineBytes += 1
-                if onStatusLine {
-                    if statusPrefix.count < 16 { statusPrefix.append(byte) }
-                } else if lineBytes > limits.maximumHeaderFieldSize {
-                    return ResponseLimit(.headerFieldSize, observed: lineBytes, limit: limits.maximumHeaderFieldSize)
-                }
-                previous = byte
-                continue
+            let exceeded = byte == UInt8(ascii: "\n") ? endLine() : continueLine(byte)
+            if let exceeded { return exceeded }
+        }
+        return nil
+    }
+
+    /// A byte within a line: counted against ``ResponseLimits/maximumHeaderFieldSize`` on a field
+    /// line, kept (its first bytes) on the status line.
+    @inline(__always)
+    private func continueLine(_ byte: UInt8) -> ResponseLimit? {
+        lineBytes += 1
+        if onStatusLine {
+            if statusPrefix.count < 16 { statusPrefix.append(byte) }
+        } else if lineBytes > limits.maximumHeaderFieldSize {
+            return ResponseLimit(.headerFieldSize, observed: lineBytes, limit: limits.maximumHeaderFieldSize)
+        }
+        previous = byte
+        return nil
+    }
+
+    /// A line feed: the end of the status line, of a field line (counted against
+    /// ``ResponseLimits/maximumHeaderFields``), or — an empty line — of the head.
+    @inline(__always)
+    private func endLine() -> ResponseLimit? {
+        let length = previous == UInt8(ascii: "\r") ? lineBytes - 1 : lineBytes
+        previous = UInt8(ascii: "\n")
+        lineBytes = 0
+        if onStatusLine {
+            onStatusLine = length == 0  // an empty line before the status line is skipped
+            return nil
+        }
+        if length > 0 {
+            fields += 1
+            if fields > limits.maximumHeaderFields {
+                return ResponseLimit(.headerFields, observed: fields, limit: limits.maximumHeaderFields)
             }
-            let length = previous == UInt8(ascii: "\r") ? lineBytes - 1 : lineBytes
-            previous = byte
-            lineBytes = 0
-            if onStatusLine {
-                onStatusLine = length == 0  // an empty line before the status line is skipped
-                continue
+            return nil
+        }
+        return endHead()
+    }
+
+    /// The blank line: the head is complete. An interim 1xx head is counted against
+    /// ``ResponseLimits/maximumInformationalResponses`` and the next head is scanned; a final one
+    /// (or `101`) ends the scan.
+    private func endHead() -> ResponseLimit? {
+        if let status = statusCode(), status >= 100 && status < 200 && status != 101 {
+            informational += 1
+            if informational > limits.maximumInformationalResponses {
+                return ResponseLimit(.informationalResponses, observed: informational, limit: limits.maximumInformationalResponses)
             }
-            if length > 0 {
-                fields += 1
-                if fields > limits.maximumHeaderFields {
-                    return ResponseLimit(.headerFields, observed: fields, limit: limits.maximumHeaderFields)
-                }
-                continue
-            }
-            // The blank line: the head is complete.
-            if let status = statusCode(), status >= 100 && status < 200 && status != 101 {
-                informational += 1
-                if informational > limits.maximumInformationalResponses {
-                    return ResponseLimit(.informationalResponses, observed: informational, limit: limits.maximumInformationalResponses)
-                }
-                startHead()
-            } else {
-                scanning = false
-            }
+            startHead()
+        } else {
+            scanning = false
         }
         return nil
     }
