@@ -26,46 +26,79 @@ package enum AuthenticationHeaderProperties {
     /// fields, and on each of them as an `Authentication-Info` field.
     package static func check(_ fieldValues: [String]) -> Outcome {
         var outcome = Outcome()
-        var input: String { fieldValues.joined(separator: "\n").debugDescription }  // only for a violation
         let parsed = AuthenticationHeaderParser.challenges(fieldValues)
         outcome.challenges = parsed.challenges.count
         outcome.diagnostics = parsed.diagnostics.count
+        checkBounds(parsed, fieldValues, &outcome)
+        checkSeveralFields(parsed, fieldValues, &outcome)
+        for challenge in parsed.challenges {
+            checkRoundTrip(challenge, fieldValues, &outcome)
+            checkDigestAnswer(challenge, fieldValues, &outcome)
+        }
+        for value in fieldValues {
+            checkParameterBounds(value, &outcome)
+        }
+        return outcome
+    }
+
+    /// What `AuthenticationHeaderParser.challenges(_:)` returns.
+    private typealias Parsed = (challenges: [HTTPChallenge], diagnostics: [AuthenticationHeaderDiagnostic])
+
+    /// The input, as a violation quotes it.
+    private static func quoted(_ fieldValues: [String]) -> String {
+        fieldValues.joined(separator: "\n").debugDescription
+    }
+
+    /// Bounds: challenges, diagnostics and parameters per challenge within the parser's limits;
+    /// diagnostic offsets inside the field.
+    private static func checkBounds(_ parsed: Parsed, _ fieldValues: [String], _ outcome: inout Outcome) {
         let longest = fieldValues.map(\.utf8.count).max() ?? 0
         if parsed.challenges.count > AuthenticationHeaderParser.maximumChallenges || parsed.diagnostics.count > AuthenticationHeaderParser.maximumDiagnostics
             || parsed.challenges.contains(where: { $0.parameters.count > AuthenticationHeaderParser.maximumParameters })
             || parsed.diagnostics.contains(where: { $0.offset < 0 || $0.offset > longest })
         {
-            outcome.violations.append("bounds: \(input)")
+            outcome.violations.append("bounds: \(quoted(fieldValues))")
         }
-        if fieldValues.count > 1 {
-            let separately = fieldValues.flatMap { AuthenticationHeaderParser.challenges($0).challenges }
-            if parsed.challenges != Array(separately.prefix(AuthenticationHeaderParser.maximumChallenges)) {
-                outcome.violations.append("several fields: \(input)")
-            }
+    }
+
+    /// Several fields: parsed together, the challenges of each, in order, up to the limit.
+    private static func checkSeveralFields(_ parsed: Parsed, _ fieldValues: [String], _ outcome: inout Outcome) {
+        guard fieldValues.count > 1 else { return }
+        let separately = fieldValues.flatMap { AuthenticationHeaderParser.challenges($0).challenges }
+        if parsed.challenges != Array(separately.prefix(AuthenticationHeaderParser.maximumChallenges)) {
+            outcome.violations.append("several fields: \(quoted(fieldValues))")
         }
-        for challenge in parsed.challenges {
-            let printed = challenge.description
-            let reparsed = AuthenticationHeaderParser.challenges(printed).challenges
-            if printed.utf8.count <= AuthenticationHeaderParser.maximumFieldBytes && reparsed != [challenge] {
-                outcome.violations.append("round trip: \(input) → \(printed.debugDescription)")
-            }
-            if challenge.schemeName == "digest", let digest = try? DigestChallenge(challenge) {
-                let answer = DigestAuthorization(challenge: digest, user: "alice", password: "wonderland", method: "GET", uri: "/x", nonceCount: 1)
-                let fields = AuthenticationHeaderParser.parameters(String(answer.fieldValue.dropFirst("Digest ".count)))
-                outcome.digestAnswers += 1
-                if !fields.diagnostics.isEmpty || !fields.parameters.contains(where: { $0.name == "response" }) {
-                    outcome.violations.append("digest answer: \(input) → \(answer.fieldValue.debugDescription)")
-                }
-            }
+    }
+
+    /// Round trip: the challenge printed parses back to the same challenge (when the printed field is
+    /// within the parser's field limit).
+    private static func checkRoundTrip(_ challenge: HTTPChallenge, _ fieldValues: [String], _ outcome: inout Outcome) {
+        let printed = challenge.description
+        let reparsed = AuthenticationHeaderParser.challenges(printed).challenges
+        if printed.utf8.count <= AuthenticationHeaderParser.maximumFieldBytes && reparsed != [challenge] {
+            outcome.violations.append("round trip: \(quoted(fieldValues)) → \(printed.debugDescription)")
         }
-        for value in fieldValues {
-            let info = AuthenticationHeaderParser.parameters(value)
-            if info.parameters.count > AuthenticationHeaderParser.maximumParameters || info.diagnostics.count > AuthenticationHeaderParser.maximumDiagnostics
-                || (!info.parameters.isEmpty && !info.diagnostics.isEmpty)
-            {
-                outcome.violations.append("parameters bounds: \(value.debugDescription)")
-            }
+    }
+
+    /// Digest: the answer to an accepted Digest challenge parses as a clean parameter list with a
+    /// `response`.
+    private static func checkDigestAnswer(_ challenge: HTTPChallenge, _ fieldValues: [String], _ outcome: inout Outcome) {
+        guard challenge.schemeName == "digest", let digest = try? DigestChallenge(challenge) else { return }
+        let answer = DigestAuthorization(challenge: digest, user: "alice", password: "wonderland", method: "GET", uri: "/x", nonceCount: 1)
+        let fields = AuthenticationHeaderParser.parameters(String(answer.fieldValue.dropFirst("Digest ".count)))
+        outcome.digestAnswers += 1
+        if !fields.diagnostics.isEmpty || !fields.parameters.contains(where: { $0.name == "response" }) {
+            outcome.violations.append("digest answer: \(quoted(fieldValues)) → \(answer.fieldValue.debugDescription)")
         }
-        return outcome
+    }
+
+    /// One field as `Authentication-Info`: parameters and diagnostics within the limits, and not both.
+    private static func checkParameterBounds(_ value: String, _ outcome: inout Outcome) {
+        let info = AuthenticationHeaderParser.parameters(value)
+        if info.parameters.count > AuthenticationHeaderParser.maximumParameters || info.diagnostics.count > AuthenticationHeaderParser.maximumDiagnostics
+            || (!info.parameters.isEmpty && !info.diagnostics.isEmpty)
+        {
+            outcome.violations.append("parameters bounds: \(value.debugDescription)")
+        }
     }
 }

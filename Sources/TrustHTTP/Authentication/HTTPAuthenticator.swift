@@ -167,26 +167,12 @@ struct HTTPAuthenticator {
         if let staleRetry = settlePreviousAttempt(offers: offers, request: request, isProxy: isProxy, challengeOrigin: challengeOrigin) {
             return .retry(staleRetry)
         }
-
-        // Basic over plain http sends the password in clear text: not unless allowed. A credential
-        // configured for the proxy itself was given to be sent to it — that one only.
-        let configuredProxyCredential: (String, String)? = proxyConfiguration?.credential.flatMap {
-            if case .user(let user, let password) = $0.kind { return (user, password) }
-            return nil
-        }
-        let clearTextAllowed = challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP
-        var refusedClearText = false
-        if !clearTextAllowed && configuredProxyCredential == nil {
-            refusedClearText = offers.contains { $0.scheme == .basic }
-            offers.removeAll { $0.scheme == .basic }
-        }
-        // Digest auth-int hashes the whole body into the answer (RFC 7616 §3.4.3), before it is sent:
-        // a body that streams is not held to be hashed. A CONNECT carries no body.
-        let streamsBody = request.bodySource?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
-        let refusedAuthInt = streamsBody && offers.contains { $0.digest?.chosenQualityOfProtection == .authInt }
-        if streamsBody { offers.removeAll { $0.digest?.chosenQualityOfProtection == .authInt } }
         let context = AnswerContext(request: request, failure: failure, isProxy: isProxy, challengeOrigin: challengeOrigin,
-                                    clearTextAllowed: clearTextAllowed, configuredProxyCredential: configuredProxyCredential, remaining: remaining)
+                                    clearTextAllowed: challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP,
+                                    configuredProxyCredential: Self.userCredential(of: proxyConfiguration), remaining: remaining)
+        // A CONNECT carries no body.
+        let streamsBody = request.bodySource?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
+        let refused = Self.strikeUnanswerable(&offers, context, streamsBody: streamsBody)
         for offer in offers {
             switch try await answer(offer, context) {
             case .next: continue
@@ -194,13 +180,41 @@ struct HTTPAuthenticator {
             case .outcome(let outcome): return outcome
             }
         }
-        try explainUnanswered(parsed.challenges, refusedClearText: refusedClearText, isProxy: isProxy, challengeOrigin: challengeOrigin, url: request.url)
-        if refusedAuthInt {
-            throw SessionError(.userAuthenticationRequired,
-                               "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
-                               url: request.url)
-        }
+        try explainUnanswered(parsed.challenges, refusedClearText: refused.clearText, isProxy: isProxy, challengeOrigin: challengeOrigin, url: request.url)
+        if refused.authInt { throw Self.authIntRefusal(challengeOrigin, url: request.url) }
         return .final(final)
+    }
+
+    /// The user and password configured for the proxy itself, if any.
+    private static func userCredential(of proxy: ProxyConfiguration?) -> (String, String)? {
+        proxy?.credential.flatMap {
+            if case .user(let user, let password) = $0.kind { return (user, password) }
+            return nil
+        }
+    }
+
+    /// Strikes out the offers this request may not answer, and says which kinds were struck.
+    private static func strikeUnanswerable(_ offers: inout [OfferedAuthentication], _ context: AnswerContext,
+                                           streamsBody: Bool) -> (clearText: Bool, authInt: Bool) {
+        // Basic over plain http sends the password in clear text: not unless allowed. A credential
+        // configured for the proxy itself was given to be sent to it — that one only.
+        var refusedClearText = false
+        if !context.clearTextAllowed && context.configuredProxyCredential == nil {
+            refusedClearText = offers.contains { $0.scheme == .basic }
+            offers.removeAll { $0.scheme == .basic }
+        }
+        // Digest auth-int hashes the whole body into the answer (RFC 7616 §3.4.3), before it is sent:
+        // a body that streams is not held to be hashed.
+        let refusedAuthInt = streamsBody && offers.contains { $0.digest?.chosenQualityOfProtection == .authInt }
+        if streamsBody { offers.removeAll { $0.digest?.chosenQualityOfProtection == .authInt } }
+        return (refusedClearText, refusedAuthInt)
+    }
+
+    /// Why a request whose body streams cannot answer Digest with `qop=auth-int` (RFC 7616 §3.4.3).
+    private static func authIntRefusal(_ challengeOrigin: Origin, url: URL) -> SessionError {
+        SessionError(.userAuthenticationRequired,
+                     "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
+                     url: url)
     }
 
     /// The previous answer, refused — unless its Digest nonce had only gone stale: then the request to
@@ -264,29 +278,44 @@ struct HTTPAuthenticator {
         case .rejectProtectionSpace: return .next
         }
         guard let credential else { return .outcome(.final(StreamingResponse(context.failure))) }
-        guard case .user(let user, let password) = credential.kind else {
-            throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: request.url)
-        }
-        guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: request.url)
-        }
-        if offer.scheme == .basic && !context.clearTextAllowed && !(context.configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
-            throw SessionError(.userAuthenticationRequired,
-                               "\(origin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
-                               url: request.url)
-        }
+        let (user, password) = try Self.sendableUser(credential, for: offer, in: space, context)
         let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
         if let digest = offer.digest {
             return .outcome(.retry(answer(request, digestChallenge: digest, attempt: attempt, isProxy: isProxy)))
         }
+        return .outcome(.retry(try answerBasic(request, attempt: attempt, isProxy: isProxy)))
+    }
+
+    /// The user and password of `credential`, if they may be sent in answer to `offer`: a user
+    /// credential, without control characters, and not Basic over plain http unless allowed or the
+    /// one configured for the proxy.
+    private static func sendableUser(_ credential: Credential, for offer: OfferedAuthentication, in space: ProtectionSpace,
+                                     _ context: AnswerContext) throws -> (String, String) {
+        let url = context.request.url
+        guard case .user(let user, let password) = credential.kind else {
+            throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: url)
+        }
+        guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: url)
+        }
+        if offer.scheme == .basic && !context.clearTextAllowed && !(context.configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
+            throw SessionError(.userAuthenticationRequired,
+                               "\(context.challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
+                               url: url)
+        }
+        return (user, password)
+    }
+
+    /// `request` with the Basic answer of `attempt` (RFC 7617), which becomes the attempt awaiting the response.
+    private mutating func answerBasic(_ request: Request, attempt: Attempt, isProxy: Bool) throws -> Request {
         do {
-            let basic = try BasicAuthorization(user: user, password: password)
+            let basic = try BasicAuthorization(user: attempt.user, password: attempt.password)
             var next = request
             next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", basic.fieldValue)
             if isProxy { proxy = attempt } else { self.origin = attempt }
-            return .outcome(.retry(next))
+            return next
         } catch {
-            throw SessionError(.userAuthenticationRequired, "cannot answer the \(space) challenge: \(error)", url: request.url)
+            throw SessionError(.userAuthenticationRequired, "cannot answer the \(attempt.space) challenge: \(error)", url: request.url)
         }
     }
 
