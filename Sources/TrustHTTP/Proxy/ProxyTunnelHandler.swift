@@ -81,23 +81,39 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         done = true
-        let headText = String(decoding: bytes.prefix(end), as: UTF8.self)
-        let lines = headText.components(separatedBy: "\r\n")
-        let statusParts = (lines.first ?? "").split(separator: " ", maxSplits: 2)
-        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1."), let status = Int(statusParts[1]) else {
+        let lines = String(decoding: bytes.prefix(end), as: UTF8.self).components(separatedBy: "\r\n")
+        guard let status = Self.statusCode(lines.first ?? "") else {
             fail(context: context, ProxyRefusal(statusCode: 0, headers: []))
             return
         }
         guard (200..<300).contains(status) else {
-            var headers: [(name: String, value: String)] = []
-            for line in lines.dropFirst() {
-                guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
-                headers.append((String(name), value.trimmingCharacters(in: .whitespaces)))
-            }
-            fail(context: context, ProxyRefusal(statusCode: status, headers: headers))
+            fail(context: context, ProxyRefusal(statusCode: status, headers: Self.headerFields(lines.dropFirst())))
             return
         }
         buffer.moveReaderIndex(forwardBy: end + 4)
+        openTunnel(context: context)
+    }
+
+    /// The status code of an `HTTP/1.x NNN …` status line (RFC 9112 §4), if it has that shape.
+    private static func statusCode(_ statusLine: String) -> Int? {
+        let statusParts = statusLine.split(separator: " ", maxSplits: 2)
+        guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/1.") else { return nil }
+        return Int(statusParts[1])
+    }
+
+    /// The `name: value` field lines of a refusal, for the caller (a 407's `Proxy-Authenticate`).
+    private static func headerFields(_ lines: ArraySlice<String>) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        for line in lines {
+            guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
+            headers.append((String(name), value.trimmingCharacters(in: .whitespaces)))
+        }
+        return headers
+    }
+
+    /// A 2xx: the tunnel is set up (``established``), the bytes past the head passed on to it, and this
+    /// handler leaves.
+    private func openTunnel(context: ChannelHandlerContext) {
         let rest = buffer
         do {
             try established(context)
