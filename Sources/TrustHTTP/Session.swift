@@ -337,21 +337,20 @@ public final class Session: Sendable {
         case .connect(let new): id = new
         }
         do {
-            let connected = try await connect(plan, request: request, redirects: redirects, context: context)
-            if case .connection(let connection, _) = connected {
-                pool.created(id, connection)
-            } else {
-                pool.failed(id)
-            }
-            return connected
+            // `connect` reports the connection made, or a proxy's refusal, itself: no result kept in this frame.
+            return try await connect(plan, id: id, request: request, redirects: redirects, context: context)
         } catch {
+            // No connection (a spent deadline, a failed handshake, a cancelled task): its place goes to another request.
             pool.failed(id)
             throw error
         }
     }
 
     /// What the pool gives a request for `plan`: a connection, or the right to make one — at once, or once
-    /// the origin has room (within the request's deadline; a cancelled request stops waiting).
+    /// the origin has room (within the request's deadline; a cancelled request stops waiting). Not inlined into
+    /// ``obtainConnection(_:fromPool:request:redirects:context:)``, whose frame a new connection's task holds
+    /// while it connects.
+    @inline(never)
     private func lease(_ plan: Plan, fromPool: Bool, url: URL, context: RequestContext) async throws -> ConnectionPool.Lease {
         do {
             guard fromPool else { return .connect(try pool.newConnection(for: plan.key)) }
@@ -360,13 +359,20 @@ public final class Session: Sendable {
             let deadline = NIODeadline.now() + .nanoseconds(try context.remaining(url: url).nanoseconds)
             return try await pool.connection(for: plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
         } catch let failure as ConnectionPoolStateMachine.Failure {
-            switch failure {
-            case .timedOut:
-                context.markTimedOut()
-                throw SessionError(.timedOut, context.requestTimedOut, url: url)
-            case .cancelled: throw SessionError(.cancelled, "the request was cancelled", url: url)
-            case .shutDown: throw SessionError(.cancelled, "the session was shut down", url: url)
-            }
+            throw Self.sessionError(failure, context: context, url: url)
+        }
+    }
+
+    /// What a request that got no connection from the pool fails with: its request timeout, or cancelled. A
+    /// synchronous function of its own, so that the errors it builds take no room in the waiting task's frame.
+    @inline(never)
+    private static func sessionError(_ failure: ConnectionPoolStateMachine.Failure, context: RequestContext, url: URL) -> SessionError {
+        switch failure {
+        case .timedOut:
+            context.markTimedOut()
+            return SessionError(.timedOut, context.requestTimedOut, url: url)
+        case .cancelled: return SessionError(.cancelled, "the request was cancelled", url: url)
+        case .shutDown: return SessionError(.cancelled, "the session was shut down", url: url)
         }
     }
 
@@ -374,7 +380,7 @@ public final class Session: Sendable {
     /// Apart from ``perform(_:redirects:context:)`` (`@inline(never)`), so that a request sent on a pooled
     /// connection holds no room for connecting in its task's frames.
     @inline(never)
-    private func connect(_ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
+    private func connect(_ plan: Plan, id: ConnectionPool.ConnectionID, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
         let specification = try connectionSpecification(plan, request: request, context: context)
         let started = ContinuousClock.now
         let connection: Connection
@@ -384,9 +390,11 @@ public final class Session: Sendable {
         } catch {
             telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: true)
             guard let refusal = error as? ProxyRefusal else { throw error }
+            pool.failed(id)
             return try answer(to: refusal, plan, request: request, redirects: redirects)
         }
         telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
+        pool.created(id, connection)
         return .connection(connection, specification.handshake)
     }
 

@@ -68,26 +68,32 @@ struct ConnectionLimitTests {
         }
     }
 
-    /// With one connection allowed and held by a slow response, a second request waits in the queue: its own
-    /// deadline fails it as timed out, as any request timeout, and a cancelled one fails as cancelled — both
-    /// while the first is still in flight. Without the limit, each would have had a connection of its own and
-    /// succeeded. The session works afterwards.
+    /// With one connection allowed and held by an upload that never ends (its body's first chunk shows it has
+    /// the connection), a second request waits in the queue: its own deadline fails it as timed out, as any
+    /// request timeout, and a cancelled one fails as cancelled — both while the first is still in flight.
+    /// Without the limit, each would have had a connection of its own and succeeded. The session works afterwards.
     @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
     func aQueuedRequestHonoursItsDeadlineAndCancellation(_ protocols: LabServer.Protocols) async throws {
         try await withServer(protocols, streams: 1, configure: { $0.maximumConnectionsPerOrigin = 1 }) { server, session in
             // Over HTTP/2 the connection's single stream is what is held, once its SETTINGS are known.
             #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            let started = AsyncStream<Void>.makeStream()
+            let stuck = RequestBody.stream(length: 5_000) {
+                started.continuation.yield()
+                return AsyncStream<[UInt8]> { $0.yield([UInt8](repeating: 7, count: 1_000)) }
+            }
             let holderDone = NIOLockedValueBox(false)
             let holder = Task {
                 defer { holderDone.withLockedValue { $0 = true } }
-                return try await session.data(for: Request(url: url(server, "/slow?ms=60000")))
+                return try await session.data(for: Request(url: url(server, "/upload"), method: "PUT", bodySource: stuck))
             }
-            try await Task.sleep(for: .milliseconds(300))
+            var starts = started.stream.makeAsyncIterator()
+            _ = await starts.next()
             let timedOut = await sessionError { try await session.data(for: Request(url: url(server), timeout: .milliseconds(500))) }
             #expect(timedOut?.code == .timedOut)
             #expect(timedOut?.message.contains("timed out") == true)
             let waiting = Task { try await session.data(for: Request(url: url(server))) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .seconds(1))
             waiting.cancel()
             let cancelled = await sessionError { try await waiting.value }
             #expect(cancelled?.code == .cancelled)
