@@ -63,24 +63,22 @@ public struct ClientIdentity: Sendable {
         try self.init(pkcs12: try Self.read(path), passphrase: passphrase, source: path, now: now, budget: budget)
     }
 
-    /// NIOSSL's decoding; with a time limit, on a thread of its own that the caller stops waiting for when the limit
-    /// passes (BoringSSL's key derivation cannot be interrupted).
+    /// Where decodings with a time limit run: a concurrent queue of its own, whose threads libdispatch adds as
+    /// decodings block (it targets an overcommitting root queue), so a slow file never takes a thread of Swift
+    /// concurrency's cooperative pool, and the caller can stop waiting while the decoding, which cannot be
+    /// interrupted, finishes and is dropped. Not a thread per decoding: a thread that ends right after its work
+    /// can hold the last reference to the result as it exits, where LeakSanitizer's check after each fuzz input
+    /// no longer scans it; libdispatch releases a block on the live worker that ran it.
+    private static let decodingQueue = DispatchQueue(label: "swift-trust.pkcs12-decoding", attributes: .concurrent)
+
+    /// NIOSSL's decoding; with a time limit, on `decodingQueue`, waited for until the limit passes (BoringSSL's
+    /// key derivation cannot be interrupted).
     private static func decode(_ bytes: [UInt8], passphrase: String?, source: String, timeLimit: Duration?) throws -> NIOSSLPKCS12Bundle {
         let secret = Array((passphrase ?? "").utf8)
         guard let timeLimit else { return try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) }
         let outcome = DecodingOutcome()
-        // The thread's closure captures a raw reference only, and the thread gives its reference up before it
-        // signals `released`. A caller that got the result waits for that signal (microseconds), so the outcome
-        // and the error or bundle in it are released by the caller, on its own thread, never by the decoding
-        // thread as it ends: LeakSanitizer's check after each fuzz input found the error's storage held by a
-        // thread it no longer scanned, in the window between the caller's return and that thread's exit.
-        let handle = Unmanaged.passRetained(outcome)
-        Thread.detachNewThread {
-            let decoding = handle.takeUnretainedValue()
-            decoding.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
-            let released = decoding.released
-            handle.release()
-            released.signal()
+        decodingQueue.async {
+            outcome.finish(Result { try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: secret) })
         }
         let (seconds, attoseconds) = timeLimit.components
         // Saturating: a limit of Int32.max seconds (68 years) or more waits that long; `seconds * 10^9` traps past 292.
@@ -88,7 +86,6 @@ public struct ClientIdentity: Sendable {
         guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000)))) == .success,
             let result = outcome.result
         else { throw ClientIdentityError(source: source, kind: .timedOut(timeLimit)) }
-        outcome.released.wait()
         return try result.get()
     }
 
@@ -235,11 +232,9 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
     }
 }
 
-/// The result of a PKCS#12 decoding on its own thread, and a semaphore signalled when it is there.
+/// The result of a PKCS#12 decoding on ``ClientIdentity``'s decoding queue, and a semaphore signalled when it is there.
 private final class DecodingOutcome: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
-    /// Signalled once the decoding thread holds no reference to this outcome any more.
-    let released = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var stored: Result<NIOSSLPKCS12Bundle, any Error>?
 
