@@ -184,7 +184,8 @@ let package = Package(
             dependencies: [
                 "TrustHTTP", "TrustLab", "TrustTestSupport",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
+                .product(name: "NIOTLS", package: "swift-nio"),
+            ] + nio,
             path: "Tests/TrustHTTPTestSupport"
         ),
         // The engine: certificates, paths, pins, policies, revocation and CT decisions, configuration

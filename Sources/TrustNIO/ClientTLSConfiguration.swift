@@ -8,7 +8,9 @@ import X509
 /// clients): the entry's anchors become BoringSSL's trust roots, its `minimumTLSVersion` the minimum version, its
 /// `clientIdentity` the certificate chain and key presented, and the host name is checked by NIOSSL
 /// (`.fullVerification`) — which, unlike this package's engine, also accepts a certificate that names the
-/// connected IP address whatever host name was asked for.
+/// connected IP address whatever host name was asked for, and falls back to the subject's common name when a
+/// certificate has no subject alternative name (RFC 6125 §6.4.4 allows it; the engine, as the CA/Browser Forum's
+/// requirements, does not).
 ///
 /// Such a client runs BoringSSL's own verification, not this package's, so whatever of the entry only the engine
 /// can apply is listed in ``notApplied`` — pins above all: a configuration with pins gives no pinning through
@@ -26,7 +28,7 @@ public struct ClientTLSConfiguration: Sendable {
         /// Failure reports: no pin is checked, so none is sent.
         case reportURIs(count: Int)
         /// The engine's key-size minimums and its refusal of SHA-1 signatures: BoringSSL applies its own, which are
-        /// lower.
+        /// lower. Always listed.
         case keyAndSignatureMinimums(rsaBits: Int, ecBits: Int)
         /// DEBUG-only anchor overrides: ignored.
         case debugOverrides
@@ -35,6 +37,7 @@ public struct ClientTLSConfiguration: Sendable {
             switch self {
             case .pins(let count, let mode):
                 return "\(count) pin\(count == 1 ? "" : "s") (\(mode.rawValue)) not applied: the connection is not pinned"
+                    + (count == 0 ? " (the engine refuses every server under an empty pin set)" : "")
             case .revocation(let mode): return "revocation checking (\(mode)) not applied"
             case .certificateTransparency(let mode): return "Certificate Transparency (\(mode)) not applied"
             case .reportURIs(let count): return "\(count) report URI\(count == 1 ? "" : "s") not used: no pin is checked, so none is reported"
@@ -49,8 +52,8 @@ public struct ClientTLSConfiguration: Sendable {
     public let tlsConfiguration: TLSConfiguration
     /// The entry's host pattern (`nil`: the base entry).
     public let matched: HostPattern?
-    /// What of the entry this configuration does not apply: empty only for an entry without pins, revocation,
-    /// Certificate Transparency, reports or overrides.
+    /// What of the entry this configuration does not apply: never empty (the engine's minimums are always
+    /// listed), and naming pins whenever the entry has a pin set, even an empty one.
     public let notApplied: [NotApplied]
     /// The client identity's warnings (expired, expiring within 30 days, not yet valid), if it has one.
     public let warnings: [String]
@@ -110,11 +113,12 @@ public struct ClientTLSConfiguration: Sendable {
     /// Everything in `entry` that BoringSSL's own verification leaves out, in the file's order.
     static func notApplied(by entry: TrustConfiguration.Entry) -> [NotApplied] {
         var list: [NotApplied] = []
-        if let pins = entry.pins, !pins.sha256.isEmpty { list.append(.pins(count: pins.sha256.count, mode: entry.mode)) }
+        // Any pin set, an empty one included: the engine refuses every chain under it, this configuration would not.
+        if let pins = entry.pins { list.append(.pins(count: pins.sha256.count, mode: entry.mode)) }
         list.append(.keyAndSignatureMinimums(rsaBits: entry.minimumRSABits, ecBits: entry.minimumECBits))
         if !entry.reportURIs.isEmpty { list.append(.reportURIs(count: entry.reportURIs.count)) }
         if entry.debugOverrides != nil { list.append(.debugOverrides) }
-        if let revocation = entry.revocation { list.append(.revocation(revocation.mode)) }
+        if let revocation = entry.revocation, revocation.mode != .off { list.append(.revocation(revocation.mode)) }
         if let ct = entry.certificateTransparency, ct.mode != .off { list.append(.certificateTransparency(ct.mode)) }
         return list
     }

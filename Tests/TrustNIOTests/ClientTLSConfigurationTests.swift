@@ -15,34 +15,11 @@ import TrustTestSupport
 /// handshakes with the lab's servers; pins, revocation, CT, reports and overrides listed as not applied.
 @Suite("ClientTLSConfiguration: anchors, TLS minimum and identity from a configuration entry; the rest named", .paced)
 struct ClientTLSConfigurationTests {
-    /// Completes when the handshake does, fails with the first error the pipeline sees.
-    private final class HandshakeWatcher: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        let promise: EventLoopPromise<Void>
-        init(promise: EventLoopPromise<Void>) { self.promise = promise }
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if case .handshakeCompleted = event as? TLSUserEvent { promise.succeed() }
-            context.fireUserInboundEventTriggered(event)
-        }
-        func errorCaught(context: ChannelHandlerContext, error: any Error) { promise.fail(error) }
-        func channelInactive(context: ChannelHandlerContext) { promise.fail(ChannelError.eof) }
-    }
-
     /// A TLS handshake with BoringSSL's own verification under `configuration`, checking `host`.
     private func handshake(_ configuration: TLSConfiguration, host: String, port: Int) async throws {
         let context = try NIOSSLContext(configuration: configuration)
-        let group = MultiThreadedEventLoopGroup.singleton
-        let promise = group.next().makePromise(of: Void.self)
-        let channel = try await ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: context, serverHostname: host))
-                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: promise))
-                }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
-        defer { channel.close(promise: nil) }
-        try await promise.futureResult.get()
+        let channel = try await TLSHandshake.connect(port: port) { try NIOSSLClientHandler(context: context, serverHostname: host) }
+        channel.close(promise: nil)
     }
 
     /// A configuration file in a folder of its own, with the lab's roots beside it as `roots.pem`.
@@ -134,6 +111,18 @@ struct ClientTLSConfigurationTests {
         // An entry with nothing BoringSSL lacks but the engine's minimums.
         let plain = try configured.clientTLSConfiguration(forHost: "plain.example")
         #expect(plain.notApplied == [.keyAndSignatureMinimums(rsaBits: 2048, ecBits: 256)])
+    }
+
+    /// An entry made in code, never checked by the loader: an empty pin set (under which the engine refuses every
+    /// chain) is still named as not applied, and revocation switched off is not.
+    @Test func anEmptyPinSetIsNamedAndRevocationOffIsNot() throws {
+        var entry = TrustConfiguration.Entry(host: nil)
+        entry.anchors = TrustConfiguration.Anchors(pem: Lab.pki.trustedRoots.map(\.pemString), replaceSystem: true)
+        entry.pins = TrustConfiguration.Pins(sha256: [])
+        entry.revocation = TrustConfiguration.Revocation(mode: .off)
+        let tls = try ClientTLSConfiguration(entry: entry, baseDirectory: try temporaryDirectory())
+        #expect(tls.notApplied.contains(.pins(count: 0, mode: .enforce)))
+        #expect(!tls.notApplied.contains { if case .revocation = $0 { true } else { false } })
     }
 
     @Test func unreadableFilesAreTypedErrors() throws {

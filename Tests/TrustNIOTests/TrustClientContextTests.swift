@@ -13,34 +13,11 @@ import TrustTestSupport
 /// trusts a server, and a context used without it fails closed.
 @Suite("trustClient(): the verifier decides, and without it nothing is trusted", .paced)
 struct TrustClientContextTests {
-    /// Completes when the handshake does, fails with the first error the pipeline sees.
-    private final class HandshakeWatcher: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        let promise: EventLoopPromise<Void>
-        init(promise: EventLoopPromise<Void>) { self.promise = promise }
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if case .handshakeCompleted = event as? TLSUserEvent { promise.succeed() }
-            context.fireUserInboundEventTriggered(event)
-        }
-        func errorCaught(context: ChannelHandlerContext, error: any Error) { promise.fail(error) }
-        func channelInactive(context: ChannelHandlerContext) { promise.fail(ChannelError.eof) }
-    }
-
     /// Handshakes and returns how many certificates of the validated path NIOSSL kept for the connection (nil: none).
     @discardableResult
     private func handshake(_ handler: @escaping @Sendable () throws -> NIOSSLClientHandler, port: Int) async throws -> Int? {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let promise = group.next().makePromise(of: Void.self)
-        let channel = try await ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(try handler())
-                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: promise))
-                }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
+        let channel = try await TLSHandshake.connect(port: port, handler)
         defer { channel.close(promise: nil) }
-        try await promise.futureResult.get()
         return try await channel.nioSSL_peerValidatedCertificateChain().get().map { Array($0).count }
     }
 

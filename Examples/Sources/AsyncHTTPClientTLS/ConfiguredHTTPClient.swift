@@ -7,7 +7,8 @@ import Foundation
 import Trust
 import TrustNIO
 
-/// An AsyncHTTPClient whose TLS settings come from the entry for `host` in the trust configuration at `path`.
+/// An AsyncHTTPClient whose TLS settings come from the entry for `host` in the trust configuration at `path`, for
+/// requests to that host only (it follows no redirect).
 /// - Parameters:
 ///   - acceptingUnpinned: whether an entry with pins may be used anyway (its pins are then not applied).
 /// - Returns: the client (shut it down when done) and the warnings to show: what was not applied, and the client
@@ -20,6 +21,9 @@ public func makeConfiguredHTTPClient(configurationFile path: String, host: Strin
     }
     var configuration = HTTPClient.Configuration()
     configuration.tlsConfiguration = tls.tlsConfiguration
+    // One client per host: these settings (the client identity above all) are the entry's for `host`, and a
+    // redirect to another host would present them there.
+    configuration.redirectConfiguration = .disallow
     let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     return (client, tls.notApplied.map(\.description) + tls.warnings)
 }
