@@ -12,9 +12,10 @@ Nothing in this repository can be compiled for Apple platforms here, and the Swi
   its line.
 
 A reference is a finding when its declaration was introduced on an Apple platform after the minimum that
-Package.swift's `platforms:` declares for it, unless the reference sits inside a scope guarded for that version
-(`if #available(…)`, `guard #available(…)`, or a declaration marked `@available(…)`) — recognised from the
-source text: the braces that enclose the reference, and the text before each opening brace.
+Package.swift's `platforms:` declares for it, unless the source text guards it for that version: it is inside an
+`if #available(…)`/`while #available(…)` body, inside a declaration whose own attributes say `@available(…)`, or
+after a `guard #available(…) else { … }` in an enclosing scope (the guard's `else` body is not guarded). A module
+our sources import whose declarations cannot be read fails the check rather than passing it unseen.
 
 Usage: Scripts/check-apple-availability.py [--package-path .] [--build-path .build] [--sources Sources]
        Scripts/check-apple-availability.py --self-test   (compiles a fixture; exactly its unguarded calls must be found)
@@ -26,6 +27,7 @@ build of its own (IndexStoreDB is not among this project's dependencies).
 
 import argparse
 import ctypes
+import glob
 import json
 import os
 import re
@@ -178,26 +180,47 @@ def references(store_path, sources_dir):
     return found
 
 
-def availability_by_usr(modules_dir, own_modules):
-    """USR -> {domain: introduced} for every public symbol of the toolchain's and the dependencies' modules."""
+def clang_module_flags(build_dir, checkouts):
+    """The C modules' maps and headers that SwiftPM hands the compiler: without them, a Swift module that imports
+    one (NIOCore imports _AtomicsShims, swift-crypto CCryptoBoringSSL…) cannot be loaded to extract its graph."""
+    flags = []
+    for modulemap in sorted(glob.glob(os.path.join(build_dir, "*.build", "module.modulemap"))
+                            + glob.glob(os.path.join(checkouts, "*", "Sources", "*", "include", "module.modulemap"))):
+        flags += ["-Xcc", "-fmodule-map-file=" + os.path.realpath(modulemap)]
+    for include in sorted(glob.glob(os.path.join(checkouts, "*", "Sources", "*", "include"))):
+        flags += ["-Xcc", "-I" + os.path.realpath(include)]
+    return flags
+
+
+def availability_by_usr(modules_dir, own_modules, required, build_dir=None, checkouts=None):
+    """USR -> {domain: introduced} for every public symbol of the toolchain's and the dependencies' modules.
+    A module in `required` (one our sources import) whose graph cannot be extracted fails the check: its
+    introductions would otherwise be missing, and the check would pass without having looked."""
     toolchain = ["Swift", "_Concurrency", "_StringProcessing", "Foundation", "FoundationEssentials",
                  "FoundationInternationalization", "FoundationNetworking", "Dispatch", "Synchronization", "Observation"]
     dependencies = sorted(name[:-len(".swiftmodule")] for name in os.listdir(modules_dir)
                           if name.endswith(".swiftmodule") and name[:-len(".swiftmodule")] not in own_modules)
     target = subprocess.run(["swiftc", "-print-target-info"], capture_output=True, text=True)
     triple = json.loads(target.stdout)["target"]["triple"]
+    flags = clang_module_flags(build_dir, checkouts) if build_dir and checkouts else []
     table = {}
     defaults = {}  # requirement USR -> [availability of each default implementation]
     with tempfile.TemporaryDirectory() as output:
         def extract(module):
             folder = os.path.join(output, module)
             os.makedirs(folder)
-            subprocess.run(["swift", "symbolgraph-extract", "-module-name", module, "-target", triple,
-                            "-I", modules_dir, "-output-dir", folder, "-minimum-access-level", "public"],
-                           capture_output=True, text=True)
-            return folder
+            run = subprocess.run(["swift", "symbolgraph-extract", "-module-name", module, "-target", triple,
+                                  "-I", modules_dir, "-output-dir", folder, "-minimum-access-level", "public"] + flags,
+                                 capture_output=True, text=True)
+            failure = None if run.returncode == 0 and os.listdir(folder) else (run.stderr.strip().split("\n") or [""])[0]
+            return folder, module, failure
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            folders = list(pool.map(extract, toolchain + dependencies))
+            results = list(pool.map(extract, toolchain + dependencies))
+        failed = [(module, failure) for _, module, failure in results if failure and (module in required or module in toolchain)]
+        if failed:
+            fail("cannot read the declarations of " + ", ".join(module for module, _ in failed) + ":\n"
+                 + "\n".join(f"  {module}: {failure}" for module, failure in failed))
+        folders = [folder for folder, _, _ in results]
         for folder in folders:
             for name in os.listdir(folder):
                 with open(os.path.join(folder, name)) as file:
@@ -221,6 +244,8 @@ def availability_by_usr(modules_dir, own_modules):
 
 
 AVAILABLE = re.compile(r"[#@]available\s*\(([^)]*)\)")
+DECLARATION = re.compile(r"\b(func|init|deinit|subscript|var|let|struct|class|enum|extension|actor|protocol)\b")
+GUARD_AVAILABLE = re.compile(r"\bguard\b[^{};]*#available\s*\(([^)]*)\)[^{};]*\belse\s*\{")
 
 
 def guard_versions(text):
@@ -232,24 +257,61 @@ def guard_versions(text):
     return versions
 
 
-def enclosing_guards(source, offset):
-    """The versions guaranteed at offset: each brace that encloses it, with the text that opens it (from the end
-    of the previous statement), plus the attributes of the declaration it belongs to. Comments and string literals
-    are blanked first, so braces inside them do not count."""
-    depth_openers = []
-    i = 0
-    while i < offset:
-        c = source[i]
-        if c == "{":
-            depth_openers.append(i)
-        elif c == "}" and depth_openers:
-            depth_openers.pop()
-        i += 1
+def merge(into, versions):
+    for domain, version in versions.items():
+        into[domain] = max(into.get(domain, (0, 0, 0)), version)
+
+
+def matching_brace(source, opener):
+    depth = 0
+    for index in range(opener, len(source)):
+        if source[index] == "{":
+            depth += 1
+        elif source[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return len(source)
+
+
+def opener_guard(source, opener):
+    """What the brace at `opener` guarantees: `if`/`while #available(…)` in its statement's header, or
+    `@available(…)` among the attributes of the declaration it opens. A `guard #available(…) else {` brace opens
+    the fallback, which is not guarded; an attribute of an earlier declaration does not count."""
+    start = max(source.rfind("{", 0, opener), source.rfind("}", 0, opener), source.rfind(";", 0, opener)) + 1
+    header = source[start:opener]
     versions = {}
-    for opener in depth_openers:
-        start = max(source.rfind("}", 0, opener), source.rfind(";", 0, opener), 0)
-        for domain, version in guard_versions(source[start:opener]).items():
-            versions[domain] = max(versions.get(domain, (0, 0, 0)), version)
+    if re.search(r"\b(if|while)\b", header) and not re.search(r"\bguard\b", header):
+        merge(versions, guard_versions(AVAILABLE.sub(lambda m: m.group(0) if m.group(0).startswith("#") else "", header)))
+    lines = header.split("\n")
+    declaration = max((index for index, line in enumerate(lines) if DECLARATION.search(line)), default=None)
+    if declaration is not None:
+        first = declaration
+        while first > 0 and (lines[first - 1].strip().startswith("@") or not lines[first - 1].strip()):
+            first -= 1
+        owned = "\n".join(lines[first:])
+        merge(versions, guard_versions(AVAILABLE.sub(lambda m: m.group(0) if m.group(0).startswith("@") else "", owned)))
+    return versions
+
+
+def enclosing_guards(source, offset):
+    """The versions guaranteed at offset: each brace that encloses it (see opener_guard), and each
+    `guard #available(…) else { … }` that ends before it in one of those scopes (comments and string literals are
+    blanked first, so braces inside them do not count)."""
+    openers = []
+    for index in range(offset):
+        if source[index] == "{":
+            openers.append(index)
+        elif source[index] == "}" and openers:
+            openers.pop()
+    versions = {}
+    for opener in openers:
+        merge(versions, opener_guard(source, opener))
+    for scope_start in [0] + [opener + 1 for opener in openers]:
+        for match in GUARD_AVAILABLE.finditer(source, scope_start, offset):
+            depth = source.count("{", scope_start, match.start()) - source.count("}", scope_start, match.start())
+            if depth == 0 and matching_brace(source, match.end() - 1) < offset:
+                merge(versions, guard_versions(match.group(0)))
     return versions
 
 
@@ -282,12 +344,18 @@ def blank_comments_and_strings(text):
     return "".join(out)
 
 
-def check(package, sources, store, modules, minimums):
+def check(package, sources, store, modules, minimums, build_dir=None, checkouts=None):
     """The findings: (path, line, column, name, what it needs), and the references' count and files."""
     own = {name for name in os.listdir(sources) if os.path.isdir(os.path.join(sources, name))}
     own |= {name.replace("-", "_") for name in own}
     found = references(store, sources)
-    table = availability_by_usr(modules, own)
+    imported = set()
+    for folder, _, files in os.walk(sources):
+        for name in files:
+            if name.endswith(".swift"):
+                with open(os.path.join(folder, name), encoding="utf-8") as file:
+                    imported |= set(re.findall(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*import\s+(?:\w+\s+)?(\w+)", file.read(), re.M))
+    table = availability_by_usr(modules, own, imported - own, build_dir, checkouts)
     texts = {}
     findings = set()
     for usr, name, path, line, column in found:
@@ -329,6 +397,19 @@ func guardedTooLow(_ bytes: [UInt8]) -> String? {
         return String(validating: bytes, as: UTF8.self)  // EXPECTED FINDING
     }
     return nil
+}
+struct Holder {
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    let marked = 1
+    func notMarked(_ bytes: [UInt8]) -> String? {
+        String(validating: bytes, as: UTF8.self)  // EXPECTED FINDING
+    }
+}
+func earlyExit(_ bytes: [UInt8]) -> String? {
+    guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) else {
+        return String(validating: bytes, as: UTF8.self)  // EXPECTED FINDING
+    }
+    return String(validating: bytes, as: UTF8.self)
 }
 func older(_ x: UInt64, _ stream: AsyncStream<Int>) async -> UInt64 {
     var total = x &* 8  // a Swift 6 requirement with an older default implementation: no finding
@@ -384,7 +465,8 @@ def main():
     if not os.path.isdir(store) or not os.path.isdir(modules):
         fail(f"no debug build with an index store under {build} (run `swift build` first)")
     minimums = declared_minimums(package)
-    findings, count, files, declarations = check(package, os.path.join(package, arguments.sources), store, modules, minimums)
+    findings, count, files, declarations = check(package, os.path.join(package, arguments.sources), store, modules, minimums, debug,
+                                                 os.path.join(build, "checkouts"))
     declared = ", ".join(f"{domain} {'.'.join(map(str, version[:2]))}" for domain, version in sorted(minimums.items()))
     for path, line, column, name, needs in findings:
         print(f"{path}:{line}:{column}: `{name}` needs {needs}; Package.swift declares {declared}")
