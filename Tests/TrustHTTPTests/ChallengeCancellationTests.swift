@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
@@ -8,6 +9,8 @@ import TrustTestSupport
 
 /// Challenge handlers are asked on behalf of the request: cancelling the request's task cancels a handler
 /// that is still deciding, and the request ends with `cancelled` — it does not wait for the handler's timeout.
+/// A server-trust challenge ended so judged nothing: the handshake is refused, but no trust decision is recorded
+/// (the decision observer sees none) and the error carries none.
 @Suite("Challenges: cancelling the request cancels its challenge handlers", .timeLimit(.minutes(5)), .paced)
 struct ChallengeCancellationTests {
     /// A handler that waits until it is cancelled, and says when it was asked and when it saw the cancellation.
@@ -39,11 +42,43 @@ struct ChallengeCancellationTests {
         }
     }
 
+    /// The connect timeout (which bounds the handshake) ends a server-trust challenge whose handler is still
+    /// deciding: the request ends `timedOut`, with no trust decision made, recorded or carried.
+    @Test(arguments: ["task", "session"])
+    func connectTimeoutDuringTheServerTrustChallengeIsNoTrustDecision(_ level: String) async throws {
+        try await withLabServers(["good"]) { servers in
+            let (events, continuation) = AsyncStream.makeStream(of: String.self)
+            let handler = WaitingHandler(method: .serverTrust, events: continuation)
+            let decisions = NIOLockedValueBox<[TrustDecisionEvent]>([])
+            let session = try labSession { configuration in
+                configuration.requestTimeout = .seconds(600)
+                // Short enough for a quick test; the handler waits an hour, so only this timeout can end it.
+                configuration.connectTimeout = .seconds(2)
+                configuration.decisionObserver = { event in decisions.withLockedValue { $0.append(event) } }
+                if level == "session" { configuration.challengeHandler = handler }
+            }
+            try await withTeardown({ await session.shutdown() }) {
+                let request = Request(url: url(servers["good"]!), challengeHandler: level == "task" ? handler : nil)
+                let result = await Task { try await session.data(for: request) }.result
+                continuation.finish()
+                var seen: [String] = []
+                for await event in events { seen.append(event) }
+                #expect(seen == ["asked", "cancelled"])
+                let error = try #require(result.failure as? SessionError, "\(result)")
+                #expect(error.code == .timedOut, "\(error)")
+                #expect(error.trustDecision == nil, "\(error)")
+                #expect(decisions.withLockedValue { $0 }.isEmpty, "\(decisions.withLockedValue { $0 })")
+            }
+        }
+    }
+
     private func expectCancellation(level: String, method: AuthenticationMethod, url: URL) async throws {
         let (events, continuation) = AsyncStream.makeStream(of: String.self)
         let handler = WaitingHandler(method: method, events: continuation)
+        let decisions = NIOLockedValueBox<[TrustDecisionEvent]>([])
         let session = try labSession { configuration in
             configuration.requestTimeout = .seconds(600)
+            configuration.decisionObserver = { event in decisions.withLockedValue { $0.append(event) } }
             if level == "session" { configuration.challengeHandler = handler }
         }
         try await withTeardown({ await session.shutdown() }) {
@@ -64,6 +99,11 @@ struct ChallengeCancellationTests {
             let result = await task.result
             let error = try #require(result.failure as? SessionError, "\(result)")
             #expect(error.code == .cancelled, "\(error)")
+            if method == .serverTrust {
+                // Cancelled before the handler answered: no one judged the server.
+                #expect(error.trustDecision == nil, "\(error)")
+                #expect(decisions.withLockedValue { $0 }.isEmpty, "\(decisions.withLockedValue { $0 })")
+            }
         }
     }
 }

@@ -98,11 +98,13 @@ final class HandshakeChallenges: Sendable {
     }
 
     /// The server-trust challenge's decision, in the request's task; its outcome is kept for ``error(after:)``.
+    /// A request cancelled while its handlers were asked refuses the handshake, but judged nothing: no
+    /// decision goes to the diagnostics hook (logs, metrics, traces, the decision observer).
     private func challenge(_ trust: ServerTrust) async -> TrustDecision {
         guard let serverTrust else { return Self.abandoned(trust) }
         let answer = await serverTrust.decide(trust)
         answers.withLockedValue { $0.serverTrust = answer.outcome }
-        evaluation.record(answer.decision, measured: answer.measured)
+        if answer.outcome.isJudgement { evaluation.record(answer.decision, measured: answer.measured) }
         return answer.decision
     }
 
@@ -143,9 +145,13 @@ final class HandshakeChallenges: Sendable {
     /// The error for a handshake that failed — or a new connection that ended before its first response —
     /// when the challenges explain it: a refused trust decision (its code chosen by how the handler
     /// answered), or the client-certificate exchange. `seen` is every error the connection saw (TLS
-    /// alerts, as BoringSSL words them). Nil when neither explains the failure.
+    /// alerts, as BoringSSL words them). Nil when neither explains the failure — nor when the request was
+    /// cancelled during the server-trust challenge, which judged nothing.
     func error(after seen: String) -> SessionError? {
         let (trustOutcome, certificateOutcome) = answers.withLockedValue { $0 }
+        // The request ended (cancelled, or its timeout) while its handlers were asked: not a trust refusal.
+        // The failure is the request's end, which the request reports (`cancelled`, `timedOut`).
+        if trustOutcome == .requestCancelled { return nil }
         if let decision = record.decision, !decision.isTrusted {
             return trustError(decision, outcome: trustOutcome)
         }
@@ -162,7 +168,7 @@ final class HandshakeChallenges: Sendable {
             return SessionError(.serverCertificateUntrusted, "the challenge handler rejected the server \(origin)", url: url, trustDecision: decision)
         case .invalidAnswer?:
             return SessionError(.serverCertificateUntrusted, "the challenge handler's answer for \(origin) was not usable", url: url, trustDecision: decision)
-        case .defaultHandling?, .accepted?, nil:
+        case .defaultHandling?, .accepted?, .requestCancelled?, nil:
             return SessionError(SessionError.code(for: decision), "the server \(origin) is not trusted", url: url, trustDecision: decision)
         }
     }

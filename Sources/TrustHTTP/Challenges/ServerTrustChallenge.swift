@@ -8,10 +8,18 @@ struct ServerTrustChallenge: Sendable {
     enum Outcome: Sendable, Equatable {
         case defaultHandling
         case accepted
+        /// The handler answered `cancelAuthenticationChallenge`: a refusal by the application.
         case cancelled
         case rejected
         case invalidAnswer
         case handlerTimedOut
+        /// The request was cancelled (by its caller or its timeout) before the handlers answered: no one
+        /// judged the server. The handshake is still refused — never trusted unjudged — but the refusal is
+        /// not a trust decision: it is neither recorded nor carried by the request's error.
+        case requestCancelled
+
+        /// Whether the answer is a judgement of the server, to record as the handshake's trust decision.
+        var isJudgement: Bool { self != .requestCancelled }
     }
 
     /// The decision the handshake goes by, how the handlers answered, and the default evaluation behind
@@ -37,7 +45,7 @@ struct ServerTrustChallenge: Sendable {
             protectionSpace: ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, authenticationMethod: .serverTrust),
             serverTrust: trust, defaultEvaluation: { await evaluation.evaluate(trust, afterImmediate: false).decision })
         guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: handlerTimeout) else {
-            return Task.isCancelled ? refusal(trust, .cancelled, "the request was cancelled during its server-trust challenge")
+            return Task.isCancelled ? refusal(trust, .requestCancelled, "the request was cancelled during its server-trust challenge")
                 : refusal(trust, .handlerTimedOut, "the challenge handler did not answer within \(handlerTimeout)")
         }
         switch disposition {
