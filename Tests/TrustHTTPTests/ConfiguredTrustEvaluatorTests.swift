@@ -83,6 +83,9 @@ struct ConfiguredTrustEvaluatorTests {
         #if DEBUG
         #expect(result.decision.isTrusted)
         #expect(result.warnings.contains { $0.contains("debug override") })
+        // The acceptance is an override of the entry's refusal, which it keeps.
+        #expect(result.decision.override?.origin == .debugOverride)
+        #expect(!result.decision.evaluatorDecision.isTrusted && !result.decision.validatedPath.isEmpty)
         #else
         #expect(!result.decision.isTrusted)
         #endif

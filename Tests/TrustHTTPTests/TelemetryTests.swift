@@ -89,6 +89,32 @@ struct TelemetryTests {
         #expect(observed.metrics.counterTotal(label: "swift_trust_decisions_total") == 1)
     }
 
+    /// A challenge handler that cancels the challenge for a chain default handling trusts: the observer sees the
+    /// handler's refusal, which has no validated path (the trusted decision it replaced keeps its own), and the
+    /// request's error carries it (a trust refusal by the application, not a cancelled request).
+    @Test func handlerRefusalOfATrustedChainHasNoValidatedPath() async throws {
+        let observed = Observed()
+        let error = try await withLabServers(["good"]) { servers in
+            let session = try labSession { observed.configure(&$0) }
+            let refusing = ClosureChallengeHandler { challenge in
+                challenge.serverTrust == nil ? .performDefaultHandling : .cancelAuthenticationChallenge
+            }
+            let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), challengeHandler: refusing)) }
+            await session.shutdown()
+            return error
+        }
+        #expect(error?.code == .cancelled && error?.trustDecision?.isTrusted == false, "\(String(describing: error))")
+        let events = observed.events.withLockedValue { $0 }
+        try #require(events.count == 1)
+        let decision = events[0].decision
+        #expect(!decision.isTrusted && decision.validatedPath.isEmpty)
+        #expect(decision.pinsSeen.count == decision.closestPath.count && !decision.closestPath.isEmpty)
+        #expect(DecisionText.pathLine(decision).hasPrefix("validated path: none"), "\(DecisionText.pathLine(decision))")
+        let override = try #require(decision.override)
+        #expect(override.origin == .challengeHandler && override.replaced.isTrusted && !override.replaced.validatedPath.isEmpty)
+        #expect(decision.closestPath == override.replaced.validatedPath)
+    }
+
     @Test func pinMismatchAndExpiredAreRefusals() async throws {
         let observed = Observed()
         let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 7, count: 32).base64EncodedString())

@@ -187,7 +187,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
             let viaOverride = await debug.evaluate(trust)
             if viaOverride.isTrusted {
-                decision = viaOverride.adding(notes: ["DEBUG build: accepted through the entry's debug override anchors"])
+                decision = viaOverride.overriding(decision, by: .debugOverride).adding(notes: ["DEBUG build: accepted through the entry's debug override anchors"])
                 report = nil  // a proxy CA in a debug build: not a pin failure to report
                 warnings.append("DEBUG build: \(trust.peerName?.description ?? "?") accepted through a debug override anchor")
             }

@@ -8,8 +8,11 @@ extension TrustDecision {
             case challengeHandler = "challenge-handler"
             /// `SecurityPolicy.allowInvalidCertificates` without pinning: AFNetworking accepts any chain.
             case allowInvalidCertificates = "allow-invalid-certificates"
+            /// A trust configuration entry's `debugOverrides` anchors (DEBUG builds only): a chain the entry's
+            /// policy refused validated to one of them (a debugging proxy's CA).
+            case debugOverride = "debug-override"
 
-            /// Its stable code (`challenge-handler`, `allow-invalid-certificates`).
+            /// Its stable code (`challenge-handler`, `allow-invalid-certificates`, `debug-override`).
             public var description: String { rawValue }
         }
 

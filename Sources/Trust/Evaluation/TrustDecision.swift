@@ -88,14 +88,27 @@ public struct TrustDecision: Sendable {
 
     /// A new decision by `origin` in place of this one: trusted or not, for `reasons`, with `notes`, under `policy`
     /// (this one's by default). Everything else (the paths examined, the pins, the name, the time) is this decision's;
-    /// this decision itself — its reasons, when it refused — is kept in the new one's ``override``.
+    /// this decision itself — its reasons, when it refused — is kept in the new one's ``override``. A refusal has no
+    /// validated path: when it replaces a trusted decision, the path that validated is its closest path instead
+    /// (the replaced decision keeps it as its validated path).
     public func overridden(
         by origin: Override.Origin, isTrusted: Bool, reasons: [TrustFailureReason] = [], notes: [String], policy: Policy? = nil
     ) -> TrustDecision {
         TrustDecision(
+            isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: isTrusted ? validatedPath : [],
+            closestPath: isTrusted || !closestPath.isEmpty ? closestPath : validatedPath, peerName: peerName, evaluationTime: evaluationTime,
+            policy: policy ?? self.policy, expectedPins: expectedPins, validity: validity, allowedFailures: allowedFailures,
+            override: Override(origin: origin, replaced: self))
+    }
+
+    /// This decision — another evaluator's, reached on its own — in place of `replaced`, by `origin`: everything is
+    /// this decision's, and `replaced` is kept in its ``override`` (a DEBUG build's debug override anchors accepting
+    /// a chain the configured policy refused).
+    func overriding(_ replaced: TrustDecision, by origin: Override.Origin) -> TrustDecision {
+        TrustDecision(
             isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: validatedPath,
-            closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime, policy: policy ?? self.policy,
-            expectedPins: expectedPins, validity: validity, allowedFailures: allowedFailures, override: Override(origin: origin, replaced: self))
+            closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime, policy: policy, expectedPins: expectedPins,
+            validity: validity, allowedFailures: allowedFailures, override: Override(origin: origin, replaced: replaced))
     }
 
     /// This decision with `notes` added after its own (what the evaluator that made it observed besides: a
