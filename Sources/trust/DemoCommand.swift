@@ -137,8 +137,8 @@ struct DemoCommand: AsyncParsableCommand {
         error.trustDecision?.reasons.first?.explanation.summary ?? error.explanation.summary
     }
 
-    /// A few words on a trusted connection: what a lenient mode let through (soft revocation checking, CT
-    /// report-only), else the decision's first note (a report-only pin failure), else the validated path.
+    /// A few words on a trusted connection: what a lenient mode let through (soft revocation checking, CT or
+    /// pins report-only), else the decision's first note, else the validated path.
     static func trusted(_ decision: TrustDecision) -> String {
         if let allowed = decision.allowedFailures.first {
             return "trusted, let through: " + allowed.explanation.summary

@@ -52,6 +52,12 @@ struct ConfiguredTrustEvaluatorTests {
         #expect(result.decision.isTrusted)
         #expect(result.report?.enforceMode == false)
         #expect(result.warnings.contains { $0.contains("report-only") })
+        // What report-only let through is typed, for observers and metrics, as well as worded.
+        #expect(result.decision.allowedFailures.map(\.code) == ["pin-mismatch"])
+        if case .pinMismatch(let seen, let expected)? = result.decision.allowedFailures.first {
+            #expect(expected.map(\.description) == [Self.otherPins[0]] && !seen.isEmpty)
+        }
+        #expect(result.decision.notes.contains { $0.contains("report-only") })
         // Report-only never rescues a chain that fails validation itself.
         let expired = await evaluator.evaluation(for: Lab.trust("expired", host: "good.lab.test"), port: 443)
         #expect(!expired.decision.isTrusted)

@@ -172,7 +172,12 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
                 warnings.append("the pin set of \(label) expired at \(pins.expires.map(RFC3339.string) ?? "?"): pins not enforced")
             }
             if !withPins.isTrusted || pinsExpired {
-                if entry.mode == .reportOnly && !withPins.isTrusted { warnings.append("report-only: the pins of \(label) did not match; the connection goes on") }
+                if entry.mode == .reportOnly && !withPins.isTrusted {
+                    warnings.append("report-only: the pins of \(label) did not match; the connection goes on")
+                    // What report-only let through, typed for observers and metrics (as soft revocation and
+                    // report-only CT do): the pinned evaluation's pin mismatch.
+                    if decision.isTrusted { decision = decision.allowing([Self.pinMismatch(withPins, expected: pinSet, seen: decision.pinsSeen)]) }
+                }
                 report = PinFailureReport(decision: withPins, trust: trust, port: port, entry: entry, pinsExpired: pinsExpired)
             }
         } else if enforcesPins && !decision.isTrusted {
@@ -194,5 +199,14 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         }
         #endif
         return Evaluation(decision: decision.adding(notes: warnings), matched: entry.host, warnings: warnings, report: report, reportURIs: entry.reportURIs)
+    }
+
+    /// The pin mismatch of a pinned evaluation that refused (its own reason, else one made of the pins
+    /// `seen` on the path that validated without them and those `expected`).
+    private static func pinMismatch(_ pinned: TrustDecision, expected: Set<SPKIPin>, seen: [SPKIPin]) -> TrustFailureReason {
+        for reason in pinned.reasons {
+            if case .pinMismatch = reason { return reason }
+        }
+        return .pinMismatch(seen: seen, expected: expected.sorted { $0.base64 < $1.base64 })
     }
 }

@@ -35,8 +35,8 @@ public struct TrustDecision: Sendable {
     /// bounds it. A cache never reuses the decision outside it.
     public let validity: ClosedRange<Date>?
     /// Failures a lenient mode let through on a trusted path — an unknown revocation status under soft checking,
-    /// a Certificate Transparency policy not met under report-only — for failure reports and telemetry (each is
-    /// also in ``notes`` in words).
+    /// a Certificate Transparency policy not met or a pin set not matched under report-only — for failure reports
+    /// and telemetry (each is also in ``notes`` in words).
     public let allowedFailures: [TrustFailureReason]
     /// Who replaced the evaluator's decision by this one, and the decision replaced; `nil` for an evaluator's own.
     public let override: Override?
@@ -109,6 +109,13 @@ public struct TrustDecision: Sendable {
             isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: validatedPath,
             closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime, policy: policy, expectedPins: expectedPins,
             validity: validity, allowedFailures: allowedFailures, override: Override(origin: origin, replaced: replaced))
+    }
+
+    /// This decision with `failures` a lenient mode let through added to its ``allowedFailures`` (a report-only
+    /// pin set that did not match).
+    func allowing(_ failures: [TrustFailureReason]) -> TrustDecision {
+        guard !failures.isEmpty else { return self }
+        return replacing(allowedFailures: allowedFailures + failures)
     }
 
     /// This decision with `notes` added after its own (what the evaluator that made it observed besides: a
