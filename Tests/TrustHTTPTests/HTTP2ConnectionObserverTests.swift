@@ -48,4 +48,29 @@ struct HTTP2ConnectionObserverTests {
         #expect(heard.goAways == 1)
         _ = try channel.finish(acceptAlreadyClosed: true)
     }
+
+    /// RFC 9113 §6.5.2: a parameter a peer's SETTINGS leave out keeps its initial value (unlimited for
+    /// SETTINGS_MAX_CONCURRENT_STREAMS); the pool is told its bounded assumption, now known, once.
+    @Test func aFirstSettingsFrameWithoutTheLimitReportsTheAssumedOne() throws {
+        let observer = HTTP2ConnectionObserver()
+        let channel = EmbeddedChannel(handler: observer)
+        let heard = Heard()
+        observer.observe(settings: { heard.limits.append($0) }, goingAway: { heard.goAways += 1 })
+        try channel.writeInbound(HTTP2Frame(streamID: .rootStream, payload: .settings(.ack)))
+        #expect(heard.limits == [])
+        try channel.writeInbound(Self.settings([(.initialWindowSize, 65_535)]))
+        try channel.writeInbound(Self.settings([(.maxFrameSize, 16_384)]))
+        #expect(heard.limits == [ConnectionPoolStateMachine.assumedConcurrentStreams])
+        try channel.writeInbound(Self.settings([(.maxConcurrentStreams, 5)]))
+        #expect(heard.limits == [ConnectionPoolStateMachine.assumedConcurrentStreams, 5])
+        // Told to a pool that listens only after the frame came.
+        let late = HTTP2ConnectionObserver()
+        let lateChannel = EmbeddedChannel(handler: late)
+        try lateChannel.writeInbound(Self.settings([]))
+        var lateLimits: [Int] = []
+        late.observe(settings: { lateLimits.append($0) }, goingAway: {})
+        #expect(lateLimits == [ConnectionPoolStateMachine.assumedConcurrentStreams])
+        _ = try channel.finish()
+        _ = try lateChannel.finish()
+    }
 }

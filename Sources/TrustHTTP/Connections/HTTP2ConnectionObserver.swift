@@ -30,7 +30,12 @@ final class HTTP2ConnectionObserver: ChannelInboundHandler, RemovableChannelHand
         switch frame.payload {
         case .settings(.settings(let settings)):
             // The last value of a parameter in a frame is the one in force (§6.5.3 processes them in order).
-            if let value = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value {
+            // A peer's first SETTINGS frame (§3.4: the first frame it sends) without the parameter leaves it at
+            // its initial value, unlimited (§6.5.2). The pool must stay bounded, so the limit it then lends up
+            // to is the one it assumed until SETTINGS came (100, the fewest §6.5.2 recommends allowing) — but
+            // it is now known, so the pool may open another connection once this one is full.
+            let value = settings.last(where: { $0.parameter == .maxConcurrentStreams })?.value
+            if let value = value ?? (maximumStreams == nil ? ConnectionPoolStateMachine.assumedConcurrentStreams : nil) {
                 maximumStreams = value
                 onSettings?(value)
             }
