@@ -203,21 +203,70 @@ struct ConnectionPoolStateMachineTests {
         #expect(machine.requestArrived(Self.r(2), key: Self.key, mayUseHTTP2: true) == .connect(C(value: first.value + 1)))
     }
 
-    @Test func connectionRetiredLendsNoMoreStreamsAndNoLongerCounts() {
+    @Test func connectionRetiredWithStreamsLendsNoneCountsUntilItsLastEndsThenCloses() {
         var machine = Self.machine(limit: 1)
         let first = Self.connect(&machine, 0)
         _ = machine.connectionCreated(first, .http2(maximumStreams: 1), shareable: true)
         _ = machine.requestArrived(Self.r(1), key: Self.key, mayUseHTTP2: true)
-        #expect(machine.connectionRetired(first) == [.connect(C(value: first.value + 1), for: Self.r(1))])
-        // Its remaining stream ends: nothing (the connection stays open for it, then closes on its own).
-        #expect(machine.requestFinished(on: first, reusable: true, at: Self.start) == [])
+        // Still open for its stream, it still counts: the waiter gets no connection of its own yet.
         #expect(machine.connectionRetired(first) == [])
+        #expect(machine.connectionCount == 1)
+        #expect(machine.requestArrived(Self.r(2), key: Self.key, mayUseHTTP2: true) == .wait)
+        // Its remaining stream ends: it closes, and its place goes to the queue's head.
+        #expect(machine.requestFinished(on: first, reusable: true, at: Self.start) == [.close(first), .connect(C(value: first.value + 1), for: Self.r(1))])
+        #expect(machine.connectionRetired(first) == [])
+        #expect(machine.connectionClosed(first) == [])
+        #expect(machine.connectionCount == 1)
         // An HTTP/1.1 connection is not retired (it is closed when it cannot be reused).
         var http1 = Self.machine()
         let connection = Self.connect(&http1, 1, http2: false)
         _ = http1.connectionCreated(connection, .http1, shareable: true)
         #expect(http1.connectionRetired(connection) == [])
         #expect(http1.connectionCount == 1)
+    }
+
+    @Test func connectionRetiredWithNoStreamClosesAtOnce() {
+        var machine = Self.machine(limit: 1)
+        let first = Self.connect(&machine, 0)
+        _ = machine.connectionCreated(first, .http2(maximumStreams: 10), shareable: true)
+        #expect(machine.requestFinished(on: first, reusable: true, at: Self.start) == [])
+        #expect(machine.connectionRetired(first) == [.close(first)])
+        #expect(machine.connectionCount == 0)
+        #expect(machine.requestArrived(Self.r(1), key: Self.key, mayUseHTTP2: true) == .connect(C(value: first.value + 1)))
+    }
+
+    /// A peer that refuses every stream and never closes: each refusal retires a connection and the retry asks
+    /// for another. The retired ones count while open, so the key never exceeds its limit.
+    @Test func retiredConnectionsKeepTheKeyWithinItsLimit() {
+        var machine = Self.machine(limit: 2)
+        var open: Set<C> = []
+        for request in 0..<10 {
+            let admission = machine.requestArrived(Self.r(request), key: Self.key, mayUseHTTP2: true)
+            guard case .connect(let connection) = admission else {
+                #expect(admission == .wait)
+                break
+            }
+            _ = machine.connectionCreated(connection, .http2(maximumStreams: 100), shareable: true)
+            open.insert(connection)
+            // The stream is refused while another request's stream stays open on it: retired, not closed.
+            #expect(machine.requestArrived(Self.r(100 + request), key: Self.key, mayUseHTTP2: true) == .lease(connection))
+            _ = machine.requestFinished(on: connection, reusable: false, at: Self.start)
+            #expect(machine.connectionRetired(connection) == [])
+            #expect(machine.connectionCount <= 2)
+        }
+        #expect(open.count == 2)
+    }
+
+    @Test func settingsWithoutTheParameterMakeTheAssumedLimitKnownAndAFullConnectionGetsASecond() {
+        var machine = Self.machine(limit: 2)
+        let first = Self.connect(&machine, 0)
+        for request in 1...150 { _ = machine.requestArrived(Self.r(request), key: Self.key, mayUseHTTP2: true) }
+        _ = machine.connectionCreated(first, .http2(maximumStreams: nil), shareable: true)
+        // What `HTTP2ConnectionObserver` reports for a first SETTINGS frame without SETTINGS_MAX_CONCURRENT_STREAMS.
+        let actions = machine.settingsChanged(on: first, maximumStreams: Machine.assumedConcurrentStreams)
+        #expect(actions == [.connect(C(value: first.value + 1), for: Self.r(100))])
+        #expect(machine.connectionCount == 2)
+        #expect(machine.waitingCount == 50)
     }
 
     @Test func idleTimerFiredClosesTheExpiredAndStopsWhenNoneIsLeft() {

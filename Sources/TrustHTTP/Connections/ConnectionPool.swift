@@ -167,8 +167,8 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// No longer lends `connection` (an HTTP/2 connection a request failed on: going away, or gone), though it
-    /// stays open for the streams it still carries.
+    /// No longer lends `connection` (an HTTP/2 connection a request failed on: going away, or gone); it stays
+    /// open, and counted, for the streams it still carries, and is closed with the last of them.
     func retire(_ connection: Connection, key _: PoolKey) {
         update { state in
             guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }

@@ -63,7 +63,9 @@ extension ConnectionPoolStateMachine {
         var maximum: Int
         /// The peer's SETTINGS have said `maximum`.
         var known: Bool
-        var isFull: Bool { open >= maximum }
+        /// Going away: lends nothing more, closes with its last stream.
+        var retired = false
+        var isFull: Bool { retired || open >= maximum }
     }
 
     /// What the protocol of a key's last new connection says about the next.
@@ -75,7 +77,7 @@ extension ConnectionPoolStateMachine {
 
     /// One key's connections and queue.
     struct KeyState: Sendable {
-        /// Connections being made, HTTP/1.1 connections and HTTP/2 connections not retired: what the limit bounds.
+        /// Connections being made and open ones (retired HTTP/2 connections until they close): what the limit bounds.
         private(set) var counted = 0
         private var connecting = 0
         /// Idle HTTP/1.1 connections, most recently used last.
@@ -200,10 +202,20 @@ extension ConnectionPoolStateMachine {
             case .http2(var streams):
                 streams.open = max(streams.open - 1, 0)
                 registry.set(.http2(streams), of: connection)
-                if !record.shareable && streams.open == 0 { close(connection, &registry, into: &actions) }
+                if (!record.shareable || streams.retired) && streams.open == 0 { close(connection, &registry, into: &actions) }
             case .connecting, .http1Idle:
                 break
             }
+        }
+
+        /// An HTTP/2 connection going away lends no more streams; it closes now when it carries none, else with
+        /// its last (``finished(_:reusable:at:_:_:into:)``). It counts until then.
+        mutating func retire(_ connection: ConnectionID, _ registry: inout Registry, into actions: inout [Action]) {
+            guard case .http2(var streams) = registry.connections[connection]?.state, !streams.retired else { return }
+            http2.removeAll { $0 == connection }
+            guard streams.open > 0 else { return close(connection, &registry, into: &actions) }
+            streams.retired = true
+            registry.set(.http2(streams), of: connection)
         }
 
         /// Closes the idle connections older than the idle timeout.

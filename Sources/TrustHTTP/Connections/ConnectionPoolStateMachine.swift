@@ -16,7 +16,8 @@ import NIOCore
 ///   a burst) — unless the key's last connection spoke HTTP/1.1, or the last attempt failed;
 /// - at most ``Configuration/maximumIdlePerKey`` idle HTTP/1.1 connections, closed after
 ///   ``Configuration/idleTimeout`` by a periodic sweep (one timer, not one per response);
-/// - a retired HTTP/2 connection (going away) lends no more streams and no longer counts.
+/// - a retired HTTP/2 connection (going away) lends no more streams; it counts until it closes, which the machine
+///   asks for when its last stream ends.
 ///
 /// A request that must have a new connection (its own handshake handler, or a retry after its connection
 /// failed before any response) is not held back by the limit: ``newConnectionRequested(key:)``.
@@ -102,7 +103,7 @@ struct ConnectionPoolStateMachine: Sendable {
         self.configuration = configuration
     }
 
-    /// Connections the machine tracks (being made, leased, idle; retired ones excluded).
+    /// Connections the machine tracks (being made, leased, idle, retired and still open).
     var connectionCount: Int { registry.connections.count }
     /// Requests waiting in a queue.
     var waitingCount: Int { waiting.count }
@@ -188,13 +189,16 @@ struct ConnectionPoolStateMachine: Sendable {
         return served(record.key)
     }
 
-    /// An HTTP/2 connection is going away (GOAWAY, or a request failed on it): it lends no more streams and
-    /// no longer counts; it stays open for the streams it carries.
+    /// An HTTP/2 connection is going away (GOAWAY, or a request failed on it): it lends no more streams; it
+    /// stays open, and counted against the limit, for the streams it carries, and closes with the last of them
+    /// (at once when it carries none) — so a peer that refuses streams without closing cannot make the pool
+    /// open connections without bound.
     mutating func connectionRetired(_ connection: ConnectionID) -> [Action] {
         guard let record = registry.connections[connection], case .http2 = record.state else { return [] }
-        registry.connections[connection] = nil
-        withKey(record.key) { state, _ in state.removed(connection) }
-        return served(record.key)
+        var actions: [Action] = []
+        withKey(record.key) { $0.retire(connection, &$1, into: &actions) }
+        served(record.key, into: &actions)
+        return actions
     }
 
     /// The periodic idle sweep: closes idle connections older than the idle timeout; stops the timer when no
