@@ -59,7 +59,7 @@ public struct StreamingResponse: Sendable {
     public var tlsVersion: String?
     /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
     public var serverTrust: TrustDecision?
-    /// The body, chunk by chunk. Iterate it to the end (or cancel) to release the connection.
+    /// The body, chunk by chunk. Iterate it to the end, cancel it or drop it to release the connection.
     public var body: ResponseBody
     /// A proxy's own answer to CONNECT (a 407 that may ask for proxy credentials).
     var isProxyAnswer = false
@@ -136,6 +136,11 @@ public struct StreamingResponse: Sendable {
 }
 
 /// The body of a ``StreamingResponse``: chunks of bytes.
+///
+/// A body not read to its end holds its connection (HTTP/1.1) or stream (HTTP/2) — a place among the session's
+/// ``SessionConfiguration/maximumConnectionsPerOrigin`` — until it is cancelled (``cancel()``) or dropped: once
+/// the response, every copy of its body and every iterator are gone, the rest of the response is abandoned
+/// (the connection closed, or the stream reset) and the place freed.
 public struct ResponseBody: AsyncSequence, Sendable {
     /// A chunk of body bytes.
     public typealias Element = [UInt8]
@@ -154,6 +159,15 @@ public struct ResponseBody: AsyncSequence, Sendable {
     var abandon: @Sendable () -> Void = {}
     /// The typed error for a failure that says what the server did wrong (a limit, a protocol rule).
     var explain: @Sendable (any Error) async -> SessionError? = { _ in nil }
+    /// Abandons the exchange when the body and its iterators are dropped unread (nil for a body already read).
+    var unreadGuard: UnreadBodyGuard?
+
+    /// Stops reading the body: unless the response has already ended, its connection is closed (HTTP/1.1)
+    /// or its stream reset (HTTP/2), and its place in the pool freed. A read after it, or one waiting,
+    /// throws a ``SessionError`` (cancelled). Dropping the body unread does the same.
+    public func cancel() {
+        unreadGuard?.cancel()
+    }
 
     /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
     /// cancelled) throws a ``SessionError`` — it never ends as if it were complete.
@@ -163,6 +177,8 @@ public struct ResponseBody: AsyncSequence, Sendable {
         let onEnd: @Sendable () async -> Void
         let url: URL?
         let explain: @Sendable (any Error) async -> SessionError?
+        /// Keeps the exchange while this iterator lives, and abandons it when the last holder is gone.
+        let unreadGuard: UnreadBodyGuard?
         var ended = false
 
         /// The next chunk, or nil at the end of the body.
@@ -191,6 +207,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
         @inline(never)
         private func failure(_ error: any Error) async -> any Error {
             if error is SessionError { return error }
+            if error is CancellationError { return Self.cancelled(url: url, underlying: nil) }
             if let explained = await explain(error) { return explained }
             if Task.isCancelled { return Self.cancelled(url: url, underlying: error) }
             if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
@@ -210,7 +227,9 @@ public struct ResponseBody: AsyncSequence, Sendable {
     }
 
     /// An iterator over the body's chunks.
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url, explain: explain) }
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url, explain: explain, unreadGuard: unreadGuard)
+    }
 
     /// A body already read.
     static func buffered(_ data: Data) -> ResponseBody {

@@ -471,6 +471,7 @@ public final class Session: Sendable {
         responseBody.url = url
         responseBody.abandon = { link.abandon() }
         responseBody.explain = { await link.explain($0) }
+        responseBody.unreadGuard = UnreadBodyGuard { link.dropped() }
         var response = StreamingResponse(
             url: url, statusCode: Int(responseHead.status.code),
             headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,

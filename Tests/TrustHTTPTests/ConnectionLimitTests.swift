@@ -103,4 +103,25 @@ struct ConnectionLimitTests {
             await expectUsable(session, server)
         }
     }
+
+    /// Streamed responses of a body far larger than what is buffered (1 GB: the server never gets to its end),
+    /// each dropped after its first chunk: each one's connection (HTTP/1.1) or stream (HTTP/2, one per
+    /// connection here) is abandoned and its place freed, so the 7th and 8th requests are served with 6 places.
+    /// Without it the 7th waits in the queue until its deadline.
+    @Test(arguments: [LabServer.Protocols.http1Only, .http2AndHTTP1])
+    func aStreamedBodyDroppedUnreadFreesItsPlace(_ protocols: LabServer.Protocols) async throws {
+        try await withServer(protocols, streams: 1, configure: { $0.requestTimeout = .seconds(60) }) { server, session in
+            #expect(session.configuration.maximumConnectionsPerOrigin == 6)
+            for _ in 0..<7 {
+                let response = try await session.bytes(for: Request(url: url(server, "/bytes/1000000000")))
+                var iterator = response.body.makeAsyncIterator()
+                #expect(try await iterator.next()?.isEmpty == false)
+            }
+            // A cancelled body frees its place too, and reading it afterwards throws.
+            let cancelled = try await session.bytes(for: Request(url: url(server, "/bytes/1000000000")))
+            cancelled.body.cancel()
+            await #expect(throws: SessionError.self) { for try await _ in cancelled.body {} }
+            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+        }
+    }
 }

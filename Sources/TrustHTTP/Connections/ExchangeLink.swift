@@ -56,6 +56,12 @@ final class ExchangeLink: Sendable {
         exchange.abort(ConnectionClosedError())
     }
 
+    /// The body was cancelled or dropped before its end (``UnreadBodyGuard``): the connection closes (HTTP/1.1)
+    /// or the stream is reset (HTTP/2), and the pool hears of it; nothing once the response has ended.
+    func dropped() {
+        exchange.abandonUnlessEnded(CancellationError())
+    }
+
     /// What a failure of the body means: a server's violation, else a decompression failure, else nil.
     func explain(_ error: any Error) async -> SessionError? {
         await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: url)

@@ -186,9 +186,22 @@ final class HTTPExchange: Sendable {
     /// closing (a TLS close waits for the peer's close_notify, which a hostile peer never sends).
     func fail(_ error: any Error) {
         guard markEnded() else { return }
+        failEnded(error)
+    }
+
+    private func failEnded(_ error: any Error) {
         if !state.withLockedValue({ $0.headDelivered }) { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
         completion.fail(error)
+    }
+
+    /// The reader gave up on the response: as ``abort(_:)``, but only while it has not ended — checked and
+    /// marked at once, so that a connection already back in the pool (or carrying another request) is
+    /// never closed.
+    func abandonUnlessEnded(_ error: any Error) {
+        guard markEnded() else { return }
+        failEnded(error)
+        state.withLockedValue { $0.channel }?.close(promise: nil)
     }
 
     /// Fails the exchange with `error` and closes its channel (a limit or deadline reached, the
