@@ -51,9 +51,10 @@ final class ExchangeLink: Sendable {
 
     var bufferedBytes: Int { exchange.flow.bufferedBytes }
 
-    /// The reader stopped before the end: the rest of the response is not read.
+    /// The reader stopped before the end: the rest of the response is not read. Nothing once the response
+    /// has ended: its connection is back in the pool, perhaps already carrying another request.
     func abandon() {
-        exchange.abort(ConnectionClosedError())
+        exchange.abandonUnlessEnded(ConnectionClosedError())
     }
 
     /// The body was cancelled or dropped before its end (``UnreadBodyGuard``): the connection closes (HTTP/1.1)
