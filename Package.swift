@@ -183,8 +183,7 @@ let package = Package(
             name: "TrustHTTPTestSupport",
             dependencies: [
                 "TrustHTTP", "TrustLab", "TrustTestSupport",
-                .product(name: "Logging", package: "swift-log"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOTLS", package: "swift-nio"),
             ] + nio,
             path: "Tests/TrustHTTPTestSupport"
         ),
