@@ -28,6 +28,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
-        )
+        ),
     ]
 )

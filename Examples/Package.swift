@@ -24,20 +24,28 @@ let package = Package(
         .executableTarget(name: "ReadmeExample", dependencies: [trustHTTP]),
         // A client that takes a TLSConfiguration and no callback: anchors, TLS minimum and identity from a trust
         // configuration entry (ClientTLSConfiguration), pins refused unless accepted as not applied.
-        .target(name: "AsyncHTTPClientTLS", dependencies: [trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "AsyncHTTPClient", package: "async-http-client")]),
-        .executableTarget(name: "ConfiguredAsyncHTTPClient", dependencies: [
-            "AsyncHTTPClientTLS", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        ]),
+        .target(
+            name: "AsyncHTTPClientTLS",
+            dependencies: [trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "AsyncHTTPClient", package: "async-http-client")]),
+        .executableTarget(
+            name: "ConfiguredAsyncHTTPClient",
+            dependencies: [
+                "AsyncHTTPClientTLS", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
         // Servers that require client certificates through ClientAuthentication (TrustNIO), tested over loopback.
-        .target(name: "HummingbirdMutualTLS", dependencies: [
-            trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
-        ]),
+        .target(
+            name: "HummingbirdMutualTLS",
+            dependencies: [
+                trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+            ]),
         .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
-        .testTarget(name: "ServerExamplesTests", dependencies: [
-            "HummingbirdMutualTLS", "VaporMutualTLS", "AsyncHTTPClientTLS", trustHTTP, trustNIO, .product(name: "TrustLab", package: "swift-trust"),
-            .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        ]),
+        .testTarget(
+            name: "ServerExamplesTests",
+            dependencies: [
+                "HummingbirdMutualTLS", "VaporMutualTLS", "AsyncHTTPClientTLS", trustHTTP, trustNIO, .product(name: "TrustLab", package: "swift-trust"),
+                .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
     ]
 )

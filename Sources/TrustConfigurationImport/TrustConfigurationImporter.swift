@@ -1,7 +1,8 @@
 import Foundation
 import Trust
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Converts other platforms' pinning configurations into a ``TrustConfiguration``, translating
@@ -67,7 +68,9 @@ public enum TrustConfigurationImporter {
     static func flag(_ value: Any?) -> Bool? {
         if let bool = value as? Bool { return bool }
         if let number = value as? NSNumber { return number.boolValue }
-        if let text = value as? String { return ["yes", "true", "1"].contains(text.lowercased()) ? true : ["no", "false", "0"].contains(text.lowercased()) ? false : nil }
+        if let text = value as? String {
+            return ["yes", "true", "1"].contains(text.lowercased()) ? true : ["no", "false", "0"].contains(text.lowercased()) ? false : nil
+        }
         return nil
     }
 
@@ -112,7 +115,10 @@ public enum TrustConfigurationImporter {
     static func trustKit(_ data: Data) throws(ImportError) -> Result {
         var root = try propertyList(data)
         if let nested = root["TSKConfiguration"] as? [String: Any] { root = nested }
-        guard let domains = (root["TSKPinnedDomains"] as? [String: Any]) ?? (root.keys.contains { $0.hasPrefix("TSK") || $0.hasPrefix("CF") || $0.hasPrefix("NS") } ? nil : root) else {
+        guard
+            let domains = (root["TSKPinnedDomains"] as? [String: Any])
+                ?? (root.keys.contains { $0.hasPrefix("TSK") || $0.hasPrefix("CF") || $0.hasPrefix("NS") } ? nil : root)
+        else {
             throw ImportError(message: "no TSKPinnedDomains in the TrustKit configuration")
         }
         var notes: [String] = []
@@ -121,8 +127,10 @@ public enum TrustConfigurationImporter {
         for key in root.keys.sorted() where key != "TSKPinnedDomains" && key != "TSKSwizzleNetworkDelegates" && key.hasPrefix("TSK") {
             notes.append("\(key): not carried over")
         }
-        let known: Set<String> = ["TSKIncludeSubdomains", "TSKEnforcePinning", "TSKPublicKeyHashes", "TSKReportUris", "TSKExpirationDate",
-                                  "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms", "TSKExcludeSubdomainFromParentPolicy"]
+        let known: Set<String> = [
+            "TSKIncludeSubdomains", "TSKEnforcePinning", "TSKPublicKeyHashes", "TSKReportUris", "TSKExpirationDate",
+            "TSKDisableDefaultReportUri", "TSKPublicKeyAlgorithms", "TSKExcludeSubdomainFromParentPolicy",
+        ]
         var excluded: [String] = []
         for (domain, value) in domains.sorted(by: { $0.key < $1.key }) {
             guard let settings = value as? [String: Any] else {
@@ -140,13 +148,23 @@ public enum TrustConfigurationImporter {
             guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
             if flag(settings["TSKEnforcePinning"]) == false { entry.mode = .reportOnly }
             if let expiry = settings["TSKExpirationDate"] as? String {
-                if let date = day(expiry) { entry.pins?.expires = date } else { notes.append("\(context): TSKExpirationDate \"\(expiry)\" is not yyyy-MM-dd; dropped") }
+                if let date = day(expiry) {
+                    entry.pins?.expires = date
+                } else {
+                    notes.append("\(context): TSKExpirationDate \"\(expiry)\" is not yyyy-MM-dd; dropped")
+                }
             }
             for uri in (settings["TSKReportUris"] as? [String]) ?? [] {
-                if let url = URL(string: uri), url.scheme?.lowercased() == "https" { entry.reportURIs.append(url) } else { notes.append("\(context): report URI \"\(uri)\" is not https; dropped") }
+                if let url = URL(string: uri), url.scheme?.lowercased() == "https" {
+                    entry.reportURIs.append(url)
+                } else {
+                    notes.append("\(context): report URI \"\(uri)\" is not https; dropped")
+                }
             }
             if settings["TSKDisableDefaultReportUri"] != nil { notes.append("\(context): TSKDisableDefaultReportUri: we never report to a default endpoint") }
-            if settings["TSKPublicKeyAlgorithms"] != nil { notes.append("\(context): TSKPublicKeyAlgorithms is unnecessary: pins are over the certificate's own SPKI bytes") }
+            if settings["TSKPublicKeyAlgorithms"] != nil {
+                notes.append("\(context): TSKPublicKeyAlgorithms is unnecessary: pins are over the certificate's own SPKI bytes")
+            }
             configuration.hosts.append(entry)
         }
         // TSKExcludeSubdomainFromParentPolicy: the name is left out of the parent's **. entry.
@@ -164,7 +182,10 @@ public enum TrustConfigurationImporter {
     static func ats(_ data: Data) throws(ImportError) -> Result {
         var root = try propertyList(data)
         if let ats = root["NSAppTransportSecurity"] as? [String: Any] { root = ats }
-        guard let domains = (root["NSPinnedDomains"] as? [String: Any]) ?? (root.keys.contains { $0.hasPrefix("NS") || $0.hasPrefix("CF") || $0.hasPrefix("UI") } ? nil : root) else {
+        guard
+            let domains = (root["NSPinnedDomains"] as? [String: Any])
+                ?? (root.keys.contains { $0.hasPrefix("NS") || $0.hasPrefix("CF") || $0.hasPrefix("UI") } ? nil : root)
+        else {
             throw ImportError(message: "no NSPinnedDomains in the property list")
         }
         var notes: [String] = []
@@ -213,10 +234,16 @@ public enum TrustConfigurationImporter {
                 // Each add( … ) call on its own: its first string is the pattern, the others its pins.
                 for call in line.components(separatedBy: "add(").dropFirst() {
                     let arguments = call.prefix { $0 != ")" }
-                    let quoted = arguments.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                    let quoted = arguments.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+                        String($0.element)
+                    }
                     guard let pattern = quoted.first else { continue }
                     for pin in quoted.dropFirst() {
-                        if pin.hasPrefix("sha256/") || pin.hasPrefix("sha1/") { record(pattern, pin) } else { notes.append("OkHttp \(pattern): \"\(pin)\" is not a pin; dropped") }
+                        if pin.hasPrefix("sha256/") || pin.hasPrefix("sha1/") {
+                            record(pattern, pin)
+                        } else {
+                            notes.append("OkHttp \(pattern): \"\(pin)\" is not a pin; dropped")
+                        }
                     }
                     if quoted.count == 1 { record(pattern, "") }
                 }
@@ -240,7 +267,9 @@ public enum TrustConfigurationImporter {
         let patterns = configuration.hosts.compactMap(\.host)
         for outer in patterns where outer.kind != .exact {
             for inner in patterns where inner != outer && outer.matches(inner.base) {
-                notes.append("OkHttp \(outer) and \(inner) overlap: OkHttp accepts the pins of both for \(inner.base); here only \(inner)'s apply — merge the pins if both should")
+                notes.append(
+                    "OkHttp \(outer) and \(inner) overlap: OkHttp accepts the pins of both for \(inner.base); here only \(inner)'s apply — merge the pins if both should"
+                )
             }
         }
         if order.isEmpty { throw ImportError(message: "no OkHttp pins found (expected lines \"PATTERN sha256/PIN\" or .add(\"PATTERN\", \"sha256/PIN\"))") }
@@ -261,7 +290,8 @@ public enum TrustConfigurationImporter {
             return index + end.count
         }
         let (comment, commentEnd, cdata, cdataEnd, pi, piEnd, declaration) = (
-            Array("<!--".utf8), Array("-->".utf8), Array("<![CDATA[".utf8), Array("]]>".utf8), Array("<?".utf8), Array("?>".utf8), Array("<?xml".utf8))
+            Array("<!--".utf8), Array("-->".utf8), Array("<![CDATA[".utf8), Array("]]>".utf8), Array("<?".utf8), Array("?>".utf8), Array("<?xml".utf8)
+        )
         let start = starts([0xEF, 0xBB, 0xBF], at: 0) ? 3 : 0
         var index = start
         while index < bytes.count {
@@ -274,7 +304,8 @@ public enum TrustConfigurationImporter {
             } else if starts(cdata, at: index) {
                 index = skip(past: cdataEnd, from: index + cdata.count)
             } else if starts(pi, at: index) {
-                let isDeclaration = index == start && starts(declaration, at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
+                let isDeclaration =
+                    index == start && starts(declaration, at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
                 guard isDeclaration else { return index }
                 index = skip(past: piEnd, from: index + declaration.count)
             } else {
@@ -294,7 +325,8 @@ public enum TrustConfigurationImporter {
         // without data (`<?name?>`): a null-pointer read that takes the process down (found by fuzzing). A Network
         // Security Config has no use for processing instructions, so any but the XML declaration is refused first.
         if let offset = firstProcessingInstruction(in: Array(data)) {
-            throw ImportError(message: "the Network Security Config has a processing instruction at byte \(offset) (only the <?xml …?> declaration is accepted)")
+            throw ImportError(
+                message: "the Network Security Config has a processing instruction at byte \(offset) (only the <?xml …?> declaration is accepted)")
         }
         let parser = NSCParser()
         let xml = XMLParser(data: data)
@@ -305,10 +337,13 @@ public enum TrustConfigurationImporter {
         var configuration = TrustConfiguration()
         if let base = parser.base {
             configuration.base.anchors = base.anchors
-            if base.cleartext != nil { notes.append("base-config: cleartextTrafficPermitted has no equivalent (plain http is always allowed to be refused per request)") }
+            if base.cleartext != nil {
+                notes.append("base-config: cleartextTrafficPermitted has no equivalent (plain http is always allowed to be refused per request)")
+            }
         }
         if let debug = parser.debug {
-            configuration.base.debugOverrides = TrustConfiguration.DebugOverrides(anchors: debug.anchors ?? TrustConfiguration.Anchors(), overridesPins: debug.overridesPins)
+            configuration.base.debugOverrides = TrustConfiguration.DebugOverrides(
+                anchors: debug.anchors ?? TrustConfiguration.Anchors(), overridesPins: debug.overridesPins)
         }
         for config in parser.domainConfigs {
             for (domain, includes) in config.domains {
@@ -316,12 +351,18 @@ public enum TrustConfigurationImporter {
                 let pinList = config.hasPinSet ? pins(config.pins, context: context, notes: &notes) : nil
                 guard var entry = entry(host: (includes ? "**." : "") + domain, pins: pinList, context: context, notes: &notes) else { continue }
                 if let expiration = config.expiration {
-                    if let date = day(expiration) { entry.pins?.expires = date } else { notes.append("\(context): pin-set expiration \"\(expiration)\" is not yyyy-MM-dd; dropped") }
+                    if let date = day(expiration) {
+                        entry.pins?.expires = date
+                    } else {
+                        notes.append("\(context): pin-set expiration \"\(expiration)\" is not yyyy-MM-dd; dropped")
+                    }
                 }
                 // A domain-config without trust-anchors inherits base-config's; debug-overrides apply to every domain.
                 entry.anchors = config.anchors ?? configuration.base.anchors
                 entry.debugOverrides = configuration.base.debugOverrides
-                if config.overridesPins { notes.append("\(context): overridePins on release trust anchors has no equivalent (only debugOverrides may override pins); ignored") }
+                if config.overridesPins {
+                    notes.append("\(context): overridePins on release trust anchors has no equivalent (only debugOverrides may override pins); ignored")
+                }
                 if config.cleartext != nil { notes.append("\(context): cleartextTrafficPermitted has no equivalent; ignored") }
                 if config.nested { notes.append("\(context): was a nested domain-config; its inherited settings were flattened") }
                 configuration.hosts.append(entry)
@@ -388,8 +429,12 @@ public enum TrustConfigurationImporter {
                 switch source {
                 case "system": anchors.replaceSystem = false
                 case "user": notes.append("\(kinds.last ?? "?"): certificates src=\"user\" (the device's user store) has no equivalent; dropped")
-                default: anchors.certificates.append(source.hasPrefix("@raw/") ? "res/raw/" + source.dropFirst(5) : source)
-                    if source.hasPrefix("@") { notes.append("\(kinds.last ?? "?"): resource \(source) mapped to the path res/raw/\(source.dropFirst(5)) — point it at the certificate file") }
+                default:
+                    anchors.certificates.append(source.hasPrefix("@raw/") ? "res/raw/" + source.dropFirst(5) : source)
+                    if source.hasPrefix("@") {
+                        notes.append(
+                            "\(kinds.last ?? "?"): resource \(source) mapped to the path res/raw/\(source.dropFirst(5)) — point it at the certificate file")
+                    }
                 }
                 if attributes["overridePins"] == "true" { stack[stack.count - 1].overridesPins = true }
                 stack[stack.count - 1].anchors = anchors

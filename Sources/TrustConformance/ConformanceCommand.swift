@@ -144,7 +144,8 @@ struct Tally {
         if outcome.passed {
             passed += 1
         } else {
-            let line = "\(id): expected \(outcome.expectedSuccess ? "SUCCESS" : "FAILURE"), got \(outcome.trusted ? "trusted" : "refused") \(outcome.reasons.joined(separator: " | "))"
+            let line =
+                "\(id): expected \(outcome.expectedSuccess ? "SUCCESS" : "FAILURE"), got \(outcome.trusted ? "trusted" : "refused") \(outcome.reasons.joined(separator: " | "))"
             report.lines.append(line)
             if report.known[id] != nil {
                 knownDeviations += 1
@@ -158,7 +159,10 @@ struct Tally {
 
     func print() {
         let rate = run == 0 ? 0 : Double(passed) * 100 / Double(run)
-        Swift.print(String(format: "%@: %d of %d passed (%.2f %%), %d known deviations, %d skipped; slowest case %@ (%@)", name, passed, run, rate, knownDeviations, skipped, slowest.id, "\(slowest.duration)"))
+        Swift.print(
+            String(
+                format: "%@: %d of %d passed (%.2f %%), %d known deviations, %d skipped; slowest case %@ (%@)", name, passed, run, rate, knownDeviations,
+                skipped, slowest.id, "\(slowest.duration)"))
         if pathologicalMax > .zero { Swift.print("  slowest pathological::* case: \(pathologicalMax)") }
     }
 }

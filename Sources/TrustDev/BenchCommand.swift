@@ -43,14 +43,18 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         #if DEBUG
-        print("note: this is a debug build; for meaningful figures: Scripts/release-build.sh trust && Scripts/release-build.sh trust-dev && .build/release/trust-dev bench")
+            print(
+                "note: this is a debug build; for meaningful figures: Scripts/release-build.sh trust && Scripts/release-build.sh trust-dev && .build/release/trust-dev bench"
+            )
         #endif
         print("operation                                          median   baseline (same run)                median    ratio")
         var chains: [BenchChain] = []
         for keyType in [LabKeyType.p256, .rsa2048] {
             for depth in 2...4 { chains.append(try BenchChain(keyType: keyType, depth: depth)) }
         }
-        let openssl: Result<OpenSSLVerifyHarness, Error> = chains.contains(where: { wants($0.evaluationRowName) }) ? Result { try OpenSSLVerifyHarness() } : .failure(OpenSSLVerifyHarness.Unavailable(description: "filtered out"))
+        let openssl: Result<OpenSSLVerifyHarness, Error> =
+            chains.contains(where: { wants($0.evaluationRowName) })
+            ? Result { try OpenSSLVerifyHarness() } : .failure(OpenSSLVerifyHarness.Unavailable(description: "filtered out"))
         defer { if case .success(let harness) = openssl { harness.remove() } }
         for chain in chains {
             try await benchEvaluation(chain, openssl: openssl)
@@ -205,11 +209,15 @@ struct BenchCommand: AsyncParsableCommand {
 
     static func report(_ name: String, _ value: Duration, _ baselineName: String, _ baseline: Duration) {
         let ratio = micros(value) / max(micros(baseline), 1e-9)
-        print(pad(name, 46) + String(format: " %9.2f µs   ", micros(value)) + pad(baselineName, 26) + String(format: " %9.2f µs   %6.3f×", micros(baseline), ratio))
+        print(
+            pad(name, 46) + String(format: " %9.2f µs   ", micros(value)) + pad(baselineName, 26)
+                + String(format: " %9.2f µs   %6.3f×", micros(baseline), ratio))
     }
 
     static func reportRate(_ name: String, _ value: Double, _ baselineName: String, _ baseline: Double) {
-        print(pad(name, 46) + String(format: " %9.0f /s   ", value) + pad(baselineName, 26) + String(format: " %9.0f /s   %6.3f×", baseline, value / max(baseline, 1e-9)))
+        print(
+            pad(name, 46) + String(format: " %9.0f /s   ", value) + pad(baselineName, 26)
+                + String(format: " %9.0f /s   %6.3f×", baseline, value / max(baseline, 1e-9)))
     }
 }
 

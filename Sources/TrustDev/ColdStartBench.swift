@@ -106,9 +106,9 @@ extension BenchCommand {
     static func childrenCPU() -> Duration {
         var usage = rusage()
         #if os(Linux)
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+            getrusage(RUSAGE_CHILDREN.rawValue, &usage)
         #else
-        getrusage(RUSAGE_CHILDREN, &usage)
+            getrusage(RUSAGE_CHILDREN, &usage)
         #endif
         func duration(_ time: timeval) -> Duration { .seconds(Int64(time.tv_sec)) + .microseconds(Int64(time.tv_usec)) }
         return duration(usage.ru_utime) + duration(usage.ru_stime)
@@ -116,8 +116,10 @@ extension BenchCommand {
 
     static func reportProcess(_ name: String, _ value: (wall: Duration, cpu: Duration), _ baselineName: String, _ baseline: (wall: Duration, cpu: Duration)) {
         let ms = { (d: Duration) in micros(d) / 1000 }
-        print(pad(name, 46) + String(format: " %7.2f ms wall, %6.2f ms CPU   ", ms(value.wall), ms(value.cpu)) + pad(baselineName, 26)
-              + String(format: " %7.2f ms wall, %6.2f ms CPU   %6.3f× wall, %6.3f× CPU", ms(baseline.wall), ms(baseline.cpu),
-                       ms(value.wall) / max(ms(baseline.wall), 1e-9), ms(value.cpu) / max(ms(baseline.cpu), 1e-9)))
+        print(
+            pad(name, 46) + String(format: " %7.2f ms wall, %6.2f ms CPU   ", ms(value.wall), ms(value.cpu)) + pad(baselineName, 26)
+                + String(
+                    format: " %7.2f ms wall, %6.2f ms CPU   %6.3f× wall, %6.3f× CPU", ms(baseline.wall), ms(baseline.cpu),
+                    ms(value.wall) / max(ms(baseline.wall), 1e-9), ms(value.cpu) / max(ms(baseline.cpu), 1e-9)))
     }
 }

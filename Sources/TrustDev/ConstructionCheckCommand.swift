@@ -25,12 +25,15 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
         var tlsContexts: Int
 
         static var now: Counts {
-            Counts(pathValidators: ConstructionCounter.pathValidators.value, anchorIndexes: ConstructionCounter.anchorIndexes.value,
-                   tlsContexts: ConstructionCounter.tlsContexts.value)
+            Counts(
+                pathValidators: ConstructionCounter.pathValidators.value, anchorIndexes: ConstructionCounter.anchorIndexes.value,
+                tlsContexts: ConstructionCounter.tlsContexts.value)
         }
 
         static func - (a: Counts, b: Counts) -> Counts {
-            Counts(pathValidators: a.pathValidators - b.pathValidators, anchorIndexes: a.anchorIndexes - b.anchorIndexes, tlsContexts: a.tlsContexts - b.tlsContexts)
+            Counts(
+                pathValidators: a.pathValidators - b.pathValidators, anchorIndexes: a.anchorIndexes - b.anchorIndexes,
+                tlsContexts: a.tlsContexts - b.tlsContexts)
         }
     }
 
@@ -53,7 +56,8 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
         setenv("SSL_CERT_FILE", directory + "/roots.pem", 1)
         let server = try await LabServer.start("good", pki: pki)
         let configurationFile = directory + "/trust.json"
-        try #"{"version": 1, "hosts": [{"host": "**.lab.test", "anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "pins": {"sha256": ["\#(pki.intermediate.certificate.spkiPin)", "\#(pki.root.certificate.spkiPin)"]}}]}"#
+        try
+            #"{"version": 1, "hosts": [{"host": "**.lab.test", "anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "pins": {"sha256": ["\#(pki.intermediate.certificate.spkiPin)", "\#(pki.root.certificate.spkiPin)"]}}]}"#
             .write(toFile: configurationFile, atomically: true, encoding: .utf8)
         let configured = try ConfiguredTrustEvaluator(contentsOf: configurationFile)
         let custom = DefaultTrustEvaluator(anchors: .only(pki.trustedRoots))
@@ -90,7 +94,8 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
             for _ in 0..<requests { await send() }
             let afterAll = Counts.now
             await session.shutdown()
-            scenarios.append(Scenario(name: name, first: afterFirst - before, after: afterAll - afterFirst, succeeded: succeeded, failures: Array(failures.prefix(3))))
+            scenarios.append(
+                Scenario(name: name, first: afterFirst - before, after: afterAll - afterFirst, succeeded: succeeded, failures: Array(failures.prefix(3))))
         }
         try await server.shutdown()
         let encoder = JSONEncoder()

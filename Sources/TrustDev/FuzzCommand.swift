@@ -32,8 +32,10 @@ struct FuzzCommand: ParsableCommand {
         #"Digest realm="api@example.org", qop="auth", algorithm=SHA-512-256-sess, nonce="5TsQ", opaque="HRPC", charset=UTF-8, userhash=true, stale=TRUE"#,
         #"nextnonce="abc", qop=auth, rspauth="d1f", cnonce="x", nc=00000001"#,
     ]
-    static let alphabet = ["Basic", "Digest", "realm", "nonce", "qop", "algorithm", "=", "=", "\"", "\"", "\\", ",", ",", " ", " ", "\t", "a", "Z", "0",
-                           "-", "/", "+", "~", "auth", "auth-int", "MD5", "SHA-256", "-sess", "\r\n", "\u{0}", "é", "\u{7F}", "userhash=true"]
+    static let alphabet = [
+        "Basic", "Digest", "realm", "nonce", "qop", "algorithm", "=", "=", "\"", "\"", "\\", ",", ",", " ", " ", "\t", "a", "Z", "0",
+        "-", "/", "+", "~", "auth", "auth-int", "MD5", "SHA-256", "-sess", "\r\n", "\u{0}", "é", "\u{7F}", "userhash=true",
+    ]
 
     func validate() throws {
         guard target == "auth-headers" else { throw ValidationError("unknown fuzz target \(target) (auth-headers)") }
@@ -42,7 +44,9 @@ struct FuzzCommand: ParsableCommand {
 
     func run() throws {
         var fuzzer = LabFuzzer(seed: seed, seeds: Self.seeds, alphabet: Self.alphabet)
-        var challenges = 0, diagnostics = 0, digestAnswers = 0
+        var challenges = 0
+        var diagnostics = 0
+        var digestAnswers = 0
         var violations: [String] = []
         let started = ContinuousClock.now
         for _ in 0..<count {
@@ -55,8 +59,9 @@ struct FuzzCommand: ParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("auth-headers: \(count) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s, \(String(format: "%.2f", seconds / Double(count) * 1e6)) µs each; "
-              + "\(challenges) challenges parsed, \(diagnostics) diagnostics, \(digestAnswers) Digest answers built; \(violations.count) property violations")
+        print(
+            "auth-headers: \(count) inputs (seed \(seed)) in \(String(format: "%.1f", seconds)) s, \(String(format: "%.2f", seconds / Double(count) * 1e6)) µs each; "
+                + "\(challenges) challenges parsed, \(diagnostics) diagnostics, \(digestAnswers) Digest answers built; \(violations.count) property violations")
         for violation in violations.prefix(20) { print("  " + violation) }
         if !violations.isEmpty { throw ExitCode(1) }
     }

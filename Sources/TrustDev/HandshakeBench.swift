@@ -62,21 +62,23 @@ struct HandshakeBench {
         let host = chain.host
         let peerName = try PeerName(host: host)
         let context = verification == .boringSSL ? boringContext : ourContext
-        let verifier: ServerTrustVerifier? = switch verification {
-        case .boringSSL: nil
-        case .ours: self.verifier
-        case .oursCached: cachedVerifier
-        }
+        let verifier: ServerTrustVerifier? =
+            switch verification {
+            case .boringSSL: nil
+            case .ours: self.verifier
+            case .oursCached: cachedVerifier
+            }
         let channel = try await ClientBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let tls = if let verifier {
-                        try NIOSSLClientHandler(
-                            context: context, serverHostname: host,
-                            customVerificationCallbackWithMetadata: verifier.callback(peerName: peerName, record: record))
-                    } else {
-                        try NIOSSLClientHandler(context: context, serverHostname: host)
-                    }
+                    let tls =
+                        if let verifier {
+                            try NIOSSLClientHandler(
+                                context: context, serverHostname: host,
+                                customVerificationCallbackWithMetadata: verifier.callback(peerName: peerName, record: record))
+                        } else {
+                            try NIOSSLClientHandler(context: context, serverHostname: host)
+                        }
                     try channel.pipeline.syncOperations.addHandler(tls)
                     try channel.pipeline.syncOperations.addHandler(HandshakeCompletion(promise: done))
                 }

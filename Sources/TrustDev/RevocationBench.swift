@@ -15,7 +15,8 @@ struct RevocationBench {
         guard wants("CRL") || wants("revocation") || wants("OCSP") || wants("CT") else { return }
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "bench CRL root", keyType: .p256, notBefore: Date() - day, notAfter: Date() + 365 * day)
-        let intermediate = try root.intermediate(commonName: "bench CRL issuing CA", keyType: .p256, pathLength: 0, notBefore: Date() - day, notAfter: Date() + 365 * day)
+        let intermediate = try root.intermediate(
+            commonName: "bench CRL issuing CA", keyType: .p256, pathLength: 0, notBefore: Date() - day, notAfter: Date() + 365 * day)
         let leaf = try intermediate.leaf(dnsNames: ["bench.lab.test"])
         var generator = SystemRandomNumberGenerator()
         let serials: [[UInt8]] = (0..<100_000).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) } }
@@ -61,7 +62,10 @@ struct RevocationBench {
         if wants("CT") {
             // Three SCTs from three logs of two operators: the check against three raw P-256 verifications of the same
             // signed entries (the floor: parsing, rebuilding the TBS, policy counting on top).
-            let logs = [LabCTLog(description: "bench A1", operatorName: "A"), LabCTLog(description: "bench A2", operatorName: "A"), LabCTLog(description: "bench B", operatorName: "B")]
+            let logs = [
+                LabCTLog(description: "bench A1", operatorName: "A"), LabCTLog(description: "bench A2", operatorName: "A"),
+                LabCTLog(description: "bench B", operatorName: "B"),
+            ]
             let logged = try intermediate.leaf(dnsNames: ["bench.lab.test"], scts: logs.map { .good($0) }, notAfter: Date() + 300 * day)
             let policy = CertificateTransparencyPolicy(mode: .enforce, logList: try CTLogList(json: LabCTLog.logList(logs)), appliesToCustomAnchors: true)
             guard CertificateTransparencyReport.check(leaf: logged.certificate, issuer: intermediate.certificate, policy: policy, at: Date()).meetsPolicy else {
@@ -75,7 +79,9 @@ struct RevocationBench {
                 _ = CertificateTransparencyReport.check(leaf: logged.certificate, issuer: intermediate.certificate, policy: policy, at: Date())
             }
             let verify = await BenchCommand.median(iterations) {
-                for index in scts.indices { _ = keys[index].isValidSignature(scts[index].signature, for: signedData[index], signatureAlgorithm: .ecdsaWithSHA256) }
+                for index in scts.indices {
+                    _ = keys[index].isValidSignature(scts[index].signature, for: signedData[index], signatureAlgorithm: .ecdsaWithSHA256)
+                }
             }
             BenchCommand.report("CT check (3 SCTs, 2 operators)", check, "its 3 P-256 SCT signature verifications", verify)
         }
@@ -83,7 +89,9 @@ struct RevocationBench {
             let der = try LabOCSP.response(about: leaf.certificate, issuer: intermediate, status: .good)
             let parse = await BenchCommand.median(iterations) { _ = try? OCSPResponse(derEncoded: der) }
             let signature = try intermediate.identity.privateKey.sign(bytes: der, signatureAlgorithm: .ecdsaWithSHA256)
-            let verify = await BenchCommand.median(iterations) { _ = intermediate.certificate.publicKey.isValidSignature(signature.rawRepresentation, for: der, signatureAlgorithm: .ecdsaWithSHA256) }
+            let verify = await BenchCommand.median(iterations) {
+                _ = intermediate.certificate.publicKey.isValidSignature(signature.rawRepresentation, for: der, signatureAlgorithm: .ecdsaWithSHA256)
+            }
             BenchCommand.report("parse an OCSP response (\(der.count) B)", parse, "one P-256 signature verification", verify)
             let trust = try ServerTrust(presentedChain: leaf.chain, host: "bench.lab.test")
             let cache = OCSPCache()

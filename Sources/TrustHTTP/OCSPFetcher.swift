@@ -62,7 +62,9 @@ public final class OCSPFetcher: Sendable {
     private let sha1Responders = NIOLockedValueBox<Set<String>>([])
 
     /// A fetcher filling `cache`; `configuration` is the querying session's.
-    public init(cache: OCSPCache = OCSPCache(), configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), options: Options = Options()) throws {
+    public init(
+        cache: OCSPCache = OCSPCache(), configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), options: Options = Options()
+    ) throws {
         var configuration = configuration
         configuration.maximumRedirects = 0
         configuration.requestTimeout = limits.timeout

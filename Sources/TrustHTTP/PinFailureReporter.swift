@@ -120,7 +120,8 @@ public final class PinFailureReporter: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             for uri in uris {
                 group.addTask {
-                    _ = try? await session.data(for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
+                    _ = try? await session.data(
+                        for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
                     return true
                 }
             }

@@ -17,7 +17,8 @@ enum Redirects {
         else { return nil }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             response.body.abandon()
-            throw SessionError(.unsupportedURL, "refused a redirect to a \(target.scheme.map { "\($0): " } ?? "")URL (only http and https are followed)", url: request.url)
+            throw SessionError(
+                .unsupportedURL, "refused a redirect to a \(target.scheme.map { "\($0): " } ?? "")URL (only http and https are followed)", url: request.url)
         }
         var next = request
         next.url = target

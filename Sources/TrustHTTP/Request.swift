@@ -43,9 +43,11 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     public var uploadProgress: (@Sendable (_ sent: Int, _ expected: Int?) -> Void)?
 
     /// A request for `url`; everything else has a default.
-    public init(url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
-                timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil, credential: Credential? = nil,
-                authenticatesPreemptively: Bool = false) {
+    public init(
+        url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
+        timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil, credential: Credential? = nil,
+        authenticatesPreemptively: Bool = false
+    ) {
         self.credential = credential
         self.authenticatesPreemptively = authenticatesPreemptively
         self.url = url
@@ -66,9 +68,11 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// A request for `url` with a body that may stream (a file, a sequence).
-    public init(url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: RequestBody?,
-                expectsContinue: Bool = false, timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil,
-                credential: Credential? = nil) {
+    public init(
+        url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: RequestBody?,
+        expectsContinue: Bool = false, timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil,
+        credential: Credential? = nil
+    ) {
         self.init(url: url, method: method, headers: headers, timeout: timeout, challengeHandler: challengeHandler, credential: credential)
         self.bodySource = bodySource
         self.expectsContinue = expectsContinue

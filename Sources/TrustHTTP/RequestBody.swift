@@ -46,11 +46,12 @@ public struct RequestBody: Sendable, CustomStringConvertible {
     public static func stream<Chunks: AsyncSequence & Sendable>(
         length: Int?, _ makeSequence: @escaping @Sendable () -> Chunks
     ) -> RequestBody where Chunks.Element: DataProtocol {
-        RequestBody(content: .stream({ write in
-            for try await chunk in makeSequence() where !chunk.isEmpty {
-                try await write(ByteBuffer(bytes: chunk))
-            }
-        }), length: length, summary: length.map { "a stream of \($0) bytes" } ?? "a stream")
+        RequestBody(
+            content: .stream({ write in
+                for try await chunk in makeSequence() where !chunk.isEmpty {
+                    try await write(ByteBuffer(bytes: chunk))
+                }
+            }), length: length, summary: length.map { "a stream of \($0) bytes" } ?? "a stream")
     }
 
     /// The contents of the file at `url`, read in chunks as they are sent. Its size is read now
@@ -61,6 +62,34 @@ public struct RequestBody: Sendable, CustomStringConvertible {
     ///   - chunkSize: the bytes read at a time (64 KiB by default).
     public static func file(_ url: URL, chunkSize: Int = 64 * 1024) throws(SessionError) -> RequestBody {
         let path = url.path(percentEncoded: false)
+        let size = try regularFileSize(path, url: url)
+        let chunkSize = max(1, chunkSize)
+        return RequestBody(
+            content: .stream({ write in
+                let handle: FileHandle
+                do {
+                    handle = try FileHandle(forReadingFrom: URL(filePath: path))
+                } catch {
+                    throw SessionError(.fileDoesNotExist, "cannot open the upload file \(path)", url: url, underlyingError: error)
+                }
+                defer { try? handle.close() }
+                // A local file's read is short and bounded by `chunkSize`; the write that follows waits
+                // for the connection, so the file is read no faster than it is sent.
+                while true {
+                    let chunk: Data?
+                    do {
+                        chunk = try handle.read(upToCount: chunkSize)
+                    } catch {
+                        throw SessionError(.noPermissionsToReadFile, "cannot read the upload file \(path)", url: url, underlyingError: error)
+                    }
+                    guard let chunk, !chunk.isEmpty else { return }
+                    try await write(ByteBuffer(bytes: chunk))
+                }
+            }), length: size, summary: "the file \(path) (\(size) bytes)")
+    }
+
+    /// The size of the regular, readable file at `path`, or the typed error that says why it cannot be uploaded.
+    private static func regularFileSize(_ path: String, url: URL) throws(SessionError) -> Int {
         let size: Int
         do {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -76,28 +105,7 @@ public struct RequestBody: Sendable, CustomStringConvertible {
         guard FileManager.default.isReadableFile(atPath: path) else {
             throw SessionError(.noPermissionsToReadFile, "no permission to read the upload file \(path)", url: url)
         }
-        let chunkSize = max(1, chunkSize)
-        return RequestBody(content: .stream({ write in
-            let handle: FileHandle
-            do {
-                handle = try FileHandle(forReadingFrom: URL(filePath: path))
-            } catch {
-                throw SessionError(.fileDoesNotExist, "cannot open the upload file \(path)", url: url, underlyingError: error)
-            }
-            defer { try? handle.close() }
-            // A local file's read is short and bounded by `chunkSize`; the write that follows waits
-            // for the connection, so the file is read no faster than it is sent.
-            while true {
-                let chunk: Data?
-                do {
-                    chunk = try handle.read(upToCount: chunkSize)
-                } catch {
-                    throw SessionError(.noPermissionsToReadFile, "cannot read the upload file \(path)", url: url, underlyingError: error)
-                }
-                guard let chunk, !chunk.isEmpty else { return }
-                try await write(ByteBuffer(bytes: chunk))
-            }
-        }), length: size, summary: "the file \(path) (\(size) bytes)")
+        return size
     }
 
     /// What the body is — its kind and length, never its bytes.

@@ -22,8 +22,10 @@ public struct Response: Sendable {
     public var serverTrust: TrustDecision?
 
     /// A response from its parts.
-    public init(url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
-                tlsVersion: String? = nil, serverTrust: TrustDecision? = nil) {
+    public init(
+        url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
+        tlsVersion: String? = nil, serverTrust: TrustDecision? = nil
+    ) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
@@ -71,8 +73,10 @@ public struct StreamingResponse: Sendable {
         HeaderName.first(name, in: headers)
     }
 
-    init(url: URL, statusCode: Int, headers: [(name: String, value: String)], httpVersion: String, redirects: [URL], tlsVersion: String?,
-         serverTrust: TrustDecision?, body: ResponseBody) {
+    init(
+        url: URL, statusCode: Int, headers: [(name: String, value: String)], httpVersion: String, redirects: [URL], tlsVersion: String?,
+        serverTrust: TrustDecision?, body: ResponseBody
+    ) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
@@ -85,8 +89,9 @@ public struct StreamingResponse: Sendable {
 
     /// A response already read, streamed again.
     init(_ response: Response) {
-        self.init(url: response.url, statusCode: response.statusCode, headers: response.headers, httpVersion: response.httpVersion,
-                  redirects: response.redirects, tlsVersion: response.tlsVersion, serverTrust: response.serverTrust, body: .buffered(response.body))
+        self.init(
+            url: response.url, statusCode: response.statusCode, headers: response.headers, httpVersion: response.httpVersion,
+            redirects: response.redirects, tlsVersion: response.tlsVersion, serverTrust: response.serverTrust, body: .buffered(response.body))
     }
 
     /// Reads at most `limit` bytes of the body (the rest is abandoned, closing the connection).
@@ -130,8 +135,9 @@ public struct StreamingResponse: Sendable {
 
     @inline(never)
     private func response(body data: Data) -> Response {
-        Response(url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
-                 tlsVersion: tlsVersion, serverTrust: serverTrust)
+        Response(
+            url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+            tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }
 
@@ -211,7 +217,8 @@ public struct ResponseBody: AsyncSequence, Sendable {
             if let explained = await explain(error) { return explained }
             if Task.isCancelled { return Self.cancelled(url: url, underlying: error) }
             if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
-                var incomplete = SessionError(.networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
+                var incomplete = SessionError(
+                    .networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
                 incomplete.isIncompleteBody = true
                 return incomplete
             }

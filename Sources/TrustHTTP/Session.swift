@@ -1,9 +1,9 @@
 import Foundation
-import Tracing
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Tracing
 import Trust
 import TrustNIO
 
@@ -45,7 +45,10 @@ public final class Session: Sendable {
     ///   - delegate: A `URLSessionDelegate`-shaped challenge answerer; used as the session-level
     ///     handler when the configuration has none.
     ///   - eventLoopGroup: Where connections run (NIO's shared singleton by default).
-    public init(configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+    public init(
+        configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) throws {
         self.configuration = configuration
         self.factory = try ConnectionFactory(configuration: configuration, group: eventLoopGroup)
         self.pool = ConnectionPool(
@@ -65,8 +68,9 @@ public final class Session: Sendable {
         if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = SystemRoots.missingNote {
             logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
         }
-        self.router = SessionRouter(configuration: configuration, cache: evaluationCache,
-                                    configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
+        self.router = SessionRouter(
+            configuration: configuration, cache: evaluationCache,
+            configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -92,7 +96,9 @@ public final class Session: Sendable {
                     try await self.send(request, context: context).collect(limit: limit)
                 }
             }
-        } status: { $0.statusCode }
+        } status: {
+            $0.statusCode
+        }
     }
 
     /// Sends `request` and returns as soon as the response head arrives; the body streams, of any
@@ -108,7 +114,9 @@ public final class Session: Sendable {
                     try await self.send(request, context: context)
                 }
             }
-        } status: { $0.statusCode }
+        } status: {
+            $0.statusCode
+        }
     }
 
     /// Runs `body` inside the request's span (when a tracer records one), with the span's context as
@@ -155,11 +163,14 @@ public final class Session: Sendable {
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var request = original
         var redirects: [URL] = []
-        var authenticator = HTTPAuthenticator(request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
+        var authenticator = HTTPAuthenticator(
+            request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
         while true {
             let prepared = authenticator.prepare(request)
             let response = try await perform(prepared, redirects: redirects, context: context)
-            switch try await step(after: response, to: prepared, request, original: original, authenticator: &authenticator, redirects: &redirects, context: context) {
+            switch try await step(
+                after: response, to: prepared, request, original: original, authenticator: &authenticator, redirects: &redirects, context: context)
+            {
             case .send(let next): request = next
             case .finish(let final): return final
             }
@@ -298,7 +309,8 @@ public final class Session: Sendable {
         }
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
-            throw SessionError(scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
+            throw SessionError(
+                scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
         }
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
             throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
@@ -308,7 +320,9 @@ public final class Session: Sendable {
         for (name, value) in request.headers {
             let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
             guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
-                throw SessionError(.badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token", url: request.url)
+                throw SessionError(
+                    .badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token",
+                    url: request.url)
             }
         }
         return origin
@@ -418,15 +432,19 @@ public final class Session: Sendable {
     private func answer(to refusal: ProxyRefusal, _ plan: Plan, request: Request, redirects: [URL]) throws -> Connected {
         guard let proxy = plan.proxy else { throw refusal }
         if refusal.statusCode == 407 {
-            var answer = StreamingResponse(Response(url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
-                                                    redirects: redirects))
+            var answer = StreamingResponse(
+                Response(
+                    url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                    redirects: redirects))
             answer.isProxyAnswer = true
             return .proxyAnswer(answer)
         }
         let origin = plan.origin
-        throw SessionError(.badServerResponse, refusal.statusCode == 0
-            ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
-            : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+        throw SessionError(
+            .badServerResponse,
+            refusal.statusCode == 0
+                ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
+                : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
     }
 
     /// The challenges of a TLS handshake for this request: server trust (the route's evaluation alone
@@ -434,12 +452,17 @@ public final class Session: Sendable {
     private func makeHandshake(_ plan: Plan, request: Request, handlerTimeout: Duration) -> HandshakeChallenges {
         let origin = plan.origin
         let identity = plan.route.clientIdentity
-        let serverTrust = plan.alone ? nil : ServerTrustChallenge(
-            origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
-            evaluation: plan.route.evaluation, handlerTimeout: handlerTimeout)
-        let clientCertificate = request.challengeHandler != nil || sessionHandler != nil || identity != nil
+        let serverTrust =
+            plan.alone
+            ? nil
+            : ServerTrustChallenge(
+                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
+                evaluation: plan.route.evaluation, handlerTimeout: handlerTimeout)
+        let clientCertificate =
+            request.challengeHandler != nil || sessionHandler != nil || identity != nil
             ? ClientCertificateChallenge(
-                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
+                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout
+            )
             : nil
         return HandshakeChallenges(
             origin: origin, url: request.url, evaluation: plan.route.evaluation, serverTrust: serverTrust, clientCertificate: clientCertificate)
@@ -449,10 +472,13 @@ public final class Session: Sendable {
     /// and the connection goes back to the pool when it ends. Apart from ``perform(_:redirects:context:)``
     /// (`@inline(never)`), as are connecting and recovering, so that its frame holds only what waits.
     @inline(never)
-    private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
+    private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws
+        -> StreamingResponse
+    {
         if let span = context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
-            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url), limits: configuration.responseLimits,
+            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url),
+            limits: configuration.responseLimits,
             uploadProgress: request.uploadProgress)
         return makeResponse(responseHead, exchange, on: connection, plan, url: request.url, redirects: redirects)
     }

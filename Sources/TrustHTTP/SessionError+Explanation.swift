@@ -50,7 +50,8 @@ extension SessionError {
         ///   sent: a refusal alert then means that one is required.
         public init(_ error: any Error, clientCertificateRequested: Bool = false) {
             guard error is NIOSSLError || error is BoringSSLError else {
-                let closed = (error as? ChannelError).map { $0 == .eof || $0 == .ioOnClosedChannel } ?? false
+                let closed =
+                    (error as? ChannelError).map { $0 == .eof || $0 == .ioOnClosedChannel } ?? false
                     || error is ConnectionClosedError
                 if closed {
                     self = clientCertificateRequested ? .clientCertificateRequired : .closedDuringHandshake
@@ -134,26 +135,39 @@ extension SessionError.Code {
         case .unsupportedURL: return ("the URL's scheme is neither http nor https", "use an http:// or https:// URL")
         case .cannotFindHost: return ("the host name could not be resolved", "check the host name's spelling and this machine's DNS settings")
         case .cannotConnectToHost:
-            return ("no connection to the host could be made", "check that the server is running and listening on that port, and that no firewall is in the way")
-        case .networkConnectionLost: return ("the connection failed or was lost during the request", "try again; if it goes on, check the server and what is between")
+            return (
+                "no connection to the host could be made", "check that the server is running and listening on that port, and that no firewall is in the way"
+            )
+        case .networkConnectionLost:
+            return ("the connection failed or was lost during the request", "try again; if it goes on, check the server and what is between")
         case .httpTooManyRedirects: return ("the server redirected more times than allowed", "check the server for a redirect loop, or allow more redirects")
-        case .badServerResponse: return ("the server or proxy answered with something unusable", "check the server or proxy: its answer breaks the HTTP protocol")
+        case .badServerResponse:
+            return ("the server or proxy answered with something unusable", "check the server or proxy: its answer breaks the HTTP protocol")
         case .responseTooLarge: return ("the response exceeded a limit", "raise the response limit if that size is expected")
-        case .cannotDecodeContentData: return ("the compressed body is not valid gzip or deflate", "check the server's Content-Encoding, or ask for the body uncompressed")
+        case .cannotDecodeContentData:
+            return ("the compressed body is not valid gzip or deflate", "check the server's Content-Encoding, or ask for the body uncompressed")
         case .userCancelledAuthentication: return ("the HTTP authentication challenge was cancelled", "give credentials, or let the challenge be answered")
         case .userAuthenticationRequired:
-            return ("the server requires HTTP authentication that could not be answered", "give a user name and password the server accepts, for a scheme it offers")
-        case .secureConnectionFailed: return ("the TLS connection could not be set up", "check that the server speaks TLS 1.2 or 1.3 on that port, with modern cipher suites")
-        case .serverCertificateHasBadDate: return ("a certificate on the server's path has expired", "renew the server's certificate (or check this machine's clock)")
+            return (
+                "the server requires HTTP authentication that could not be answered", "give a user name and password the server accepts, for a scheme it offers"
+            )
+        case .secureConnectionFailed:
+            return ("the TLS connection could not be set up", "check that the server speaks TLS 1.2 or 1.3 on that port, with modern cipher suites")
+        case .serverCertificateHasBadDate:
+            return ("a certificate on the server's path has expired", "renew the server's certificate (or check this machine's clock)")
         case .serverCertificateUntrusted: return ("the server is not trusted", "see the trust reasons: each says what fixes it")
         case .serverCertificateHasUnknownRoot:
             return ("the server's chain leads to no trusted anchor", "make the server send its intermediates, or add its CA to the anchors if you trust it")
-        case .serverCertificateNotYetValid: return ("a certificate on the server's path is not yet valid", "check this machine's clock, or the certificate's dates")
+        case .serverCertificateNotYetValid:
+            return ("a certificate on the server's path is not yet valid", "check this machine's clock, or the certificate's dates")
         case .clientCertificateRejected:
-            return ("the server refused the client certificate", "use a certificate from a CA the server trusts, valid now and allowed for client authentication")
+            return (
+                "the server refused the client certificate", "use a certificate from a CA the server trusts, valid now and allowed for client authentication"
+            )
         case .clientCertificateRequired:
             return ("the server requires a client certificate and none was sent", "give a client certificate and its private key (a client identity)")
-        case .requestBodyStreamExhausted: return ("the streamed request body failed or did not match its length", "check the body's sequence and its declared length")
+        case .requestBodyStreamExhausted:
+            return ("the streamed request body failed or did not match its length", "check the body's sequence and its declared length")
         case .fileDoesNotExist: return ("the upload file does not exist or cannot be opened", "check the file's path")
         case .fileIsDirectory: return ("the upload file is not a regular file", "give a regular file")
         case .noPermissionsToReadFile: return ("the upload file cannot be read", "check the file's permissions")

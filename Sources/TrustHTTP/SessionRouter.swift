@@ -70,7 +70,9 @@ final class SessionRouter: Sendable {
         } else {
             perHost = [:]
         }
-        environmentProxies = configuration.proxy != nil ? nil
+        environmentProxies =
+            configuration.proxy != nil
+            ? nil
             : configuration.proxyEnvironment ?? (configuration.usesEnvironmentProxies ? ProxyEnvironment() : nil)
     }
 
@@ -119,7 +121,8 @@ final class SessionRouter: Sendable {
         let evaluator = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
-        let identity = configuration.clientIdentities[origin.host]
+        let identity =
+            configuration.clientIdentities[origin.host]
             ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
         let evaluation = RouteEvaluation(
             evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,

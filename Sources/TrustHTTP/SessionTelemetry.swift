@@ -90,8 +90,12 @@ struct SessionTelemetry: Sendable {
     func connected(_ origin: Origin, duration: Duration, failed: Bool) {
         Timer(label: Self.connectionDuration, dimensions: [("scheme", origin.scheme), ("result", failed ? "failed" : "ok")], factory: factory)
             .recordNanoseconds(duration.nanoseconds)
-        logger?.debug(failed ? "connection failed" : "connected", metadata: ["http.host": .string(DisplayText.escaped(origin.host)), "http.port": "\(origin.port)",
-                                                                           "connection.milliseconds": "\(duration.nanoseconds / 1_000_000)"])
+        logger?.debug(
+            failed ? "connection failed" : "connected",
+            metadata: [
+                "http.host": .string(DisplayText.escaped(origin.host)), "http.port": "\(origin.port)",
+                "connection.milliseconds": "\(duration.nanoseconds / 1_000_000)",
+            ])
     }
 
     /// A request that ended with an error.
@@ -100,20 +104,24 @@ struct SessionTelemetry: Sendable {
         Counter(label: Self.requestFailures, dimensions: [("code", code)], factory: factory).increment()
         guard let logger else { return }
         let clientCertificate = error.code == .clientCertificateRejected || error.code == .clientCertificateRequired
-        logger.notice(clientCertificate ? "client certificate refused" : "request failed", metadata: [
-            "http.host": .string(DisplayText.escaped(url.host ?? "")), "http.port": "\(url.port.map(String.init) ?? "")", "error.code": "\(code)",
-            "error.code_value": "\(error.code.rawValue)",
-        ])
+        logger.notice(
+            clientCertificate ? "client certificate refused" : "request failed",
+            metadata: [
+                "http.host": .string(DisplayText.escaped(url.host ?? "")), "http.port": "\(url.port.map(String.init) ?? "")", "error.code": "\(code)",
+                "error.code_value": "\(error.code.rawValue)",
+            ])
     }
 
     /// HTTP authentication that ended with the 401/407 after a credential was refused.
     func authenticationFailed(space: ProtectionSpace, scheme: String, failures: Int) {
         Counter(label: Self.authenticationFailures, dimensions: [("scheme", scheme), ("proxy", String(space.isProxy))], factory: factory).increment()
-        logger?.notice("HTTP authentication failed", metadata: [
-            "http.host": .string(DisplayText.escaped(space.host)), "http.port": "\(space.port)", "auth.scheme": .string(DisplayText.escaped(scheme)),
-            "auth.realm": .string(DisplayText.escaped(space.realm ?? "")),
-            "auth.proxy": "\(space.isProxy)", "auth.failures": "\(failures)",
-        ])
+        logger?.notice(
+            "HTTP authentication failed",
+            metadata: [
+                "http.host": .string(DisplayText.escaped(space.host)), "http.port": "\(space.port)", "auth.scheme": .string(DisplayText.escaped(scheme)),
+                "auth.realm": .string(DisplayText.escaped(space.realm ?? "")),
+                "auth.proxy": "\(space.isProxy)", "auth.failures": "\(failures)",
+            ])
     }
 
     /// A pin-failure report handed to the reporter: `sent` (scheduled) or dropped, with the reason.
@@ -126,9 +134,11 @@ struct SessionTelemetry: Sendable {
         case .noURI: message = "pin failure report dropped (no URI)"
         }
         Counter(label: Self.reports, dimensions: [("result", outcome == .queued ? "sent" : "dropped")], factory: factory).increment()
-        logger?.info(message, metadata: [
-            "trust.host": .string(DisplayText.escaped(host)),
-            "report.endpoints": .array(uris.map { .string(DisplayText.escaped(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? ""))) }),
-        ])
+        logger?.info(
+            message,
+            metadata: [
+                "trust.host": .string(DisplayText.escaped(host)),
+                "report.endpoints": .array(uris.map { .string(DisplayText.escaped(($0.host ?? "") + ($0.port.map { ":\($0)" } ?? ""))) }),
+            ])
     }
 }

@@ -96,44 +96,58 @@ final class HostileHTTP1: HostileDialect {
         switch behaviour {
         case .endlessChunkedBody:
             let chunk = "4000\r\n" + String(repeating: "x", count: 16 * 1024) + "\r\n"
-            return [.bytes(ok + "content-type: application/octet-stream\r\ntransfer-encoding: chunked\r\n\r\n"),
-                    .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(string: chunk) }]
+            return [
+                .bytes(ok + "content-type: application/octet-stream\r\ntransfer-encoding: chunked\r\n\r\n"),
+                .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(string: chunk) },
+            ]
         case .zipBomb:
             let prefix = LabGzip.zeroBombPrefix
             let units = Array([[UInt8]](repeating: LabGzip.zeroBombUnit, count: 1260).joined())
-            return [.bytes(ok + "content-type: application/octet-stream\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n"),
-                    .generated(count: .max, pace: nil) { index, allocator in
-                        let payload = index == 0 ? prefix + units : units
-                        var buffer = allocator.buffer(string: String(payload.count, radix: 16) + "\r\n")
-                        buffer.writeBytes(payload)
-                        buffer.writeString("\r\n")
-                        return buffer
-                    }]
+            return [
+                .bytes(ok + "content-type: application/octet-stream\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n"),
+                .generated(count: .max, pace: nil) { index, allocator in
+                    let payload = index == 0 ? prefix + units : units
+                    var buffer = allocator.buffer(string: String(payload.count, radix: 16) + "\r\n")
+                    buffer.writeBytes(payload)
+                    buffer.writeString("\r\n")
+                    return buffer
+                },
+            ]
         case .endlessBody:
-            return [.bytes(ok + "content-type: application/octet-stream\r\ncontent-length: 1000000000000\r\n\r\n"),
-                    .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(repeating: UInt8(ascii: "x"), count: 16 * 1024) }]
+            return [
+                .bytes(ok + "content-type: application/octet-stream\r\ncontent-length: 1000000000000\r\n\r\n"),
+                .generated(count: .max, pace: nil) { _, allocator in allocator.buffer(repeating: UInt8(ascii: "x"), count: 16 * 1024) },
+            ]
         case .trickleHead:
             let bytes = Array((ok + "x-trickle: one byte at a time\r\n" + shortBody).utf8)
             return [.generated(count: bytes.count, pace: trickleInterval) { index, allocator in allocator.buffer(bytes: bytes[index...index]) }]
         case .trickleBody:
-            return [.bytes(ok + "content-type: application/octet-stream\r\ncontent-length: 1000000\r\n\r\n"),
-                    .generated(count: 1_000_000, pace: trickleInterval) { _, allocator in allocator.buffer(string: "x") }]
+            return [
+                .bytes(ok + "content-type: application/octet-stream\r\ncontent-length: 1000000\r\n\r\n"),
+                .generated(count: 1_000_000, pace: trickleInterval) { _, allocator in allocator.buffer(string: "x") },
+            ]
         case .stallAfterHead:
             return [.bytes(ok + "content-type: text/plain\r\ncontent-length: 1000\r\n\r\n"), .stall]
         case .hugeHead:
             return [.bytes(ok), Self.fillerLines, .bytes(shortBody)]
         case .manyHeaderFields:
             // 1,000 pieces of 100 fields: 100,000 fields.
-            return [.bytes(ok), .generated(count: 1000, pace: nil) { piece, allocator in
-                var buffer = allocator.buffer(capacity: 1600)
-                for field in piece * 100..<(piece + 1) * 100 { buffer.writeString("x-f\(field): v\r\n") }
-                return buffer
-            }, .bytes(shortBody)]
+            return [
+                .bytes(ok),
+                .generated(count: 1000, pace: nil) { piece, allocator in
+                    var buffer = allocator.buffer(capacity: 1600)
+                    for field in piece * 100..<(piece + 1) * 100 { buffer.writeString("x-f\(field): v\r\n") }
+                    return buffer
+                }, .bytes(shortBody),
+            ]
         case .longHeaderField:
             // 64 pieces of 16 KiB: a 1 MiB value.
-            return [.bytes(ok + "x-long: "), .generated(count: 64, pace: nil) { _, allocator in
-                allocator.buffer(repeating: UInt8(ascii: "a"), count: 16 * 1024)
-            }, .bytes("\r\n" + shortBody)]
+            return [
+                .bytes(ok + "x-long: "),
+                .generated(count: 64, pace: nil) { _, allocator in
+                    allocator.buffer(repeating: UInt8(ascii: "a"), count: 16 * 1024)
+                }, .bytes("\r\n" + shortBody),
+            ]
         case .manyInformational:
             // 1,000 pieces of 100 interim responses (RFC 9110 §15.2): 100,000.
             let hundred = String(repeating: "HTTP/1.1 100 Continue\r\n\r\n", count: 100)
@@ -185,7 +199,8 @@ final class HostileHTTP1: HostileDialect {
         let lines = head.split(separator: "\r\n", omittingEmptySubsequences: true)
         let target = lines.first?.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
         let hop = target.hasPrefix("/loop/") ? (Int(target.dropFirst("/loop/".count)) ?? 0) : 0
-        let requestHost = lines.dropFirst().first { $0.lowercased().hasPrefix("host:") }
+        let requestHost =
+            lines.dropFirst().first { $0.lowercased().hasPrefix("host:") }
             .map { $0.dropFirst("host:".count).trimmingSpaces() } ?? ""
         let other = requestHost.hasPrefix("127.0.0.1") ? (host.contains(":") ? "[\(host)]" : host) : "127.0.0.1"
         return "\(scheme)://\(other):\(port)/loop/\(hop &+ 1)"

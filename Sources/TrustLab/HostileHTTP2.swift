@@ -7,7 +7,14 @@ import NIOCore
 final class HostileHTTP2: HostileDialect {
     /// Frame types (RFC 9113 §6).
     enum FrameType: UInt8 {
-        case data = 0x0, headers = 0x1, rstStream = 0x3, settings = 0x4, ping = 0x6, goAway = 0x7, windowUpdate = 0x8, continuation = 0x9
+        case data = 0x0
+        case headers = 0x1
+        case rstStream = 0x3
+        case settings = 0x4
+        case ping = 0x6
+        case goAway = 0x7
+        case windowUpdate = 0x8
+        case continuation = 0x9
     }
 
     /// `END_STREAM` (DATA, HEADERS).
@@ -211,8 +218,10 @@ final class HostileHTTP2: HostileDialect {
     private static let fourKilobytes = String(repeating: "t", count: 4000)
 
     /// A frame: its 9-byte header (RFC 9113 §4.1), then what `payload` writes.
-    static func writeFrame(_ type: FrameType, flags: UInt8 = 0, stream: UInt32, into buffer: inout ByteBuffer,
-                           _ payload: (inout ByteBuffer) -> Void) {
+    static func writeFrame(
+        _ type: FrameType, flags: UInt8 = 0, stream: UInt32, into buffer: inout ByteBuffer,
+        _ payload: (inout ByteBuffer) -> Void
+    ) {
         let start = buffer.writerIndex
         buffer.writeRepeatingByte(0, count: 9)
         payload(&buffer)

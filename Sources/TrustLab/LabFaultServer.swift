@@ -76,8 +76,10 @@ public final class LabFaultServer: Sendable {
     }
 
     /// Starts a TLS server presenting `chain` (leaf first) with `privateKey` whose connections meet `fault`.
-    public static func start(_ fault: Fault, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
-                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabFaultServer {
+    public static func start(
+        _ fault: Fault, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabFaultServer {
         var configuration = try LabServer.serverConfiguration(chain: chain, privateKey: privateKey)
         configuration.applicationProtocols = fault.isHTTP2 ? ["h2"] : ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
@@ -105,8 +107,10 @@ public final class LabFaultServer: Sendable {
     /// Starts a plain-HTTP/1.1 server (no TLS) whose connections meet `fault`: one of the
     /// HTTP/1.1 faults, ``Fault/stallHandshake`` (never answers) or ``Fault/closeAfterClientHello``
     /// (closes once the request arrives).
-    public static func startPlain(_ fault: Fault, host: String = "plain.lab.test",
-                                  group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabFaultServer {
+    public static func startPlain(
+        _ fault: Fault, host: String = "plain.lab.test",
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabFaultServer {
         guard !fault.isHTTP2 && fault != .closeAfterServerFlight else {
             throw LabError.cannotWrite(fault.rawValue, "this fault needs TLS")
         }
@@ -120,8 +124,10 @@ public final class LabFaultServer: Sendable {
         }
     }
 
-    private static func start(_ fault: Fault, host: String, scheme: String, group: any EventLoopGroup,
-                              _ configure: @escaping @Sendable (any Channel) throws -> Void) async throws -> LabFaultServer {
+    private static func start(
+        _ fault: Fault, host: String, scheme: String, group: any EventLoopGroup,
+        _ configure: @escaping @Sendable (any Channel) throws -> Void
+    ) async throws -> LabFaultServer {
         let listener = try await LabListener.bind(group: group) { channel, _ in try configure(channel) }
         return LabFaultServer(fault: fault, host: host, scheme: scheme, listener: listener)
     }
@@ -233,7 +239,8 @@ public final class LabFaultServer: Sendable {
                 let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: .rootStream, errorCode: .internalError, opaqueData: nil))
                 context.writeAndFlush(wrapOutboundOut(goAway)).whenComplete { _ in channel.close(promise: nil) }
             default:
-                let head = HTTP2Frame.FramePayload.headers(.init(headers: [":status": "200", "content-type": "application/octet-stream", "content-length": "1000"]))
+                let head = HTTP2Frame.FramePayload.headers(
+                    .init(headers: [":status": "200", "content-type": "application/octet-stream", "content-length": "1000"]))
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: frame.streamID, payload: head)), promise: nil)
                 let data = HTTP2Frame(streamID: frame.streamID, payload: .data(.init(data: .byteBuffer(channel.allocator.buffer(repeating: 0x78, count: 100)))))
                 context.writeAndFlush(wrapOutboundOut(data)).whenComplete { _ in channel.close(promise: nil) }

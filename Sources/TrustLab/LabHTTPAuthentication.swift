@@ -53,8 +53,9 @@ public final class LabHTTPAuthentication: Sendable {
         case "/digest":
             guard let algorithm = Algorithm(query["algorithm"] ?? "MD5") else { return Verdict(status: 400, headers: [], body: "unknown algorithm\n") }
             let qop = query["qop"] ?? "auth"
-            let options = DigestOptions(algorithm: algorithm, qop: qop == "none" ? nil : qop, userhash: query["userhash"] == "1",
-                                        singleUse: query["stale"] == "1", nextNonce: query["nextnonce"] == "1")
+            let options = DigestOptions(
+                algorithm: algorithm, qop: qop == "none" ? nil : qop, userhash: query["userhash"] == "1",
+                singleUse: query["stale"] == "1", nextNonce: query["nextnonce"] == "1")
             return digest(options, authorization: authorization, method: method, uri: uri, body: body)
         case "/multi":
             let md5 = DigestOptions(algorithm: Algorithm("MD5")!, qop: "auth")
@@ -176,7 +177,9 @@ public final class LabHTTPAuthentication: Sendable {
     }
 
     /// Checks an `Authorization: Digest …` field against `options` and the nonces issued.
-    func verifyDigest(_ authorization: String, options: DigestOptions, method: String, uri: String, body: [UInt8], realm expectedRealm: String = LabHTTPAuthentication.realm) -> DigestCheck {
+    func verifyDigest(
+        _ authorization: String, options: DigestOptions, method: String, uri: String, body: [UInt8], realm expectedRealm: String = LabHTTPAuthentication.realm
+    ) -> DigestCheck {
         guard authorization.lowercased().hasPrefix("digest "), let fields = Self.parameters(String(authorization.dropFirst(7))) else { return .failure }
         let algorithm = options.algorithm
         guard let realm = fields["realm"], realm == expectedRealm, let nonce = fields["nonce"], let response = fields["response"],

@@ -53,8 +53,10 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The current request was answered before its body (an expectation refused): the rest is ignored.
     private var answeredEarly = false
 
-    init(name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
-         reports: LabReportInbox = LabReportInbox()) {
+    init(
+        name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
+        reports: LabReportInbox = LabReportInbox()
+    ) {
         self.name = name
         self.client = client
         self.authentication = authentication
@@ -101,7 +103,9 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// What `/upload` saw of the request body.
     private func uploadReport(_ request: HTTPRequestHead) -> String {
         let digest = SHA256.hash(data: Array(body.readableBytesView)).map { String(format: "%02x", $0) }.joined()
-        let framing = request.headers.contains(name: "content-length") ? "content-length"
+        let framing =
+            request.headers.contains(name: "content-length")
+            ? "content-length"
             : request.headers["transfer-encoding"].first?.lowercased() == "chunked" ? "chunked" : "none"
         return "bytes \(body.readableBytes)\nsha256 \(digest)\nframing \(framing)\nexpect \(request.headers["expect"].first ?? "none")\n"
     }
@@ -125,8 +129,10 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { a, _ in a })
         let keepAlive = request.isKeepAlive
 
-        if let verdict = authentication.handle(path: path, query: query, method: request.method.rawValue, uri: request.uri,
-                                               headers: request.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView)) {
+        if let verdict = authentication.handle(
+            path: path, query: query, method: request.method.rawValue, uri: request.uri,
+            headers: request.headers.map { ($0.name, $0.value) }, body: Array(body.readableBytesView))
+        {
             send(context: context, request: request, status: HTTPResponseStatus(statusCode: verdict.status), body: verdict.body, extra: verdict.headers)
             return
         }
@@ -150,8 +156,10 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let text = Array(String(repeating: "swift-trust lab text\n", count: count / 21 + 1).utf8.prefix(count))
             var encoded = coding == "deflate" ? LabGzip.zlib(text) : LabGzip.gzip(text)
             if coding == "gzip-corrupt" { encoded[encoded.count - 5] ^= 0xFF }
-            var headers = HTTPHeaders([("content-type", "text/plain"), ("content-encoding", coding == "deflate" ? "deflate" : "gzip"),
-                                       ("content-length", String(encoded.count))])
+            var headers = HTTPHeaders([
+                ("content-type", "text/plain"), ("content-encoding", coding == "deflate" ? "deflate" : "gzip"),
+                ("content-length", String(encoded.count)),
+            ])
             if !keepAlive { headers.add(name: "connection", value: "close") }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
             if request.method != .HEAD {

@@ -204,10 +204,12 @@ public final class LabHostileServer: Sendable {
     ///   - connectionTimeLimit: how long a connection may last; the server then closes it.
     ///   - byteLimit: how many bytes the server writes to one connection at most before closing it.
     ///   - group: where the server runs (by default ``eventLoopGroup``, apart from the process's shared loops).
-    public static func start(_ behaviour: Behaviour, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
-                             trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
-                             byteLimit: Int = 4 << 30,
-                             group: any EventLoopGroup = LabHostileServer.eventLoopGroup) async throws -> LabHostileServer {
+    public static func start(
+        _ behaviour: Behaviour, host: String, chain: [Certificate], privateKey: Certificate.PrivateKey,
+        trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
+        byteLimit: Int = 4 << 30,
+        group: any EventLoopGroup = LabHostileServer.eventLoopGroup
+    ) async throws -> LabHostileServer {
         var configuration = try LabServer.serverConfiguration(chain: chain, privateKey: privateKey)
         configuration.applicationProtocols = behaviour.isHTTP2 ? ["h2"] : ["http/1.1"]
         let context = try NIOSSLContext(configuration: configuration)
@@ -223,10 +225,12 @@ public final class LabHostileServer: Sendable {
     /// Starts a plain server (no TLS) whose connections meet `behaviour`: HTTP/1.1, or HTTP/2 with
     /// prior knowledge (RFC 9113 §3.3) for an HTTP/2 behaviour. Parameters as in
     /// ``start(_:host:chain:privateKey:trickleInterval:connectionTimeLimit:byteLimit:group:)``.
-    public static func startPlain(_ behaviour: Behaviour, host: String = "plain.lab.test",
-                                  trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
-                                  byteLimit: Int = 4 << 30,
-                                  group: any EventLoopGroup = LabHostileServer.eventLoopGroup) async throws -> LabHostileServer {
+    public static func startPlain(
+        _ behaviour: Behaviour, host: String = "plain.lab.test",
+        trickleInterval: Duration = .milliseconds(200), connectionTimeLimit: Duration = .seconds(60),
+        byteLimit: Int = 4 << 30,
+        group: any EventLoopGroup = LabHostileServer.eventLoopGroup
+    ) async throws -> LabHostileServer {
         let limits = LabHostileConnection.Limits(
             trickleInterval: TimeAmount(trickleInterval), connectionTimeLimit: TimeAmount(connectionTimeLimit), byteLimit: byteLimit)
         return try await start(behaviour, host: host, scheme: "http", limits: limits, group: group) { channel, port in
@@ -235,9 +239,11 @@ public final class LabHostileServer: Sendable {
         }
     }
 
-    private static func start(_ behaviour: Behaviour, host: String, scheme: String, limits: LabHostileConnection.Limits,
-                              group: any EventLoopGroup,
-                              _ configure: @escaping @Sendable (any Channel, Int) throws -> Void) async throws -> LabHostileServer {
+    private static func start(
+        _ behaviour: Behaviour, host: String, scheme: String, limits: LabHostileConnection.Limits,
+        group: any EventLoopGroup,
+        _ configure: @escaping @Sendable (any Channel, Int) throws -> Void
+    ) async throws -> LabHostileServer {
         let listener = try await LabListener.bind(group: group, configure)
         let authority = host.contains(":") ? "[\(host)]" : host
         guard let base = URL(string: "\(scheme)://\(authority):\(listener.port)") else {

@@ -176,7 +176,8 @@ public final class LabOCSPResponder: Sendable {
         private func serves(_ authority: LabAuthority, _ id: OCSPCertificateID) -> Bool {
             var name = DER.Serializer()
             guard (try? name.serialize(authority.certificate.subject)) != nil else { return false }
-            return id.issuerNameHash == id.hashAlgorithm.digest(name.serializedBytes) && id.issuerKeyHash == id.hashAlgorithm.digest(Array(authority.certificate.publicKey.subjectPublicKeyInfoBytes))
+            return id.issuerNameHash == id.hashAlgorithm.digest(name.serializedBytes)
+                && id.issuerKeyHash == id.hashAlgorithm.digest(Array(authority.certificate.publicKey.subjectPublicKeyInfoBytes))
         }
 
         private func write(context: ChannelHandlerContext, version: HTTPVersion, status: HTTPResponseStatus, contentType: String, body: [UInt8]) {

@@ -1,8 +1,8 @@
 import TrustLabPKI
 
-public extension LabPKI {
+extension LabPKI {
     /// Every lab host name mapped to 127.0.0.1 (for `SessionConfiguration.resolve`, like curl's `--resolve`).
-    static var loopbackResolve: [String: String] {
+    public static var loopbackResolve: [String: String] {
         var map: [String: String] = [:]
         for name in serverNames { map[hostName(for: name)] = "127.0.0.1" }
         map["other.lab.test"] = "127.0.0.1"

@@ -36,8 +36,10 @@ public final class LabProxy: Sendable {
     }
 
     /// Starts a proxy on a free port of 127.0.0.1; `resolve` maps host names (or `host:port`) to the addresses it connects to.
-    public static func start(authentication: Authentication = .none, resolve: [String: String] = LabPKI.loopbackResolve,
-                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabProxy {
+    public static func start(
+        authentication: Authentication = .none, resolve: [String: String] = LabPKI.loopbackResolve,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabProxy {
         let log = NIOLockedValueBox<[String]>([])
         let verifier = LabHTTPAuthentication()
         let (channel, port) = try await LabServer.bind(group: group) { channel in
@@ -46,7 +48,8 @@ public final class LabProxy: Sendable {
                 let encoder = HTTPResponseEncoder()
                 try channel.pipeline.syncOperations.addHandlers([
                     decoder, encoder,
-                    LabProxyHandler(authentication: authentication, verifier: verifier, resolve: resolve, log: log, decoder: decoder, encoder: encoder, group: group),
+                    LabProxyHandler(
+                        authentication: authentication, verifier: verifier, resolve: resolve, log: log, decoder: decoder, encoder: encoder, group: group),
                 ])
             }
         }
@@ -74,8 +77,10 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
 
-    init(authentication: LabProxy.Authentication, verifier: LabHTTPAuthentication, resolve: [String: String], log: NIOLockedValueBox<[String]>,
-         decoder: ByteToMessageHandler<HTTPRequestDecoder>, encoder: HTTPResponseEncoder, group: any EventLoopGroup) {
+    init(
+        authentication: LabProxy.Authentication, verifier: LabHTTPAuthentication, resolve: [String: String], log: NIOLockedValueBox<[String]>,
+        decoder: ByteToMessageHandler<HTTPRequestDecoder>, encoder: HTTPResponseEncoder, group: any EventLoopGroup
+    ) {
         self.authentication = authentication
         self.verifier = verifier
         self.resolve = resolve
@@ -162,7 +167,8 @@ final class LabProxyHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let url = URLComponents(string: head.uri), url.scheme == "http", let host = url.host else { return fail(context: context, status: .badRequest) }
         let port = url.port ?? 80
         guard let (address, _) = target("\(host):\(port)") else { return fail(context: context, status: .badRequest) }
-        var requestText = "\(head.method.rawValue) \(url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)\(url.percentEncodedQuery.map { "?" + $0 } ?? "") HTTP/1.1\r\n"
+        var requestText =
+            "\(head.method.rawValue) \(url.percentEncodedPath.isEmpty ? "/" : url.percentEncodedPath)\(url.percentEncodedQuery.map { "?" + $0 } ?? "") HTTP/1.1\r\n"
         for header in head.headers where !["proxy-authorization", "proxy-connection", "connection"].contains(header.name.lowercased()) {
             requestText += "\(header.name): \(header.value)\r\n"
         }

@@ -57,7 +57,9 @@ public final class LabServer: Sendable {
     }
 
     /// A plain-HTTP/1.1 server (no TLS) with the same routes, for clear-text scenarios.
-    public static func startPlain(name: String, host: String = "plain.lab.test", group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+    public static func startPlain(name: String, host: String = "plain.lab.test", group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws
+        -> LabServer
+    {
         let authentication = LabHTTPAuthentication()
         let reports = LabReportInbox()
         let (channel, port) = try await bind(group: group) { channel in
@@ -126,11 +128,13 @@ public final class LabServer: Sendable {
                 case .http1Only:
                     return Self.configureHTTP1(channel, name: name, client: record, authentication: authentication, reports: reports)
                 case .http2Only:
-                    return Self.configureHTTP2(channel, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
+                    return Self.configureHTTP2(
+                        channel, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
                 case .http2AndHTTP1:
                     return channel.configureHTTP2SecureUpgrade(
                         h2ChannelConfigurator: {
-                            Self.configureHTTP2($0, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
+                            Self.configureHTTP2(
+                                $0, name: name, client: record, authentication: authentication, reports: reports, maximumConcurrentStreams: streams)
                         },
                         http1ChannelConfigurator: { Self.configureHTTP1($0, name: name, client: record, authentication: authentication, reports: reports) })
                 }
@@ -177,31 +181,44 @@ public final class LabServer: Sendable {
     }
 
     /// Starts one of the lab's mutual-TLS servers (`GET /whoami` answers with the verified client).
-    public static func start(mutualTLS mode: MutualTLSMode, pki: LabPKI, protocols: Protocols = .http2AndHTTP1,
-                             maximumTLSVersion: TLSVersion? = nil,
-                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> LabServer {
+    public static func start(
+        mutualTLS mode: MutualTLSMode, pki: LabPKI, protocols: Protocols = .http2AndHTTP1,
+        maximumTLSVersion: TLSVersion? = nil,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> LabServer {
         guard let good = pki.servers["good"] else { throw LabError.cannotWrite("good", "no such lab server") }
-        return try await start(name: "mtls-\(mode.rawValue)", host: mode.host, chain: good.chain, privateKey: good.privateKey, protocols: protocols,
-                               maximumTLSVersion: maximumTLSVersion, clientAuthentication: mode.clientAuthentication(pki: pki), group: group)
+        return try await start(
+            name: "mtls-\(mode.rawValue)", host: mode.host, chain: good.chain, privateKey: good.privateKey, protocols: protocols,
+            maximumTLSVersion: maximumTLSVersion, clientAuthentication: mode.clientAuthentication(pki: pki), group: group)
     }
 
-    @Sendable static func configureHTTP1(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
-                                         reports: LabReportInbox) -> EventLoopFuture<Void> {
+    @Sendable static func configureHTTP1(
+        _ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
+        reports: LabReportInbox
+    ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
             try channel.pipeline.syncOperations.addHandler(LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports))
         }
     }
 
-    @Sendable static func configureHTTP2(_ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
-                                         reports: LabReportInbox, maximumConcurrentStreams: Int = 100) -> EventLoopFuture<Void> {
-        let settings = nioDefaultSettings.filter { $0.parameter != .maxConcurrentStreams }
+    @Sendable static func configureHTTP2(
+        _ channel: any Channel, name: String, client: ClientAuthenticationRecord, authentication: LabHTTPAuthentication,
+        reports: LabReportInbox, maximumConcurrentStreams: Int = 100
+    ) -> EventLoopFuture<Void> {
+        let settings =
+            nioDefaultSettings.filter { $0.parameter != .maxConcurrentStreams }
             + [HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams)]
-        return channel.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings, inboundStreamInitializer: { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try stream.pipeline.syncOperations.addHandlers([HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports)])
+        return channel.configureHTTP2Pipeline(
+            mode: .server, initialLocalSettings: settings,
+            inboundStreamInitializer: { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    try stream.pipeline.syncOperations.addHandlers([
+                        HTTP2FramePayloadToHTTP1ServerCodec(), LabHTTPHandler(name: name, client: client, authentication: authentication, reports: reports),
+                    ])
+                }
             }
-        }).flatMapThrowing { _ in try channel.pipeline.syncOperations.addHandler(LabGracefulClose()) }
+        ).flatMapThrowing { _ in try channel.pipeline.syncOperations.addHandler(LabGracefulClose()) }
     }
 
     /// A faulty server: completes the TLS handshake, then closes the connection before any request.

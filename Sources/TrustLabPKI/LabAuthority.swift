@@ -18,7 +18,10 @@ public struct LabAuthority: Sendable {
         nameConstraints: NameConstraints? = nil
     ) throws -> LabAuthority {
         let key = try keyType.generate()
-        let name = try DistinguishedName { OrganizationName("swift-trust lab"); CommonName(commonName) }
+        let name = try DistinguishedName {
+            OrganizationName("swift-trust lab")
+            CommonName(commonName)
+        }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
             issuer: name, subject: name, signatureAlgorithm: keyType.signatureAlgorithm,
@@ -34,8 +37,12 @@ public struct LabAuthority: Sendable {
         extendedKeyUsage: [ExtendedKeyUsage.Usage]? = nil, nameConstraints: NameConstraints? = nil, ocspResponders: [String] = []
     ) throws -> LabAuthority {
         let key = try keyType.generate()
-        let name = try DistinguishedName { OrganizationName("swift-trust lab"); CommonName(commonName) }
-        var extensions = try Self.caExtensions(publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nameConstraints)
+        let name = try DistinguishedName {
+            OrganizationName("swift-trust lab")
+            CommonName(commonName)
+        }
+        var extensions = try Self.caExtensions(
+            publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nameConstraints)
         if !ocspResponders.isEmpty { try extensions.append(Self.ocspAccess(ocspResponders)) }
         if let extendedKeyUsage {
             try extensions.append(Certificate.Extension(ExtendedKeyUsage(extendedKeyUsage), critical: false))
@@ -57,7 +64,8 @@ public struct LabAuthority: Sendable {
         try Certificate(
             version: .v3, serialNumber: .init(), publicKey: other.certificate.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
             issuer: identity.certificate.subject, subject: other.certificate.subject, signatureAlgorithm: identity.keyType.signatureAlgorithm,
-            extensions: try Self.caExtensions(publicKey: other.certificate.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nil),
+            extensions: try Self.caExtensions(
+                publicKey: other.certificate.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nil),
             issuerPrivateKey: identity.privateKey)
     }
 
@@ -121,7 +129,9 @@ public struct LabAuthority: Sendable {
         ArraySlice(Insecure.SHA1.hash(data: Array(key.subjectPublicKeyInfoBytes)))
     }
 
-    static func caExtensions(publicKey: Certificate.PublicKey, issuerKey: Certificate.PublicKey, pathLength: Int?, nameConstraints: NameConstraints?) throws -> Certificate.Extensions {
+    static func caExtensions(publicKey: Certificate.PublicKey, issuerKey: Certificate.PublicKey, pathLength: Int?, nameConstraints: NameConstraints?) throws
+        -> Certificate.Extensions
+    {
         var extensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: pathLength))
             Critical(KeyUsage(digitalSignature: true, keyCertSign: true, cRLSign: true))
@@ -149,7 +159,9 @@ public struct LabAuthority: Sendable {
                 points.appendConstructedNode(identifier: .sequence) { point in
                     point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in
                         name.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { names in
-                            names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) { $0.append(contentsOf: Array(uri.utf8)) }
+                            names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) {
+                                $0.append(contentsOf: Array(uri.utf8))
+                            }
                         }
                     }
                 }

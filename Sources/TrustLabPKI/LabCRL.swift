@@ -74,7 +74,8 @@ public struct LabCRL: Sendable {
                             try Self.serializeTime(entry.date, into: &item)
                             if let reason = entry.reason {
                                 try item.appendConstructedNode(identifier: .sequence) { extensions in
-                                    try extensions.serialize(Certificate.Extension(oid: [2, 5, 29, 21], critical: false, value: [0x0A, 0x01, UInt8(reason.rawValue)]))
+                                    try extensions.serialize(
+                                        Certificate.Extension(oid: [2, 5, 29, 21], critical: false, value: [0x0A, 0x01, UInt8(reason.rawValue)]))
                                 }
                             }
                         }
@@ -122,7 +123,9 @@ public struct LabCRL: Sendable {
                     // distributionPoint [0] { fullName [0] { uniformResourceIdentifier [6] } }
                     point.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { name in
                         name.appendConstructedNode(identifier: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)) { names in
-                            names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) { $0.append(contentsOf: Array(uri.utf8)) }
+                            names.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 6, tagClass: .contextSpecific)) {
+                                $0.append(contentsOf: Array(uri.utf8))
+                            }
                         }
                     }
                 }

@@ -27,8 +27,10 @@ public struct LabCTLog: Sendable {
     public var logID: [UInt8] { Array(SHA256.hash(data: publicKeyDER)) }
 
     /// A new log with a fresh key.
-    public init(description: String, operatorName: String, state: CTLogList.State = .usable, stateTimestamp: Date = Date(timeIntervalSinceNow: -365 * 86_400),
-                temporalInterval: Range<Date>? = nil) {
+    public init(
+        description: String, operatorName: String, state: CTLogList.State = .usable, stateTimestamp: Date = Date(timeIntervalSinceNow: -365 * 86_400),
+        temporalInterval: Range<Date>? = nil
+    ) {
         self.description = description
         self.operatorName = operatorName
         self.state = state
@@ -59,17 +61,21 @@ public struct LabCTLog: Sendable {
             let entries = logs.filter { $0.operatorName == name }.map { log in
                 var fields = [
                     "\"description\": \(quoted(log.description))", "\"log_id\": \(quoted(Data(log.logID).base64EncodedString()))",
-                    "\"key\": \(quoted(Data(log.publicKeyDER).base64EncodedString()))", "\"url\": \(quoted("https://ct.lab.test/\(log.logID.prefix(4).map { String(format: "%02x", $0) }.joined())/"))",
+                    "\"key\": \(quoted(Data(log.publicKeyDER).base64EncodedString()))",
+                    "\"url\": \(quoted("https://ct.lab.test/\(log.logID.prefix(4).map { String(format: "%02x", $0) }.joined())/"))",
                     "\"mmd\": 86400", "\"state\": {\(quoted(log.state.rawValue)): {\"timestamp\": \(quoted(RFC3339.string(log.stateTimestamp)))}}",
                 ]
                 if let interval = log.temporalInterval {
-                    fields.append("\"temporal_interval\": {\"start_inclusive\": \(quoted(RFC3339.string(interval.lowerBound))), \"end_exclusive\": \(quoted(RFC3339.string(interval.upperBound)))}")
+                    fields.append(
+                        "\"temporal_interval\": {\"start_inclusive\": \(quoted(RFC3339.string(interval.lowerBound))), \"end_exclusive\": \(quoted(RFC3339.string(interval.upperBound)))}"
+                    )
                 }
                 return "        {" + fields.joined(separator: ", ") + "}"
             }
             return "    {\"name\": \(quoted(name)), \"email\": [], \"logs\": [\n" + entries.joined(separator: ",\n") + "\n    ]}"
         }
-        return "{\n  \"version\": \"swift-trust lab\",\n  \"log_list_timestamp\": \(quoted(RFC3339.string(timestamp))),\n  \"operators\": [\n" + body.joined(separator: ",\n") + "\n  ]\n}\n"
+        return "{\n  \"version\": \"swift-trust lab\",\n  \"log_list_timestamp\": \(quoted(RFC3339.string(timestamp))),\n  \"operators\": [\n"
+            + body.joined(separator: ",\n") + "\n  ]\n}\n"
     }
 }
 
@@ -107,7 +113,10 @@ extension LabAuthority {
                 extensions: extensions, issuerPrivateKey: identity.privateKey)
         }
         let precertificate = try issue(extensions)
-        guard !scts.isEmpty else { return LabIdentity(certificate: precertificate, privateKey: key, keyType: keyType, intermediates: identity.certificate.isSelfIssued ? [] : identity.chain) }
+        guard !scts.isEmpty else {
+            return LabIdentity(
+                certificate: precertificate, privateKey: key, keyType: keyType, intermediates: identity.certificate.isSelfIssued ? [] : identity.chain)
+        }
         var spki = DER.Serializer()
         try spki.serialize(identity.certificate.publicKey)
         let issuerKeyHash = Array(SHA256.hash(data: spki.serializedBytes))
@@ -127,7 +136,10 @@ extension LabAuthority {
             }
         }
         var final = extensions
-        try final.append(Certificate.Extension(oid: SignedCertificateTimestamp.extensionOID, critical: false, value: SignedCertificateTimestamp.listExtensionValue(signed)[...]))
-        return LabIdentity(certificate: try issue(final), privateKey: key, keyType: keyType, intermediates: identity.certificate.isSelfIssued ? [] : identity.chain)
+        try final.append(
+            Certificate.Extension(
+                oid: SignedCertificateTimestamp.extensionOID, critical: false, value: SignedCertificateTimestamp.listExtensionValue(signed)[...]))
+        return LabIdentity(
+            certificate: try issue(final), privateKey: key, keyType: keyType, intermediates: identity.certificate.isSelfIssued ? [] : identity.chain)
     }
 }

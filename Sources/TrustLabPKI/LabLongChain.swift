@@ -19,13 +19,16 @@ public struct LabLongChain: Sendable {
     public var intermediateCount: Int { leaf.intermediates.count }
 
     /// Makes a chain of a leaf for `host` and `intermediates` intermediates (no path-length limits).
-    public static func make(intermediates count: Int = 99, host: String = "long-chain.lab.test", keyType: LabKeyType = .p256,
-                            now: Date = Date()) throws -> LabLongChain {
+    public static func make(
+        intermediates count: Int = 99, host: String = "long-chain.lab.test", keyType: LabKeyType = .p256,
+        now: Date = Date()
+    ) throws -> LabLongChain {
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "swift-trust Lab Long-Chain Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         var issuer = root
         for level in stride(from: count, through: 1, by: -1) {
-            issuer = try issuer.intermediate(commonName: "swift-trust Lab Long-Chain CA \(level)", keyType: keyType, notBefore: now - day, notAfter: now + 1825 * day)
+            issuer = try issuer.intermediate(
+                commonName: "swift-trust Lab Long-Chain CA \(level)", keyType: keyType, notBefore: now - day, notAfter: now + 1825 * day)
         }
         let leaf = try issuer.leaf(dnsNames: [host], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         return LabLongChain(root: root, leaf: leaf, host: host)

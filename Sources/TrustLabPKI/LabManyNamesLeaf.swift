@@ -29,7 +29,8 @@ public struct LabManyNamesLeaf: Sendable {
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "swift-trust Lab Many-Names Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         let names = (0..<count).map { name($0, suffix: suffix) }
-        let identity = try root.leaf(commonName: "swift-trust lab many names", dnsNames: names, keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        let identity = try root.leaf(
+            commonName: "swift-trust lab many names", dnsNames: names, keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         return LabManyNamesLeaf(root: root, identity: identity, names: names)
     }
 }

@@ -45,7 +45,9 @@ public struct LabOCSP: Sendable {
 
     /// A delegated OCSP responder certificate issued by `issuer`: with extendedKeyUsage id-kp-OCSPSigning unless
     /// `ocspSigning` is `false` (then serverAuth, which does not authorise OCSP signing).
-    public static func responder(issuedBy issuer: LabAuthority, ocspSigning: Bool = true, notAfter: Date = Date(timeIntervalSinceNow: 30 * 86_400)) throws -> LabIdentity {
+    public static func responder(issuedBy issuer: LabAuthority, ocspSigning: Bool = true, notAfter: Date = Date(timeIntervalSinceNow: 30 * 86_400)) throws
+        -> LabIdentity
+    {
         try issuer.leaf(
             commonName: "swift-trust lab OCSP responder", notAfter: notAfter,
             extendedKeyUsage: [ocspSigning ? ExtendedKeyUsage.Usage(oid: [1, 3, 6, 1, 5, 5, 7, 3, 9]) : .serverAuth])
@@ -95,7 +97,9 @@ public struct LabOCSP: Sendable {
                                 try info.serialize(generalizedTime(at))
                                 if let reason {
                                     info.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) { tagged in
-                                        tagged.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 10, tagClass: .universal)) { $0.append(UInt8(reason.rawValue)) }
+                                        tagged.appendPrimitiveNode(identifier: ASN1Identifier(tagWithNumber: 10, tagClass: .universal)) {
+                                            $0.append(UInt8(reason.rawValue))
+                                        }
                                     }
                                 }
                             }
@@ -113,7 +117,8 @@ public struct LabOCSP: Sendable {
                 try value.serialize(ASN1OctetString(contentBytes: nonce[...]))
                 try data.serialize(explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific) { explicit in
                     try explicit.appendConstructedNode(identifier: .sequence) { extensions in
-                        try extensions.serialize(Certificate.Extension(oid: [1, 3, 6, 1, 5, 5, 7, 48, 1, 2], critical: false, value: value.serializedBytes[...]))
+                        try extensions.serialize(
+                            Certificate.Extension(oid: [1, 3, 6, 1, 5, 5, 7, 48, 1, 2], critical: false, value: value.serializedBytes[...]))
                     }
                 }
             }

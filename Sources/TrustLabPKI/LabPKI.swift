@@ -80,28 +80,37 @@ public struct LabPKI: Sendable {
     public static func make(keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabPKI {
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "swift-trust Lab Root CA", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
-        let intermediate = try root.intermediate(commonName: "swift-trust Lab Issuing CA", keyType: keyType, pathLength: 0, notBefore: now - day, notAfter: now + 1825 * day)
-        let otherRoot = try LabAuthority.root(commonName: "swift-trust Lab Other Trusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
-        let untrustedRoot = try LabAuthority.root(commonName: "swift-trust Lab Untrusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        let intermediate = try root.intermediate(
+            commonName: "swift-trust Lab Issuing CA", keyType: keyType, pathLength: 0, notBefore: now - day, notAfter: now + 1825 * day)
+        let otherRoot = try LabAuthority.root(
+            commonName: "swift-trust Lab Other Trusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
+        let untrustedRoot = try LabAuthority.root(
+            commonName: "swift-trust Lab Untrusted Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         let host = { (name: String) in name + "." + domain }
         var servers: [String: LabIdentity] = [:]
-        let good = try intermediate.leaf(dnsNames: [host("good"), "*.good." + domain], ipAddresses: ["127.0.0.1"], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        let good = try intermediate.leaf(
+            dnsNames: [host("good"), "*.good." + domain], ipAddresses: ["127.0.0.1"], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         servers["good"] = good
         servers["expired"] = try intermediate.leaf(dnsNames: [host("expired")], keyType: keyType, notBefore: now - 30 * day, notAfter: now - day)
         servers["not-yet-valid"] = try intermediate.leaf(dnsNames: [host("not-yet-valid")], keyType: keyType, notBefore: now + day, notAfter: now + 30 * day)
         servers["wrong-host"] = try intermediate.leaf(dnsNames: [host("other")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
-        servers["self-signed"] = try LabAuthority.selfSignedLeaf(dnsNames: [host("self-signed")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["self-signed"] = try LabAuthority.selfSignedLeaf(
+            dnsNames: [host("self-signed")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         servers["untrusted-root"] = try untrustedRoot.leaf(dnsNames: [host("untrusted-root")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         servers["ip-only"] = try intermediate.leaf(ipAddresses: ["127.0.0.1", "::1"], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
-        servers["no-san"] = try intermediate.leaf(commonName: host("no-san"), includesSubjectAltName: false, keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
-        servers["client-auth-only"] = try intermediate.leaf(dnsNames: [host("client-auth-only")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        servers["no-san"] = try intermediate.leaf(
+            commonName: host("no-san"), includesSubjectAltName: false, keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
+        servers["client-auth-only"] = try intermediate.leaf(
+            dnsNames: [host("client-auth-only")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
         let mitm = try otherRoot.leaf(dnsNames: [host("good")], keyType: keyType, notBefore: now - day, notAfter: now + 90 * day)
         servers["mitm"] = mitm
         // Certificate Transparency: three logs of two operators, and leaves with none, one, two and a bad SCT.
         let alpha1 = LabCTLog(description: "swift-trust lab Alpha 1", operatorName: "swift-trust lab Alpha", stateTimestamp: now - 365 * day)
         let alpha2 = LabCTLog(description: "swift-trust lab Alpha 2", operatorName: "swift-trust lab Alpha", stateTimestamp: now - 365 * day)
         let beta = LabCTLog(description: "swift-trust lab Beta", operatorName: "swift-trust lab Beta", stateTimestamp: now - 365 * day)
-        let ctLeaves: [(String, [LabSCT])] = [("sct", [.good(alpha1), .good(beta)]), ("no-sct", []), ("one-sct", [.good(alpha1)]), ("bad-sct", [.badSignature(alpha1), .good(beta)])]
+        let ctLeaves: [(String, [LabSCT])] = [
+            ("sct", [.good(alpha1), .good(beta)]), ("no-sct", []), ("one-sct", [.good(alpha1)]), ("bad-sct", [.badSignature(alpha1), .good(beta)]),
+        ]
         for (name, scts) in ctLeaves {
             servers[name] = try intermediate.leaf(dnsNames: [host(name)], scts: scts, notBefore: now - day, notAfter: now + 90 * day)
         }
@@ -113,13 +122,19 @@ public struct LabPKI: Sendable {
         presented["mitm"] = [mitm.certificate, intermediate.certificate]
         let clientCA = try LabAuthority.root(commonName: "swift-trust Lab Client CA", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         var clients: [String: LabIdentity] = [:]
-        clients["client"] = try intermediate.leaf(commonName: "lab client", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
-        clients["partner"] = try clientCA.leaf(commonName: "lab partner", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
-        clients["client-expired"] = try intermediate.leaf(commonName: "lab client (expired)", keyType: keyType, notBefore: now - 30 * day, notAfter: now - day, extendedKeyUsage: [.clientAuth])
-        clients["client-server-eku"] = try intermediate.leaf(commonName: "lab client (serverAuth only)", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.serverAuth])
-        clients["client-foreign"] = try untrustedRoot.leaf(commonName: "lab stranger", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
-        return LabPKI(root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented,
-                      clientCA: clientCA, clients: clients, ctLogs: [alpha1, alpha2, beta], ctLogListJSON: LabCTLog.logList([alpha1, alpha2, beta], timestamp: now))
+        clients["client"] = try intermediate.leaf(
+            commonName: "lab client", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        clients["partner"] = try clientCA.leaf(
+            commonName: "lab partner", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        clients["client-expired"] = try intermediate.leaf(
+            commonName: "lab client (expired)", keyType: keyType, notBefore: now - 30 * day, notAfter: now - day, extendedKeyUsage: [.clientAuth])
+        clients["client-server-eku"] = try intermediate.leaf(
+            commonName: "lab client (serverAuth only)", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.serverAuth])
+        clients["client-foreign"] = try untrustedRoot.leaf(
+            commonName: "lab stranger", keyType: keyType, notBefore: now - day, notAfter: now + 90 * day, extendedKeyUsage: [.clientAuth])
+        return LabPKI(
+            root: root, intermediate: intermediate, otherRoot: otherRoot, untrustedRoot: untrustedRoot, servers: servers, presentedChains: presented,
+            clientCA: clientCA, clients: clients, ctLogs: [alpha1, alpha2, beta], ctLogListJSON: LabCTLog.logList([alpha1, alpha2, beta], timestamp: now))
     }
 
     /// Writes the PKI as PEM files under `directory`:
@@ -194,14 +209,22 @@ public struct LabPKI: Sendable {
         current.nextUpdate = month
         if let good = servers["good"], let expired = servers["expired"] {
             try putBytes("ocsp/good.der", LabOCSP.response(about: good.certificate, issuer: intermediate, status: .good, variation: current))
-            try putBytes("ocsp/good-delegated.der", LabOCSP.response(
-                about: good.certificate, issuer: intermediate, status: .good, signer: .delegate(LabOCSP.responder(issuedBy: intermediate)), variation: current))
-            try putBytes("ocsp/expired-revoked.der", LabOCSP.response(
-                about: expired.certificate, issuer: intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise), variation: current))
+            try putBytes(
+                "ocsp/good-delegated.der",
+                LabOCSP.response(
+                    about: good.certificate, issuer: intermediate, status: .good, signer: .delegate(LabOCSP.responder(issuedBy: intermediate)),
+                    variation: current))
+            try putBytes(
+                "ocsp/expired-revoked.der",
+                LabOCSP.response(
+                    about: expired.certificate, issuer: intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise),
+                    variation: current))
             if let sct = servers["sct"], let ext = sct.certificate.extensions[oid: SignedCertificateTimestamp.extensionOID] {
                 try putBytes("ct/sct-list.bin", Array(try ASN1OctetString(derEncoded: ext.value).bytes))
             }
-            try putBytes("ocsp/good-request.der", OCSPRequest(certificateIDs: [OCSPCertificateID(certificate: good.certificate, issuer: intermediate.certificate)]).derBytes())
+            try putBytes(
+                "ocsp/good-request.der",
+                OCSPRequest(certificateIDs: [OCSPCertificateID(certificate: good.certificate, issuer: intermediate.certificate)]).derBytes())
         }
         return written
     }

@@ -44,8 +44,10 @@ public struct ClientAuthentication: Sendable {
     public var logger: Logger?
 
     /// Asks for client certificates that chain to `anchors`; required by default, validated for the `tlsClient` purpose.
-    public init(requirement: Requirement = .required, anchors: [Certificate], pins: Set<SPKIPin> = [], allowedNames: Set<String> = [],
-                validationPolicy: ValidationPolicy = ValidationPolicy(purpose: .tlsClient, checksPeerName: false)) {
+    public init(
+        requirement: Requirement = .required, anchors: [Certificate], pins: Set<SPKIPin> = [], allowedNames: Set<String> = [],
+        validationPolicy: ValidationPolicy = ValidationPolicy(purpose: .tlsClient, checksPeerName: false)
+    ) {
         self.requirement = requirement
         self.anchors = anchors
         self.pins = pins
@@ -95,7 +97,8 @@ public struct ClientAuthentication: Sendable {
         let leaf = decision.presentedChain.first
         var metadata: Logger.Metadata = [
             // The subject is the peer's choice: escaped (DisplayText), never a raw control character in a log.
-            "client.subject": .string(DisplayText.escaped(leaf.map { $0.subject.description } ?? "")), "client.pin": "\(leaf.map { $0.spkiPin.description } ?? "")",
+            "client.subject": .string(DisplayText.escaped(leaf.map { $0.subject.description } ?? "")),
+            "client.pin": "\(leaf.map { $0.spkiPin.description } ?? "")",
         ]
         if decision.isTrusted {
             logger.debug("client certificate verified", metadata: metadata)
@@ -140,7 +143,8 @@ public struct AllowedClientNamesRule: PathRule {
     /// Nothing if the leaf holds an allowed name, else a `nameMismatch` listing the names it holds.
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         let leaf = path.leaf
-        let held = (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacingOccurrences(of: "email:", with: "").replacingOccurrences(of: "URI:", with: "") }
+        let held =
+            (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacingOccurrences(of: "email:", with: "").replacingOccurrences(of: "URI:", with: "") }
             + [leaf.subject.description]
         if held.contains(where: names.contains) { return [] }
         return [.nameMismatch(expected: names.sorted().joined(separator: " | "), presented: held)]

@@ -23,7 +23,9 @@ public struct ClientIdentity: Sendable {
 
     /// From PKCS#12 bytes and a passphrase (`""` or `nil` for none), within `budget` (``PKCS12Budget``: a file asking
     /// for more key-derivation work than it allows is refused before any is done).
-    public init(pkcs12 bytes: [UInt8], passphrase: String?, source: String = "<memory>", now: Date = Date(), budget: PKCS12Budget = PKCS12Budget()) throws(ClientIdentityError) {
+    public init(pkcs12 bytes: [UInt8], passphrase: String?, source: String = "<memory>", now: Date = Date(), budget: PKCS12Budget = PKCS12Budget())
+        throws(ClientIdentityError)
+    {
         let structure: PKCS12Structure
         do {
             structure = try PKCS12Structure(der: bytes)
@@ -31,8 +33,11 @@ public struct ClientIdentity: Sendable {
             throw ClientIdentityError(source: source, kind: .corrupt("\(error)"))
         }
         guard structure.keyBags > 0 else {
-            throw ClientIdentityError(source: source, kind: .noPrivateKey(structure.encryptedContents > 0
-                ? "no private key outside the encrypted contents (re-export it with `openssl pkcs12 -export`)" : "the file holds no private key"))
+            throw ClientIdentityError(
+                source: source,
+                kind: .noPrivateKey(
+                    structure.encryptedContents > 0
+                        ? "no private key outside the encrypted contents (re-export it with `openssl pkcs12 -export`)" : "the file holds no private key"))
         }
         guard structure.certificateBags > 0 || structure.encryptedContents > 0 else {
             throw ClientIdentityError(source: source, kind: .noCertificate)
@@ -40,8 +45,11 @@ public struct ClientIdentity: Sendable {
         // BoringSSL checks the MAC a second time with the other encoding of an empty passphrase.
         let (work, overflow) = structure.iterations.addingReportingOverflow((passphrase ?? "").isEmpty ? structure.macIterations : 0)
         guard !overflow, work <= budget.maximumIterations else {
-            throw ClientIdentityError(source: source, kind: .tooMuchWork(
-                "the file asks for \(overflow ? "more than \(Int.max)" : String(work)) key-derivation iterations, over the budget of \(budget.maximumIterations)"))
+            throw ClientIdentityError(
+                source: source,
+                kind: .tooMuchWork(
+                    "the file asks for \(overflow ? "more than \(Int.max)" : String(work)) key-derivation iterations, over the budget of \(budget.maximumIterations)"
+                ))
         }
         let bundle: NIOSSLPKCS12Bundle
         do {
@@ -91,7 +99,9 @@ public struct ClientIdentity: Sendable {
 
     /// From PEM: the certificate chain (leaf first) and the private key (PKCS#8, SEC1 or PKCS#1;
     /// an encrypted key needs `passphrase`).
-    public init(certificateChainPEM: String, privateKeyPEM: String, passphrase: String? = nil, source: String = "<memory>", now: Date = Date()) throws(ClientIdentityError) {
+    public init(certificateChainPEM: String, privateKeyPEM: String, passphrase: String? = nil, source: String = "<memory>", now: Date = Date())
+        throws(ClientIdentityError)
+    {
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
@@ -112,7 +122,8 @@ public struct ClientIdentity: Sendable {
         } catch {
             // NIOSSL says only "failedToLoadPrivateKey"; for an encrypted key that means the passphrase.
             if privateKeyPEM.contains("ENCRYPTED") {
-                throw ClientIdentityError(source: source, kind: passphrase == nil ? .noPrivateKey("the private key is encrypted: give its passphrase") : .wrongPassphrase)
+                throw ClientIdentityError(
+                    source: source, kind: passphrase == nil ? .noPrivateKey("the private key is encrypted: give its passphrase") : .wrongPassphrase)
             }
             throw ClientIdentityError(source: source, kind: .unsupportedKey("\(error)"))
         }
@@ -123,8 +134,9 @@ public struct ClientIdentity: Sendable {
     public init(certificateFile: String, keyFile: String?, passphrase: String? = nil, now: Date = Date()) throws(ClientIdentityError) {
         let certificates = try Self.read(certificateFile)
         let key = try keyFile.map { path throws(ClientIdentityError) in try Self.read(path) } ?? certificates
-        try self.init(certificateChainPEM: String(decoding: certificates, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self),
-                      passphrase: passphrase, source: certificateFile, now: now)
+        try self.init(
+            certificateChainPEM: String(decoding: certificates, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self),
+            passphrase: passphrase, source: certificateFile, now: now)
     }
 
     /// A local identity file, bounded (``LocalFile``): a device, an oversized file or a FIFO without an end within its

@@ -148,7 +148,9 @@ public enum ClientTLSConfigurationError: Error, Sendable, CustomStringConvertibl
 extension ConfiguredTrustEvaluator {
     /// The TLS settings for `host` from the entry that matches it, for a client that takes a `TLSConfiguration`
     /// and no verification callback; see ``ClientTLSConfiguration`` for what such a client cannot apply.
-    public func clientTLSConfiguration(forHost host: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ClientTLSConfigurationError) -> ClientTLSConfiguration {
+    public func clientTLSConfiguration(forHost host: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ClientTLSConfigurationError) -> ClientTLSConfiguration
+    {
         try ClientTLSConfiguration(entry: entry(for: host), baseDirectory: baseDirectory, environment: environment)
     }
 }

@@ -44,7 +44,9 @@ struct PKCS12Structure {
             add(macIterations)
         }
         let (type, content) = try Self.contentInfo(pfxItems[1])
-        guard type == Self.data, let content else { throw Malformed(description: "the authenticated safe is not plain data (public-key integrity mode is not supported)") }
+        guard type == Self.data, let content else {
+            throw Malformed(description: "the authenticated safe is not plain data (public-key integrity mode is not supported)")
+        }
         for info in try Self.children(try DER.parse(Self.octets(content)), "AuthenticatedSafe") {
             let (infoType, infoContent) = try Self.contentInfo(info)
             switch infoType {

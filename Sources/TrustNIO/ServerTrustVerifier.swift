@@ -95,7 +95,9 @@ public struct ServerTrustVerifier: Sendable {
         let keepsValidatedChain = self.keepsValidatedChain
         let host = peerName?.description ?? ""
         return { presented, promise in
-            Self.verify(presented, peerName: peerName, at: clock(), known: known, deciding: deciding, keepsValidatedChain: keepsValidatedChain, promise: promise) { decision in
+            Self.verify(
+                presented, peerName: peerName, at: clock(), known: known, deciding: deciding, keepsValidatedChain: keepsValidatedChain, promise: promise
+            ) { decision in
                 record.record(decision)
                 // The verifier cannot tell a cached answer of `known` from an evaluation, nor the port.
                 if let logger { TrustDecisionLog.log(decision, host: host, port: nil, cached: nil, to: logger) }
@@ -156,10 +158,10 @@ public struct ServerTrustVerifier: Sendable {
     /// handler that awaits something moves the rest of the evaluation off the event loop.
     static func start(_ work: @escaping @Sendable () async -> Void) {
         #if compiler(>=6.2)
-        if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-            Task.immediate { await work() }
-            return
-        }
+            if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+                Task.immediate { await work() }
+                return
+            }
         #endif
         Task { await work() }
     }
@@ -169,7 +171,8 @@ public struct ServerTrustVerifier: Sendable {
         let peerName = try PeerName(host: host)
         let sni: String?
         if case .dnsName(let name) = peerName { sni = name } else { sni = nil }
-        return try NIOSSLClientHandler(context: context, serverHostname: sni, customVerificationCallbackWithMetadata: callback(peerName: peerName, record: record))
+        return try NIOSSLClientHandler(
+            context: context, serverHostname: sni, customVerificationCallbackWithMetadata: callback(peerName: peerName, record: record))
     }
 
     struct Refusal: Error {
@@ -212,8 +215,12 @@ public struct ServerTrustVerifier: Sendable {
                 chain.append(certificate)
                 kept.append(nioCertificate)
             } else if index == 0 {
-                let reasons = RawCertificate(der: der)?.refusalReasons ?? [.malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")]
-                let refusal = Refusal(decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: .certificateParsing))
+                let reasons =
+                    RawCertificate(der: der)?.refusalReasons ?? [
+                        .malformedCertificate(subject: "the server certificate", detail: "not a valid X.509 certificate")
+                    ]
+                let refusal = Refusal(
+                    decision: .refused(reasons, trust: ServerTrust(presentedChain: [], peerName: peerName, evaluationTime: time), policy: .certificateParsing))
                 return Converted(result: .failure(refusal), nioCertificates: [])
             }
         }

@@ -47,7 +47,8 @@ public enum TrustDecisionLog {
         let level = level(of: decision)
         // The level is checked first: metadata (pins, reasons) is built only for a line that is written.
         guard logger.logLevel <= level else { return }
-        logger.log(level: level, decision.isTrusted ? "server trusted" : "server not trusted",
-                   metadata: metadata(for: decision, host: host, port: port, cached: cached))
+        logger.log(
+            level: level, decision.isTrusted ? "server trusted" : "server not trusted",
+            metadata: metadata(for: decision, host: host, port: port, cached: cached))
     }
 }

@@ -46,7 +46,8 @@ public struct SessionTransport: ClientTransport {
         guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false),
             let requestComponents = URLComponents(string: path ?? "")
         else { throw InvalidRequestURL(baseURL: baseURL, path: path ?? "") }
-        components.percentEncodedPath = components.percentEncodedPath.hasSuffix("/") && requestComponents.percentEncodedPath.hasPrefix("/")
+        components.percentEncodedPath =
+            components.percentEncodedPath.hasSuffix("/") && requestComponents.percentEncodedPath.hasPrefix("/")
             ? String(components.percentEncodedPath.dropLast()) + requestComponents.percentEncodedPath
             : components.percentEncodedPath + requestComponents.percentEncodedPath
         components.percentEncodedQuery = requestComponents.percentEncodedQuery

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Blanks the secrets of a command line in the process's own argument list, as curl does for `-u`
@@ -101,7 +102,8 @@ struct ArgumentScrubber {
 
     /// How `argument` names `option`, if it does.
     static func match(_ argument: [UInt8], _ option: Option) -> Match {
-        let dash = UInt8(ascii: "-"), equals = UInt8(ascii: "=")
+        let dash = UInt8(ascii: "-")
+        let equals = UInt8(ascii: "=")
         for name in option.longNames {
             let spelled = Array("--\(name)".utf8)
             if argument == spelled { return .valueFollows }

@@ -1,11 +1,12 @@
 import Foundation
 import TrustHTTP
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed write (TrustHTTP's `FileWriteError`), which `trust get` turns into curl's exit 23.

@@ -7,7 +7,11 @@ struct CTOptions: ParsableArguments {
     @Option(name: .long, help: "A CT log list in Chrome's log_list.json (v3) schema: the logs whose SCTs count. Alone, it means --ct enforce.")
     var ctLogList: String?
 
-    @Option(name: .long, help: "Certificate Transparency: off, report-only (a leaf without enough valid SCTs is allowed, with a note) or enforce (refused). Asked for here, it applies to every chain, custom anchors included. Needs --ct-log-list.")
+    @Option(
+        name: .long,
+        help:
+            "Certificate Transparency: off, report-only (a leaf without enough valid SCTs is allowed, with a note) or enforce (refused). Asked for here, it applies to every chain, custom anchors included. Needs --ct-log-list."
+    )
     var ct: String?
 
     func validate() throws {
@@ -36,7 +40,9 @@ struct CTOptions: ParsableArguments {
             throw UsageError("--ct-log-list \(error.detail)")
         }
         if let published = list.timestamp, Date().timeIntervalSince(published) > CertificateTransparencyPolicy.logListAgeLimit {
-            printError("warning: --ct-log-list \(path) was published \(RFC3339.string(published)), more than 70 days ago: Certificate Transparency is not enforced (use a current list)")
+            printError(
+                "warning: --ct-log-list \(path) was published \(RFC3339.string(published)), more than 70 days ago: Certificate Transparency is not enforced (use a current list)"
+            )
         }
         return CertificateTransparencyPolicy(mode: mode, logList: list, appliesToCustomAnchors: true)
     }

@@ -73,8 +73,10 @@ struct CheckConfigCommand: ParsableCommand {
             }
             if json {
                 // A problem may quote a report URI as written, user-info and all: not for display (RFC 3986 §3.2.1).
-                try JSONOutput.print(Report(file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: Secrets.redactingUserInfo(inText: $0.message)) },
-                                            entries: [], warnings: []))
+                try JSONOutput.print(
+                    Report(
+                        file: file, valid: false, problems: error.problems.map { .init(path: $0.path, message: Secrets.redactingUserInfo(inText: $0.message)) },
+                        entries: [], warnings: []))
             } else {
                 for problem in error.problems { printError(Secrets.redactingUserInfo(inText: problem.description)) }
                 printError("\(file): invalid (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
@@ -108,27 +110,34 @@ struct CheckConfigCommand: ParsableCommand {
                 warnings.append("\(name): the pin set expires in \(Int(expires.timeIntervalSince(now) / 86_400)) days (\(RFC3339.string(expires)))")
             }
             let anchors = entry.anchors.map { $0.replaceSystem ? "custom-only" : "system+custom" } ?? "system"
-            entries.append(Report.Entry(
-                host: name, anchors: anchors, anchorSources: entry.anchors.map { $0.certificates.count + $0.pem.count } ?? 0,
-                pins: entry.pins?.sha256.map(\.description) ?? [], pinsExpire: expires, pinsEnforced: expires.map { $0 > now } ?? (entry.pins != nil),
-                mode: entry.mode.rawValue, minimumTLSVersion: "\(entry.minimumTLSVersion)", minimumRSABits: entry.minimumRSABits,
-                minimumECBits: entry.minimumECBits, exclude: entry.exclude.map(\.description), reportURIs: entry.reportURIs.map { Secrets.redactedURL($0) },
-                clientIdentity: entry.clientIdentity != nil, debugOverrides: entry.debugOverrides != nil))
+            entries.append(
+                Report.Entry(
+                    host: name, anchors: anchors, anchorSources: entry.anchors.map { $0.certificates.count + $0.pem.count } ?? 0,
+                    pins: entry.pins?.sha256.map(\.description) ?? [], pinsExpire: expires, pinsEnforced: expires.map { $0 > now } ?? (entry.pins != nil),
+                    mode: entry.mode.rawValue, minimumTLSVersion: "\(entry.minimumTLSVersion)", minimumRSABits: entry.minimumRSABits,
+                    minimumECBits: entry.minimumECBits, exclude: entry.exclude.map(\.description), reportURIs: entry.reportURIs.map { Secrets.redactedURL($0) },
+                    clientIdentity: entry.clientIdentity != nil, debugOverrides: entry.debugOverrides != nil))
             // Certificates near their end: anchors, and those whose key is pinned.
             let pinned = Set(entry.pins?.sha256 ?? [])
             let certificates = entry.anchors?.load(baseDirectory: evaluator.baseDirectory, path: "").certificates ?? []
             for certificate in certificates where certificate.notValidAfter <= horizon {
                 let role = pinned.contains(certificate.spkiPin) ? "pinned certificate" : "anchor"
-                warnings.append("\(name): \(role) \(DisplayText.escaped(certificate.subject.description)) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))")
+                warnings.append(
+                    "\(name): \(role) \(DisplayText.escaped(certificate.subject.description)) \(certificate.notValidAfter <= now ? "expired" : "expires") at \(RFC3339.string(certificate.notValidAfter))"
+                )
             }
         }
         // Chrome's rule: a CT log list more than 70 days old is not enforced.
         if let list = evaluator.ctLogList, let published = list.timestamp {
             let age = now.timeIntervalSince(published)
             if age > CertificateTransparencyPolicy.logListAgeLimit {
-                warnings.append("ctLogList: the CT log list was published \(RFC3339.string(published)), \(Int(age / 86_400)) days ago (more than 70): Certificate Transparency is not enforced until it is updated")
+                warnings.append(
+                    "ctLogList: the CT log list was published \(RFC3339.string(published)), \(Int(age / 86_400)) days ago (more than 70): Certificate Transparency is not enforced until it is updated"
+                )
             } else if now.addingTimeInterval(Double(warnDays) * 86_400).timeIntervalSince(published) > CertificateTransparencyPolicy.logListAgeLimit {
-                warnings.append("ctLogList: the CT log list turns 70 days old at \(RFC3339.string(published.addingTimeInterval(CertificateTransparencyPolicy.logListAgeLimit))); Certificate Transparency is not enforced after that")
+                warnings.append(
+                    "ctLogList: the CT log list turns 70 days old at \(RFC3339.string(published.addingTimeInterval(CertificateTransparencyPolicy.logListAgeLimit))); Certificate Transparency is not enforced after that"
+                )
             }
         }
         return (entries, warnings)

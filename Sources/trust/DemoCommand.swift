@@ -63,7 +63,8 @@ struct DemoCommand: AsyncParsableCommand {
         let revokedByCRL = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("intermediate.crl")])
         let revokedByOCSP = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder.url])
         let unreachable = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], ocspResponders: [down])
-        crls.publish(try LabCRL(issuer: pki.intermediate, revoked: [LabCRL.Revoked(revokedByCRL.certificate, reason: .keyCompromise)]).crl, as: "intermediate.crl")
+        crls.publish(
+            try LabCRL(issuer: pki.intermediate, revoked: [LabCRL.Revoked(revokedByCRL.certificate, reason: .keyCompromise)]).crl, as: "intermediate.crl")
         responder.set(.revoked(at: Date(timeIntervalSinceNow: -3_600), reason: .keyCompromise), for: revokedByOCSP.certificate)
         for (name, identity) in [("revocable", revocable), ("revoked-crl", revokedByCRL), ("revoked-ocsp", revokedByOCSP), ("ocsp-down", unreachable)] {
             servers[name] = try await LabServer.start(name: name, host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
@@ -115,10 +116,15 @@ struct DemoCommand: AsyncParsableCommand {
             await session.shutdown()
             let matches = outcome == scenario.expected
             if !matches { failures += 1 }
-            print(Self.row("\(index + 1)", scenario.policy, scenario.server + (scenario.path == "/" ? "" : " " + scenario.path.prefix { $0 != "?" }), scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
+            print(
+                Self.row(
+                    "\(index + 1)", scenario.policy, scenario.server + (scenario.path == "/" ? "" : " " + scenario.path.prefix { $0 != "?" }),
+                    scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
         }
         let elapsed = ContinuousClock.now - started
-        print("\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))).")
+        print(
+            "\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))."
+        )
         if failures > 0 {
             print("\(failures) outcome(s) differ from what they should be.")
             throw ExitCode(1)
@@ -167,7 +173,8 @@ struct DemoCommand: AsyncParsableCommand {
              "hosts": [{"host": "**.lab.test", "mode": "report-only", "pins": {"sha256": ["\(backupPin)"]},
                         "anchors": {"pem": [\(anchors.map { String(reflecting: $0.pemString) }.joined(separator: ", "))], "replaceSystem": true}}]}
             """
-        let reportOnlyEvaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(reportOnlyText, publicSuffixes: PublicSuffixList(contents: "test\n")))
+        let reportOnlyEvaluator = try ConfiguredTrustEvaluator(
+            configuration: try TrustConfiguration.parse(reportOnlyText, publicSuffixes: PublicSuffixList(contents: "test\n")))
         let reportOnly: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
         let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
         let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
@@ -196,8 +203,10 @@ struct DemoCommand: AsyncParsableCommand {
             Scenario(policy: "custom anchor (system + lab CA)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: custom),
             Scenario(policy: "custom anchor (system + lab CA)", server: "wrong-host", expected: .refused(.serverCertificateUntrusted), configure: custom),
             Scenario(policy: "custom anchor (system + lab CA)", server: "self-signed", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
-            Scenario(policy: "custom anchor (system + lab CA)", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
-            Scenario(policy: "custom anchor (system + lab CA)", server: "incomplete-chain", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            Scenario(
+                policy: "custom anchor (system + lab CA)", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            Scenario(
+                policy: "custom anchor (system + lab CA)", server: "incomplete-chain", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
             Scenario(policy: "custom anchor (system + lab CA)", server: "mitm", expected: .ok, configure: custom),
             Scenario(policy: "anchors-only (lab CAs)", server: "good", expected: .ok, configure: only),
             Scenario(policy: "anchors-only (lab CAs)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: only),
@@ -205,25 +214,37 @@ struct DemoCommand: AsyncParsableCommand {
             Scenario(policy: "public-key pin (intermediate)", server: "mitm", expected: .refused(.serverCertificateUntrusted), configure: pinned),
             Scenario(policy: "certificate pin (AF .certificate)", server: "good", expected: .ok, configure: certificatePinned),
             // AF certificate mode: the pinned certificates are the anchors — the MITM leaf has no path to them.
-            Scenario(policy: "certificate pin (AF .certificate)", server: "mitm", expected: .refused(.serverCertificateHasUnknownRoot), configure: certificatePinned),
+            Scenario(
+                policy: "certificate pin (AF .certificate)", server: "mitm", expected: .refused(.serverCertificateHasUnknownRoot), configure: certificatePinned),
             Scenario(policy: "AF allowInvalid + key pin", server: "self-signed", expected: .ok, configure: afAllowInvalid),
             // Invalid certificates allowed, but the pinned key must still be on the chain the leaf signs into.
-            Scenario(policy: "AF allowInvalid + key pin", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: afAllowInvalid),
+            Scenario(
+                policy: "AF allowInvalid + key pin", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: afAllowInvalid),
             Scenario(policy: "report-only config (wrong pin)", server: "good", expected: .ok, configure: reportOnly),
             Scenario(policy: "report-only config (wrong pin)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: reportOnly),
-            Scenario(policy: "mutual TLS, no client certificate", server: "mtls", path: "/whoami", expected: .refused(.clientCertificateRequired), configure: only),
-            Scenario(policy: "mutual TLS, lab client identity", server: "mtls", path: "/whoami", expected: .ok, configure: { configuration in
-                only(&configuration)
-                configuration.defaultClientIdentity = clientLeaf
-            }),
+            Scenario(
+                policy: "mutual TLS, no client certificate", server: "mtls", path: "/whoami", expected: .refused(.clientCertificateRequired), configure: only),
+            Scenario(
+                policy: "mutual TLS, lab client identity", server: "mtls", path: "/whoami", expected: .ok,
+                configure: { configuration in
+                    only(&configuration)
+                    configuration.defaultClientIdentity = clientLeaf
+                }),
             Scenario(policy: "HTTP Basic, alice", server: "good", path: "/basic", expected: .ok, configure: only, credential: alice),
-            Scenario(policy: "HTTP Basic, wrong password", server: "good", path: "/basic", expected: .status(401), configure: only,
-                     credential: Credential(user: "alice", password: "nope", persistence: .none)),
-            Scenario(policy: "HTTP Digest SHA-256, alice", server: "good", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
+            Scenario(
+                policy: "HTTP Basic, wrong password", server: "good", path: "/basic", expected: .status(401), configure: only,
+                credential: Credential(user: "alice", password: "nope", persistence: .none)),
+            Scenario(
+                policy: "HTTP Digest SHA-256, alice", server: "good", path: "/digest?algorithm=SHA-256", expected: .ok, configure: only, credential: alice),
             Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revocable", expected: .ok, configure: revocation(.hard)),
-            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revoked-crl", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
-            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "revoked-ocsp", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
-            Scenario(policy: "revocation hard (OCSP, then CRLs)", server: "ocsp-down", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
+            Scenario(
+                policy: "revocation hard (OCSP, then CRLs)", server: "revoked-crl", expected: .refused(.serverCertificateUntrusted),
+                configure: revocation(.hard)),
+            Scenario(
+                policy: "revocation hard (OCSP, then CRLs)", server: "revoked-ocsp", expected: .refused(.serverCertificateUntrusted),
+                configure: revocation(.hard)),
+            Scenario(
+                policy: "revocation hard (OCSP, then CRLs)", server: "ocsp-down", expected: .refused(.serverCertificateUntrusted), configure: revocation(.hard)),
             Scenario(policy: "revocation soft", server: "ocsp-down", expected: .ok, configure: revocation(.soft)),
             Scenario(policy: "CT enforce (lab logs)", server: "sct", expected: .ok, configure: transparency(.enforce)),
             Scenario(policy: "CT enforce (lab logs)", server: "one-sct", expected: .refused(.serverCertificateUntrusted), configure: transparency(.enforce)),

@@ -26,19 +26,18 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The IP address the client connects to.")
     var ip: String?
 
-
     @Option(name: .long, help: "Anchor certificates (file or folder); repeatable.")
     var anchors: [String] = []
-
 
     @Option(name: .long, help: "Evaluation time, RFC 3339 with offset (fractional seconds allowed). Default: now.")
     var at: String?
 
-
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
-    @Option(name: .long, help: "Evaluate under a trust configuration file (the entry matching --host decides anchors, pins, mode); replaces --anchors/--pin/--mode.")
+    @Option(
+        name: .long, help: "Evaluate under a trust configuration file (the entry matching --host decides anchors, pins, mode); replaces --anchors/--pin/--mode."
+    )
     var config: String?
 
     @OptionGroup var trustOptions: TrustOptions
@@ -88,8 +87,14 @@ struct EvaluateCommand: AsyncParsableCommand {
             try trustOptions.ctOptions.refuse(with: "--config")
             let evaluator = try TrustOptions.configuration(config)
             let evaluation = await evaluator.evaluation(
-                for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443, entryName: peerName)
-            if evaluation.report != nil { notes.append("a pin failure report would be sent" + (evaluation.reportURIs.isEmpty ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", "))) }
+                for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443,
+                entryName: peerName)
+            if evaluation.report != nil {
+                notes.append(
+                    "a pin failure report would be sent"
+                        + (evaluation.reportURIs.isEmpty
+                            ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", ")))
+            }
             try finish(evaluation.decision, notes: notes)
             return
         }

@@ -5,12 +5,13 @@ import Trust
 import TrustHTTP
 import TrustNIO
 import X509
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// How `trust get` turns its flags into a session configuration and a request, and a
@@ -100,24 +101,32 @@ extension GetCommand {
     /// handshake's trust step ended (for `-w`), explains every challenge with `-v`, and with `-k`
     /// accepts a server the configured evaluation refuses, printing why it would have been refused.
     func challengeHandler(monitor: TransferMonitor, diagnostics: Diagnostics) -> ClosureChallengeHandler {
-        let verbose = self.verbose, insecure = self.insecure, pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
+        let verbose = self.verbose
+        let insecure = self.insecure
+        let pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
         // A user name from -u or netrc may be shown; one from the URL's user-info may not.
         let shownUser: String? = if case .user(let name, _)? = credential?.kind { name } else { nil }
         return ClosureChallengeHandler { challenge in
             if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
             if verbose {
-                diagnostics.verbose(DisplayText("* challenge: \(challenge.protectionSpace)").description + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
+                diagnostics.verbose(
+                    DisplayText("* challenge: \(challenge.protectionSpace)").description
+                        + (challenge.previousFailureCount > 0 ? " (previous failures: \(challenge.previousFailureCount))" : ""))
                 if let offered = challenge.httpChallenge {
                     diagnostics.verbose(DisplayText("*   offered: \(offered)").description)
                     if let proposed = challenge.proposedCredential, case .user(let name, _) = proposed.kind, challenge.previousFailureCount == 0 {
-                        diagnostics.verbose(DisplayText("*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name == shownUser ? name : "***")").description)
+                        diagnostics.verbose(
+                            DisplayText(
+                                "*   answering with \(offered.scheme)\(offered["algorithm"].map { " \($0)" } ?? "") as \(name == shownUser ? name : "***")"
+                            ).description)
                     } else {
                         diagnostics.verbose("*   no credential to answer with")
                     }
                 }
                 if challenge.protectionSpace.authenticationMethod == .clientCertificate {
                     if let proposed = challenge.proposedCredential, case .clientIdentity(let identity) = proposed.kind {
-                        diagnostics.verbose(DisplayText("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)").description)
+                        diagnostics.verbose(
+                            DisplayText("* client certificate sent: \(identity.certificate.subject) \(identity.certificate.spkiPin)").description)
                     } else {
                         diagnostics.verbose("* no client certificate configured (--cert): none sent")
                     }
@@ -133,7 +142,8 @@ extension GetCommand {
                         diagnostics.verbose(DisplayText("*   \(index): \(certificate.subject) \(certificate.spkiPin)").description)
                     }
                     if let decision {
-                        diagnostics.verbose(DisplayText("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")").description)
+                        diagnostics.verbose(
+                            DisplayText("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")").description)
                         for reason in decision.reasons { diagnostics.verbose("*   [\(reason.code)] \(reason)") }
                         if !decision.validatedPath.isEmpty {
                             diagnostics.verbose("* " + DecisionText.pathLine(decision))
@@ -151,7 +161,8 @@ extension GetCommand {
                     if pinFailure && pinsGiven {
                         diagnostics.warning(DisplayText("--insecure does not override pinning: \(challenge.protectionSpace.host) is refused").description)
                     } else {
-                        diagnostics.warning(DisplayText("--insecure: \(challenge.protectionSpace.host) is NOT trusted (\(decision.policy)); proceeding anyway:").description)
+                        diagnostics.warning(
+                            DisplayText("--insecure: \(challenge.protectionSpace.host) is NOT trusted (\(decision.policy)); proceeding anyway:").description)
                         for reason in decision.reasons { diagnostics.warning("  [\(reason.code)] \(reason)") }
                         monitor.update { $0.verifyResult = TrustVerdictCode.code(for: decision) }
                         disposition = .useCredential(Credential(trust: trust))
@@ -180,10 +191,11 @@ extension GetCommand {
     /// Whether a proxy the configuration names has a credential (`-U`, or user-info in its URL).
     static func proxyCredentialGiven(_ configuration: SessionConfiguration) -> Bool {
         let settings = [configuration.proxyEnvironment?.http, configuration.proxyEnvironment?.https]
-        return configuration.proxy?.credential != nil || settings.contains { setting in
-            if case .proxy(let proxy)? = setting { return proxy.credential != nil }
-            return false
-        }
+        return configuration.proxy?.credential != nil
+            || settings.contains { setting in
+                if case .proxy(let proxy)? = setting { return proxy.credential != nil }
+                return false
+            }
     }
 
     /// The `--resolve` entries; one that does not parse (a port outside 1–65535 included) ends the command
@@ -262,10 +274,13 @@ extension GetCommand {
         }
         for piece in dataBinary { pieces.append(piece.hasPrefix("@") ? try read(String(piece.dropFirst())) : Data(piece.utf8)) }
         for piece in dataRaw { pieces.append(Data(piece.utf8)) }
-        var body: Data? = pieces.isEmpty ? nil : pieces.dropFirst().reduce(into: pieces[0]) { body, piece in
-            body.append(UInt8(ascii: "&"))
-            body.append(piece)
-        }
+        var body: Data? =
+            pieces.isEmpty
+            ? nil
+            : pieces.dropFirst().reduce(into: pieces[0]) { body, piece in
+                body.append(UInt8(ascii: "&"))
+                body.append(piece)
+            }
         for piece in json {
             body = (body ?? Data()) + (piece.hasPrefix("@") ? try read(String(piece.dropFirst())) : Data(piece.utf8))
         }
@@ -325,9 +340,9 @@ extension GetCommand {
             var hints = addrinfo()
             hints.ai_flags = AI_NUMERICSERV
             #if canImport(Glibc)
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
             #else
-            hints.ai_socktype = SOCK_STREAM
+                hints.ai_socktype = SOCK_STREAM
             #endif
             var list: UnsafeMutablePointer<addrinfo>?
             guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { return nil }

@@ -221,8 +221,9 @@ struct GetCommand: AsyncParsableCommand {
             monitor.end(code, messages: lines)
         }
 
-        var retry = RetryPolicy(count: retryCount, delay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnrefused,
-                                allErrors: retryAllErrors, failOnError: fail)
+        var retry = RetryPolicy(
+            count: retryCount, delay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnrefused,
+            allErrors: retryAllErrors, failOnError: fail)
         /// Ends the command with `code` — or, when --retry allows it for this failure, unwinds to try again.
         func giveUp(_ code: Int32, _ lines: [String], error: SessionError? = nil) async throws -> Never {
             if let reason = retry.transientFailure(code: code, error: error, status: monitor.facts.statusCode), retry.allows(reason) {
@@ -266,7 +267,13 @@ struct GetCommand: AsyncParsableCommand {
                     for (name, value) in response.headers { diagnostics.verbose(DisplayText("< \(name): \(value)").description) }
                 }
                 if (credential != nil && response.statusCode == 401) || (Self.proxyCredentialGiven(configuration) && response.statusCode == 407) {
-                    try await giveUp(67, [DisplayText("authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))").description])
+                    try await giveUp(
+                        67,
+                        [
+                            DisplayText(
+                                "authentication failed: \(response.statusCode) from \(response.statusCode == 407 ? "the proxy" : Secrets.redactedURL(response.url))"
+                            ).description
+                        ])
                 }
                 if response.statusCode == 407 && response.url.scheme?.lowercased() == "https" {
                     try await giveUp(56, ["CONNECT tunnel failed: the proxy requires authentication (407); give --proxy-user"])
@@ -327,7 +334,9 @@ struct GetCommand: AsyncParsableCommand {
                 // the next attempt's meter lines follow (without the header again).
                 monitor.endAttempt()
                 for line in attempt.lines { diagnostics.error(line) }
-                if !silent { diagnostics.curlWarning("Problem \(attempt.reason.rawValue). Will retry in \(wait) seconds. \(retry.remaining + 1) retries left.") }
+                if !silent {
+                    diagnostics.curlWarning("Problem \(attempt.reason.rawValue). Will retry in \(wait) seconds. \(retry.remaining + 1) retries left.")
+                }
                 try? await Task.sleep(for: .seconds(wait))
                 monitor.beginAttempt()
             }

@@ -64,7 +64,9 @@ struct ImportCommand: ParsableCommand {
         }
         if !problems.isEmpty {
             for problem in problems { printError(problem.description) }
-            printError("the converted configuration does not validate as it stands" + (output != nil ? " (nothing written to \(output ?? ""))" : "") + "; fix the problems above")
+            printError(
+                "the converted configuration does not validate as it stands" + (output != nil ? " (nothing written to \(output ?? ""))" : "")
+                    + "; fix the problems above")
             throw ExitCode(1)
         }
     }

@@ -84,8 +84,9 @@ struct InspectCommand: AsyncParsableCommand {
 
         let observed: Observed
         do {
-            observed = try await Self.handshake(address: address, port: port, serverName: connectHost, url: url,
-                                                timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
+            observed = try await Self.handshake(
+                address: address, port: port, serverName: connectHost, url: url,
+                timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
         } catch {
             // `handshake` throws only `SessionError`. The library's words for the failure and its likely fix; curl's exit code for it (as `trust get`).
             printError(DisplayText.escaped(error.message) + ". Fix: " + error.explanation.fix + ".")
@@ -102,14 +103,15 @@ struct InspectCommand: AsyncParsableCommand {
         let scts = Self.sctReport(decision, presented: observed.chain, ct: ct)
 
         if json {
-            let report = InspectReport(url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
-                                       presentedChain: observed.chain.map(CertificateSummary.init), validatedPath: decision.validatedPath.map(CertificateSummary.init),
-                                       presentedChainPEM: showcerts ? observed.chain.map(\.pemString) : nil,
-                                       clientCertificateRequested: observed.clientCertificateRequested,
-                                       policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
-                                       revocation: statuses.isEmpty ? nil : statuses.map(InspectReport.Revocation.init),
-                                       scts: scts.map { $0.entries.map(InspectReport.SCT.init) },
-                                       explanation: Self.explain(decision, trust: trust, name: nameToCheck))
+            let report = InspectReport(
+                url: text, tlsVersion: observed.tlsVersion, alpn: observed.alpn, checkedName: nameToCheck,
+                presentedChain: observed.chain.map(CertificateSummary.init), validatedPath: decision.validatedPath.map(CertificateSummary.init),
+                presentedChainPEM: showcerts ? observed.chain.map(\.pemString) : nil,
+                clientCertificateRequested: observed.clientCertificateRequested,
+                policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
+                revocation: statuses.isEmpty ? nil : statuses.map(InspectReport.Revocation.init),
+                scts: scts.map { $0.entries.map(InspectReport.SCT.init) },
+                explanation: Self.explain(decision, trust: trust, name: nameToCheck))
             try JSONOutput.print(report)
         } else {
             render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck, revocation: (revocation, statuses), scts: scts)
@@ -150,11 +152,13 @@ struct InspectCommand: AsyncParsableCommand {
                 .connectTimeout(.milliseconds(Int64(timeout * 1000)))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        let handler = try NIOSSLClientHandler(context: context, serverHostname: sni, customVerificationCallbackWithMetadata: { presented, promise in
-                            let parsed = presented.compactMap { try? Certificate(derEncoded: $0.toDERBytes()) }
-                            chainBox.withLockedValue { $0 = parsed }
-                            promise.succeed(.certificateVerified(VerificationMetadata(nil)))
-                        })
+                        let handler = try NIOSSLClientHandler(
+                            context: context, serverHostname: sni,
+                            customVerificationCallbackWithMetadata: { presented, promise in
+                                let parsed = presented.compactMap { try? Certificate(derEncoded: $0.toDERBytes()) }
+                                chainBox.withLockedValue { $0 = parsed }
+                                promise.succeed(.certificateVerified(VerificationMetadata(nil)))
+                            })
                         try channel.pipeline.syncOperations.addHandler(handler)
                         try channel.pipeline.syncOperations.addHandler(InspectHandshakeObserver(done: done, chain: chainBox, requested: requested))
                     }
@@ -203,7 +207,9 @@ struct InspectCommand: AsyncParsableCommand {
             throw UsageError(error.description)
         }
         policy.certificateTransparency = ct
-        let name = (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors") + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
+        let name =
+            (anchorsOnly ? "your anchors only" : anchors.isEmpty ? "the system roots" : "the system roots + your anchors")
+            + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
         if revocationOptions.fetches {
             let evaluator = try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: policy, name: name)
             let decision = await evaluator.evaluate(trust)
@@ -237,8 +243,10 @@ struct InspectCommand: AsyncParsableCommand {
 
     // MARK: - Output
 
-    func render(_ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String,
-                revocation: (policy: RevocationPolicy, statuses: [RevocationStatus]), scts: CertificateTransparencyReport?) {
+    func render(
+        _ observed: Observed, decision: TrustDecision, trust: ServerTrust, policy: String, name: String,
+        revocation: (policy: RevocationPolicy, statuses: [RevocationStatus]), scts: CertificateTransparencyReport?
+    ) {
         let colour = isatty(STDOUT_FILENO) != 0 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         func paint(_ text: String, _ code: String) -> String { colour ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
         let now = Date()
@@ -248,7 +256,8 @@ struct InspectCommand: AsyncParsableCommand {
         print("presented chain (\(observed.chain.count)):")
         for (index, certificate) in observed.chain.enumerated() {
             let days = Int(certificate.notValidAfter.timeIntervalSince(now) / 86_400)
-            let validity = days < 0 ? paint("EXPIRED \(-days) day\(days == -1 ? "" : "s") ago", "31") : days < 30 ? paint("\(days) days left", "33") : "\(days) days left"
+            let validity =
+                days < 0 ? paint("EXPIRED \(-days) day\(days == -1 ? "" : "s") ago", "31") : days < 30 ? paint("\(days) days left", "33") : "\(days) days left"
             for line in DecisionText.inspectedCertificate(certificate, index: index, validity: validity) { print(line) }
             if showcerts { print(certificate.pemString, terminator: "") }
         }
@@ -371,8 +380,10 @@ final class InspectHandshakeObserver: ChannelInboundHandler, RemovableChannelHan
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let protocolName) = event {
             let text = (try? context.pipeline.syncOperations.handler(type: NIOSSLClientHandler.self).tlsVersion)??.displayName
-            done.succeed(InspectCommand.Observed(chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName,
-                                                 clientCertificateRequested: requested.withLockedValue { $0 }))
+            done.succeed(
+                InspectCommand.Observed(
+                    chain: chain.withLockedValue { $0 }, tlsVersion: text, alpn: protocolName,
+                    clientCertificateRequested: requested.withLockedValue { $0 }))
         }
         context.fireUserInboundEventTriggered(event)
     }

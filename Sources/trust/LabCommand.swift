@@ -4,9 +4,9 @@ import Trust
 import TrustLab
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `trust lab`: the lab's servers, kept running for your own client (or curl) until Ctrl-C.
@@ -64,7 +64,8 @@ struct LabCommand: AsyncParsableCommand {
         for server in hostile {
             let name = server.behaviour.rawValue
             let pad = String(repeating: " ", count: max(1, 36 - name.count))
-            let reach = server.behaviour.isProxy
+            let reach =
+                server.behaviour.isProxy
                 ? "proxy \(server.baseURL)   (curl -x \(server.baseURL) …)"
                 : "\(server.baseURL)/   --resolve \(server.host):\(server.port):127.0.0.1"
             say("  \(name)\(pad)\(reach)   \(server.behaviour.summary)")
@@ -73,7 +74,9 @@ struct LabCommand: AsyncParsableCommand {
         let good = servers.first { $0.name == "good" }
         if let good {
             say("  try:  curl --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1 \(good.baseURL)/")
-            say("        trust get \(good.baseURL)/digest?algorithm=SHA-256 -u alice:wonderland --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1")
+            say(
+                "        trust get \(good.baseURL)/digest?algorithm=SHA-256 -u alice:wonderland --cacert \(folder)/roots.pem --resolve \(good.host):\(good.port):127.0.0.1"
+            )
         }
 
         await Self.waitForInterrupt(duration: duration)

@@ -7,7 +7,9 @@ struct LabPKICommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab-pki",
         abstract: "Write a fresh test PKI (roots, intermediate, good and bad server certificates) as PEM files.",
-        discussion: "Servers: \(LabPKI.serverNames.joined(separator: ", ")). Each gets NAME/chain.pem, NAME/cert.pem and NAME/key.pem; roots.pem holds the anchors to trust. Exit 0 written, 2 an unknown key type or a folder that cannot be written.")
+        discussion:
+            "Servers: \(LabPKI.serverNames.joined(separator: ", ")). Each gets NAME/chain.pem, NAME/cert.pem and NAME/key.pem; roots.pem holds the anchors to trust. Exit 0 written, 2 an unknown key type or a folder that cannot be written."
+    )
 
     @Argument(help: "The folder to write into (created if needed).")
     var directory: String

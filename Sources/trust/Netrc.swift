@@ -1,11 +1,12 @@
 import Foundation
 import Trust
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A netrc file, as curl 7.88 reads it for `--netrc`, `--netrc-optional` and `--netrc-file` (the
@@ -175,7 +176,8 @@ struct Netrc {
         if status.st_uid != getuid() { return "is owned by another user (uid \(status.st_uid))" }
         let mode = status.st_mode & 0o777
         guard mode & 0o077 != 0 else { return nil }
-        let readable = mode & 0o044 != 0, writable = mode & 0o022 != 0
+        let readable = mode & 0o044 != 0
+        let writable = mode & 0o022 != 0
         let what = readable && writable ? "readable and writable" : readable ? "readable" : "writable"
         return "is \(what) by other users (mode \(String(mode, radix: 8))): chmod 600 it"
     }

@@ -1,10 +1,11 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// curl's password prompt (`-u USER`, `-U USER` without a colon): the prompt goes to stderr and the
@@ -42,16 +43,16 @@ enum PasswordPrompt {
                 var current = sigaction()
                 sigaction(number, nil, &current)
                 #if canImport(Darwin)
-                let ignored = unsafeBitCast(current.__sigaction_u.__sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+                    let ignored = unsafeBitCast(current.__sigaction_u.__sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
                 #else
-                let ignored = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+                    let ignored = unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
                 #endif
                 if ignored { continue }
                 var action = sigaction()
                 #if canImport(Darwin)
-                action.__sigaction_u.__sa_handler = { number in EchoGuard.restoreAndReraise(number) }
+                    action.__sigaction_u.__sa_handler = { number in EchoGuard.restoreAndReraise(number) }
                 #else
-                action.__sigaction_handler.sa_handler = { number in EchoGuard.restoreAndReraise(number) }
+                    action.__sigaction_handler.sa_handler = { number in EchoGuard.restoreAndReraise(number) }
                 #endif
                 sigemptyset(&action.sa_mask)
                 var old = sigaction()
@@ -64,7 +65,8 @@ enum PasswordPrompt {
             if echoWasOn || !previous.isEmpty {
                 // The signals are held on this thread while echo and the handlers are put back, so that no handler
                 // runs here halfway through (one pending runs after, under the handler restored).
-                var held = sigset_t(), before = sigset_t()
+                var held = sigset_t()
+                var before = sigset_t()
                 sigemptyset(&held)
                 for number in signals { sigaddset(&held, number) }
                 pthread_sigmask(SIG_BLOCK, &held, &before)

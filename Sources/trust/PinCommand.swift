@@ -38,7 +38,9 @@ struct PinCommand: AsyncParsableCommand {
                 if file == "-" {
                     entries += try PinSource.entries(bytes: Array(FileHandle.standardInput.readDataToEndOfFile()), source: "<stdin>")
                 } else if FileManager.default.isDirectory(file) {
-                    entries += try CertificateSource.entries(inDirectory: file).map { PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject) }
+                    entries += try CertificateSource.entries(inDirectory: file).map {
+                        PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject)
+                    }
                 } else {
                     // Bounded as every local input (a device or an oversized file refused, a FIFO or pipe read within a deadline).
                     let bytes: [UInt8]

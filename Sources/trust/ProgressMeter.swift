@@ -26,7 +26,8 @@ struct ProgressMeter: Sendable {
     func line(download: Direction, upload: Direction, elapsed: Double, currentSpeed: Double?) -> String {
         // Microseconds, as curl's `timespent`; speeds are averages since the start.
         let microseconds = Int64((max(0, elapsed) * 1_000_000).rounded(.down))
-        let downloadSpeed = Self.speed(download.bytes, microseconds), uploadSpeed = Self.speed(upload.bytes, microseconds)
+        let downloadSpeed = Self.speed(download.bytes, microseconds)
+        let uploadSpeed = Self.speed(upload.bytes, microseconds)
         // Percent and time estimate of a direction whose size is known, once bytes have moved.
         func estimate(_ direction: Direction, _ speed: Int64) -> (percent: Int64, seconds: Int64) {
             guard let expected = direction.expected, speed > 0 else { return (0, 0) }
@@ -74,7 +75,10 @@ struct ProgressMeter: Sendable {
 
     /// curl's `max5data`: a size in at most five characters.
     static func size(_ bytes: Int64) -> String {
-        let kilo: Int64 = 1024, mega = kilo * 1024, giga = mega * 1024, tera = giga * 1024
+        let kilo: Int64 = 1024
+        let mega = kilo * 1024
+        let giga = mega * 1024
+        let tera = giga * 1024
         if bytes < 100_000 { return pad(bytes, 5) }
         if bytes < 10_000 * kilo { return pad(bytes / kilo, 4) + "k" }
         if bytes < 100 * mega { return pad(bytes / mega, 2) + "." + String((bytes % mega) / (mega / 10)) + "M" }

@@ -6,16 +6,26 @@ import TrustHTTP
 /// Revocation options shared by `evaluate`, `get` and `inspect`: curl's `--crlfile`, and the engine's mode, depth
 /// and fetching switches.
 struct RevocationOptions: ParsableArguments {
-    @Option(name: .long, help: "A CRL file (PEM or DER; several PEM CRLs may follow each other) to check revocation against; repeatable. With no other revocation option, checking is hard and covers the chain, as curl's --crlfile (OpenSSL's CRL_CHECK_ALL): every CA but the anchor needs its issuer's CRL too.")
+    @Option(
+        name: .long,
+        help:
+            "A CRL file (PEM or DER; several PEM CRLs may follow each other) to check revocation against; repeatable. With no other revocation option, checking is hard and covers the chain, as curl's --crlfile (OpenSSL's CRL_CHECK_ALL): every CA but the anchor needs its issuer's CRL too."
+    )
     var crlfile: [String] = []
 
-    @Option(name: .long, help: "Revocation checking: off, soft (unknown status allowed, with a note) or hard (unknown refused). Default: off, or hard with --crlfile.")
+    @Option(
+        name: .long,
+        help: "Revocation checking: off, soft (unknown status allowed, with a note) or hard (unknown refused). Default: off, or hard with --crlfile.")
     var revocation: String?
 
     @Option(name: .long, help: "Which certificates revocation checking covers: leaf or chain (all but the anchor). Default: chain with --crlfile, else leaf.")
     var revocationDepth: String?
 
-    @Flag(name: .long, help: "With --revocation: decide only from --crlfile CRLs; ask no OCSP responder and fetch nothing from the certificates' CRL distribution points (both by default).")
+    @Flag(
+        name: .long,
+        help:
+            "With --revocation: decide only from --crlfile CRLs; ask no OCSP responder and fetch nothing from the certificates' CRL distribution points (both by default)."
+    )
     var noFetch = false
 
     @Flag(name: .long, help: "With --revocation: do not ask the certificates' OCSP responders; fetch CRLs from their distribution points only.")
@@ -44,9 +54,12 @@ struct RevocationOptions: ParsableArguments {
 
     /// The evaluator that fetches: OCSP unless `--no-ocsp` (with a nonce for `--ocsp-nonce`), then CRLs, waiting for
     /// them `budget` at most in one evaluation (then an unknown status: soft allows it with a note, hard refuses).
-    func fetchingEvaluator(anchors: TrustAnchors, policy: ValidationPolicy, name: String, budget: Duration = RevocationCheckingEvaluator.defaultFetchBudget) throws -> RevocationCheckingEvaluator {
+    func fetchingEvaluator(anchors: TrustAnchors, policy: ValidationPolicy, name: String, budget: Duration = RevocationCheckingEvaluator.defaultFetchBudget)
+        throws -> RevocationCheckingEvaluator
+    {
         let ocsp = noOcsp ? nil : try OCSPFetcher(options: OCSPFetcher.Options(nonce: ocspNonce))
-        return try RevocationCheckingEvaluator(anchors: anchors, policy: policy, ocspFetcher: ocsp, usesOCSP: !noOcsp, name: name + " + " + fetchedSources, fetchBudget: budget)
+        return try RevocationCheckingEvaluator(
+            anchors: anchors, policy: policy, ocspFetcher: ocsp, usesOCSP: !noOcsp, name: name + " + " + fetchedSources, fetchBudget: budget)
     }
 
     /// The fetch budget for `get`: the default, or 40 % of the connect timeout or of `-m` when either is shorter —

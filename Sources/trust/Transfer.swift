@@ -2,12 +2,13 @@ import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// What `trust get` says on stderr: errors unless `-s` (and `-S` brings them back, as curl's),
@@ -144,8 +145,10 @@ final class TransferMonitor: Sendable {
     private let state: NIOLockedValueBox<State>
     private let sources = DispatchSources()
 
-    init(facts: TransferFacts, diagnostics: Diagnostics, writeOut: WriteOut?, meter: ProgressMeter?, speedLimit: (bytes: Int, seconds: Int)?,
-         maximumTime: Duration?, remote: @escaping @Sendable () -> (address: String, port: Int)?) {
+    init(
+        facts: TransferFacts, diagnostics: Diagnostics, writeOut: WriteOut?, meter: ProgressMeter?, speedLimit: (bytes: Int, seconds: Int)?,
+        maximumTime: Duration?, remote: @escaping @Sendable () -> (address: String, port: Int)?
+    ) {
         self.diagnostics = diagnostics
         self.writeOut = writeOut
         self.meter = meter
@@ -360,9 +363,11 @@ final class TransferMonitor: Sendable {
         }
         guard let (facts, header, speed) = drawn else { return }
         var text = header ? meter.header : ""
-        text += "\r" + meter.line(
-            download: .init(bytes: facts.bytes, expected: facts.expectedBytes), upload: .init(bytes: facts.uploaded, expected: facts.expectedUpload),
-            elapsed: Self.seconds(elapsed), currentSpeed: speed)
+        text +=
+            "\r"
+            + meter.line(
+                download: .init(bytes: facts.bytes, expected: facts.expectedBytes), upload: .init(bytes: facts.uploaded, expected: facts.expectedUpload),
+                elapsed: Self.seconds(elapsed), currentSpeed: speed)
         if final { text += "\n" }
         StandardError.write(text)
     }

@@ -41,7 +41,10 @@ struct TrustCommand: AsyncParsableCommand {
             all_proxy and no_proxy as curl does. No variable turns verification off.
             """,
         version: TrustVersion.string,
-        subcommands: [PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self, CheckConfigCommand.self, ImportCommand.self])
+        subcommands: [
+            PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self,
+            CheckConfigCommand.self, ImportCommand.self,
+        ])
 }
 
 /// What `trust --version` prints.

@@ -74,9 +74,10 @@ struct TrustOptions: ParsableArguments {
         }
         var pinned: [Certificate] = []
         for path in pinnedCert { pinned += try Self.load(path, what: "--pinned-cert") }
-        return .securityPolicy(SecurityPolicy(
-            pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
-            validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation))
+        return .securityPolicy(
+            SecurityPolicy(
+                pinningMode: pinningMode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid,
+                validatesDomainName: !noValidateDomain, systemAnchors: trustAnchors, validationPolicy: validation))
     }
 
     /// A `--config` file made ready to evaluate; its problems are printed (with their JSON paths) and make a usage error.

@@ -1,12 +1,13 @@
 import Foundation
-import TrustHTTP
 import Trust
+import TrustHTTP
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// curl's `-w/--write-out FORMAT` (curl 7.88 names and meanings): `%{variable}`, `%header{name}`,
@@ -55,8 +56,10 @@ struct WriteOut: Sendable {
     }
 
     /// The output pieces with their file descriptors (1 or 2), in order.
-    func render(facts: TransferFacts, exitCode: Int32, errorMessage: String, remote: () -> (address: String, port: Int)?,
-                warn: (String) -> Void) -> [(Int32, String)] {
+    func render(
+        facts: TransferFacts, exitCode: Int32, errorMessage: String, remote: () -> (address: String, port: Int)?,
+        warn: (String) -> Void
+    ) -> [(Int32, String)] {
         var pieces: [(Int32, String)] = []
         var descriptor = STDOUT_FILENO
         var text = ""
@@ -166,20 +169,20 @@ enum TrustVerdictCode {
         guard let decision, !decision.isTrusted else { return 0 }
         for reason in decision.reasons {
             switch reason {
-            case .expired: return 10                       // X509_V_ERR_CERT_HAS_EXPIRED
-            case .notYetValid: return 9                    // X509_V_ERR_CERT_NOT_YET_VALID
-            case .noPathToTrustedAnchor: return 20         // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
-            case .nameMismatch: return 62                  // X509_V_ERR_HOSTNAME_MISMATCH
-            case .weakKey: return 66                       // X509_V_ERR_EE_KEY_TOO_SMALL
-            case .weakSignatureAlgorithm: return 68        // X509_V_ERR_CA_MD_TOO_WEAK
+            case .expired: return 10  // X509_V_ERR_CERT_HAS_EXPIRED
+            case .notYetValid: return 9  // X509_V_ERR_CERT_NOT_YET_VALID
+            case .noPathToTrustedAnchor: return 20  // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+            case .nameMismatch: return 62  // X509_V_ERR_HOSTNAME_MISMATCH
+            case .weakKey: return 66  // X509_V_ERR_EE_KEY_TOO_SMALL
+            case .weakSignatureAlgorithm: return 68  // X509_V_ERR_CA_MD_TOO_WEAK
             case .missingExtendedKeyUsage, .extendedKeyUsageExcludedByIssuer: return 26  // X509_V_ERR_INVALID_PURPOSE
-            case .issuerNotCertificateAuthority: return 24 // X509_V_ERR_INVALID_CA
+            case .issuerNotCertificateAuthority: return 24  // X509_V_ERR_INVALID_CA
             case .pathLengthConstraintViolated: return 25  // X509_V_ERR_PATH_LENGTH_EXCEEDED
-            case .unhandledCriticalExtension: return 34    // X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION
-            case .nameConstraintViolation: return 47       // X509_V_ERR_PERMITTED_VIOLATION
+            case .unhandledCriticalExtension: return 34  // X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION
+            case .nameConstraintViolation: return 47  // X509_V_ERR_PERMITTED_VIOLATION
             default: continue
             }
         }
-        return 1                                            // X509_V_ERR_UNSPECIFIED
+        return 1  // X509_V_ERR_UNSPECIFIED
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// While `trust get` runs, its argument list (`/proc/PID/cmdline`, what `ps` shows every local user)
@@ -21,7 +22,8 @@ struct ArgumentListSecretsTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let before = server.requestHeads.count
         let child = try SpawnedCommand(CLI.binary, ["get", "-s", "-S", "-m", "120"] + arguments, stdout: dir + "/out", stderr: dir + "/err")
-        let arrived = await eventually(seconds: 60) { server.requestHeads.count > before || Self.hasExited(child.pid) }
+        let arrived =
+            await eventually(seconds: 60) { server.requestHeads.count > before || Self.hasExited(child.pid) }
             && server.requestHeads.count > before
         let cmdline = Self.commandLine(of: child.pid)
         kill(child.pid, SIGKILL)
@@ -65,9 +67,11 @@ struct ArgumentListSecretsTests {
     @Test func userFlag() async throws {
         try await withHoldingServer { server in
             let url = server.baseURL + "/"
-            for spelling in [["-u", "alice:ArgSecret-u1"], ["--user", "alice:ArgSecret-u1"], ["--user=alice:ArgSecret-u1"], ["-u=alice:ArgSecret-u1"],
-                             ["-ku", "alice:ArgSecret-u1"], ["-uk", "alice:ArgSecret-u1"], ["-Xu", "GET", "alice:ArgSecret-u1"],
-                             ["-u", "alice:ArgSecret-u0", "-u", "alice:ArgSecret-u1"]] {
+            for spelling in [
+                ["-u", "alice:ArgSecret-u1"], ["--user", "alice:ArgSecret-u1"], ["--user=alice:ArgSecret-u1"], ["-u=alice:ArgSecret-u1"],
+                ["-ku", "alice:ArgSecret-u1"], ["-uk", "alice:ArgSecret-u1"], ["-Xu", "GET", "alice:ArgSecret-u1"],
+                ["-u", "alice:ArgSecret-u0", "-u", "alice:ArgSecret-u1"],
+            ] {
                 let cmdline = try await argumentsInFlight([url] + spelling, server: server)
                 expectScrubbed(cmdline, absent: ["ArgSecret-u1", "ArgSecret-u0"], present: ["alice:", url])
             }
@@ -112,8 +116,10 @@ struct ArgumentListSecretsTests {
     @Test func proxyURLUserInfo() async throws {
         try await withHoldingServer { server in
             let hostPort = "127.0.0.1:\(server.port)"
-            for spelling in [["-x", "http://pxuser-1:ArgSecret-x1@" + hostPort], ["--proxy", "pxuser-1:ArgSecret-x1@" + hostPort],
-                             ["--proxy=http://pxuser-1:ArgSecret-x1@" + hostPort]] {
+            for spelling in [
+                ["-x", "http://pxuser-1:ArgSecret-x1@" + hostPort], ["--proxy", "pxuser-1:ArgSecret-x1@" + hostPort],
+                ["--proxy=http://pxuser-1:ArgSecret-x1@" + hostPort],
+            ] {
                 let cmdline = try await argumentsInFlight(["http://origin.invalid/"] + spelling, server: server)
                 expectScrubbed(cmdline, absent: ["ArgSecret-x1", "pxuser-1"], present: ["@" + hostPort])
             }
@@ -132,9 +138,11 @@ struct ArgumentListSecretsTests {
 
     @Test func authorizationHeaders() async throws {
         try await withHoldingServer { server in
-            for spelling in [["-H", "Authorization: Bearer ArgSecret-h1"], ["--header", "authorization:Basic ArgSecret-h1"],
-                             ["--header=Proxy-Authorization: Basic ArgSecret-h1"], ["-kH", "Authorization: Bearer ArgSecret-h1"],
-                             ["-H", "X-Keep: visible", "-H", "Authorization: ArgSecret-h1"]] {
+            for spelling in [
+                ["-H", "Authorization: Bearer ArgSecret-h1"], ["--header", "authorization:Basic ArgSecret-h1"],
+                ["--header=Proxy-Authorization: Basic ArgSecret-h1"], ["-kH", "Authorization: Bearer ArgSecret-h1"],
+                ["-H", "X-Keep: visible", "-H", "Authorization: ArgSecret-h1"],
+            ] {
                 let cmdline = try await argumentsInFlight([server.baseURL + "/"] + spelling, server: server)
                 expectScrubbed(cmdline, absent: ["ArgSecret-h1"], present: spelling.count > 2 ? ["X-Keep: visible", "Authorization: "] : [":"])
                 // The server did get the header: only the argument list lost it.
@@ -195,8 +203,12 @@ struct ArgumentListSecretsTests {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             let prompt = "Enter host password for user 'alice':"
-            let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
-                                                                        CLI.binary, "get", good.baseURL + "/basic", "-u", "alice"] + lab(good))
+            let (status, out, err) = try await run(
+                ExternalTool.python3.path,
+                [
+                    "-c", Self.ptyDriver, "answer", prompt, "wonderland",
+                    CLI.binary, "get", good.baseURL + "/basic", "-u", "alice",
+                ] + lab(good))
             #expect(status == 0, "\(err)")
             #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
             #expect(out.contains("authenticated alice via"), "\(out)")
@@ -212,8 +224,12 @@ struct ArgumentListSecretsTests {
             try await withLabServers(["good"]) { servers in
                 let good = servers["good"]!
                 let prompt = "Enter proxy password for user 'alice':"
-                let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "answer", prompt, "wonderland",
-                                                                            CLI.binary, "get", good.baseURL + "/", "-x", proxy.url, "-U", "alice"] + lab(good))
+                let (status, out, err) = try await run(
+                    ExternalTool.python3.path,
+                    [
+                        "-c", Self.ptyDriver, "answer", prompt, "wonderland",
+                        CLI.binary, "get", good.baseURL + "/", "-x", proxy.url, "-U", "alice",
+                    ] + lab(good))
                 #expect(status == 0, "\(err)")
                 #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=0"), "\(out)")
                 #expect(out.contains("hello from good"), "\(out)")
@@ -225,8 +241,12 @@ struct ArgumentListSecretsTests {
     /// Ctrl-C at the prompt ends the command by SIGINT, and the terminal has its echo back.
     @Test(.requires(.python3)) func promptInterruptedRestoresEcho() async throws {
         let prompt = "Enter host password for user 'alice':"
-        let (status, out, err) = try await run(ExternalTool.python3.path, ["-c", Self.ptyDriver, "interrupt", prompt, "",
-                                                                    CLI.binary, "get", "https://127.0.0.1:1/", "-u", "alice"])
+        let (status, out, err) = try await run(
+            ExternalTool.python3.path,
+            [
+                "-c", Self.ptyDriver, "interrupt", prompt, "",
+                CLI.binary, "get", "https://127.0.0.1:1/", "-u", "alice",
+            ])
         #expect(status == 0, "\(err)")
         // status 2: ended by signal 2 (SIGINT), as without the prompt's handler.
         #expect(out.hasPrefix("prompt-seen=True echo-during=False echo-after=True status=2"), "\(out)")
@@ -261,14 +281,24 @@ struct ArgumentListSecretsTests {
             try String(repeating: "x", count: 2000).write(toFile: dir + "/long", atomically: true, encoding: .utf8)
             let url = server.baseURL + "/whoami"
             for source in ["file:" + dir + "/pass", "file:" + dir + "/pass-no-newline", "env:TRUST_TEST_P12_PASS", "pass:FileSecret-1"] {
-                let (status, out, err) = try await run("/usr/bin/env", ["TRUST_TEST_P12_PASS=FileSecret-1", CLI.binary, "get", url, "--cert", p12,
-                                                                        "--pass", source, "-s", "-S"] + lab(server))
+                let (status, out, err) = try await run(
+                    "/usr/bin/env",
+                    [
+                        "TRUST_TEST_P12_PASS=FileSecret-1", CLI.binary, "get", url, "--cert", p12,
+                        "--pass", source, "-s", "-S",
+                    ] + lab(server))
                 #expect(status == 0 && out.contains("client: "), "\(source): \(err)")
             }
-            for (source, message) in [("env:TRUST_TEST_UNSET_VARIABLE", "no such environment variable"), ("file:" + dir + "/missing", "cannot read"),
-                                      ("file:" + dir + "/long", "longer than 1024 bytes"), ("env:TRUST_TEST_P12_WRONG", "wrong passphrase")] {
-                let (status, _, err) = try await run("/usr/bin/env", ["TRUST_TEST_P12_WRONG=WrongSecret-1", CLI.binary, "get", url, "--cert", p12,
-                                                                      "--pass", source, "-s", "-S"] + lab(server))
+            for (source, message) in [
+                ("env:TRUST_TEST_UNSET_VARIABLE", "no such environment variable"), ("file:" + dir + "/missing", "cannot read"),
+                ("file:" + dir + "/long", "longer than 1024 bytes"), ("env:TRUST_TEST_P12_WRONG", "wrong passphrase"),
+            ] {
+                let (status, _, err) = try await run(
+                    "/usr/bin/env",
+                    [
+                        "TRUST_TEST_P12_WRONG=WrongSecret-1", CLI.binary, "get", url, "--cert", p12,
+                        "--pass", source, "-s", "-S",
+                    ] + lab(server))
                 #expect(status == 58, "\(source): \(err)")
                 #expect(err.contains(message), "\(source): \(err)")
                 #expect(!err.contains("WrongSecret-1"), "\(err)")

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// The `trust` CLI's flags and exit codes are a contract; these run the built binary.
@@ -38,10 +38,12 @@ struct CLITests {
 
     @Test func evaluateJSONCarriesReasonsPathsAndPins() async throws {
         let pin = Lab.pki.intermediate.certificate.spkiPin.description
-        let (status, out, _) = try await run(CLI.binary, [
-            "evaluate", "--chain", CLI.lab + "/mitm/chain.pem", "--anchors", CLI.lab + "/roots.pem", "--anchors-only",
-            "--host", "good.lab.test", "--pin", pin, "--json",
-        ])
+        let (status, out, _) = try await run(
+            CLI.binary,
+            [
+                "evaluate", "--chain", CLI.lab + "/mitm/chain.pem", "--anchors", CLI.lab + "/roots.pem", "--anchors-only",
+                "--host", "good.lab.test", "--pin", pin, "--json",
+            ])
         #expect(status == 1)
         let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
         #expect(object?["trusted"] as? Bool == false)
@@ -57,10 +59,22 @@ struct CLITests {
         let base = ["evaluate", "--chain", CLI.lab + "/good/chain.pem", "--anchors", CLI.lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test"]
         #expect(try await run(CLI.binary, base + ["--at", after]).0 == 1)
         #expect(try await run(CLI.binary, base + ["--mode", "certificate", "--pinned-cert", CLI.lab + "/intermediate.pem"]).0 == 0)
-        #expect(try await run(CLI.binary, ["evaluate", "--chain", CLI.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
-                                      "--mode", "public-key", "--pinned-cert", CLI.lab + "/self-signed/cert.pem", "--allow-invalid"]).0 == 0)
-        #expect(try await run(CLI.binary, ["evaluate", "--chain", CLI.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
-                                      "--mode", "none", "--allow-invalid"]).0 == 1)
+        #expect(
+            try await run(
+                CLI.binary,
+                [
+                    "evaluate", "--chain", CLI.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+                    "--mode", "public-key", "--pinned-cert", CLI.lab + "/self-signed/cert.pem", "--allow-invalid",
+                ]
+            ).0 == 0)
+        #expect(
+            try await run(
+                CLI.binary,
+                [
+                    "evaluate", "--chain", CLI.lab + "/self-signed/chain.pem", "--host", "self-signed.lab.test",
+                    "--mode", "none", "--allow-invalid",
+                ]
+            ).0 == 1)
         #expect(try await run(CLI.binary, base + ["--allow-invalid"]).0 == 2)
     }
 }
@@ -74,30 +88,42 @@ struct OpenSSLInteropTests {
     func make(_ name: String, _ arguments: [String]) async throws -> String {
         let dir = try temporaryDirectory()
         let path = dir + "/\(name).pem"
-        let (status, _, err) = try await run(Self.openssl, ["req", "-x509", "-nodes", "-keyout", dir + "/key.pem", "-out", path, "-days", "30",
-                                                      "-subj", "/CN=\(name).test", "-addext", "subjectAltName=DNS:\(name).test"] + arguments)
+        let (status, _, err) = try await run(
+            Self.openssl,
+            [
+                "req", "-x509", "-nodes", "-keyout", dir + "/key.pem", "-out", path, "-days", "30",
+                "-subj", "/CN=\(name).test", "-addext", "subjectAltName=DNS:\(name).test",
+            ] + arguments)
         #expect(status == 0, "\(err)")
         return path
     }
 
     func opensslPin(_ path: String) async throws -> String {
-        let (_, out, _) = try await run("/bin/sh", ["-c", "\(Self.openssl) x509 -in \(path) -pubkey -noout | \(Self.openssl) pkey -pubin -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
+        let (_, out, _) = try await run(
+            "/bin/sh",
+            [
+                "-c",
+                "\(Self.openssl) x509 -in \(path) -pubkey -noout | \(Self.openssl) pkey -pubin -outform der | \(Self.openssl) dgst -sha256 -binary | base64",
+            ])
         return "sha256/" + out.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(.requires(.openssl), arguments: [
-        ("rsa1024", ["-newkey", "rsa:1024"], "weak-key"),
-        ("md5", ["-newkey", "rsa:2048", "-md5"], "weak-signature-algorithm"),
-        ("pss", ["-newkey", "rsa-pss", "-pkeyopt", "rsa_keygen_bits:2048"], "weak-key"),
-        ("p256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"], ""),
-        ("ed25519", ["-newkey", "ed25519"], ""),
-    ])
+    @Test(
+        .requires(.openssl),
+        arguments: [
+            ("rsa1024", ["-newkey", "rsa:1024"], "weak-key"),
+            ("md5", ["-newkey", "rsa:2048", "-md5"], "weak-signature-algorithm"),
+            ("pss", ["-newkey", "rsa-pss", "-pkeyopt", "rsa_keygen_bits:2048"], "weak-key"),
+            ("p256", ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"], ""),
+            ("ed25519", ["-newkey", "ed25519"], ""),
+        ])
     func pinAndEvaluate(_ name: String, _ arguments: [String], _ expectedReason: String) async throws {
         let path = try await make(name, arguments)
         let (pinStatus, pinOut, _) = try await run(CLI.binary, ["pin", path])
         #expect(pinStatus == 0)
         #expect(pinOut.split(separator: " ").first.map(String.init) == (try await opensslPin(path)))
-        let (status, out, _) = try await run(CLI.binary, ["evaluate", "--chain", path, "--anchors", path, "--anchors-only", "--host", "\(name).test", "--json"])
+        let (status, out, _) = try await run(
+            CLI.binary, ["evaluate", "--chain", path, "--anchors", path, "--anchors-only", "--host", "\(name).test", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(out.utf8)) as? [String: Any]
         let codes = (object?["reasons"] as? [[String: String]])?.compactMap { $0["code"] } ?? []
         if expectedReason.isEmpty {

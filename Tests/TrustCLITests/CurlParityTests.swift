@@ -40,7 +40,9 @@ struct CurlParityTests {
         let tool = curl ? [ExternalTool.curl.path, "-sS"] : [CLI.binary, "get", "-sS"]
         let before = proxy.requests.count
         let (status, _, stderr) = try await run(
-            "/usr/bin/env", ["-i"] + row.environment.map(substitute) + tool + ["-m", String(seconds), "-o", "/dev/null"] + row.arguments.map(substitute) + [substitute(row.url)])
+            "/usr/bin/env",
+            ["-i"] + row.environment.map(substitute) + tool + ["-m", String(seconds), "-o", "/dev/null"] + row.arguments.map(substitute) + [substitute(row.url)]
+        )
         return (status, proxy.requests.count > before, stderr)
     }
 
@@ -49,18 +51,20 @@ struct CurlParityTests {
         let proxy = try await LabProxy.start()
         for row in rows {
             let trust = try await outcome(row, curl: false, server: server, proxy: proxy)
-            #expect(trust.exit == row.exit && trust.proxied == row.proxied,
-                    "trust get \(row): exit \(trust.exit), \(trust.proxied ? "proxied" : "not proxied"); expected \(row.exit), \(row.proxied ? "proxied" : "not proxied")\n\(trust.stderr)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                trust.exit == row.exit && trust.proxied == row.proxied,
+                "trust get \(row): exit \(trust.exit), \(trust.proxied ? "proxied" : "not proxied"); expected \(row.exit), \(row.proxied ? "proxied" : "not proxied")\n\(trust.stderr)",
+                sourceLocation: sourceLocation)
             // curl prints a malformed proxy URL whole, password included; trust never does.
             #expect(!trust.stderr.contains("secret"), "trust get \(row): \(trust.stderr)", sourceLocation: sourceLocation)
             guard ExternalTool.curl.isInstalled else { continue }
             switch row.curl {
             case .same:
                 let curl = try await outcome(row, curl: true, server: server, proxy: proxy)
-                #expect(curl.exit == trust.exit && curl.proxied == trust.proxied,
-                        "curl \(row): exit \(curl.exit), \(curl.proxied ? "proxied" : "not proxied"); trust: \(trust.exit), \(trust.proxied ? "proxied" : "not proxied")\n\(curl.stderr)",
-                        sourceLocation: sourceLocation)
+                #expect(
+                    curl.exit == trust.exit && curl.proxied == trust.proxied,
+                    "curl \(row): exit \(curl.exit), \(curl.proxied ? "proxied" : "not proxied"); trust: \(trust.exit), \(trust.proxied ? "proxied" : "not proxied")\n\(curl.stderr)",
+                    sourceLocation: sourceLocation)
             case .neverDirect:
                 // curl speaks SOCKS or TLS to the lab's HTTP proxy, which may wait for more: a timeout is not direct either.
                 let curl = try await outcome(row, curl: true, server: server, proxy: proxy, seconds: 3)
@@ -104,28 +108,32 @@ struct CurlParityTests {
         func row(_ environment: [String], exit: Int32 = 0, proxied: Bool, curl: Curl = .same) -> Row {
             Row(environment: environment, arguments: lab, url: "https://good.lab.test:{port}/", exit: exit, proxied: proxied, curl: curl)
         }
-        try await check([
-            row(["https_proxy=" + Self.proxy], proxied: true),
-            row(["HTTPS_PROXY=" + Self.proxy], proxied: true),
-            row(["http_proxy=" + Self.proxy], proxied: false),
-            row(["HTTP_PROXY=" + Self.proxy], proxied: false),
-            row(["ALL_PROXY=" + Self.proxy], proxied: true),
-            row(["https_proxy=http://127.0.0.1:1", "HTTPS_PROXY=" + Self.proxy], exit: 7, proxied: false),
-            row(["https_proxy=" + Self.proxy, "no_proxy=.lab.test"], proxied: false),
-            row(["https_proxy=" + Self.proxy, "NO_PROXY=good.lab.test."], proxied: false),
-            row(["https_proxy=socks5h://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
-            row(["https_proxy=https://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
-            row(["https_proxy=https://127.0.0.1:{proxy}", "no_proxy=good.lab.test"], proxied: false),
-        ], https: true)
+        try await check(
+            [
+                row(["https_proxy=" + Self.proxy], proxied: true),
+                row(["HTTPS_PROXY=" + Self.proxy], proxied: true),
+                row(["http_proxy=" + Self.proxy], proxied: false),
+                row(["HTTP_PROXY=" + Self.proxy], proxied: false),
+                row(["ALL_PROXY=" + Self.proxy], proxied: true),
+                row(["https_proxy=http://127.0.0.1:1", "HTTPS_PROXY=" + Self.proxy], exit: 7, proxied: false),
+                row(["https_proxy=" + Self.proxy, "no_proxy=.lab.test"], proxied: false),
+                row(["https_proxy=" + Self.proxy, "NO_PROXY=good.lab.test."], proxied: false),
+                row(["https_proxy=socks5h://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+                row(["https_proxy=https://127.0.0.1:{proxy}"], exit: 97, proxied: false, curl: .neverDirect),
+                row(["https_proxy=https://127.0.0.1:{proxy}", "no_proxy=good.lab.test"], proxied: false),
+            ], https: true)
     }
 
     /// no_proxy entries: CIDR ranges, `*` alone, blanks as separators, trailing and leading dots.
     @Test func noProxyAsCurl() async throws {
         func row(_ noProxy: String, url: String = "http://127.0.0.1:{port}/", proxied: Bool, curl: Curl = .same) -> Row {
-            Row(environment: ["http_proxy=" + Self.proxy, "no_proxy=" + noProxy], arguments: ["--resolve", "plain.lab.test:{port}:127.0.0.1", "--resolve", "plain.lab.test.:{port}:127.0.0.1"],
+            Row(
+                environment: ["http_proxy=" + Self.proxy, "no_proxy=" + noProxy],
+                arguments: ["--resolve", "plain.lab.test:{port}:127.0.0.1", "--resolve", "plain.lab.test.:{port}:127.0.0.1"],
                 url: url, proxied: proxied, curl: curl)
         }
-        let name = "http://plain.lab.test:{port}/", dotted = "http://plain.lab.test.:{port}/"
+        let name = "http://plain.lab.test:{port}/"
+        let dotted = "http://plain.lab.test.:{port}/"
         try await check([
             row("127.0.0.0/8", proxied: false),
             row("127.0.0.2/8", proxied: false),
@@ -156,7 +164,9 @@ struct CurlParityTests {
     /// IPv6 hosts (nothing listens on [::1]: direct is exit 7, the proxy answers through the tunnel it cannot make).
     @Test func noProxyIPv6() async throws {
         func row(_ noProxy: String, proxied: Bool, curl: Curl = .same) -> Row {
-            Row(environment: ["http_proxy=" + Self.proxy, "no_proxy=" + noProxy], url: "http://[::1]:{port}/", exit: proxied ? 0 : 7, proxied: proxied, curl: curl)
+            Row(
+                environment: ["http_proxy=" + Self.proxy, "no_proxy=" + noProxy], url: "http://[::1]:{port}/", exit: proxied ? 0 : 7, proxied: proxied,
+                curl: curl)
         }
         let textual = "curl 7.88 compares an IPv6 host with the entries as text"
         try await check([
@@ -222,8 +232,10 @@ struct CurlParityTests {
         let server = try await LabServer.startPlain(name: "plain")
         let proxy = try await LabProxy.start()
         let target = "http://127.0.0.1:\(server.port)/"
-        for (environment, arguments, port) in [(["http_proxy=\(proxy.url)"], [String](), proxy.port), ([], ["-x", proxy.url], proxy.port),
-                                               (["ALL_PROXY=\(proxy.url)", "no_proxy=127.0.0.0/8"], [], server.port)] {
+        for (environment, arguments, port) in [
+            (["http_proxy=\(proxy.url)"], [String](), proxy.port), ([], ["-x", proxy.url], proxy.port),
+            (["ALL_PROXY=\(proxy.url)", "no_proxy=127.0.0.0/8"], [], server.port),
+        ] {
             let write = ["-sS", "-o", "/dev/null", "-w", "%{remote_ip}:%{remote_port}"] + arguments + [target]
             let (status, out, err) = try await run("/usr/bin/env", ["-i"] + environment + [CLI.binary, "get"] + write)
             #expect(status == 0 && out == "127.0.0.1:\(port)", "\(environment) \(arguments): \(out) \(err)")

@@ -59,7 +59,9 @@ struct ExplanationCLITests {
         let files = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter { $0.hasSuffix(".swift") }
         #expect(files.contains("InspectCommand.swift") && files.contains("DemoCommand.swift"))
         // An error's text matched, kept for matching, or read as BoringSSL's (TrustHTTP's classification does that).
-        let patterns = ["description.contains(", "message.contains(", "underlying?.contains(", ")\".contains(", "notes.contains(", "= \"\\(error)\"", "BoringSSLErrorText("]
+        let patterns = [
+            "description.contains(", "message.contains(", "underlying?.contains(", ")\".contains(", "notes.contains(", "= \"\\(error)\"", "BoringSSLErrorText(",
+        ]
         for file in files {
             let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
             for pattern in patterns { #expect(!text.contains(pattern), "\(file) matches text with \(pattern)") }

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// curl's habits in `trust get`, with curl 7.88's names and meanings — compared with curl itself
@@ -49,8 +49,10 @@ struct GetCommandCurlTests {
                 var results: [(Int32, String, String, String?)] = []
                 for (tool, executable, first) in [("trust", CLI.binary, ["get"]), ("curl", Self.curl, [])] {
                     let output = dir + "/\(tool)-\(UUID().uuidString)"
-                    let (status, out, err) = try await run(executable, first + [good.baseURL + path("\(tool)-\(UUID().uuidString)")] + lab(good)
-                                                           + ["--no-progress-meter"] + extra + (file ? ["-o", output] : []))
+                    let (status, out, err) = try await run(
+                        executable,
+                        first + [good.baseURL + path("\(tool)-\(UUID().uuidString)")] + lab(good)
+                            + ["--no-progress-meter"] + extra + (file ? ["-o", output] : []))
                     results.append((status, out, err, file ? try? String(contentsOfFile: output, encoding: .utf8) : nil))
                 }
                 return results
@@ -63,8 +65,11 @@ struct GetCommandCurlTests {
             #expect(flaky[0].1 == flaky[1].1)
             #expect(flaky[0].1 == "failure 1 of 2\nfailure 2 of 2\nok after 2 failures\n")
             #expect(warnings(flaky[0].2) == warnings(flaky[1].2), "\(flaky[0].2) | \(flaky[1].2)")
-            #expect(warnings(flaky[0].2) == ["Warning: Problem : HTTP error. Will retry in 1 seconds. 3 retries left.",
-                                             "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left."])
+            #expect(
+                warnings(flaky[0].2) == [
+                    "Warning: Problem : HTTP error. Will retry in 1 seconds. 3 retries left.",
+                    "Warning: Problem : HTTP error. Will retry in 1 seconds. 2 retries left.",
+                ])
             // 429 with Retry-After: 1, to -o: the file holds the last answer only.
             let limited = try await both({ "/flaky?id=\($0)&fail=1&status=429&retry-after=1" }, ["--retry", "1"], file: true)
             #expect(limited[0].0 == limited[1].0)
@@ -87,14 +92,16 @@ struct GetCommandCurlTests {
     @Test(.requires(.curl)) func writeOutAsCurl() async throws {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
-            let format = "%{http_code} %{url_effective} %{num_redirects} %{remote_ip} %{remote_port} %{size_download} %{ssl_verify_result} %{http_version} %{content_type} %% \\t|%header{content-length}\\n"
+            let format =
+                "%{http_code} %{url_effective} %{num_redirects} %{remote_ip} %{remote_port} %{size_download} %{ssl_verify_result} %{http_version} %{content_type} %% \\t|%header{content-length}\\n"
             for extra in [["-o", "/dev/null"], ["-o", "/dev/null", "--http1.1"], ["-o", "/dev/null", "-d", "a=1"]] {
                 let (status, out, err) = try await trust(good, "/redirect?to=/echo", ["-w", format] + extra)
                 #expect(status == 0, "\(err)")
                 #expect(out == (try await curl(good, "/redirect?to=/echo", ["-L", "-w", format] + extra)).1)
             }
             // Times are numbers in seconds, in order; %{stderr} switches the rest to stderr.
-            let (_, out, err) = try await trust(good, "/", ["-o", "/dev/null", "-w", "%{time_connect} %{time_appconnect} %{time_total}%{stderr}on stderr\\n%{stdout}!"])
+            let (_, out, err) = try await trust(
+                good, "/", ["-o", "/dev/null", "-w", "%{time_connect} %{time_appconnect} %{time_total}%{stderr}on stderr\\n%{stdout}!"])
             let times = out.dropLast().split(separator: " ").compactMap { Double($0) }
             #expect(times.count == 3, "\(out)")
             #expect(times.count == 3 && times[0] > 0 && times[0] <= times[1] && times[1] <= times[2])
@@ -112,7 +119,8 @@ struct GetCommandCurlTests {
     /// when the server refuses before the body (`Expect: 100-continue` answered with 413), as curl counts them.
     @Test(.requires(.curl)) func uploadSizesAsCurl() async throws {
         let folder = try temporaryDirectory()
-        let small = folder + "/small.bin", large = folder + "/large.bin"
+        let small = folder + "/small.bin"
+        let large = folder + "/large.bin"
         try Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0) }).write(to: URL(filePath: small))
         try Data(count: 2 * 1024 * 1024).write(to: URL(filePath: large))
         try await withLabServers(["good"]) { servers in
@@ -143,7 +151,8 @@ struct GetCommandCurlTests {
     @Test(.requires(.curl)) func progressMeterAsCurl() async throws {
         let small = try temporaryDirectory() + "/small.bin"
         try Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0) }).write(to: URL(filePath: small))
-        let header = "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+        let header =
+            "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
             + "                                 Dload  Upload   Total   Spent    Left  Speed\n"
         /// The columns of the meter's last line, and whether stderr is header, lines, line feed (then anything).
         func meter(_ stderr: String) -> (columns: [String], shape: Bool) {
@@ -173,9 +182,12 @@ struct GetCommandCurlTests {
                 // A direction's percentage is shown only while its average speed is above 0 B/s (curl's
                 // progress_meter): a few bytes over a loaded machine's seconds round to 0 for one tool and not the
                 // other, so those columns are compared only where both tools' speeds are.
-                let compared = [0, 1, 3, 5] + (columns[safe: 6] != "0" && curlColumns[safe: 6] != "0" ? [2] : [])
+                let compared =
+                    [0, 1, 3, 5] + (columns[safe: 6] != "0" && curlColumns[safe: 6] != "0" ? [2] : [])
                     + (columns[safe: 7] != "0" && curlColumns[safe: 7] != "0" ? [4] : [])
-                #expect(compared.map { columns[safe: $0] } == compared.map { curlColumns[safe: $0] }, "\(path) \(extra): \(err.debugDescription) vs \(curlErr.debugDescription)")
+                #expect(
+                    compared.map { columns[safe: $0] } == compared.map { curlColumns[safe: $0] },
+                    "\(path) \(extra): \(err.debugDescription) vs \(curlErr.debugDescription)")
                 if !expected.isEmpty { #expect(Array(columns.prefix(6)) == expected, "\(path) \(extra)") }
                 if extra.contains("-T") { #expect(columns[4] == "100" && columns[5] == "5000", "\(columns)") }
                 if !extra.contains("-T") && !extra.contains("-d") { #expect(columns[7] == "0" && curlColumns[7] == "0") }
@@ -230,8 +242,10 @@ struct GetCommandCurlTests {
             let good = servers["good"]!
             let file = try temporaryDirectory() + "/body.json"
             try Data("{\"f\":\n1}\n".utf8).write(to: URL(fileURLWithPath: file))
-            for flags in [["--json", #"{"a":1}"#], ["--json", #"{"a":1}"#, "--json", #"{"b":2}"#], ["--json", "@" + file],
-                          ["-d", "z", "--json", "@" + file], ["-d", "y", "--data-raw", "z", "--json", "1", "--json", "2"], ["--json", "[]", "-X", "PUT"]] {
+            for flags in [
+                ["--json", #"{"a":1}"#], ["--json", #"{"a":1}"#, "--json", #"{"b":2}"#], ["--json", "@" + file],
+                ["-d", "z", "--json", "@" + file], ["-d", "y", "--data-raw", "z", "--json", "1", "--json", "2"], ["--json", "[]", "-X", "PUT"],
+            ] {
                 let (status, out, err) = try await trust(good, "/echo", flags)
                 #expect(status == 0, "\(err)")
                 #expect(out == (try await curl(good, "/echo", flags)).1, "\(flags)")
@@ -322,7 +336,8 @@ struct GetCommandCurlTests {
             let (_, none, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + command + " --no-progress-meter", "/dev/null"])
             #expect(!none.contains("% Total"))
             // The body to the terminal: no meter to mix with it.
-            let toTerminal = ["get", server.baseURL + "/bytes/100", "--resolve", "\(server.host):\(server.port):127.0.0.1"].map { "'\($0)'" }.joined(separator: " ")
+            let toTerminal = ["get", server.baseURL + "/bytes/100", "--resolve", "\(server.host):\(server.port):127.0.0.1"].map { "'\($0)'" }.joined(
+                separator: " ")
             let (_, body, _) = try await run("/usr/bin/script", ["-qec", "'\(CLI.binary)' " + toTerminal, "/dev/null"])
             #expect(!body.contains("% Total") && body.count >= 100, "\(body.debugDescription)")
         }

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// No password, passphrase, `Authorization`/`Proxy-Authorization` value or URL user-info appears
@@ -63,10 +63,12 @@ struct GetCommandSecretsTests {
             let good = servers["good"]!
             for scheme in ["--basic", "--any-auth", "--digest"] {
                 let path = scheme == "--digest" ? "/digest" : "/basic"
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:wonderland", scheme, "-v"] + lab(good)),
-                            ["wonderland", Self.aliceBasic], status: 0)
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:UserSecret-1", scheme, "-v"] + lab(good)),
-                            ["UserSecret-1"], status: 67)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:wonderland", scheme, "-v"] + lab(good)),
+                    ["wonderland", Self.aliceBasic], status: 0)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + path, "-u", "alice:UserSecret-1", scheme, "-v"] + lab(good)),
+                    ["UserSecret-1"], status: 67)
             }
             expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-u", "alice:UserSecret-2", "-v"]), ["UserSecret-2"], status: 7)
         }
@@ -77,12 +79,15 @@ struct GetCommandSecretsTests {
         try await withTeardown({ try? await proxy.shutdown() }) {
             try await withLabServers(["good"]) { servers in
                 let good = servers["good"]!
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:wonderland", "-v"] + lab(good)),
-                            ["wonderland", Self.aliceBasic], status: 0)
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:ProxySecret-1", "-v"] + lab(good)),
-                            ["ProxySecret-1"], status: 67)
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://127.0.0.1:1", "-U", "alice:ProxySecret-2", "-v"] + lab(good)),
-                            ["ProxySecret-2"], status: 7)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:wonderland", "-v"] + lab(good)),
+                    ["wonderland", Self.aliceBasic], status: 0)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-U", "alice:ProxySecret-1", "-v"] + lab(good)),
+                    ["ProxySecret-1"], status: 67)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://127.0.0.1:1", "-U", "alice:ProxySecret-2", "-v"] + lab(good)),
+                    ["ProxySecret-2"], status: 7)
             }
         }
     }
@@ -94,12 +99,15 @@ struct GetCommandSecretsTests {
             try await withLabServers(["good"]) { servers in
                 let good = servers["good"]!
                 let withUser = proxy.url.replacingOccurrences(of: "http://", with: "http://alice:wonderland@")
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", withUser, "-v"] + lab(good)),
-                            ["wonderland", Self.aliceBasic, "alice:"], status: 0)
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
-                            ["ProxySecret-3", "proxyuser-9"], status: 7)
-                expectClean(try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
-                            ["ProxySecret-4", "proxyuser-9"], status: 5)  // curl's "Unsupported proxy syntax"
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", withUser, "-v"] + lab(good)),
+                    ["wonderland", Self.aliceBasic, "alice:"], status: 0)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-3@127.0.0.1:1", "-v"] + lab(good)),
+                    ["ProxySecret-3", "proxyuser-9"], status: 7)
+                expectClean(
+                    try await run(CLI.binary, ["get", good.baseURL + "/", "-x", "http://proxyuser-9:ProxySecret-4@", "-v"]),
+                    ["ProxySecret-4", "proxyuser-9"], status: 5)  // curl's "Unsupported proxy syntax"
             }
         }
     }
@@ -112,8 +120,9 @@ struct GetCommandSecretsTests {
             let ok = try await run(CLI.binary, ["get", url, "-v", "-w", "%{url_effective}"] + lab(good))
             expectClean(ok, ["wonderland", Self.aliceBasic], status: 0)
             #expect(!ok.2.contains("alice:"))
-            expectClean(try await run(CLI.binary, ["get", "https://urluser-7:UrlSecret-5@127.0.0.1:1/", "-v", "-w", "%{url_effective}"]),
-                        ["UrlSecret-5", "urluser-7"], status: 7)
+            expectClean(
+                try await run(CLI.binary, ["get", "https://urluser-7:UrlSecret-5@127.0.0.1:1/", "-v", "-w", "%{url_effective}"]),
+                ["UrlSecret-5", "urluser-7"], status: 7)
             expectClean(try await run(CLI.binary, ["get", "https://urluser-7:UrlSecret-6@[bad/", "-v"]), ["UrlSecret-6", "urluser-7"], status: 3)
             let wrong = good.baseURL.replacingOccurrences(of: "https://", with: "https://urluser-7:UrlSecret-7@") + "/basic"
             expectClean(try await run(CLI.binary, ["get", wrong, "-v", "--fail"] + lab(good)), ["UrlSecret-7", "urluser-7"], status: 22)
@@ -129,14 +138,17 @@ struct GetCommandSecretsTests {
         let cert = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "--cert", missing + ":" + mark + "MarkSecret-1", "-v"])
         expectClean(cert, ["MarkSecret-1"], status: 58)
         #expect(cert.2.contains(missing), "\(cert.2)")
-        expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-2@" + mark + "127.0.0.1:1/", "-v"]), ["MarkSecret-2", "urluser-8"], status: 3)
+        expectClean(
+            try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-2@" + mark + "127.0.0.1:1/", "-v"]), ["MarkSecret-2", "urluser-8"], status: 3)
         expectClean(try await run(CLI.binary, ["get", "https://urluser-8:MarkSecret-3" + mark + "@[bad/", "-v"]), ["MarkSecret-3", "urluser-8"], status: 3)
-        expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-x", "http://proxyuser-9:MarkSecret-4@" + mark + "bad", "-v"]),
-                    ["MarkSecret-4", "proxyuser-9"], status: 5)  // a malformed proxy URL
+        expectClean(
+            try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-x", "http://proxyuser-9:MarkSecret-4@" + mark + "bad", "-v"]),
+            ["MarkSecret-4", "proxyuser-9"], status: 5)  // a malformed proxy URL
         // `-u USER:PASSWORD` splits at the first colon whatever follows it (curl's rule); the password is a secret.
         expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-u", "alice:" + mark + "MarkSecret-5", "-v"]), ["MarkSecret-5"], status: 7)
-        expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Authorization:" + mark + " Bearer MarkSecret-6", "-v"]),
-                    ["MarkSecret-6"], status: 7)
+        expectClean(
+            try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Authorization:" + mark + " Bearer MarkSecret-6", "-v"]),
+            ["MarkSecret-6"], status: 7)
     }
 
     /// `-H 'Authorization: …'`: `-v` shows the field with `***` for its value.
@@ -146,8 +158,9 @@ struct GetCommandSecretsTests {
             let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-H", "Authorization: Bearer HeaderSecret-1", "-v"] + lab(good))
             expectClean(ok, ["HeaderSecret-1"], status: 0)
             #expect(ok.2.contains("> Authorization: ***"), "\(ok.2)")
-            expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "authorization: Basic HeaderSecret-2", "-v"]),
-                        ["HeaderSecret-2"], status: 7)
+            expectClean(
+                try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "authorization: Basic HeaderSecret-2", "-v"]),
+                ["HeaderSecret-2"], status: 7)
         }
     }
 
@@ -156,11 +169,13 @@ struct GetCommandSecretsTests {
         try await withTeardown({ try? await proxy.shutdown() }) {
             try await withLabServers(["good"]) { servers in
                 let good = servers["good"]!
-                let ok = try await run(CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-H", "Proxy-Authorization: Basic HeaderSecret-3", "-v"] + lab(good))
+                let ok = try await run(
+                    CLI.binary, ["get", good.baseURL + "/", "-x", proxy.url, "-H", "Proxy-Authorization: Basic HeaderSecret-3", "-v"] + lab(good))
                 expectClean(ok, ["HeaderSecret-3"], status: 0)
                 #expect(ok.2.contains("> Proxy-Authorization: ***"), "\(ok.2)")
-                expectClean(try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Proxy-Authorization: Basic HeaderSecret-4", "-v"]),
-                            ["HeaderSecret-4"], status: 7)
+                expectClean(
+                    try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-H", "Proxy-Authorization: Basic HeaderSecret-4", "-v"]),
+                    ["HeaderSecret-4"], status: 7)
             }
         }
     }

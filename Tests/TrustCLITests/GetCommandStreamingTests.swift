@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import Trust
 import TrustLab
+
 #if canImport(Glibc)
-import Glibc
-import TrustHTTPTestSupport
-import TrustTestSupport
+    import Glibc
+    import TrustHTTPTestSupport
+    import TrustTestSupport
 #endif
 
 /// `trust get` streams: the body is written as it arrives, memory stays bounded, a closed pipe or
@@ -24,8 +25,9 @@ struct GetCommandStreamingTests {
         try await withTeardown({ try? await server.shutdown() }) {
             let dir = try temporaryDirectory()
             let size = 300_000_000
-            let child = try SpawnedCommand(CLI.binary, plainArguments(server, "/bytes/\(size)") + ["-w", "%{size_download}"],
-                                           stdout: "/dev/null", stderr: dir + "/err", measuresPeak: true)
+            let child = try SpawnedCommand(
+                CLI.binary, plainArguments(server, "/bytes/\(size)") + ["-w", "%{size_download}"],
+                stdout: "/dev/null", stderr: dir + "/err", measuresPeak: true)
             let (status, _, peak) = await child.wait()
             #expect(status == 0, "\(child.stderrText)")
             if child.peakIsOwn {
@@ -76,7 +78,9 @@ struct GetCommandStreamingTests {
         let server = try TrickleServer(total: 50_000_000, first: 65_536, chunk: 1024, interval: 0.05)
         defer { server.stop() }
         let dir = try temporaryDirectory()
-        let child = try SpawnedCommand(CLI.binary, ["get", server.baseURL + "/big", "-o", dir + "/out"], stdout: "/dev/null", stderr: NSTemporaryDirectory() + "/trust-int-\(UUID().uuidString)")
+        let child = try SpawnedCommand(
+            CLI.binary, ["get", server.baseURL + "/big", "-o", dir + "/out"], stdout: "/dev/null",
+            stderr: NSTemporaryDirectory() + "/trust-int-\(UUID().uuidString)")
         let streaming = await eventually {
             filesIn(dir).contains { name in
                 name.hasPrefix(".out.trust-") && ((try? FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.size] as? Int) ?? 0) >= 65_536
@@ -131,8 +135,12 @@ struct GetCommandStreamingTests {
         let server = try await LabFaultServer.start(.closeMidBody, host: "good.lab.test", chain: good.chain, privateKey: good.privateKey)
         try await withTeardown({ try? await server.shutdown() }) {
             let dir = try temporaryDirectory()
-            let (status, _, err) = try await run(CLI.binary, ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                                                                   "--cacert", CLI.lab + "/roots.pem", "-o", dir + "/out"])
+            let (status, _, err) = try await run(
+                CLI.binary,
+                [
+                    "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                    "--cacert", CLI.lab + "/roots.pem", "-o", dir + "/out",
+                ])
             // curl's CURLE_PARTIAL_FILE: the server closed in order before the announced length.
             #expect(status == 18, "\(err)")
             #expect(err.contains("before the end of the response body"), "\(err)")

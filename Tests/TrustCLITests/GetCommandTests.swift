@@ -1,15 +1,16 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `trust get`: curl's exit codes, against lab servers and against openssl's own TLS server.
 @Suite("trust get CLI contract", .serialized, .timeLimit(.minutes(5)), .paced)
 struct GetCommandTests {
     func get(_ server: LabServer, _ path: String = "/", _ extra: [String] = []) async throws -> (Int32, String, String) {
-        try await run(CLI.binary, ["get", server.baseURL + path, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
+        try await run(
+            CLI.binary, ["get", server.baseURL + path, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
     }
 
     @Test func exitCodesFollowCurl() async throws {
@@ -59,7 +60,9 @@ struct GetCommandTests {
 
     @Test func handshakeFailureOtherThanTrustIs35() async throws {
         let identity = Lab.pki.servers["good"]!
-        let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
+        let server = try await LabServer.start(
+            name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11,
+            minimumTLSVersionOverride: .tlsv1)
         try await withTeardown({ try? await server.shutdown() }) { () async throws in
             #expect(try await get(server).0 == 35)
         }
@@ -68,14 +71,19 @@ struct GetCommandTests {
     /// Interoperability with a TLS server we did not write.
     @Test(.requires(.openssl)) func againstOpenSSLServer() async throws {
         let lab = CLI.lab
-        let (process, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
-                                                            "-key", lab + "/good/key.pem", "-www"])
+        let (process, port) = try await startOpenSSLServer([
+            "-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
+            "-key", lab + "/good/key.pem", "-www",
+        ])
         defer { stop(process) }
         let resolve = ["--resolve", "good.lab.test:\(port):127.0.0.1"]
         let status = try await run(CLI.binary, ["get", "https://good.lab.test:\(port)/", "--cacert", lab + "/roots.pem", "-o", "/dev/null"] + resolve).0
         #expect(status == 0)
         #expect(try await run(CLI.binary, ["get", "https://good.lab.test:\(port)/", "-o", "/dev/null"] + resolve).0 == 60)
         #expect(try await run(CLI.binary, ["get", "https://127.0.0.1:\(port)/", "--cacert", lab + "/roots.pem", "-o", "/dev/null"]).0 == 0)
-        #expect(try await run(CLI.binary, ["get", "https://elsewhere.lab.test:\(port)/", "--cacert", lab + "/roots.pem", "--resolve", "elsewhere.lab.test:\(port):127.0.0.1"]).0 == 60)
+        #expect(
+            try await run(
+                CLI.binary, ["get", "https://elsewhere.lab.test:\(port)/", "--cacert", lab + "/roots.pem", "--resolve", "elsewhere.lab.test:\(port):127.0.0.1"]
+            ).0 == 60)
     }
 }

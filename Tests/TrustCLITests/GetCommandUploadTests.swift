@@ -2,10 +2,11 @@ import Crypto
 import Foundation
 import Testing
 import TrustLab
+
 #if canImport(Glibc)
-import Glibc
-import TrustHTTPTestSupport
-import TrustTestSupport
+    import Glibc
+    import TrustHTTPTestSupport
+    import TrustTestSupport
 #endif
 
 /// `trust get -T/--upload-file` as curl's: a PUT of a file read as it is sent (or of standard input,
@@ -130,7 +131,9 @@ struct GetCommandUploadTests {
             let good = servers["good"]!
             let (status, out, err) = try await trust(good, "/upload/", ["-T", path, "--http1.1", "-H", "Expect:", "-w", "%{url_effective}"])
             #expect(status == 0, "\(err)")
-            #expect(out.hasPrefix("bytes \(text.utf8.count)\nsha256 " + Self.hex(SHA256.hash(data: Data(text.utf8))) + "\nframing chunked\nexpect none\n"), "\(out)")
+            #expect(
+                out.hasPrefix("bytes \(text.utf8.count)\nsha256 " + Self.hex(SHA256.hash(data: Data(text.utf8))) + "\nframing chunked\nexpect none\n"), "\(out)"
+            )
             #expect(out.hasSuffix("/upload/pipe"))
         }
     }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// HTTP authentication against implementations we did not write: curl and Python's requests as
@@ -14,7 +14,8 @@ struct HTTPAuthenticationInteropTests {
     static let python = "/usr/bin/python3"
 
     func trustGet(_ server: LabServer, _ path: String, _ extra: [String]) async throws -> (Int32, String, String) {
-        try await run(CLI.binary, ["get", server.baseURL + path, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
+        try await run(
+            CLI.binary, ["get", server.baseURL + path, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
     }
 
     @Test func cliFlagsAndExitCodes() async throws {
@@ -32,8 +33,12 @@ struct HTTPAuthenticationInteropTests {
             #expect(try await trustGet(server, "/basic", []).0 == 0)  // no --user: a 401 is just a response (22 with --fail)
             #expect(try await trustGet(server, "/basic", ["--fail"]).0 == 22)
             // --user USER prompts (curl's); with no terminal (a session of its own) and empty input, the password is empty (67).
-            let prompted = try await run("/usr/bin/setsid", ["--wait", CLI.binary, "get", server.baseURL + "/basic", "--resolve", "\(server.host):\(server.port):127.0.0.1",
-                                                             "--cacert", CLI.lab + "/roots.pem", "--user", "alice"], stdin: "")
+            let prompted = try await run(
+                "/usr/bin/setsid",
+                [
+                    "--wait", CLI.binary, "get", server.baseURL + "/basic", "--resolve", "\(server.host):\(server.port):127.0.0.1",
+                    "--cacert", CLI.lab + "/roots.pem", "--user", "alice",
+                ], stdin: "")
             #expect(prompted.0 == 67 && prompted.2.contains("Enter host password for user 'alice':"), "\(prompted.2)")
             #expect(try await trustGet(server, "/basic", ["--user", "a:b", "--basic", "--digest"]).0 == 2)
             // -v: the challenge, the scheme chosen, the user — never the password.
@@ -61,14 +66,22 @@ struct HTTPAuthenticationInteropTests {
             for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess"] {
                 for userhash in [false, true] {
                     let path = "/digest?algorithm=\(algorithm)" + (userhash ? "&userhash=1" : "")
-                    let (status, out, err) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:wonderland", "--cacert", CLI.lab + "/roots.pem",
-                                                                       "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + path])
+                    let (status, out, err) = try await run(
+                        Self.curl,
+                        [
+                            "-sS", "--digest", "-u", "alice:wonderland", "--cacert", CLI.lab + "/roots.pem",
+                            "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + path,
+                        ])
                     #expect(status == 0, "\(err)")
                     #expect(out == "authenticated alice via Digest \(algorithm)\n", "\(path): \(out) \(err)")
                 }
             }
-            let (_, wrong, _) = try await run(Self.curl, ["-sS", "--digest", "-u", "alice:nope", "--cacert", CLI.lab + "/roots.pem",
-                                                          "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + "/digest?algorithm=SHA-256"])
+            let (_, wrong, _) = try await run(
+                Self.curl,
+                [
+                    "-sS", "--digest", "-u", "alice:nope", "--cacert", CLI.lab + "/roots.pem",
+                    "--resolve", "good.lab.test:\(server.port):127.0.0.1", server.baseURL + "/digest?algorithm=SHA-256",
+                ])
             #expect(wrong == "authentication required\n")
         }
     }
@@ -89,7 +102,8 @@ struct HTTPAuthenticationInteropTests {
                 #expect(status == 0, "\(err)")
                 #expect(out == "200 authenticated alice via Digest \(algorithm)\n", "\(algorithm): \(out) \(err)")
             }
-            let (_, wrong, _) = try await run(python, ["-c", script, "https://127.0.0.1:\(server.port)/digest?algorithm=SHA-256", "alice", "bad", CLI.lab + "/roots.pem"])
+            let (_, wrong, _) = try await run(
+                python, ["-c", script, "https://127.0.0.1:\(server.port)/digest?algorithm=SHA-256", "alice", "bad", CLI.lab + "/roots.pem"])
             #expect(wrong.hasPrefix("401"))
         }
     }
@@ -112,7 +126,10 @@ struct HTTPAuthenticationInteropTests {
             port = (try? String(contentsOfFile: portFile, encoding: .utf8)).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             if port == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
-        guard let port else { Issue.record("the Python server did not start"); return }
+        guard let port else {
+            Issue.record("the Python server did not start")
+            return
+        }
         let session = try Session(configuration: SessionConfiguration())
         try await withTeardown({ await session.shutdown() }) {
             let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
@@ -124,7 +141,9 @@ struct HTTPAuthenticationInteropTests {
                     #expect(response.text == "ok alice \(algorithm) \(qop)", "\(algorithm) \(qop): \(response.text)")
                 }
             }
-            let wrong = try await session.data(for: Request(url: URL(string: "http://127.0.0.1:\(port)/SHA-256/auth")!, credential: Credential(user: "alice", password: "x", persistence: .none)))
+            let wrong = try await session.data(
+                for: Request(
+                    url: URL(string: "http://127.0.0.1:\(port)/SHA-256/auth")!, credential: Credential(user: "alice", password: "x", persistence: .none)))
             #expect(wrong.statusCode == 401)
         }
     }

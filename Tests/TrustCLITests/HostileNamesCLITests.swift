@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 import X509
 
@@ -48,11 +48,13 @@ struct HostileNamesCLITests {
         #expect(mismatch == 1)
         Self.expectSafe(mismatchOut, "evaluate (name mismatch)")
         #expect(mismatchOut.contains("name-mismatch"))
-        let (expired, expiredOut, _) = try await run(CLI.binary, ["evaluate", "--chain", dir + "/expired.pem", "--anchors", dir + "/root.pem", "--anchors-only", "--host", "good.lab.test"])
+        let (expired, expiredOut, _) = try await run(
+            CLI.binary, ["evaluate", "--chain", dir + "/expired.pem", "--anchors", dir + "/root.pem", "--anchors-only", "--host", "good.lab.test"])
         #expect(expired == 1)
         Self.expectSafe(expiredOut, "evaluate (expired)")
         #expect(expiredOut.contains("[expired]"))
-        let (unknown, unknownOut, _) = try await run(CLI.binary, ["evaluate", "--chain", dir + "/chain.pem", "--anchors", CLI.lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test"])
+        let (unknown, unknownOut, _) = try await run(
+            CLI.binary, ["evaluate", "--chain", dir + "/chain.pem", "--anchors", CLI.lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test"])
         #expect(unknown == 1)
         Self.expectSafe(unknownOut, "evaluate (unknown root)")
 
@@ -79,9 +81,11 @@ struct HostileNamesCLITests {
     /// `get -v` (trusted; refused with exit 60: the refusal message), text and JSON.
     @Test func inspectAndGetEscapeWhatTheServerPresents() async throws {
         let dir = Self.hostile.directory
-        let good = try await LabServer.start(name: "hostile", host: "good.lab.test", chain: [Self.hostile.leaf.certificate], privateKey: Self.hostile.leaf.privateKey)
-        let expired = try await LabServer.start(name: "hostile-expired", host: "good.lab.test", chain: [Self.hostile.expiredLeaf.certificate],
-                                                privateKey: Self.hostile.expiredLeaf.privateKey)
+        let good = try await LabServer.start(
+            name: "hostile", host: "good.lab.test", chain: [Self.hostile.leaf.certificate], privateKey: Self.hostile.leaf.privateKey)
+        let expired = try await LabServer.start(
+            name: "hostile-expired", host: "good.lab.test", chain: [Self.hostile.expiredLeaf.certificate],
+            privateKey: Self.hostile.expiredLeaf.privateKey)
         try await withTeardown({
             try? await good.shutdown()
             try? await expired.shutdown()
@@ -90,7 +94,8 @@ struct HostileNamesCLITests {
                 try await run(CLI.binary, ["inspect", server.baseURL, "--resolve", "good.lab.test:\(server.port):127.0.0.1"] + extra)
             }
             func get(_ server: LabServer, _ extra: [String]) async throws -> (Int32, String, String) {
-                try await run(CLI.binary, ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S"] + extra)
+                try await run(
+                    CLI.binary, ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S"] + extra)
             }
             let (trusted, out, err) = try await inspect(good, ["--cacert", dir + "/root.pem", "--anchors-only"])
             #expect(trusted == 0, "\(out)\(err)")

@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import Trust
 import TrustLab
+
 #if canImport(Glibc)
-import Glibc
-import TrustHTTPTestSupport
-import TrustTestSupport
+    import Glibc
+    import TrustHTTPTestSupport
+    import TrustTestSupport
 #endif
 
 /// `trust get` against `LabHostileServer`, as a child process: every attack ends with curl's exit
@@ -114,14 +115,18 @@ struct HostileServerCLITests {
             var peaks: [Int] = []
             for _ in 0..<3 {
                 let outcome = try await HostileServerCLITests.runChild(
-                    ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem",
-                     "-o", "/dev/null"])
+                    [
+                        "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem",
+                        "-o", "/dev/null",
+                    ])
                 #expect(outcome.status == 0, "the idle baseline transfer failed: \(outcome.stderr)")
                 peaks.append(outcome.peakKiB)
             }
             try await server.shutdown()
             let peak = peaks.max() ?? 0
-            print("[hostile-cli] idle baseline (trust get of a tiny lab page) → peak RSS \(mebibytes(peak)) MiB (runs: \(peaks.map(mebibytes).joined(separator: ", ")))")
+            print(
+                "[hostile-cli] idle baseline (trust get of a tiny lab page) → peak RSS \(mebibytes(peak)) MiB (runs: \(peaks.map(mebibytes).joined(separator: ", ")))"
+            )
             value = peak
             return peak
         }
@@ -129,11 +134,14 @@ struct HostileServerCLITests {
 
     /// Checks one outcome: the exit code strictly, the time loosely (the deadline plus 3 s, or 10 s
     /// for a case that must be fast), the peak resident set within the bound above the baseline.
-    static func judge(_ name: String, _ outcome: Outcome, exits: [Int32], deadline: Double?, baseline: Int,
-                      knownIssue: (exits: [Int32], why: String)? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func judge(
+        _ name: String, _ outcome: Outcome, exits: [Int32], deadline: Double?, baseline: Int,
+        knownIssue: (exits: [Int32], why: String)? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let exit = outcome.status.map { "exit \($0)" } ?? "signal \(outcome.signal ?? 0)"
-        print("[hostile-cli] \(name) → \(exit) in \(outcome.milliseconds) ms, peak RSS \(mebibytes(outcome.peakKiB)) MiB"
-            + (deadline.map { " (deadline \($0) s)" } ?? ""))
+        print(
+            "[hostile-cli] \(name) → \(exit) in \(outcome.milliseconds) ms, peak RSS \(mebibytes(outcome.peakKiB)) MiB"
+                + (deadline.map { " (deadline \($0) s)" } ?? ""))
         let expected = "\(name): expected exit \(exits.map(String.init).joined(separator: " or ")), got \(exit): \(outcome.stderr)"
         if let knownIssue, let status = outcome.status, knownIssue.exits.contains(status) {
             withKnownIssue(Comment(rawValue: knownIssue.why), isIntermittent: true) {
@@ -146,21 +154,27 @@ struct HostileServerCLITests {
         // printed above are what is reported, measured alone.
         let bound = Int64(((deadline.map { $0 + 10 }) ?? 15) * 1000)
         #expect(outcome.milliseconds < bound, "\(name) took \(outcome.milliseconds) ms", sourceLocation: sourceLocation)
-        #expect(outcome.peakKiB - baseline <= memoryBoundKiB,
-                "\(name): peak RSS \(mebibytes(outcome.peakKiB)) MiB, more than 64 MiB above the idle \(mebibytes(baseline)) MiB", sourceLocation: sourceLocation)
+        #expect(
+            outcome.peakKiB - baseline <= memoryBoundKiB,
+            "\(name): peak RSS \(mebibytes(outcome.peakKiB)) MiB, more than 64 MiB above the idle \(mebibytes(baseline)) MiB", sourceLocation: sourceLocation)
     }
 
     @Test(arguments: cases)
     func trustGetEndsWithCurlsCode(_ hostileCase: Case) async throws {
         let baseline = try await Self.baseline.kilobytes()
-        let server = try await LabHostileServer.start(hostileCase.behaviour, host: "good.lab.test", chain: Self.good.chain,
-                                                      privateKey: Self.good.privateKey)
-        let arguments = ["get", server.url(path: "/").absoluteString, "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                         "--cacert", CLI.lab + "/roots.pem", "-o", "/dev/null"] + hostileCase.arguments
+        let server = try await LabHostileServer.start(
+            hostileCase.behaviour, host: "good.lab.test", chain: Self.good.chain,
+            privateKey: Self.good.privateKey)
+        let arguments =
+            [
+                "get", server.url(path: "/").absoluteString, "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                "--cacert", CLI.lab + "/roots.pem", "-o", "/dev/null",
+            ] + hostileCase.arguments
         let outcome = try await Self.runChild(arguments)
         await server.shutdown()
-        Self.judge(hostileCase.testDescription, outcome, exits: hostileCase.exits, deadline: hostileCase.deadline, baseline: baseline,
-                   knownIssue: hostileCase.knownIssue)
+        Self.judge(
+            hostileCase.testDescription, outcome, exits: hostileCase.exits, deadline: hostileCase.deadline, baseline: baseline,
+            knownIssue: hostileCase.knownIssue)
     }
 
     /// A proxy whose CONNECT reply never ends its head: refused at the head limit (56, as curl's
@@ -168,8 +182,10 @@ struct HostileServerCLITests {
     @Test func hugeConnectReply() async throws {
         let baseline = try await Self.baseline.kilobytes()
         let proxy = try await LabHostileServer.startPlain(.hugeConnectReply)
-        let outcome = try await Self.runChild(["get", "https://good.lab.test:1/", "-x", "http://127.0.0.1:\(proxy.port)",
-                                               "--cacert", CLI.lab + "/roots.pem", "-o", "/dev/null"])
+        let outcome = try await Self.runChild([
+            "get", "https://good.lab.test:1/", "-x", "http://127.0.0.1:\(proxy.port)",
+            "--cacert", CLI.lab + "/roots.pem", "-o", "/dev/null",
+        ])
         await proxy.shutdown()
         Self.judge("huge-connect-reply (proxy)", outcome, exits: [56], deadline: nil, baseline: baseline)
     }

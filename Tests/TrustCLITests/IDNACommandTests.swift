@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `trust get` with internationalised URLs: the canonical name is what is connected to, sent and checked.
@@ -11,8 +11,12 @@ struct IDNACommandTests {
         try await withLabServers(["good"]) { servers in
             let good = servers["good"]!
             func get(_ host: String, resolve: String, path: String = "/") async throws -> (Int32, String, String) {
-                try await run(CLI.binary, ["get", "https://\(host):\(good.port)\(path)", "--resolve", "\(resolve):\(good.port):127.0.0.1",
-                                                "--cacert", CLI.lab + "/roots.pem", "--http1.1"])
+                try await run(
+                    CLI.binary,
+                    [
+                        "get", "https://\(host):\(good.port)\(path)", "--resolve", "\(resolve):\(good.port):127.0.0.1",
+                        "--cacert", CLI.lab + "/roots.pem", "--http1.1",
+                    ])
             }
             let fullwidth = try await get("ＧＯＯＤ．lab．test", resolve: "good.lab.test")
             #expect(fullwidth.0 == 0 && fullwidth.1 == "hello from good\n", "\(fullwidth.2)")

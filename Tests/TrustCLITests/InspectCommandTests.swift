@@ -1,14 +1,15 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 @Suite("trust inspect explains each lab failure", .serialized, .timeLimit(.minutes(5)), .paced)
 struct InspectCommandTests {
     func inspect(_ server: LabServer, _ extra: [String] = []) async throws -> (Int32, String, String) {
-        try await run(CLI.binary, ["inspect", server.baseURL, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
+        try await run(
+            CLI.binary, ["inspect", server.baseURL, "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", CLI.lab + "/roots.pem"] + extra)
     }
 
     @Test func everyFailureConfigurationIsExplainedWithAFix() async throws {
@@ -47,14 +48,17 @@ struct InspectCommandTests {
             let server = try await LabServer.start(mutualTLS: mode, pki: Lab.pki)
             let (mtlsCode, mtlsOut, mtlsErr) = try await inspect(server)
             #expect(mtlsCode == 0 || mtlsCode == 35, "\(mtlsErr)")
-            #expect((mtlsOut + mtlsErr).contains("asked for a client certificate") || mtlsOut.contains("client certificate: the server asked for one"), "\(mode): \(mtlsOut) \(mtlsErr)")
+            #expect(
+                (mtlsOut + mtlsErr).contains("asked for a client certificate") || mtlsOut.contains("client certificate: the server asked for one"),
+                "\(mode): \(mtlsOut) \(mtlsErr)")
             let (_, json, _) = try await inspect(server, ["--json"])
             if mtlsCode == 0 { #expect(json.contains("\"clientCertificateRequested\" : true"), "\(json)") }
             try await server.shutdown()
         }
 
         let plain = try await LabServer.startPlain(name: "plain")
-        let (plainCode, plainOut, plainErr) = try await run(CLI.binary, ["inspect", "https://\(plain.host):\(plain.port)/", "--resolve", "\(plain.host):\(plain.port):127.0.0.1"])
+        let (plainCode, plainOut, plainErr) = try await run(
+            CLI.binary, ["inspect", "https://\(plain.host):\(plain.port)/", "--resolve", "\(plain.host):\(plain.port):127.0.0.1"])
         #expect(plainCode == 35)
         #expect(plainErr.contains("does not speak TLS") && plainErr.contains("http://\(plain.host):\(plain.port)/"), "\(plainErr)")
         #expect(!plainErr.contains(".cc") && !plainErr.contains("OPENSSL_internal") && !plainErr.contains("error:"), "\(plainErr)")
@@ -77,8 +81,9 @@ struct InspectCommandTests {
         try await mitm.shutdown()
         // A server that only speaks TLS 1.1.
         let identity = Lab.pki.servers["good"]!
-        let old = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey,
-                                            maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
+        let old = try await LabServer.start(
+            name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey,
+            maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
         let (tlsCode, _, tlsWhy) = try await inspect(old)
         #expect(tlsCode == 35)
         #expect(tlsWhy.contains("does not offer TLS 1.2 or 1.3"), "\(tlsWhy)")

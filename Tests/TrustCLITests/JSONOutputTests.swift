@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Every `--json` of the `trust` command speaks one dialect (sorted keys, "/" unescaped, RFC 3339 dates),
@@ -25,12 +25,19 @@ struct JSONOutputTests {
         while index < text.endIndex {
             let c = text[index]
             if inString {
-                if escaped { escaped = false; current.append(c) } else if c == "\\" { escaped = true } else if c == "\"" {
+                if escaped {
+                    escaped = false
+                    current.append(c)
+                } else if c == "\\" {
+                    escaped = true
+                } else if c == "\"" {
                     inString = false
                     // A key is a string followed by " :".
                     let rest = text[text.index(after: index)...].drop(while: { $0 == " " })
                     if rest.first == ":" { stack[stack.count - 1].append(current) }
-                } else { current.append(c) }
+                } else {
+                    current.append(c)
+                }
             } else if c == "\"" {
                 inString = true
                 current = ""
@@ -47,7 +54,9 @@ struct JSONOutputTests {
 
     @Test func everyCommandWritesTheSameDialect() async throws {
         let lab = CLI.lab
-        let (evaluateStatus, evaluate, _) = try await run(CLI.binary, ["evaluate", "--chain", lab + "/good/chain.pem", "--anchors", lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test", "--json"])
+        let (evaluateStatus, evaluate, _) = try await run(
+            CLI.binary,
+            ["evaluate", "--chain", lab + "/good/chain.pem", "--anchors", lab + "/roots.pem", "--anchors-only", "--host", "good.lab.test", "--json"])
         #expect(evaluateStatus == 0)
         let decision = try #require(try checkDialect(evaluate, "evaluate") as? [String: Any])
         let time = try #require(decision["evaluationTime"] as? String)
@@ -60,7 +69,8 @@ struct JSONOutputTests {
         #expect((try checkDialect(pins, "pin") as? [[String: String]])?.first?["pin"] == Lab.chain("good")[0].spkiPin.description)
 
         let config = try temporaryDirectory() + "/trust.json"
-        try #"{"version": 1, "hosts": [{"host": "**.good.lab.test", "pins": {"sha256": ["\#(Lab.pki.intermediate.certificate.spkiPin)", "sha256/\#(Data(repeating: 9, count: 32).base64EncodedString())"], "expires": "2030-01-01T00:00:00Z"}}]}"#
+        try
+            #"{"version": 1, "hosts": [{"host": "**.good.lab.test", "pins": {"sha256": ["\#(Lab.pki.intermediate.certificate.spkiPin)", "sha256/\#(Data(repeating: 9, count: 32).base64EncodedString())"], "expires": "2030-01-01T00:00:00Z"}}]}"#
             .write(toFile: config, atomically: true, encoding: .utf8)
         let (checkStatus, check, _) = try await run(CLI.binary, ["check-config", "--json", config])
         #expect(checkStatus == 0)
@@ -93,8 +103,12 @@ struct JSONOutputTests {
         ]
         for (name, options) in cases {
             let pem = dir + "/\(name).pem"
-            let made = try await run(Self.openssl, ["req", "-x509", "-nodes", "-keyout", dir + "/\(name).key", "-out", pem, "-days", "30",
-                                                    "-subj", "/CN=\(name).json.test", "-addext", "subjectAltName=DNS:\(name).json.test"] + options)
+            let made = try await run(
+                Self.openssl,
+                [
+                    "req", "-x509", "-nodes", "-keyout", dir + "/\(name).key", "-out", pem, "-days", "30",
+                    "-subj", "/CN=\(name).json.test", "-addext", "subjectAltName=DNS:\(name).json.test",
+                ] + options)
             try #require(made.0 == 0, "\(made.2)")
             let serial = try await run(Self.openssl, ["x509", "-in", pem, "-noout", "-serial"]).1
                 .trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "serial=", with: "")

@@ -4,8 +4,9 @@ import Trust
 import TrustHTTPTestSupport
 import TrustLab
 import TrustTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Local files: private keys written 0600 from their first byte, and input files (`--cacert`, `--config`,
@@ -23,7 +24,8 @@ struct LocalFilesTests {
         defer { try? FileManager.default.removeItem(atPath: (dir as NSString).deletingLastPathComponent) }
         let trace = dir + ".strace"
         let command = "umask 000; exec '\(CLI.binary)' lab-pki '\(dir)'"
-        let (status, _, err) = try await run("/bin/sh", ["-c", "'\(ExternalTool.strace.path)' -f -qq -e trace=open,openat,creat -o '\(trace)' sh -c \"\(command)\""])
+        let (status, _, err) = try await run(
+            "/bin/sh", ["-c", "'\(ExternalTool.strace.path)' -f -qq -e trace=open,openat,creat -o '\(trace)' sh -c \"\(command)\""])
         #expect(status == 0, "\(err)")
         let calls = (try? String(contentsOfFile: trace, encoding: .utf8)) ?? ""
         if !(calls.contains("openat") || calls.contains("open(")) {
@@ -124,8 +126,12 @@ struct LocalFilesTests {
         #expect(!DisplayText.containsUnsafeCharacter(hostileErr.replacingOccurrences(of: "\n", with: "")), "\(hostileErr)")
         // System roots from SSL_CERT_FILE naming a FIFO nobody writes to: skipped at its deadline (no anchor, the chain
         // refused); one in SSL_CERT_DIR is skipped at once.
-        let (status, _, err) = try await run("/usr/bin/env", ["SSL_CERT_FILE=" + fifo, "SSL_CERT_DIR=" + dir, CLI.binary, "evaluate",
-                                                              "--chain", CLI.lab + "/good/chain.pem", "--host", "good.lab.test"], timeLimitSeconds: 60)
+        let (status, _, err) = try await run(
+            "/usr/bin/env",
+            [
+                "SSL_CERT_FILE=" + fifo, "SSL_CERT_DIR=" + dir, CLI.binary, "evaluate",
+                "--chain", CLI.lab + "/good/chain.pem", "--host", "good.lab.test",
+            ], timeLimitSeconds: 60)
         #expect(status == 1, "SSL_CERT_FILE FIFO: \(status) \(err)")
     }
 
@@ -149,13 +155,13 @@ struct LocalFilesTests {
             let (passStatus, _, passErr) = try await run("/bin/bash", ["-c", pass], timeLimitSeconds: 120)
             #expect(passStatus == 58 && !passErr.contains("--pass") && !passErr.contains("P12Secret-42"), "\(passStatus) \(passErr)")
             #if os(Linux)
-            // A named FIFO: on Linux poll(2) waits for a writer that has not opened it yet, so the order in which the
-            // writer and `trust` open it does not matter.
-            let fifo = dir + "/roots.fifo"
-            #expect(mkfifo(fifo, 0o600) == 0)
-            let named = "cat '\(roots)' > '\(fifo)' & " + get + " --cacert '\(fifo)' -u alice:wonderland; status=$?; wait; exit $status"
-            let (namedStatus, namedOut, namedErr) = try await run("/bin/bash", ["-c", named], timeLimitSeconds: 120)
-            #expect(namedStatus == 0 && namedOut.contains("authenticated alice via"), "\(namedStatus) \(namedOut) \(namedErr)")
+                // A named FIFO: on Linux poll(2) waits for a writer that has not opened it yet, so the order in which the
+                // writer and `trust` open it does not matter.
+                let fifo = dir + "/roots.fifo"
+                #expect(mkfifo(fifo, 0o600) == 0)
+                let named = "cat '\(roots)' > '\(fifo)' & " + get + " --cacert '\(fifo)' -u alice:wonderland; status=$?; wait; exit $status"
+                let (namedStatus, namedOut, namedErr) = try await run("/bin/bash", ["-c", named], timeLimitSeconds: 120)
+                #expect(namedStatus == 0 && namedOut.contains("authenticated alice via"), "\(namedStatus) \(namedOut) \(namedErr)")
             #endif
         }
     }
@@ -167,7 +173,8 @@ struct LocalFilesTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/trust.json"
-        try #"{"version": 1, "hosts": [{"host": "good.lab.test", "pins": {"sha256": ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="]}}]}"#
+        try
+            #"{"version": 1, "hosts": [{"host": "good.lab.test", "pins": {"sha256": ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="]}}]}"#
             .write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o644)
         #expect(try await run(CLI.binary, ["check-config", path]).0 == 0)

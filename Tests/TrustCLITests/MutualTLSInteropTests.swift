@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// Mutual TLS with implementations we did not write: openssl's server and client.
@@ -14,15 +14,18 @@ struct MutualTLSInteropTests {
     func p12(_ options: [String], password: String) async throws -> String {
         let f = Lab.clientIdentityFiles
         let out = f.dir + "/\(UUID().uuidString).p12"
-        let (status, _, err) = try await run(Self.openssl, ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:\(password)"] + options)
+        let (status, _, err) = try await run(
+            Self.openssl, ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:\(password)"] + options)
         #expect(status == 0, "\(err)")
         return out
     }
 
     @Test(.requires(.openssl)) func ourClientAgainstOpenSSLServer() async throws {
         let lab = CLI.lab
-        let (server, port) = try await startOpenSSLServer(["-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
-                                                           "-key", lab + "/good/key.pem", "-Verify", "1", "-verify_return_error", "-CAfile", lab + "/root.pem", "-www"])
+        let (server, port) = try await startOpenSSLServer([
+            "-cert", lab + "/good/cert.pem", "-cert_chain", lab + "/intermediate.pem",
+            "-key", lab + "/good/key.pem", "-Verify", "1", "-verify_return_error", "-CAfile", lab + "/root.pem", "-www",
+        ])
         defer { stop(server) }
         let base = ["get", "https://good.lab.test:\(port)/", "--resolve", "good.lab.test:\(port):127.0.0.1", "--cacert", lab + "/roots.pem", "-o", "/dev/null"]
         let withoutCert = try await run(CLI.binary, base).0
@@ -44,7 +47,8 @@ struct MutualTLSInteropTests {
         let f = Lab.clientIdentityFiles
         // PEM: the chain file (leaf + intermediate) and the key; the leaf alone cannot reach the server's CA.
         let fullChain = f.dir + "/fullchain.pem"
-        try (String(contentsOfFile: f.cert, encoding: .utf8) + String(contentsOfFile: f.chain, encoding: .utf8)).write(toFile: fullChain, atomically: true, encoding: .utf8)
+        try (String(contentsOfFile: f.cert, encoding: .utf8) + String(contentsOfFile: f.chain, encoding: .utf8)).write(
+            toFile: fullChain, atomically: true, encoding: .utf8)
         #expect(try await run(CLI.binary, base + ["--cert", fullChain, "--key", f.key]).0 == 0)
         #expect(try await run(CLI.binary, base + ["--cert", f.cert, "--key", f.key]).0 == 35)
         // A certificate from a CA the server does not trust is refused by the server: 35.
@@ -74,8 +78,12 @@ struct MutualTLSInteropTests {
             let f = Lab.clientIdentityFiles
             func sClient(_ extra: [String]) async throws -> String {
                 let request = "GET /whoami HTTP/1.1\r\nHost: good.lab.test\r\nConnection: close\r\n\r\n"
-                let (_, out, err) = try await run(Self.openssl, ["s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
-                                                          "-CAfile", CLI.lab + "/roots.pem", "-quiet", "-ign_eof"] + extra, stdin: request)
+                let (_, out, err) = try await run(
+                    Self.openssl,
+                    [
+                        "s_client", "-connect", "127.0.0.1:\(server.port)", "-servername", "good.lab.test",
+                        "-CAfile", CLI.lab + "/roots.pem", "-quiet", "-ign_eof",
+                    ] + extra, stdin: request)
                 return out + err
             }
             let accepted = try await sClient(["-cert", f.cert, "-key", f.key, "-cert_chain", f.chain])

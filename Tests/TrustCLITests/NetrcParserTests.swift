@@ -1,4 +1,5 @@
 import Testing
+
 @testable import trust
 
 /// The netrc parser itself (`Netrc`), on bytes as files hold them: line ends split by byte (LF, CR LF), CR and the

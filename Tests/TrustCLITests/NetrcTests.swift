@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustLabPKI
-import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// `--netrc`, `--netrc-optional`, `--netrc-file`: curl 7.88's file format and rules, and an entry is
@@ -15,8 +15,10 @@ struct NetrcTests {
     static let otherHost = "other.good." + LabPKI.domain
 
     func lab(_ server: LabServer) -> [String] {
-        ["--resolve", "\(server.host):\(server.port):127.0.0.1", "--resolve", "\(Self.otherHost):\(server.port):127.0.0.1",
-         "--cacert", CLI.lab + "/roots.pem"]
+        [
+            "--resolve", "\(server.host):\(server.port):127.0.0.1", "--resolve", "\(Self.otherHost):\(server.port):127.0.0.1",
+            "--cacert", CLI.lab + "/roots.pem",
+        ]
     }
 
     /// A netrc file holding `text`, mode 0600 unless `mode` says otherwise.
@@ -119,7 +121,8 @@ struct NetrcTests {
             #expect(withEscape.1.contains("authenticated alice via"), "\(withEscape)")
             // CRLF line ends, two machines: each host gets its own entry. Before, the file was one line to the parser
             // and the good host was sent the other host's login and password.
-            let crlf = try netrcFile("machine \(good.host) login alice password wonderland\r\nmachine \(Self.otherHost) login Mufasa password \"Circle of Life\"\r\n")
+            let crlf = try netrcFile(
+                "machine \(good.host) login alice password wonderland\r\nmachine \(Self.otherHost) login Mufasa password \"Circle of Life\"\r\n")
             let crlfGood = try await get(good, [good.baseURL + "/basic", "--netrc-file", crlf])
             #expect(crlfGood.0 == 0 && crlfGood.1.contains("authenticated alice via"), "\(crlfGood)")
             let crlfOther = try await get(good, ["https://\(Self.otherHost):\(good.port)/basic", "--netrc-file", crlf])

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// `PinSource` and `trust pin`: certificates, public keys, private keys (their public half) and
 /// certificate requests, PEM or DER, files or standard input — each pin equal to OpenSSL's.
@@ -67,7 +67,8 @@ struct PinSourceTests {
         try await openssl(["pkcs8", "-topk8", "-in", dir + "/ec.sec1.pem", "-passout", "pass:secret-passphrase", "-out", dir + "/ec.enc.pem"])
 
         func expected(_ key: String) async throws -> String {
-            let (status, pub, _) = try await run("/bin/sh", ["-c", "\(Self.openssl) pkey -in '\(key)' -pubout -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
+            let (status, pub, _) = try await run(
+                "/bin/sh", ["-c", "\(Self.openssl) pkey -in '\(key)' -pubout -outform der | \(Self.openssl) dgst -sha256 -binary | base64"])
             #expect(status == 0)
             return "sha256/" + pub.trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// CRLs with tools we did not write: `openssl ca -gencrl` makes them for `trust` (engine, `evaluate`, `get`, beside
 /// curl's `--crlfile`), and `openssl verify -crl_check` judges the lab's own.
@@ -41,7 +41,8 @@ struct RevocationInteropTests {
             """
         try config.write(toFile: ca + "/ca.cnf", atomically: true, encoding: .utf8)
         let out = ca + "/crl-\(revoked.count).pem"
-        let (status, _, err) = try await run(Self.openssl, ["ca", "-gencrl", "-config", ca + "/ca.cnf", "-cert", ca + "/ca.pem", "-keyfile", ca + "/ca.key", "-out", out])
+        let (status, _, err) = try await run(
+            Self.openssl, ["ca", "-gencrl", "-config", ca + "/ca.cnf", "-cert", ca + "/ca.pem", "-keyfile", ca + "/ca.key", "-out", out])
         #expect(status == 0, "openssl ca -gencrl: \(err)")
         return out
     }
@@ -95,10 +96,12 @@ struct RevocationInteropTests {
         for (name, revoked) in [("revoked", [LabCRL.Revoked(good.certificate, reason: .keyCompromise)]), ("empty", [])] {
             let crl = try LabCRL(issuer: Lab.pki.intermediate, revoked: revoked)
             try crl.pem.write(toFile: dir + "/\(name).pem", atomically: true, encoding: .utf8)
-            let (status, out, err) = try await run(Self.openssl, [
-                "verify", "-crl_check", "-CAfile", CLI.lab + "/root.pem", "-untrusted", CLI.lab + "/intermediate.pem",
-                "-CRLfile", dir + "/\(name).pem", CLI.lab + "/good/cert.pem",
-            ])
+            let (status, out, err) = try await run(
+                Self.openssl,
+                [
+                    "verify", "-crl_check", "-CAfile", CLI.lab + "/root.pem", "-untrusted", CLI.lab + "/intermediate.pem",
+                    "-CRLfile", dir + "/\(name).pem", CLI.lab + "/good/cert.pem",
+                ])
             if name == "revoked" {
                 #expect(status != 0 && (out + err).contains("certificate revoked"), "\(out) \(err)")
             } else {
@@ -127,8 +130,10 @@ struct RevocationInteropTests {
         #expect(softChain == 0 && softChainOut.contains("Issuing CA"), "\(softChainOut)")
         // Unreadable or malformed CRLs, bad values: usage errors (2) in evaluate, curl's 82 in get.
         try "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n".write(toFile: dir + "/bad.pem", atomically: true, encoding: .utf8)
-        for extra in [["--crlfile", dir + "/bad.pem"], ["--crlfile", dir + "/missing.pem"], ["--revocation", "sometimes"], ["--revocation-depth", "root"],
-                      ["--crlfile", dir + "/empty.pem", "--config", dir + "/missing.json"]] {
+        for extra in [
+            ["--crlfile", dir + "/bad.pem"], ["--crlfile", dir + "/missing.pem"], ["--revocation", "sometimes"], ["--revocation-depth", "root"],
+            ["--crlfile", dir + "/empty.pem", "--config", dir + "/missing.json"],
+        ] {
             let (status, _, err) = try await run(CLI.binary, base + extra)
             #expect(status == 2, "\(extra): \(status) \(err)")
         }
@@ -154,12 +159,16 @@ struct RevocationInteropTests {
             let good = try issuer.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder])
             let revoked = try issuer.leaf(dnsNames: ["good.lab.test"], ocspResponders: [responder])
             func serial(_ identity: LabIdentity) -> String { identity.certificate.openSSLSerial.replacingOccurrences(of: ":", with: "").uppercased() }
-            let index = "V\t301231235959Z\t\t\(serial(good))\tunknown\t/CN=good\n" + "R\t301231235959Z\t240101000000Z,keyCompromise\t\(serial(revoked))\tunknown\t/CN=revoked\n"
+            let index =
+                "V\t301231235959Z\t\t\(serial(good))\tunknown\t/CN=good\n"
+                + "R\t301231235959Z\t240101000000Z,keyCompromise\t\(serial(revoked))\tunknown\t/CN=revoked\n"
             try index.write(toFile: dir + "/index.txt", atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.openssl)
-            process.arguments = ["ocsp", "-index", dir + "/index.txt", "-CA", dir + "/ca.pem", "-rsigner", dir + "/ca.pem", "-rkey", dir + "/ca.key",
-                                 "-port", String(port), "-ndays", "1"]
+            process.arguments = [
+                "ocsp", "-index", dir + "/index.txt", "-CA", dir + "/ca.pem", "-rsigner", dir + "/ca.pem", "-rkey", dir + "/ca.key",
+                "-port", String(port), "-ndays", "1",
+            ]
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -193,10 +202,12 @@ struct RevocationInteropTests {
             // trust get, each leaf served by a lab server.
             for (identity, expected) in [(good, Int32(0)), (revoked, Int32(60))] {
                 let server = try await LabServer.start(name: "openssl-ocsp", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
-                let (status, _, err) = try await run(CLI.binary, [
-                    "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                    "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard", "-o", "/dev/null",
-                ])
+                let (status, _, err) = try await run(
+                    CLI.binary,
+                    [
+                        "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                        "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard", "-o", "/dev/null",
+                    ])
                 #expect(status == expected, "\(err)")
                 if expected == 60 { #expect(err.contains("keyCompromise") && err.contains("OCSP responder"), "\(err)") }
                 try await server.shutdown()

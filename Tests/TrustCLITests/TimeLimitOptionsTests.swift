@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `-m`, `--connect-timeout` and `--expect100-timeout` as curl's (tool_paramhlp.c): not a number, negative, infinite or
@@ -50,8 +50,12 @@ struct TimeLimitOptionsTests {
                 let (status, _, err) = try await run(CLI.binary, ["get", server.baseURL + "/whoami", "--cert", p12 + ":TimeSecret-1"] + extra + lab)
                 #expect(status == 0, "\(extra): \(status) \(err)")
             }
-            let (status, _, err) = try await run(CLI.binary, ["get", server.baseURL + "/whoami", "--cert", p12 + ":TimeSecret-1",
-                                                              "--connect-timeout", "1e15", "--revocation", "soft"] + lab)
+            let (status, _, err) = try await run(
+                CLI.binary,
+                [
+                    "get", server.baseURL + "/whoami", "--cert", p12 + ":TimeSecret-1",
+                    "--connect-timeout", "1e15", "--revocation", "soft",
+                ] + lab)
             // Soft revocation: allowed whatever the lab's responders say; what matters is a status, never a signal.
             #expect(status == 0, "--connect-timeout 1e15 --revocation soft: \(status) \(err)")
         }

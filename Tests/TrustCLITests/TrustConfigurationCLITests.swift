@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import Trust
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 @Suite("trust check-config and trust get --config", .serialized, .timeLimit(.minutes(5)), .paced)
@@ -13,7 +13,8 @@ struct TrustConfigurationCLITests {
         let lab = CLI.lab
         let pin = Lab.pki.intermediate.certificate.spkiPin.description
         let soon = RFC3339.string(Date(timeIntervalSinceNow: 10 * 86_400))
-        let valid = try write("""
+        let valid = try write(
+            """
             {"version": 1,
              "base": {"anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}},
              "hosts": [{"host": "**.good.lab.test", "pins": {"sha256": ["\(pin)", "sha256/\(Data(repeating: 9, count: 32).base64EncodedString())"], "expires": "\(soon)"},
@@ -23,7 +24,8 @@ struct TrustConfigurationCLITests {
         #expect(status == 0, "\(err)")
         #expect(out.contains("**.good.lab.test: ") && out.contains("pins: 2") && out.contains("valid (1 host entry"))
         #expect(err.contains("warning: **.good.lab.test: the pin set expires in"), "\(err)")
-        let invalid = try write(#"{"version": 1, "hosts": [{"host": "**.lab.test", "pins": {"sha256": ["nope"]}, "colour": 1}, {"host": "x.test", "mode": true}]}"#)
+        let invalid = try write(
+            #"{"version": 1, "hosts": [{"host": "**.lab.test", "pins": {"sha256": ["nope"]}, "colour": 1}, {"host": "x.test", "mode": true}]}"#)
         let (bad, _, problems) = try await run(CLI.binary, ["check-config", invalid])
         #expect(bad == 1)
         for path in ["$.hosts[0].pins.sha256[0]", "$.hosts[0].colour", "$.hosts[1].mode"] { #expect(problems.contains(path + ":"), "\(path) in \(problems)") }
@@ -39,14 +41,16 @@ struct TrustConfigurationCLITests {
             let pin = Lab.pki.intermediate.certificate.spkiPin.description
             let backup = "sha256/" + Data(repeating: 9, count: 32).base64EncodedString()
             func config(_ pins: String, mode: String = "enforce") throws -> String {
-                try write("""
+                try write(
+                    """
                     {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "\(mode)", "pins": {"sha256": [\(pins)]},
                       "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
                     """)
             }
             let base = ["get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null"]
             #expect(try await run(CLI.binary, base + ["--config", try config("\"\(pin)\", \"\(backup)\"")]).0 == 0)
-            let (refused, _, why) = try await run(CLI.binary, base + ["--config", try config("\"\(backup)\", \"sha256/\(Data(repeating: 8, count: 32).base64EncodedString())\"")])
+            let (refused, _, why) = try await run(
+                CLI.binary, base + ["--config", try config("\"\(backup)\", \"sha256/\(Data(repeating: 8, count: 32).base64EncodedString())\"")])
             #expect(refused == 60)
             #expect(why.contains("pin"), "\(why)")
             #expect(try await run(CLI.binary, base + ["--config", try config("\"\(backup)\"", mode: "report-only")]).0 == 0)
@@ -59,21 +63,26 @@ struct TrustConfigurationCLITests {
     /// `.ci/run` runs the same command with a release build and requires the refusal.
     @Test func debugOverridesThroughTheCLI() async throws {
         let lab = CLI.lab
-        let config = try write("""
+        let config = try write(
+            """
             {"version": 1, "hosts": [{"host": "untrusted-root.lab.test", "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true},
               "debugOverrides": {"anchors": {"certificates": ["\(lab)/untrusted-root.pem"]}, "overridesPins": true}}]}
             """)
-        let (status, out, err) = try await run(CLI.binary, ["evaluate", "--config", config, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"])
+        let (status, out, err) = try await run(
+            CLI.binary, ["evaluate", "--config", config, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"])
         #if DEBUG
-        #expect(status == 0, "\(out) \(err)")
-        #expect(out.contains("debug override"), "\(out)")
+            #expect(status == 0, "\(out) \(err)")
+            #expect(out.contains("debug override"), "\(out)")
         #else
-        #expect(status == 1)
+            #expect(status == 1)
         #endif
         // Without the override: refused either way.
-        let plain = try write("""
+        let plain = try write(
+            """
             {"version": 1, "hosts": [{"host": "untrusted-root.lab.test", "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
             """)
-        #expect(try await run(CLI.binary, ["evaluate", "--config", plain, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"]).0 == 1)
+        #expect(
+            try await run(CLI.binary, ["evaluate", "--config", plain, "--chain", lab + "/untrusted-root/chain.pem", "--host", "untrusted-root.lab.test"]).0 == 1
+        )
     }
 }

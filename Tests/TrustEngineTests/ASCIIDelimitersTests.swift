@@ -1,6 +1,6 @@
 import Testing
-import TrustTestSupport
 import Trust
+import TrustTestSupport
 
 /// Delimiters found by byte, where `Character` comparison would not see them.
 @Suite(.paced) struct ASCIIDelimitersTests {

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 /// The configuration file's `certificateTransparency` member and top-level `ctLogList`: validated with JSON paths,
 /// written back, applied per host, and a stale list warned about by `trust check-config`.
@@ -43,14 +43,18 @@ struct CTConfigurationTests {
     }
 
     @Test func validatedWithPathsAndWrittenBack() throws {
-        let text = #"{"version": 1, "ctLogList": "logs.json", "hosts": [{"host": "a.example", "certificateTransparency": {"mode": "report-only", "customAnchors": true}}]}"#
+        let text =
+            #"{"version": 1, "ctLogList": "logs.json", "hosts": [{"host": "a.example", "certificateTransparency": {"mode": "report-only", "customAnchors": true}}]}"#
         let configuration = try TrustConfiguration.parse(text)
         #expect(configuration.ctLogList == "logs.json" && configuration.hosts[0].certificateTransparency == .init(mode: .reportOnly, customAnchors: true))
         #expect(try TrustConfiguration.parse(configuration.jsonText()) == configuration)
         for (bad, path) in [
             (#"{"version": 1, "hosts": [{"host": "a.example", "certificateTransparency": {"mode": "enforce"}}]}"#, "$.hosts[0].certificateTransparency.mode"),
             (#"{"version": 1, "ctLogList": "l.json", "base": {"certificateTransparency": {"mode": "always"}}}"#, "$.base.certificateTransparency.mode"),
-            (#"{"version": 1, "ctLogList": "l.json", "base": {"certificateTransparency": {"mode": "enforce", "customAnchors": "yes"}}}"#, "$.base.certificateTransparency.customAnchors"),
+            (
+                #"{"version": 1, "ctLogList": "l.json", "base": {"certificateTransparency": {"mode": "enforce", "customAnchors": "yes"}}}"#,
+                "$.base.certificateTransparency.customAnchors"
+            ),
             (#"{"version": 1, "ctLogList": "l.json", "base": {"certificateTransparency": {"mode": "enforce", "extra": 1}}}"#, "$.base.certificateTransparency"),
             (#"{"version": 1, "ctLogList": 3}"#, "$.ctLogList"),
         ] {
@@ -68,7 +72,8 @@ struct CTConfigurationTests {
     @Test func checkConfigWarnsAboutAStaleList() async throws {
         let dir = try write(#"{"mode": "enforce"}"#, host: "*.lab.test", list: "old.json")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try LabCTLog.logList(Lab.pki.ctLogs, timestamp: Date(timeIntervalSinceNow: -80 * 86_400)).write(toFile: dir + "/old.json", atomically: true, encoding: .utf8)
+        try LabCTLog.logList(Lab.pki.ctLogs, timestamp: Date(timeIntervalSinceNow: -80 * 86_400)).write(
+            toFile: dir + "/old.json", atomically: true, encoding: .utf8)
         let (status, _, err) = try await run(CLI.binary, ["check-config", dir + "/trust.json"])
         #expect(status == 0 && err.contains("ctLogList: the CT log list was published") && err.contains("not enforced"), "\(err)")
         // A current list: no such warning.
@@ -97,7 +102,8 @@ struct CTConfigurationTests {
         try Lab.pki.write(to: dir)
         try #"{"version": 1, "base": {"anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "revocation": {"mode": "soft"}}}"#
             .write(toFile: dir + "/trust.json", atomically: true, encoding: .utf8)
-        let evaluation = await (try ConfiguredTrustEvaluator(contentsOf: dir + "/trust.json")).evaluation(for: try ServerTrust(presentedChain: Lab.chain("good"), host: "good.lab.test"), port: 443)
+        let evaluation = await (try ConfiguredTrustEvaluator(contentsOf: dir + "/trust.json")).evaluation(
+            for: try ServerTrust(presentedChain: Lab.chain("good"), host: "good.lab.test"), port: 443)
         #expect(evaluation.decision.isTrusted && evaluation.decision.allowedFailures.map(\.code) == ["revocation-status-unknown"])
         #expect(evaluation.report?.validationResult == "revocation-status-unknown")
     }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 @Suite("CertificateSource: PEM, DER, files and folders; typed errors, no crashes", .paced)
 struct CertificateSourceTests {
@@ -58,8 +58,12 @@ struct CertificateSourceTests {
     @Test(.requires(.openssl)) func presentedChainInputLeavesOutUnprocessableCertificatesAndRefusesAnUnprocessableLeaf() async throws {
         let openssl = "/usr/bin/openssl"
         let dir = try temporaryDirectory()
-        let (status, _, err) = try await run(openssl, ["req", "-x509", "-nodes", "-newkey", "rsa:1024", "-keyout", dir + "/key.pem", "-out", dir + "/weak.pem",
-                                                       "-days", "30", "-subj", "/CN=weak.test"])
+        let (status, _, err) = try await run(
+            openssl,
+            [
+                "req", "-x509", "-nodes", "-newkey", "rsa:1024", "-keyout", dir + "/key.pem", "-out", dir + "/weak.pem",
+                "-days", "30", "-subj", "/CN=weak.test",
+            ])
         #expect(status == 0, "\(err)")
         let weak = try String(contentsOfFile: dir + "/weak.pem", encoding: .utf8)
         let good = Lab.chain("good")
@@ -79,7 +83,9 @@ struct CertificateSourceTests {
         let decision = try #require(refused.refusal(peerName: peer))
         #expect(!decision.isTrusted)
         #expect(decision.reasons.contains { if case .weakKey = $0 { true } else { false } }, "\(decision.reasons)")
-        #expect(decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == .certificateParsing && decision.policy.description == "certificate parsing")
+        #expect(
+            decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == .certificateParsing
+                && decision.policy.description == "certificate parsing")
         #expect(decision.notes.count == 1 && decision.notes[0].contains("could not be processed"), "\(decision.notes)")
 
         // Not certificates at all: the loading error, naming the source.

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import Trust
 import TrustTestSupport
+
+@testable import Trust
 
 /// Internationalised host names: UTS #46 mapping, IDNA2008 validity, Punycode — one canonical name per
 /// host however it is spelled, and a reason for every refusal.
@@ -83,7 +84,7 @@ struct IDNATests {
     /// compatibility and deviation characters, joiners, right-to-left labels, `xn--` labels…
     /// (Scripts/idna-oracle-cases.py says which cases are not applicable and why.)
     @Test func agreesWithPythonIDNA() async throws {
-        let seed = ProcessInfo.processInfo.environment["TRUST_IDNA_SEED"].flatMap(Int.init) ?? 20261124
+        let seed = ProcessInfo.processInfo.environment["TRUST_IDNA_SEED"].flatMap(Int.init) ?? 20_261_124
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Scripts/idna-oracle-cases.py").path
         let (status, out, err) = try await run("/usr/bin/env", ["python3", script, String(seed), "3000"], timeLimitSeconds: 120)
@@ -99,7 +100,9 @@ struct IDNATests {
         }
         let oracle = try JSONDecoder().decode(Oracle.self, from: Data(out.utf8))
         guard oracle.uts46 == IDNATables.idnaUnicodeVersion else {
-            print("IDNA oracle skipped: idna \(oracle.idna) carries UTS #46 \(oracle.uts46), the embedded tables \(IDNATables.idnaUnicodeVersion) (pip install idna==3.13)")
+            print(
+                "IDNA oracle skipped: idna \(oracle.idna) carries UTS #46 \(oracle.uts46), the embedded tables \(IDNATables.idnaUnicodeVersion) (pip install idna==3.13)"
+            )
             return
         }
         var disagreements: [String] = []
@@ -119,7 +122,9 @@ struct IDNATests {
                 disagreements.append("\(row[2] ?? "") \(name) [\(scalars)]: idna \(expected ?? "refuses"), ours \(ours ?? "refuses")")
             }
         }
-        print("IDNA oracle: seed \(seed), idna \(oracle.idna) (UTS #46 \(oracle.uts46), unicodedata \(oracle.unicodedata)): \(oracle.cases.count) names, \(refusals) refused, \(disagreements.count) disagreements")
+        print(
+            "IDNA oracle: seed \(seed), idna \(oracle.idna) (UTS #46 \(oracle.uts46), unicodedata \(oracle.unicodedata)): \(oracle.cases.count) names, \(refusals) refused, \(disagreements.count) disagreements"
+        )
         #expect(oracle.cases.count >= 1000)
         #expect(disagreements.isEmpty, "\(disagreements.prefix(25).joined(separator: "\n"))")
     }

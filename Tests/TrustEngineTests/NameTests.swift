@@ -1,10 +1,11 @@
 import Foundation
 import SwiftASN1
 import Testing
-@testable import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
+
+@testable import Trust
 
 @Suite("Names: canonical peer names, wildcards, name constraints", .paced)
 struct NameTests {
@@ -44,8 +45,10 @@ struct NameTests {
         print("presentedNamesNormaliseAsTheStringVersionDid seed \(seed)")
         var random = SeededGenerator(seed: seed)
         let alphabet = Array("aZz09-..**_ \u{E9}\u{212A}")
-        var names = ["*", "*.", ".", "*.a", "a.*", "*z.example.com", "ba*.example.com", "**.a", String(repeating: "a", count: 63) + ".b",
-                     String(repeating: "a", count: 64) + ".b", String(repeating: "a.", count: 126) + "a", String(repeating: "a.", count: 127)]
+        var names = [
+            "*", "*.", ".", "*.a", "a.*", "*z.example.com", "ba*.example.com", "**.a", String(repeating: "a", count: 63) + ".b",
+            String(repeating: "a", count: 64) + ".b", String(repeating: "a.", count: 126) + "a", String(repeating: "a.", count: 127),
+        ]
         for _ in 0..<20_000 {
             names.append(String((0..<Int(random.next() % 12)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }))
         }
@@ -98,7 +101,8 @@ struct NameTests {
     @Test func wildcardCannotSlipPastAnExcludedSubtree() async throws {
         let constrained = try LabAuthority.root(commonName: "Excluding Root", nameConstraints: NameConstraints(excludedDNSDomains: ["bar.example.com"]))
         let leaf = try constrained.leaf(dnsNames: ["*.example.com"])
-        let decision = await PathValidator(anchors: .only([constrained.certificate])).evaluate(try ServerTrust(presentedChain: leaf.chain, host: "foo.example.com"))
+        let decision = await PathValidator(anchors: .only([constrained.certificate])).evaluate(
+            try ServerTrust(presentedChain: leaf.chain, host: "foo.example.com"))
         #expect(decision.codes == ["name-constraint-violation"])
     }
 }
@@ -111,7 +115,8 @@ struct PublicSuffixWildcardTests {
         let decision = await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: leaf.chain, host: "example.co.uk"))
         #expect(decision.codes == ["name-mismatch"])
         let fine = try root.leaf(dnsNames: ["*.example.co.uk"])
-        #expect(await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: fine.chain, host: "www.example.co.uk")).isTrusted)
+        #expect(
+            await PathValidator(anchors: .only([root.certificate])).evaluate(try ServerTrust(presentedChain: fine.chain, host: "www.example.co.uk")).isTrusted)
     }
 }
 
@@ -186,7 +191,8 @@ struct PublicSuffixListTests {
     }
 
     @Test func parsingIsByteLevelAndCanonical() {
-        let list = PublicSuffixList(contents: "// VERSION: 2031-01-02_00-00-00_UTC\r\n// comment\nCOM\n*.CK  trailing words\n!WWW.ck\n\u{516C}\u{53F8}.cn\n\tbad\n..\nexa mple\n")
+        let list = PublicSuffixList(
+            contents: "// VERSION: 2031-01-02_00-00-00_UTC\r\n// comment\nCOM\n*.CK  trailing words\n!WWW.ck\n\u{516C}\u{53F8}.cn\n\tbad\n..\nexa mple\n")
         #expect(list.date == "2031-01-02")
         // A rule ends at the first space or tab; a line that starts with one holds none (the list's format).
         #expect(list.allRules == ["com", "exa", "xn--55qx5d.cn", "*.ck", "!www.ck"])
@@ -240,7 +246,9 @@ struct PublicSuffixListTests {
         let system = PublicSuffixList(bytes: Array(bytes))
         let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
         guard (system.date ?? PublicSuffixList.day(of: modified)) == PublicSuffixList.embeddedListDate else {
-            print("system Public Suffix List dated \(system.date ?? PublicSuffixList.day(of: modified)), embedded \(PublicSuffixList.embeddedListDate): comparison skipped")
+            print(
+                "system Public Suffix List dated \(system.date ?? PublicSuffixList.day(of: modified)), embedded \(PublicSuffixList.embeddedListDate): comparison skipped"
+            )
             return
         }
         let seed = UInt64(ProcessInfo.processInfo.environment["PSL_TEST_SEED"] ?? "") ?? UInt64.random(in: 1...UInt64.max)
@@ -284,7 +292,9 @@ struct PublicSuffixListTests {
         try Data(wildcard.chain.map(\.pemString).joined().utf8).write(to: URL(fileURLWithPath: folder + "/chain.pem"))
         try Data(root.certificate.pemString.utf8).write(to: URL(fileURLWithPath: folder + "/root.pem"))
         try Data("// VERSION: 2999-12-31_00-00-00_UTC\nexample\n".utf8).write(to: URL(fileURLWithPath: folder + "/newer.dat"))
-        let evaluate = [CLI.binary, "evaluate", "--chain", folder + "/chain.pem", "--anchors", folder + "/root.pem", "--anchors-only", "--host", "example.co.uk", "--json"]
+        let evaluate = [
+            CLI.binary, "evaluate", "--chain", folder + "/chain.pem", "--anchors", folder + "/root.pem", "--anchors-only", "--host", "example.co.uk", "--json",
+        ]
 
         let (hidden, output, _) = try await run("/usr/bin/env", ["TRUST_PUBLIC_SUFFIX_LIST="] + evaluate)
         #expect(hidden == 1)

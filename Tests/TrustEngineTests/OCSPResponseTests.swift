@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 /// OCSP requests and responses (RFC 6960) in the engine: what a response establishes, and every reason one is not
 /// believed — wrong signer, a responder without id-kp-OCSPSigning, stale, from the future, another certificate, a
@@ -31,13 +31,19 @@ struct OCSPResponseTests {
         // Good, from the issuer, with every CertID hash.
         for hash in OCSPCertificateID.HashAlgorithm.allCases {
             let bytes = try LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, hashAlgorithm: hash)
-            guard case .good(let thisUpdate, let until) = try verdict(bytes) else { Issue.record("\(hash): not good"); continue }
+            guard case .good(let thisUpdate, let until) = try verdict(bytes) else {
+                Issue.record("\(hash): not good")
+                continue
+            }
             #expect(thisUpdate < Date() && until > Date().addingTimeInterval(6 * 86_400))
         }
         // Revoked, with its time and reason.
         let revokedAt = Date(timeIntervalSinceNow: -86_400)
         let revoked = try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .revoked(at: revokedAt, reason: .keyCompromise)))
-        guard case .revoked(let at, let reason, _) = revoked else { Issue.record("not revoked: \(revoked)"); return }
+        guard case .revoked(let at, let reason, _) = revoked else {
+            Issue.record("not revoked: \(revoked)")
+            return
+        }
         #expect(abs(at.timeIntervalSince(revokedAt)) < 1 && reason == .keyCompromise)
         #expect(isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .unknown)), "does not know"))
         // A delegated responder with id-kp-OCSPSigning, named by name or by key.
@@ -46,18 +52,29 @@ struct OCSPResponseTests {
         byKey.responderByKey = true
         for variation in [LabOCSP.Variation(), byKey] {
             let bytes = try LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(delegate), variation: variation)
-            guard case .good = try verdict(bytes) else { Issue.record("delegated: not good"); continue }
+            guard case .good = try verdict(bytes) else {
+                Issue.record("delegated: not good")
+                continue
+            }
         }
         // Not authorised: a responder certificate without id-kp-OCSPSigning, one from another CA, a stranger's key.
         let serverAuthOnly = try LabOCSP.responder(issuedBy: issuer, ocspSigning: false)
-        #expect(isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(serverAuthOnly))), "lacks extendedKeyUsage id-kp-OCSPSigning"))
+        #expect(
+            isUnknown(
+                try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(serverAuthOnly))),
+                "lacks extendedKeyUsage id-kp-OCSPSigning"))
         let foreign = try LabOCSP.responder(issuedBy: Lab.pki.root)
-        #expect(isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(foreign))), "is not issued by"))
+        #expect(
+            isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(foreign))), "is not issued by"))
         let stranger = try LabAuthority.root(commonName: "stranger").identity
-        #expect(isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .stranger(stranger))), "is not issued by"))
+        #expect(
+            isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .stranger(stranger))), "is not issued by"))
         // A responder certificate that has expired.
         let expired = try LabOCSP.responder(issuedBy: issuer, notAfter: Date(timeIntervalSinceNow: -60))
-        #expect(isUnknown(try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(expired))), "not valid at the evaluation time"))
+        #expect(
+            isUnknown(
+                try verdict(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, signer: .delegate(expired))),
+                "not valid at the evaluation time"))
         // A response about another certificate of the same issuer.
         let other = try issuer.leaf(dnsNames: ["other.lab.test"])
         #expect(isUnknown(try verdict(LabOCSP.response(about: other.certificate, issuer: issuer, status: .good)), "no status for this certificate"))
@@ -73,22 +90,60 @@ struct OCSPResponseTests {
             change(&variation)
             return try LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .good, variation: variation)
         }
-        #expect(isUnknown(try verdict(response { $0.thisUpdate = -7_200; $0.nextUpdate = -3_600 }), "stale"))
+        #expect(
+            isUnknown(
+                try verdict(
+                    response {
+                        $0.thisUpdate = -7_200
+                        $0.nextUpdate = -3_600
+                    }), "stale"))
         #expect(isUnknown(try verdict(response { $0.thisUpdate = 3_600 }), "from the future"))
         #expect(isUnknown(try verdict(response { $0.producedAt = 3_600 }), "produced after"))
         // Within the clock-skew tolerance: used.
-        guard case .good = try verdict(response { $0.thisUpdate = 60; $0.producedAt = 60 }) else { Issue.record("a minute ahead is refused"); return }
+        guard
+            case .good = try verdict(
+                response {
+                    $0.thisUpdate = 60
+                    $0.producedAt = 60
+                })
+        else {
+            Issue.record("a minute ahead is refused")
+            return
+        }
         // No nextUpdate: a day from thisUpdate.
-        guard case .good(_, let until) = try verdict(response { $0.nextUpdate = nil; $0.thisUpdate = -3_600 }) else { Issue.record("no nextUpdate refused"); return }
+        guard
+            case .good(_, let until) = try verdict(
+                response {
+                    $0.nextUpdate = nil
+                    $0.thisUpdate = -3_600
+                })
+        else {
+            Issue.record("no nextUpdate refused")
+            return
+        }
         #expect(abs(until.timeIntervalSinceNow - (86_400 - 3_600)) < 5)
-        #expect(isUnknown(try verdict(response { $0.nextUpdate = nil; $0.thisUpdate = -2 * 86_400 }), "more than a day old"))
+        #expect(
+            isUnknown(
+                try verdict(
+                    response {
+                        $0.nextUpdate = nil
+                        $0.thisUpdate = -2 * 86_400
+                    }), "more than a day old"))
         // Nonces: echoed → fine; another → refused; none echoed → accepted (pre-produced responses).
         let sent = OCSPRequest.randomNonce()
-        let echoed = try LabOCSP.response(for: [OCSPCertificateID(certificate: leaf.certificate, issuer: issuer.certificate)], issuer: issuer, requestNonce: sent) { _ in .good }
-        guard case .good = try verdict(echoed, nonce: sent) else { Issue.record("echoed nonce refused"); return }
+        let echoed = try LabOCSP.response(
+            for: [OCSPCertificateID(certificate: leaf.certificate, issuer: issuer.certificate)], issuer: issuer, requestNonce: sent
+        ) { _ in .good }
+        guard case .good = try verdict(echoed, nonce: sent) else {
+            Issue.record("echoed nonce refused")
+            return
+        }
         #expect(try OCSPResponse(derEncoded: echoed).nonce == sent)
         #expect(isUnknown(try verdict(response { $0.nonce = [1, 2, 3] }, nonce: sent), "nonce"))
-        guard case .good = try verdict(response { $0.omitsNonce = true }, nonce: sent) else { Issue.record("no nonce refused"); return }
+        guard case .good = try verdict(response { $0.omitsNonce = true }, nonce: sent) else {
+            Issue.record("no nonce refused")
+            return
+        }
     }
 
     /// What an attacker on the path to the responder would try with a real response.
@@ -96,7 +151,10 @@ struct OCSPResponseTests {
         let good = try LabOCSP.response(about: leaf.certificate, issuer: issuer, status: .revoked(at: Date(timeIntervalSinceNow: -60), reason: nil))
         // Flip "revoked" to "good" inside the signed part (same length): the signature no longer verifies.
         let parsed = try OCSPResponse(derEncoded: good)
-        guard case .revoked = parsed.verdict(for: leaf.certificate, issuer: issuer.certificate, at: Date()) else { Issue.record("setup"); return }
+        guard case .revoked = parsed.verdict(for: leaf.certificate, issuer: issuer.certificate, at: Date()) else {
+            Issue.record("setup")
+            return
+        }
         var altered = good
         // Find the SingleResponse's certStatus [1] (revoked) and change it to [0] good with the same length: tag A1 → 80.
         if let index = altered.firstIndex(of: 0xA1) { altered[index] = 0x80 }
@@ -127,8 +185,9 @@ struct OCSPResponseTests {
         let request = OCSPRequest(certificateIDs: [id], nonce: nonce)
         let parsed = try OCSPRequest(derEncoded: request.derBytes())
         #expect(parsed == request && parsed.nonce?.count == 32)
-        #expect(OCSPRequest.responderURIs(of: try issuer.leaf(ocspResponders: ["http://ocsp.example/", "ldap://x", "https://ocsp2.example/"]).certificate)
-            == ["http://ocsp.example/", "https://ocsp2.example/"])
+        #expect(
+            OCSPRequest.responderURIs(of: try issuer.leaf(ocspResponders: ["http://ocsp.example/", "ldap://x", "https://ocsp2.example/"]).certificate)
+                == ["http://ocsp.example/", "https://ocsp2.example/"])
     }
 
     /// `openssl ocsp` judges the lab's responses, and answers the engine's requests (both offline, through files).
@@ -147,20 +206,25 @@ struct OCSPResponseTests {
             (.unknown, .issuer, "leaf.pem: unknown"), (.good, .delegate(delegate), "leaf.pem: good"),
         ]
         for (status, signer, expected) in cases {
-            try Data(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: status, signer: signer)).write(to: URL(fileURLWithPath: dir + "/resp.der"))
+            try Data(LabOCSP.response(about: leaf.certificate, issuer: issuer, status: status, signer: signer)).write(
+                to: URL(fileURLWithPath: dir + "/resp.der"))
             let (code, out, err) = try await run(Self.openssl, check)
             #expect(code == 0 && out.contains(expected) && (out + err).contains("Response verify OK"), "\(out) \(err)")
         }
         // openssl as the responder: the engine's request in, openssl's response out, judged by the engine.
         let serial = leaf.certificate.openSSLSerial.replacingOccurrences(of: ":", with: "").uppercased()
-        for (line, expectRevoked) in [("V\t301231235959Z\t\t\(serial)\tunknown\t/CN=x\n", false), ("R\t301231235959Z\t240101000000Z,keyCompromise\t\(serial)\tunknown\t/CN=x\n", true)] {
+        for (line, expectRevoked) in [
+            ("V\t301231235959Z\t\t\(serial)\tunknown\t/CN=x\n", false), ("R\t301231235959Z\t240101000000Z,keyCompromise\t\(serial)\tunknown\t/CN=x\n", true),
+        ] {
             try line.write(toFile: dir + "/index.txt", atomically: true, encoding: .utf8)
             let request = OCSPRequest(certificateIDs: [try OCSPCertificateID(certificate: leaf.certificate, issuer: issuer.certificate)])
             try Data(request.derBytes()).write(to: URL(fileURLWithPath: dir + "/req.der"))
-            let (code, _, err) = try await run(Self.openssl, [
-                "ocsp", "-index", dir + "/index.txt", "-CA", dir + "/issuer.pem", "-rsigner", dir + "/issuer.pem", "-rkey", dir + "/issuer.key",
-                "-reqin", dir + "/req.der", "-respout", dir + "/resp.der", "-ndays", "1",
-            ])
+            let (code, _, err) = try await run(
+                Self.openssl,
+                [
+                    "ocsp", "-index", dir + "/index.txt", "-CA", dir + "/issuer.pem", "-rsigner", dir + "/issuer.pem", "-rkey", dir + "/issuer.key",
+                    "-reqin", dir + "/req.der", "-respout", dir + "/resp.der", "-ndays", "1",
+                ])
             #expect(code == 0, "\(err)")
             let verdict = try verdict(Array(Data(contentsOf: URL(fileURLWithPath: dir + "/resp.der"))))
             switch verdict {

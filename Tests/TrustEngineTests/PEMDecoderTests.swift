@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
+
+@testable import Trust
 
 @Suite("PEM on bytes, the lazily parsed system roots, ASCII host names without Foundation", .paced)
 struct PEMDecoderTests {
@@ -124,7 +125,10 @@ struct PEMDecoderTests {
             ("", .empty), (".", .empty), ("a..b", .emptyLabel("a..b")), (".a", .emptyLabel(".a")), ("a b", .invalidCharacter("a b", " ")),
             ("a!.b", .invalidCharacter("a!.b", "!")), (String(repeating: "a", count: 64) + ".b", .labelTooLong(String(repeating: "a", count: 64) + ".b")),
             (String(repeating: "a", count: 64), .labelTooLong(String(repeating: "a", count: 64))),
-            (Array(repeating: String(repeating: "a", count: 50), count: 6).joined(separator: "."), .tooLong(Array(repeating: String(repeating: "a", count: 50), count: 6).joined(separator: "."))),
+            (
+                Array(repeating: String(repeating: "a", count: 50), count: 6).joined(separator: "."),
+                .tooLong(Array(repeating: String(repeating: "a", count: 50), count: 6).joined(separator: "."))
+            ),
         ]
         for (name, expected) in cases {
             #expect(throws: expected) { try PeerName.canonicalDNSName(name) }

@@ -2,15 +2,16 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 @Suite("PathValidator: default Web-PKI evaluation", .paced)
 struct PathValidatorTests {
     @Test func goodChainIsTrustedWithItsValidatedPath() async {
         let decision = await Lab.evaluate("good")
         #expect(decision.isTrusted, "\(decision.reasons)")
-        #expect(decision.validatedPath.map(\.subject) == [Lab.chain("good")[0].subject, Lab.pki.intermediate.certificate.subject, Lab.pki.root.certificate.subject])
+        #expect(
+            decision.validatedPath.map(\.subject) == [Lab.chain("good")[0].subject, Lab.pki.intermediate.certificate.subject, Lab.pki.root.certificate.subject])
     }
 
     @Test func wildcardAndIPNamesMatch() async {
@@ -53,16 +54,25 @@ struct PathValidatorTests {
         let selfSigned = await Lab.evaluate("self-signed")
         #expect(!selfSigned.isTrusted)
         guard case .noPathToTrustedAnchor(.selfSignedLeaf)? = selfSigned.reasons.first else {
-            Issue.record("expected selfSignedLeaf, got \(selfSigned.reasons)"); return
+            Issue.record("expected selfSignedLeaf, got \(selfSigned.reasons)")
+            return
         }
         let untrusted = await Lab.evaluate("untrusted-root")
         #expect(!untrusted.isTrusted)
-        #expect(untrusted.reasons.contains { if case .noPathToTrustedAnchor(.missingIssuer) = $0 { return true }; return false })
+        #expect(
+            untrusted.reasons.contains {
+                if case .noPathToTrustedAnchor(.missingIssuer) = $0 { return true }
+                return false
+            })
     }
 
     @Test func incompleteChainNamesTheMissingIssuer() async {
         let decision = await Lab.evaluate("incomplete-chain")
-        #expect(decision.reasons == [.noPathToTrustedAnchor(.missingIssuer(issuer: Lab.pki.intermediate.certificate.subject.description, of: Lab.chain("good")[0].subject.description))])
+        #expect(
+            decision.reasons == [
+                .noPathToTrustedAnchor(
+                    .missingIssuer(issuer: Lab.pki.intermediate.certificate.subject.description, of: Lab.chain("good")[0].subject.description))
+            ])
     }
 
     @Test func subjectCommonNameIsNeverUsedAsAName() async {
@@ -79,7 +89,8 @@ struct PathValidatorTests {
 
     @Test func everyReasonIsReportedWhenSeveralApply() async throws {
         let pki = Lab.pki
-        let bad = try pki.intermediate.leaf(dnsNames: ["other.lab.test"], notBefore: Date(timeIntervalSinceNow: -10 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400))
+        let bad = try pki.intermediate.leaf(
+            dnsNames: ["other.lab.test"], notBefore: Date(timeIntervalSinceNow: -10 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400))
         let decision = await PathValidator(anchors: Lab.anchors).evaluate(try ServerTrust(presentedChain: bad.chain, host: "good.lab.test"))
         #expect(Set(decision.codes) == ["expired", "name-mismatch"])
     }
@@ -130,7 +141,8 @@ struct PathValidatorTests {
             issuer = next
         }
         let leaf = try issuer.leaf(dnsNames: ["loop.lab.test"])
-        let decision = await PathValidator(anchors: Lab.anchors).evaluate(try ServerTrust(presentedChain: [leaf.certificate] + certificates.reversed(), host: "loop.lab.test"))
+        let decision = await PathValidator(anchors: Lab.anchors).evaluate(
+            try ServerTrust(presentedChain: [leaf.certificate] + certificates.reversed(), host: "loop.lab.test"))
         #expect(!decision.isTrusted)
         #expect(decision.codes.contains("path-too-costly"))
     }
@@ -146,7 +158,10 @@ struct NoPathExplanationTests {
     @Test func chainEndingAtAnUntrustedCAIsNotBlamedOnAMissingIntermediate() async throws {
         // The good chain (leaf + intermediate) with only an unrelated root trusted.
         let decision = await PathValidator(anchors: .only([Lab.pki.untrustedRoot.certificate])).evaluate(Lab.trust("good"))
-        #expect(decision.reasons.first == .noPathToTrustedAnchor(.issuerNotTrusted(issuer: Lab.pki.root.certificate.subject.description, of: Lab.pki.intermediate.certificate.subject.description)))
+        #expect(
+            decision.reasons.first
+                == .noPathToTrustedAnchor(
+                    .issuerNotTrusted(issuer: Lab.pki.root.certificate.subject.description, of: Lab.pki.intermediate.certificate.subject.description)))
         #expect(decision.closestPath.count == 2)
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 @Suite("Pins: SPKI SHA-256, matched only on the validated path", .paced)
 struct PinningTests {
@@ -18,7 +18,8 @@ struct PinningTests {
         let dir = try temporaryDirectory()
         let pemPath = dir + "/pub.pem"
         try spkiPEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
-        let (status, digest, stderr) = try await run("/bin/sh", ["-c", "\(openssl) pkey -pubin -in \(pemPath) -outform der | \(openssl) dgst -sha256 -binary | base64"])
+        let (status, digest, stderr) = try await run(
+            "/bin/sh", ["-c", "\(openssl) pkey -pubin -in \(pemPath) -outform der | \(openssl) dgst -sha256 -binary | base64"])
         #expect(status == 0, "\(stderr)")
         #expect(identity.certificate.spkiPin.base64 == digest.trimmingCharacters(in: .whitespacesAndNewlines))
     }
@@ -54,7 +55,8 @@ struct PinningTests {
         let decision = await evaluator.evaluate(Lab.trust("mitm"))
         #expect(!decision.isTrusted)
         guard case .pinMismatch(let seen, let expected)? = decision.reasons.first else {
-            Issue.record("expected a pin mismatch, got \(decision.reasons)"); return
+            Issue.record("expected a pin mismatch, got \(decision.reasons)")
+            return
         }
         #expect(expected == [pinned])
         #expect(!seen.contains(pinned))

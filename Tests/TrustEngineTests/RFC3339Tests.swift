@@ -14,7 +14,8 @@ struct RFC3339Tests {
         var generator = SeededGenerator(seed: seed)
         // 1583 to 9999. Before the Gregorian reform (1582-10-15), ISO8601DateFormatter (ICU) prints Julian dates;
         // RFC3339.string stays proleptic Gregorian, as ISO 8601 (which RFC 3339 profiles) and X.509 times count.
-        let first = -12_212_553_600.0, last = 253_402_300_799.999
+        let first = -12_212_553_600.0
+        let last = 253_402_300_799.999
         let edges: [Double] = [
             0, -0.001, 0.0005, -0.0005, 1.9995, 951_782_400, 951_868_799.999, 4_107_542_400, 1_709_251_200.999,
             253_402_300_799.999, first, first + 0.001, -2_208_988_800, 68_256_000, 1_735_689_599.9996,
@@ -61,7 +62,9 @@ struct RFC3339Tests {
             let day = CivilDate(daysSince1970: Int64.random(in: -719_528...2_932_896, using: &generator))  // 0000-01-01...9999-12-31
             let milliseconds = Int64.random(in: 0..<86_400_000, using: &generator)
             let pad = CivilDate.pad
-            texts.append("\(day.text)T\(pad(milliseconds / 3_600_000, 2)):\(pad(milliseconds / 60_000 % 60, 2)):\(pad(milliseconds / 1000 % 60, 2)).\(pad(milliseconds % 1000, 3))Z")
+            texts.append(
+                "\(day.text)T\(pad(milliseconds / 3_600_000, 2)):\(pad(milliseconds / 60_000 % 60, 2)):\(pad(milliseconds / 1000 % 60, 2)).\(pad(milliseconds % 1000, 3))Z"
+            )
         }
         for text in texts {
             let date = try #require(RFC3339.parse(text), "\(text), seed \(seed)")

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 /// The configuration file's `revocation` member: validated with JSON paths, written back, and applied per host.
 @Suite("Revocation in the trust configuration file", .paced)

@@ -3,8 +3,8 @@ import SwiftASN1
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 /// CRLs (RFC 5280 §5, §6.3) given by the caller: parsing, scope, freshness, signer, modes and depth.
 @Suite("Revocation: CRLs decide as RFC 5280 §6.3 says, soft or hard, leaf or chain", .timeLimit(.minutes(5)), .paced)
@@ -16,7 +16,9 @@ struct RevocationTests {
         do { return try Lab.pki.intermediate.leaf(dnsNames: ["other-crl.lab.test"]) } catch { fatalError("\(error)") }
     }()
 
-    static func decide(_ revocation: RevocationPolicy, for identity: LabIdentity = leaf, pins: Set<SPKIPin> = [], at time: Date = Date()) async throws -> TrustDecision {
+    static func decide(_ revocation: RevocationPolicy, for identity: LabIdentity = leaf, pins: Set<SPKIPin> = [], at time: Date = Date()) async throws
+        -> TrustDecision
+    {
         var policy = ValidationPolicy.webPKI
         policy.revocation = revocation
         policy.pins = pins
@@ -27,9 +29,11 @@ struct RevocationTests {
         return decision
     }
 
-    static func crl(_ revoked: [LabCRL.Revoked] = [], issuer: LabAuthority = Lab.pki.intermediate, variation: LabCRL.Variation = LabCRL.Variation(),
-                    thisUpdate: Date = Date(timeIntervalSinceNow: -3_600), nextUpdate: Date? = Date(timeIntervalSinceNow: 86_400),
-                    signer: LabAuthority? = nil) throws -> CertificateRevocationList {
+    static func crl(
+        _ revoked: [LabCRL.Revoked] = [], issuer: LabAuthority = Lab.pki.intermediate, variation: LabCRL.Variation = LabCRL.Variation(),
+        thisUpdate: Date = Date(timeIntervalSinceNow: -3_600), nextUpdate: Date? = Date(timeIntervalSinceNow: 86_400),
+        signer: LabAuthority? = nil
+    ) throws -> CertificateRevocationList {
         try LabCRL(issuer: issuer, revoked: revoked, thisUpdate: thisUpdate, nextUpdate: nextUpdate, variation: variation, signer: signer).crl
     }
 
@@ -68,16 +72,88 @@ struct RevocationTests {
 
     /// A CRL that lists the leaf but may not be used: each one leaves the status unknown.
     static let unusable: [(String, @Sendable () throws -> CertificateRevocationList)] = [
-        ("stale", { try crl([LabCRL.Revoked(leaf.certificate)], thisUpdate: Date(timeIntervalSinceNow: -10 * 86_400), nextUpdate: Date(timeIntervalSinceNow: -86_400)) }),
+        (
+            "stale",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)], thisUpdate: Date(timeIntervalSinceNow: -10 * 86_400), nextUpdate: Date(timeIntervalSinceNow: -86_400))
+            }
+        ),
         ("issued after the evaluation time", { try crl([LabCRL.Revoked(leaf.certificate)], thisUpdate: Date(timeIntervalSinceNow: 3_600)) }),
         ("not signed by the key", { try crl([LabCRL.Revoked(leaf.certificate)], signer: Lab.pki.otherRoot) }),
         ("no nextUpdate", { try crl([LabCRL.Revoked(leaf.certificate)], nextUpdate: nil) }),
-        ("no CRLNumber", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.omitsNumber = true; return v }()) }),
-        ("CRLNumber extension is critical", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.criticalNumber = true; return v }()) }),
-        ("delta CRL", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.delta = true; return v }()) }),
-        ("critical extension", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.unknownCriticalExtension = true; return v }()) }),
-        ("CA certificates only", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.onlyCACertificates = true; return v }()) }),
-        ("distribution point the certificate does not name", { try crl([LabCRL.Revoked(leaf.certificate)], variation: { var v = LabCRL.Variation(); v.distributionPoint = "http://crl.lab.test/partition-7.crl"; return v }()) }),
+        (
+            "no CRLNumber",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.omitsNumber = true
+                        return v
+                    }())
+            }
+        ),
+        (
+            "CRLNumber extension is critical",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.criticalNumber = true
+                        return v
+                    }())
+            }
+        ),
+        (
+            "delta CRL",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.delta = true
+                        return v
+                    }())
+            }
+        ),
+        (
+            "critical extension",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.unknownCriticalExtension = true
+                        return v
+                    }())
+            }
+        ),
+        (
+            "CA certificates only",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.onlyCACertificates = true
+                        return v
+                    }())
+            }
+        ),
+        (
+            "distribution point the certificate does not name",
+            {
+                try crl(
+                    [LabCRL.Revoked(leaf.certificate)],
+                    variation: {
+                        var v = LabCRL.Variation()
+                        v.distributionPoint = "http://crl.lab.test/partition-7.crl"
+                        return v
+                    }())
+            }
+        ),
     ]
 
     @Test(arguments: 0..<unusable.count)
@@ -98,15 +174,23 @@ struct RevocationTests {
         var users = LabCRL.Variation()
         users.onlyUserCertificates = true
         // A CRL of end-entity certificates covers the leaf…
-        #expect(try await Self.decide(RevocationPolicy(mode: .hard, crls: [try Self.crl([LabCRL.Revoked(Self.leaf.certificate)], variation: users)])).codes == ["revoked"])
+        #expect(
+            try await Self.decide(RevocationPolicy(mode: .hard, crls: [try Self.crl([LabCRL.Revoked(Self.leaf.certificate)], variation: users)])).codes == [
+                "revoked"
+            ])
         // …and never the intermediate.
         let rootUsersOnly = try Self.crl([LabCRL.Revoked(Lab.pki.intermediate.certificate)], issuer: Lab.pki.root, variation: users)
         let chain = try await Self.decide(RevocationPolicy(mode: .hard, depth: .chain, crls: [rootUsersOnly, try Self.crl([])]))
-        #expect(chain.codes == ["revocation-status-unknown"] && chain.reasons.first?.description.contains("end-entity certificates only") == true, "\(chain.reasons)")
+        #expect(
+            chain.codes == ["revocation-status-unknown"] && chain.reasons.first?.description.contains("end-entity certificates only") == true,
+            "\(chain.reasons)")
         // Only some reasons: a listed leaf is revoked; an unlisted one is not known to be good.
         var some = LabCRL.Variation()
         some.onlySomeReasons = true
-        #expect(try await Self.decide(RevocationPolicy(mode: .hard, crls: [try Self.crl([LabCRL.Revoked(Self.leaf.certificate)], variation: some)])).codes == ["revoked"])
+        #expect(
+            try await Self.decide(RevocationPolicy(mode: .hard, crls: [try Self.crl([LabCRL.Revoked(Self.leaf.certificate)], variation: some)])).codes == [
+                "revoked"
+            ])
         let partial = try await Self.decide(RevocationPolicy(mode: .hard, crls: [try Self.crl([], variation: some)]))
         #expect(partial.codes == ["revocation-status-unknown"] && partial.reasons.first?.description.contains("only some revocation reasons") == true)
     }
@@ -116,7 +200,9 @@ struct RevocationTests {
         let leafCRL = try Self.crl([])
         #expect(try await Self.decide(RevocationPolicy(mode: .hard, depth: .leaf, crls: [rootCRL, leafCRL])).isTrusted)
         let chain = try await Self.decide(RevocationPolicy(mode: .hard, depth: .chain, crls: [rootCRL, leafCRL]))
-        #expect(chain.codes == ["revoked"] && chain.reasons.first?.description.contains("Issuing CA") == true && chain.reasons.first?.description.contains("cACompromise") == true)
+        #expect(
+            chain.codes == ["revoked"] && chain.reasons.first?.description.contains("Issuing CA") == true
+                && chain.reasons.first?.description.contains("cACompromise") == true)
         // Without the root's CRL, the intermediate's status is unknown.
         #expect(try await Self.decide(RevocationPolicy(mode: .hard, depth: .chain, crls: [leafCRL])).codes == ["revocation-status-unknown"])
         #expect(try await Self.decide(RevocationPolicy(mode: .soft, depth: .chain, crls: [leafCRL])).notes.count == 1)
@@ -133,7 +219,8 @@ struct RevocationTests {
     }
 
     @Test func decisionsCarryTheCRLsWindowAndTheCacheKeepsToIt() async throws {
-        let thisUpdate = Date(timeIntervalSinceNow: -600), nextUpdate = Date(timeIntervalSinceNow: 600)
+        let thisUpdate = Date(timeIntervalSinceNow: -600)
+        let nextUpdate = Date(timeIntervalSinceNow: 600)
         let list = try Self.crl([], thisUpdate: thisUpdate, nextUpdate: nextUpdate)
         let decision = try await Self.decide(RevocationPolicy(mode: .hard, crls: [list]))
         #expect(decision.isTrusted)

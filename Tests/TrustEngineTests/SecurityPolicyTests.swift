@@ -2,13 +2,15 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
-import X509
 import TrustTestSupport
+import X509
 
 @Suite("SecurityPolicy: AFNetworking semantics, safely", .paced)
 struct SecurityPolicyTests {
     func policy(_ mode: PinningMode, pinned: [Certificate] = [], allowInvalid: Bool = false, validatesDomainName: Bool = true) -> SecurityPolicy {
-        SecurityPolicy(pinningMode: mode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomainName, systemAnchors: Lab.anchors)
+        SecurityPolicy(
+            pinningMode: mode, pinnedCertificates: pinned, allowInvalidCertificates: allowInvalid, validatesDomainName: validatesDomainName,
+            systemAnchors: Lab.anchors)
     }
 
     @Test func defaultPolicyMatchesAFNetworkingDefaults() {
@@ -51,7 +53,9 @@ struct SecurityPolicyTests {
         let selfSignedLeaf = Lab.chain("self-signed")[0]
         // AFNetworking: without allowInvalidCertificates the chain must first be valid against the system anchors.
         #expect(await !policy(.certificate, pinned: [selfSignedLeaf]).evaluate(Lab.chain("self-signed"), forDomain: "self-signed.lab.test").isTrusted)
-        #expect(await policy(.certificate, pinned: [selfSignedLeaf], allowInvalid: true).evaluate(Lab.chain("self-signed"), forDomain: "self-signed.lab.test").isTrusted)
+        #expect(
+            await policy(.certificate, pinned: [selfSignedLeaf], allowInvalid: true).evaluate(Lab.chain("self-signed"), forDomain: "self-signed.lab.test")
+                .isTrusted)
         // A chain from another trusted CA does not reach the pinned intermediate.
         #expect(await !policy(.certificate, pinned: [Lab.pki.intermediate.certificate]).evaluate(Lab.chain("mitm"), forDomain: "good.lab.test").isTrusted)
         #expect(await policy(.certificate, pinned: [Lab.pki.intermediate.certificate]).evaluate(Lab.chain("good"), forDomain: "good.lab.test").isTrusted)
@@ -67,7 +71,8 @@ struct SecurityPolicyTests {
         #expect(!decision.isTrusted)
         // The genuine chain passes, even expired (that is what allowInvalidCertificates means).
         #expect(await policy(.publicKey, pinned: [pinnedIntermediate], allowInvalid: true).evaluate(Lab.chain("good"), forDomain: "good.lab.test").isTrusted)
-        #expect(await policy(.publicKey, pinned: [pinnedIntermediate], allowInvalid: true).evaluate(Lab.chain("expired"), forDomain: "expired.lab.test").isTrusted)
+        #expect(
+            await policy(.publicKey, pinned: [pinnedIntermediate], allowInvalid: true).evaluate(Lab.chain("expired"), forDomain: "expired.lab.test").isTrusted)
         // Without allowInvalidCertificates the pin is checked on the validated path only.
         #expect(await !policy(.publicKey, pinned: [pinnedIntermediate]).evaluate(Lab.chain("mitm"), forDomain: "good.lab.test").isTrusted)
         #expect(await !policy(.publicKey, pinned: [pinnedIntermediate]).evaluate(Lab.chain("expired"), forDomain: "expired.lab.test").isTrusted)
@@ -84,14 +89,17 @@ struct SecurityPolicyTests {
         for allow in [true, false] {
             for validates in [true, false] {
                 for mode in PinningMode.allCases {
-                    let original = SecurityPolicy(pinningMode: mode, pinnedCertificates: [Lab.pki.root.certificate], allowInvalidCertificates: allow, validatesDomainName: validates)
+                    let original = SecurityPolicy(
+                        pinningMode: mode, pinnedCertificates: [Lab.pki.root.certificate], allowInvalidCertificates: allow, validatesDomainName: validates)
                     let decoded = try JSONDecoder().decode(SecurityPolicy.self, from: JSONEncoder().encode(original))
                     #expect(decoded == original)
                 }
             }
         }
         #expect(throws: DecodingError.self) {
-            try JSONDecoder().decode(SecurityPolicy.self, from: Data(#"{"pinningMode":"none","pinnedCertificates":["AAAA"],"allowInvalidCertificates":false,"validatesDomainName":true}"#.utf8))
+            try JSONDecoder().decode(
+                SecurityPolicy.self,
+                from: Data(#"{"pinningMode":"none","pinnedCertificates":["AAAA"],"allowInvalidCertificates":false,"validatesDomainName":true}"#.utf8))
         }
     }
 }

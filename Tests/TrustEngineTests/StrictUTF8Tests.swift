@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Trust
 
 /// ``StrictUTF8``, the UTF-8 validation that builds at the declared Apple minimums, against the standard

@@ -95,7 +95,9 @@ struct TrustConfigurationImporterTests {
         #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<<<".utf8), from: .androidNSC) }
         // Found by Fuzz/FuzzConfiguration: a name that is not UTF-8 made FoundationXML's XMLParser trap.
         for name in [[0xEF, 0xEF], [0x80], [0xC3]] as [[UInt8]] {
-            let element = Data("<network-security-config><domain-config><domain include".utf8) + Data(name) + Data(#"="true">example.com</domain></domain-config></network-security-config>"#.utf8)
+            let element =
+                Data("<network-security-config><domain-config><domain include".utf8) + Data(name)
+                + Data(#"="true">example.com</domain></domain-config></network-security-config>"#.utf8)
             let tag = Data("<network-security-config><a".utf8) + Data(name) + Data("/></network-security-config>".utf8)
             for xml in [element, tag] {
                 let error = #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(xml, from: .androidNSC) }
@@ -111,8 +113,13 @@ struct TrustConfigurationImporterTests {
             let error = #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(xml, from: .androidNSC) }
             #expect(error?.message.hasPrefix("the Network Security Config has a processing instruction at byte \(head.utf8.count) ") == true, "\(pi)")
         }
-        #expect(throws: TrustConfigurationImporter.ImportError.self) { try TrustConfigurationImporter.convert(Data("<?xml?><network-security-config/>".utf8), from: .androidNSC) }
-        let quoted = "\u{FEFF}" + #"<?xml version="1.0"?><network-security-config><!-- <?a?> --><domain-config><domain><![CDATA[<?b?>]]>example.com</domain><pin-set><pin digest="SHA-256">"# + Self.bareA + "</pin></pin-set></domain-config></network-security-config>"
+        #expect(throws: TrustConfigurationImporter.ImportError.self) {
+            try TrustConfigurationImporter.convert(Data("<?xml?><network-security-config/>".utf8), from: .androidNSC)
+        }
+        let quoted =
+            "\u{FEFF}"
+            + #"<?xml version="1.0"?><network-security-config><!-- <?a?> --><domain-config><domain><![CDATA[<?b?>]]>example.com</domain><pin-set><pin digest="SHA-256">"#
+            + Self.bareA + "</pin></pin-set></domain-config></network-security-config>"
         let imported = try TrustConfigurationImporter.convert(Data(quoted.utf8), from: .androidNSC)
         #expect(imported.configuration.hosts.count == 1)
     }
@@ -149,7 +156,9 @@ struct TrustConfigurationImporterTests {
         let converted = try TrustConfigurationImporter.convert(Data(single.utf8), from: .ats)
         #expect(converted.configuration.hosts.first?.pins?.allowSinglePin == false)
         #expect(converted.notes.contains { $0.contains("single pin") })
-        #expect(throws: TrustConfigurationFileError.self) { try TrustConfiguration.parse(converted.configuration.jsonText(), publicSuffixes: PublicSuffixList(contents: "com\n")) }
+        #expect(throws: TrustConfigurationFileError.self) {
+            try TrustConfiguration.parse(converted.configuration.jsonText(), publicSuffixes: PublicSuffixList(contents: "com\n"))
+        }
         #expect(throws: TrustConfigurationImporter.ImportError.self) {
             try TrustConfigurationImporter.convert(Data(#"{"NSAppTransportSecurity": {"NSAllowsArbitraryLoads": false}}"#.utf8), from: .ats)
         }
@@ -227,7 +236,8 @@ struct TrustConfigurationImporterTests {
         #expect(android.hosts.allSatisfy { $0.anchors?.certificates == ["res/raw/corp_ca"] && $0.anchors?.replaceSystem == true })
         #expect(android.hosts.allSatisfy { $0.debugOverrides?.anchors.certificates == ["res/raw/charles"] })
         // TrustKit: TSKExcludeSubdomainFromParentPolicy becomes an exclusion on the parent.
-        let trustkit = #"{"TSKPinnedDomains": {"example.com": {"TSKIncludeSubdomains": true, "TSKPublicKeyHashes": ["\#(Self.bareA)", "\#(Self.bareB)"]}, "legacy.example.com": {"TSKExcludeSubdomainFromParentPolicy": true}}}"#
+        let trustkit =
+            #"{"TSKPinnedDomains": {"example.com": {"TSKIncludeSubdomains": true, "TSKPublicKeyHashes": ["\#(Self.bareA)", "\#(Self.bareB)"]}, "legacy.example.com": {"TSKExcludeSubdomainFromParentPolicy": true}}}"#
         let excluded = try roundTrip(trustkit, .trustkit).configuration
         #expect(excluded.hosts.count == 1 && excluded.hosts[0].exclude.map(\.description) == ["legacy.example.com"])
         #expect(excluded.entry(for: "legacy.example.com").host == nil)
@@ -241,7 +251,8 @@ struct TrustConfigurationImporterTests {
         #expect(throws: TrustConfigurationFileError.self) { try ConfiguredTrustEvaluator(configuration: configuration) }
         // The loader keeps checking an entry after a bad host.
         do {
-            _ = try TrustConfiguration.parse(#"{"version": 2, "hosts": [{"host": "**.co.uk", "pins": {"sha256": ["bad"]}}]}"#, publicSuffixes: PublicSuffixList(contents: "uk\nco.uk\n"))
+            _ = try TrustConfiguration.parse(
+                #"{"version": 2, "hosts": [{"host": "**.co.uk", "pins": {"sha256": ["bad"]}}]}"#, publicSuffixes: PublicSuffixList(contents: "uk\nco.uk\n"))
             Issue.record("accepted")
         } catch {
             let paths = Set(error.problems.map(\.path))

@@ -8,12 +8,17 @@ import TrustTestSupport
 struct TrustConfigurationTests {
     /// Every syntax × hosts, bare apex included, label boundaries, spellings.
     @Test func hostPatternTable() throws {
-        let hosts = ["example.com", "www.example.com", "a.b.example.com", "evil-example.com", "example.com.evil.com", "xexample.com",
-                     "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com", "com", "127.0.0.1"]
+        let hosts = [
+            "example.com", "www.example.com", "a.b.example.com", "evil-example.com", "example.com.evil.com", "xexample.com",
+            "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com", "com", "127.0.0.1",
+        ]
         let table: [(String, [String])] = [
             ("example.com", ["example.com"]),
             ("*.example.com", ["www.example.com", "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com"]),
-            ("**.example.com", ["example.com", "www.example.com", "a.b.example.com", "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com"]),
+            (
+                "**.example.com",
+                ["example.com", "www.example.com", "a.b.example.com", "WWW.EXAMPLE.COM", "www.example.com.", "bücher.example.com", "xn--bcher-kva.example.com"]
+            ),
             ("EXAMPLE.com.", ["example.com"]),
             ("bücher.example.com", ["bücher.example.com", "xn--bcher-kva.example.com"]),
             ("127.0.0.1", ["127.0.0.1"]),
@@ -71,10 +76,12 @@ struct TrustConfigurationTests {
             Issue.record("accepted")
         } catch {
             let paths = error.problems.map(\.path)
-            for expected in ["$.base.colour", "$.hosts[0].host", "$.hosts[1].pins.sha256", "$.hosts[2].host", "$.hosts[3].pins.sha256",
-                             "$.hosts[4].pins.sha256[0]", "$.hosts[4].pins.sha256[1]", "$.hosts[5].mode", "$.hosts[5].minimumRSABits",
-                             "$.hosts[5].reportURIs[0]", "$.hosts[6].pins.allowSinglePin", "$.hosts[7].anchors.replaceSystem", "$.hosts[7].exclude[0]",
-                             "$.hosts[8].host"] {
+            for expected in [
+                "$.base.colour", "$.hosts[0].host", "$.hosts[1].pins.sha256", "$.hosts[2].host", "$.hosts[3].pins.sha256",
+                "$.hosts[4].pins.sha256[0]", "$.hosts[4].pins.sha256[1]", "$.hosts[5].mode", "$.hosts[5].minimumRSABits",
+                "$.hosts[5].reportURIs[0]", "$.hosts[6].pins.allowSinglePin", "$.hosts[7].anchors.replaceSystem", "$.hosts[7].exclude[0]",
+                "$.hosts[8].host",
+            ] {
                 #expect(paths.contains(expected), "\(expected) missing from \(error.description)")
             }
             #expect(error.problems.allSatisfy { !$0.message.isEmpty })
@@ -105,12 +112,17 @@ struct TrustConfigurationTests {
     }
 
     @Test func strictJSON() {
-        for bad in ["", "{", #"{"a": 01}"#, #"{"a": 1,}"#, "[1 2]", #"{"a": "\x"}"#, "{\"a\": \"\u{1}\"}", #"{"a": "\ud800"}"#, "nul", "{} {}",
-                    String(repeating: "[", count: 100) + String(repeating: "]", count: 100)] {
+        for bad in [
+            "", "{", #"{"a": 01}"#, #"{"a": 1,}"#, "[1 2]", #"{"a": "\x"}"#, "{\"a\": \"\u{1}\"}", #"{"a": "\ud800"}"#, "nul", "{} {}",
+            String(repeating: "[", count: 100) + String(repeating: "]", count: 100),
+        ] {
             #expect(throws: JSONValue.SyntaxError.self, "\(bad)") { try JSONValue.parse(bad) }
         }
-        #expect((try? JSONValue.parse(#"{"a": [true, false, null, -1.5e3, "\u00e9\ud83d\ude00"]}"#)) == .object([
-            .init(key: "a", value: .array([.bool(true), .bool(false), .null, .number("-1.5e3"), .string("é😀")]))]))
+        #expect(
+            (try? JSONValue.parse(#"{"a": [true, false, null, -1.5e3, "\u00e9\ud83d\ude00"]}"#))
+                == .object([
+                    .init(key: "a", value: .array([.bool(true), .bool(false), .null, .number("-1.5e3"), .string("é😀")]))
+                ]))
     }
 
     /// A refused report URI is quoted in its problem without its user-info (RFC 3986 §3.2.1), so that no command

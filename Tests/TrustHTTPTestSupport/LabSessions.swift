@@ -6,7 +6,9 @@ import TrustLab
 import TrustTestSupport
 
 /// Starts lab servers for one test and stops them afterwards.
-package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols = .http2AndHTTP1, _ body: ([String: LabServer]) async throws -> T) async throws -> T {
+package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols = .http2AndHTTP1, _ body: ([String: LabServer]) async throws -> T) async throws
+    -> T
+{
     var servers: [String: LabServer] = [:]
     for name in names { servers[name] = try await LabServer.start(name, pki: Lab.pki, protocols: protocols) }
     do {
@@ -19,7 +21,9 @@ package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols
     }
 }
 
-package func labSession(_ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)), configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
+package func labSession(
+    _ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)), configure: (inout SessionConfiguration) -> Void = { _ in }
+) throws -> Session {
     var configuration = SessionConfiguration()
     configuration.serverTrust = trust
     configuration.resolve = LabPKI.loopbackResolve
@@ -45,8 +49,6 @@ package func sessionError(_ body: () async throws -> Response) async -> SessionE
         return nil
     }
 }
-
-
 
 /// Whether `session` still completes a normal request to a good lab server (`LabServer.start("good", …)`).
 ///

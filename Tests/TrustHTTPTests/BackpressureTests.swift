@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 @Suite("Streaming bodies: a slow reader bounds what is buffered", .serialized, .timeLimit(.minutes(5)), .paced)
 struct BackpressureTests {

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// CRLs fetched from the distribution points certificates name (RFC 5280 §4.2.1.13), through the project's own Session:
 /// cached until nextUpdate, one fetch in flight per URL, conditional refetches, bounded, failures named.
@@ -32,8 +32,9 @@ struct CRLFetchingTests {
         let server = try await LabCRLServer.start()
         let revoked = try Self.leaf(server.url("issuing.crl"))
         let good = try Self.leaf(server.url("issuing.crl"))
-        server.publish(try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .keyCompromise)]).crl, as: "issuing.crl",
-                       delay: .milliseconds(100))
+        server.publish(
+            try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .keyCompromise)]).crl, as: "issuing.crl",
+            delay: .milliseconds(100))
         let evaluator = try Self.evaluator(.hard)
         // Twenty evaluations at once: one fetch.
         let decisions = await withTaskGroup(of: TrustDecision.self) { group in
@@ -57,7 +58,9 @@ struct CRLFetchingTests {
     @Test func staleCRLsAreAskedForAgainConditionally() async throws {
         let server = try await LabCRLServer.start()
         let leaf = try Self.leaf(server.url("stale.crl"))
-        server.publish(try LabCRL(issuer: Lab.pki.intermediate, thisUpdate: Date(timeIntervalSinceNow: -7_200), nextUpdate: Date(timeIntervalSinceNow: -3_600)).crl, as: "stale.crl")
+        server.publish(
+            try LabCRL(issuer: Lab.pki.intermediate, thisUpdate: Date(timeIntervalSinceNow: -7_200), nextUpdate: Date(timeIntervalSinceNow: -3_600)).crl,
+            as: "stale.crl")
         let evaluator = try Self.evaluator(.hard)
         let first = try await evaluator.evaluate(Self.trust(leaf))
         #expect(first.codes == ["revocation-status-unknown"] && first.reasons.first?.description.contains("stale") == true, "\(first.reasons)")
@@ -140,14 +143,19 @@ struct CRLFetchingTests {
         let crls = try await LabCRLServer.start()
         let revoked = try Lab.pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("inspect.crl")])
         let good = try Lab.pki.intermediate.leaf(dnsNames: ["good.lab.test"], crlDistributionPoints: [crls.url("inspect.crl")])
-        crls.publish(try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .cessationOfOperation)]).crl, as: "inspect.crl")
+        crls.publish(
+            try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .cessationOfOperation)]).crl, as: "inspect.crl")
         for (identity, expectedStatus, expectedExit) in [(revoked, "revoked", Int32(1)), (good, "good", Int32(0))] {
             let server = try await LabServer.start(name: "inspect-crl", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
-            let base = ["inspect", "https://good.lab.test:\(server.port)", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                        "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard"]
+            let base = [
+                "inspect", "https://good.lab.test:\(server.port)", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+                "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard",
+            ]
             let (status, out, err) = try await run(CLI.binary, base)
             #expect(status == expectedExit, "\(out) \(err)")
-            #expect(out.contains("revocation (hard, leaf):") && out.contains("only the leaf is checked") && out.contains("the anchor is trusted as configured"), "\(out)")
+            #expect(
+                out.contains("revocation (hard, leaf):") && out.contains("only the leaf is checked") && out.contains("the anchor is trusted as configured"),
+                "\(out)")
             if expectedStatus == "revoked" {
                 #expect(out.contains("REVOKED") && out.contains("cessationOfOperation"), "\(out)")
             } else {

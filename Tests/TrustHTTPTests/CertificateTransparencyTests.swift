@@ -3,10 +3,10 @@ import SwiftASN1
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// Certificate Transparency (RFC 6962) against lab logs: SCTs issued through the precertificate flow, checked
 /// against a log list in Chrome's schema, decided as Apple's and Chrome's CT policies do, in report-only and enforce
@@ -21,7 +21,8 @@ struct CertificateTransparencyTests {
 
     static func policy(_ mode: CertificateTransparencyPolicy.Mode, list: CTLogList? = nil, customAnchors: Bool = true) throws -> ValidationPolicy {
         var policy = ValidationPolicy.webPKI
-        policy.certificateTransparency = CertificateTransparencyPolicy(mode: mode, logList: try list ?? CTLogList(json: listText), appliesToCustomAnchors: customAnchors)
+        policy.certificateTransparency = CertificateTransparencyPolicy(
+            mode: mode, logList: try list ?? CTLogList(json: listText), appliesToCustomAnchors: customAnchors)
         return policy
     }
 
@@ -76,20 +77,25 @@ struct CertificateTransparencyTests {
     @Test func reasonsCarryTheCounts() async throws {
         let leaf = try Lab.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [.good(Self.alpha1), .badSignature(Self.alpha2), .good(Self.unlisted)])
         let decision = try await Self.evaluate(leaf, Self.policy(.enforce))
-        guard case .certificateTransparencyPolicyNotMet(_, let valid, let required, let operators, let requiredOperators, let invalid, let unknown, let detail)? = decision.reasons.first else {
+        guard
+            case .certificateTransparencyPolicyNotMet(_, let valid, let required, let operators, let requiredOperators, let invalid, let unknown, let detail)? =
+                decision.reasons.first
+        else {
             Issue.record("\(decision.reasons)")
             return
         }
         #expect(valid == 1 && required == 2 && operators == 1 && requiredOperators == 2 && invalid == 1 && unknown == 1)
         #expect(detail.contains("lab Alpha 2: its signature does not verify") && detail.contains(Data(Self.unlisted.logID).base64EncodedString()), "\(detail)")
         // The report, as trust inspect shows it.
-        let report = CertificateTransparencyReport.check(leaf: leaf.certificate, issuer: Lab.pki.intermediate.certificate, policy: try Self.policy(.enforce).certificateTransparency, at: Date())
+        let report = CertificateTransparencyReport.check(
+            leaf: leaf.certificate, issuer: Lab.pki.intermediate.certificate, policy: try Self.policy(.enforce).certificateTransparency, at: Date())
         #expect(report.entries.map(\.log?.operatorName) == ["Alpha", "Alpha", nil])
     }
 
     @Test func lifetimeLogStatesIntervalsAndExemptions() async throws {
         // Valid for more than 180 days: three SCTs are required.
-        let long = try Lab.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [.good(Self.alpha1), .good(Self.beta)], notAfter: Date(timeIntervalSinceNow: 200 * 86_400))
+        let long = try Lab.pki.intermediate.leaf(
+            dnsNames: ["ct.lab.test"], scts: [.good(Self.alpha1), .good(Self.beta)], notAfter: Date(timeIntervalSinceNow: 200 * 86_400))
         #expect(try await Self.evaluate(long, Self.policy(.enforce)).codes == ["ct-policy-not-met"])
         let longThree = try Lab.pki.intermediate.leaf(
             dnsNames: ["ct.lab.test"], scts: [.good(Self.alpha1), .good(Self.alpha2), .good(Self.beta)], notAfter: Date(timeIntervalSinceNow: 200 * 86_400))
@@ -106,7 +112,8 @@ struct CertificateTransparencyTests {
         for (log, expected) in [(retired, "was retired from"), (pending, "is pending"), (sharded, "temporal interval")] {
             let list = try CTLogList(json: LabCTLog.logList([Self.alpha1, Self.alpha2, log]))
             let decision = try await Self.evaluate(leaf, Self.policy(.enforce, list: list))
-            #expect(decision.codes == ["ct-policy-not-met"] && decision.reasons.first?.description.contains(expected) == true, "\(expected): \(decision.reasons)")
+            #expect(
+                decision.codes == ["ct-policy-not-met"] && decision.reasons.first?.description.contains(expected) == true, "\(expected): \(decision.reasons)")
         }
         // Retired after the SCT: still counts.
         retired.stateTimestamp = Date(timeIntervalSinceNow: -60)
@@ -125,8 +132,10 @@ struct CertificateTransparencyTests {
         // Log lists: a key that does not hash to its ID, bad base64, no operators, a bad state.
         let good = Self.listText
         let swapped = good.replacingOccurrences(of: Data(Self.alpha1.logID).base64EncodedString(), with: Data(Self.beta.logID).base64EncodedString())
-        for (text, expected) in [(swapped, "not the SHA-256 of the key"), ("{}", "$.operators"), ("[", "not JSON"),
-                                 (good.replacingOccurrences(of: "\"usable\"", with: "\"shiny\""), ".state")] {
+        for (text, expected) in [
+            (swapped, "not the SHA-256 of the key"), ("{}", "$.operators"), ("[", "not JSON"),
+            (good.replacingOccurrences(of: "\"usable\"", with: "\"shiny\""), ".state"),
+        ] {
             let error = #expect(throws: CTLogList.ParseError.self) { try CTLogList(json: text) }
             #expect(error?.detail.contains(expected) == true, "\(expected): \(String(describing: error))")
         }
@@ -149,8 +158,12 @@ struct CertificateTransparencyTests {
         let lab = CLI.lab
         let list = lab + "/ct/log_list.json"
         func evaluate(_ server: String, _ extra: [String]) async throws -> (Int32, String, String) {
-            try await run(CLI.binary, ["evaluate", "--anchors", lab + "/roots.pem", "--anchors-only", "--chain", lab + "/\(server)/chain.pem",
-                                            "--host", "\(server).lab.test"] + extra)
+            try await run(
+                CLI.binary,
+                [
+                    "evaluate", "--anchors", lab + "/roots.pem", "--anchors-only", "--chain", lab + "/\(server)/chain.pem",
+                    "--host", "\(server).lab.test",
+                ] + extra)
         }
         #expect(try await evaluate("sct", ["--ct", "enforce", "--ct-log-list", list]).0 == 0)
         #expect(try await evaluate("sct", ["--ct-log-list", list]).0 == 0)  // a list alone: enforce
@@ -166,8 +179,10 @@ struct CertificateTransparencyTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "{\"operators\": 3}".write(toFile: dir + "/bad.json", atomically: true, encoding: .utf8)
-        for extra in [["--ct", "enforce"], ["--ct", "sometimes", "--ct-log-list", list], ["--ct-log-list", dir + "/missing.json"], ["--ct-log-list", dir + "/bad.json"],
-                      ["--ct-log-list", list, "--config", dir + "/missing.json"]] {
+        for extra in [
+            ["--ct", "enforce"], ["--ct", "sometimes", "--ct-log-list", list], ["--ct-log-list", dir + "/missing.json"], ["--ct-log-list", dir + "/bad.json"],
+            ["--ct-log-list", list, "--config", dir + "/missing.json"],
+        ] {
             let (status, _, err) = try await evaluate("sct", extra)
             #expect(status == 2, "\(extra): \(status) \(err)")
         }
@@ -178,23 +193,32 @@ struct CertificateTransparencyTests {
         #expect(staleStatus == 0 && staleErr.contains("more than 70 days") && staleOut.contains("not enforced"), "\(staleOut) \(staleErr)")
         // get and inspect against the lab's servers.
         try await withLabServers(["sct", "one-sct"]) { servers in
-            let good = try #require(servers["sct"]), short = try #require(servers["one-sct"])
+            let good = try #require(servers["sct"])
+            let short = try #require(servers["one-sct"])
             func get(_ server: LabServer) async throws -> (Int32, String, String) {
-                try await run(CLI.binary, ["get", server.baseURL + "/", "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", lab + "/roots.pem",
-                                                "--anchors-only", "--ct", "enforce", "--ct-log-list", list, "-o", "/dev/null"])
+                try await run(
+                    CLI.binary,
+                    [
+                        "get", server.baseURL + "/", "--resolve", "\(server.host):\(server.port):127.0.0.1", "--cacert", lab + "/roots.pem",
+                        "--anchors-only", "--ct", "enforce", "--ct-log-list", list, "-o", "/dev/null",
+                    ])
             }
             #expect(try await get(good).0 == 0)
             let (status, _, err) = try await get(short)
             #expect(status == 60 && err.contains("Certificate Transparency"), "\(err)")
-            let inspect = ["inspect", short.baseURL, "--resolve", "\(short.host):\(short.port):127.0.0.1", "--cacert", lab + "/roots.pem", "--anchors-only",
-                           "--ct", "enforce", "--ct-log-list", list]
+            let inspect = [
+                "inspect", short.baseURL, "--resolve", "\(short.host):\(short.port):127.0.0.1", "--cacert", lab + "/roots.pem", "--anchors-only",
+                "--ct", "enforce", "--ct-log-list", list,
+            ]
             let (inspectStatus, text, _) = try await run(CLI.binary, inspect)
-            #expect(inspectStatus == 1 && text.contains("certificate transparency: 1 valid SCT of 2 required")
-                && text.contains("SCT from swift-trust lab Alpha 1 (swift-trust lab Alpha) at"), "\(text)")
+            #expect(
+                inspectStatus == 1 && text.contains("certificate transparency: 1 valid SCT of 2 required")
+                    && text.contains("SCT from swift-trust lab Alpha 1 (swift-trust lab Alpha) at"), "\(text)")
             let (_, json, _) = try await run(CLI.binary, inspect + ["--json"])
             let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
             let scts = report?["scts"] as? [[String: Any]]
-            #expect(scts?.count == 1 && scts?.first?["status"] as? String == "valid" && scts?.first?["operator"] as? String == "swift-trust lab Alpha", "\(json)")
+            #expect(
+                scts?.count == 1 && scts?.first?["status"] as? String == "valid" && scts?.first?["operator"] as? String == "swift-trust lab Alpha", "\(json)")
         }
     }
 }

@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Challenge handlers are asked on behalf of the request: cancelling the request's task cancels a handler

@@ -2,10 +2,11 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 import Trust
-@testable import TrustHTTP
-import TrustNIO
 import TrustHTTPTestSupport
+import TrustNIO
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 /// The order and the deadline of a challenge's handlers: task level first, then session level, within
 /// one deadline for both; the first answer of a delegate counts.
@@ -16,15 +17,28 @@ struct ChallengeChainTests {
 
     @Test func taskLevelFirstThenSessionLevel() async {
         let asked = Recorder()
-        let task = ClosureChallengeHandler { _ in asked.append("task"); return .performDefaultHandling }
-        let session = ClosureChallengeHandler { _ in asked.append("session"); return .cancelAuthenticationChallenge }
+        let task = ClosureChallengeHandler { _ in
+            asked.append("task")
+            return .performDefaultHandling
+        }
+        let session = ClosureChallengeHandler { _ in
+            asked.append("session")
+            return .cancelAuthenticationChallenge
+        }
         let answer = await ChallengeChain.ask(task: task, session: session, Self.challenge, timeout: .seconds(30))
-        guard case .cancelAuthenticationChallenge? = answer else { Issue.record("\(String(describing: answer))"); return }
+        guard case .cancelAuthenticationChallenge? = answer else {
+            Issue.record("\(String(describing: answer))")
+            return
+        }
         #expect(asked.all == ["task", "session"])
         // A task-level answer other than default handling is final: the session level is not asked.
-        let decisive = ClosureChallengeHandler { _ in asked.append("decisive"); return .rejectProtectionSpace }
+        let decisive = ClosureChallengeHandler { _ in
+            asked.append("decisive")
+            return .rejectProtectionSpace
+        }
         guard case .rejectProtectionSpace? = await ChallengeChain.ask(task: decisive, session: session, Self.challenge, timeout: .seconds(30)) else {
-            Issue.record("the task level's answer was not final"); return
+            Issue.record("the task level's answer was not final")
+            return
         }
         #expect(asked.all == ["task", "session", "decisive"])
     }
@@ -60,7 +74,10 @@ struct ChallengeChainTests {
     @Test func aDelegatesFirstAnswerCounts() async throws {
         let session = try Session()
         let handler = DelegateChallengeHandler(delegate: Delegate(), session: { session })
-        guard case .rejectProtectionSpace = await handler.handle(Self.challenge) else { Issue.record("not the first answer"); return }
+        guard case .rejectProtectionSpace = await handler.handle(Self.challenge) else {
+            Issue.record("not the first answer")
+            return
+        }
         await session.shutdown()
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 @Suite("Trust configuration: evaluation, expiry, report-only, debug overrides", .paced)
@@ -35,7 +35,9 @@ struct ConfiguredTrustEvaluatorTests {
         let mitm = await pinned.evaluation(for: Lab.trust("mitm", host: "good.lab.test"), port: 443)
         #expect(!mitm.decision.isTrusted)
         // Wrong pins, enforced: refused, with a report naming the chains and pins.
-        let wrong = try evaluator(anchored("good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"]}, "reportURIs": ["https://collector.lab.test/r"]"#))
+        let wrong = try evaluator(
+            anchored(
+                "good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"]}, "reportURIs": ["https://collector.lab.test/r"]"#))
         let refused = await wrong.evaluation(for: good, port: 8443)
         #expect(!refused.decision.isTrusted)
         let report = try #require(refused.report)
@@ -66,12 +68,16 @@ struct ConfiguredTrustEvaluatorTests {
     /// At the expiry instant (UTC) pins stop being enforced — with a warning and a report, never silently.
     @Test func pinExpiryBoundary() async throws {
         let expires = "2030-01-01T00:00:00Z"
-        let evaluator = try evaluator(anchored("good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"], "expires": "\#(expires)"}"#))
+        let evaluator = try evaluator(
+            anchored("good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"], "expires": "\#(expires)"}"#))
         let boundary = try #require(RFC3339.parse(expires))
         // Before the expiry (now < 2030): enforced; after it (an expiry a second ago): not enforced, but said.
         let before = await evaluator.evaluation(for: Lab.trust("good"), port: 443)
         #expect(!before.decision.isTrusted)  // now < 2030: enforced, wrong pins
-        let pastEvaluator = try self.evaluator(anchored("good.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"], "expires": "\#(RFC3339.string(Date(timeIntervalSinceNow: -1)))"}"#))
+        let pastEvaluator = try self.evaluator(
+            anchored(
+                "good.lab.test",
+                #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"], "expires": "\#(RFC3339.string(Date(timeIntervalSinceNow: -1)))"}"#))
         let after = await pastEvaluator.evaluation(for: Lab.trust("good"), port: 443)
         #expect(after.decision.isTrusted)
         #expect(after.warnings.contains { $0.contains("expired") })
@@ -84,16 +90,20 @@ struct ConfiguredTrustEvaluatorTests {
     /// Debug override anchors work in DEBUG builds only.
     @Test func debugOverridesExistOnlyInDebugBuilds() async throws {
         let proxyCA = Lab.pki.untrustedRoot.certificate.pemString
-        let evaluator = try evaluator(anchored("untrusted-root.lab.test", #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"]}, "debugOverrides": {"anchors": {"pem": [\#(String(reflecting: proxyCA))]}, "overridesPins": true}"#))
+        let evaluator = try evaluator(
+            anchored(
+                "untrusted-root.lab.test",
+                #""pins": {"sha256": ["\#(Self.otherPins[0])", "\#(Self.otherPins[1])"]}, "debugOverrides": {"anchors": {"pem": [\#(String(reflecting: proxyCA))]}, "overridesPins": true}"#
+            ))
         let result = await evaluator.evaluation(for: Lab.trust("untrusted-root"), port: 443)
         #if DEBUG
-        #expect(result.decision.isTrusted)
-        #expect(result.warnings.contains { $0.contains("debug override") })
-        // The acceptance is an override of the entry's refusal, which it keeps.
-        #expect(result.decision.override?.origin == .debugOverride)
-        #expect(!result.decision.evaluatorDecision.isTrusted && !result.decision.validatedPath.isEmpty)
+            #expect(result.decision.isTrusted)
+            #expect(result.warnings.contains { $0.contains("debug override") })
+            // The acceptance is an override of the entry's refusal, which it keeps.
+            #expect(result.decision.override?.origin == .debugOverride)
+            #expect(!result.decision.evaluatorDecision.isTrusted && !result.decision.validatedPath.isEmpty)
         #else
-        #expect(!result.decision.isTrusted)
+            #expect(!result.decision.isTrusted)
         #endif
     }
 
@@ -101,7 +111,9 @@ struct ConfiguredTrustEvaluatorTests {
     @Test func reportOnlyThroughTheSessionReachesTheCollectorOnce() async throws {
         let good = try await LabServer.start("good", pki: Lab.pki)
         let collector = try await LabServer.start("good", pki: Lab.pki)
-        let entry = anchored("good.lab.test", #""mode": "report-only", "pins": {"sha256": ["\#(Self.otherPins[0])"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]"#)
+        let entry = anchored(
+            "good.lab.test",
+            #""mode": "report-only", "pins": {"sha256": ["\#(Self.otherPins[0])"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]"#)
         let evaluator = try evaluator(entry)
         var reporting = SessionConfiguration()
         reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))  // the reporter's own trust policy
@@ -146,7 +158,9 @@ struct ConfiguredTrustEvaluatorTests {
         configuration.serverTrust = .configuration(evaluator, reporter: nil)
         configuration.resolve = LabPKI.loopbackResolve
         let session = try Session(configuration: configuration)
-        let tls12 = try await LabServer.start(name: "old", host: "good.lab.test", chain: Lab.pki.servers["good"]!.chain, privateKey: Lab.pki.servers["good"]!.privateKey, maximumTLSVersion: .tlsv12)
+        let tls12 = try await LabServer.start(
+            name: "old", host: "good.lab.test", chain: Lab.pki.servers["good"]!.chain, privateKey: Lab.pki.servers["good"]!.privateKey,
+            maximumTLSVersion: .tlsv12)
         let refused = await sessionError { try await session.data(for: Request(url: url(tls12, "/"))) }
         #expect(refused?.code == .secureConnectionFailed && refused?.message.contains("TLS 1.3") == true, "\(String(describing: refused))")
         let tls13 = try await LabServer.start("good", pki: Lab.pki)

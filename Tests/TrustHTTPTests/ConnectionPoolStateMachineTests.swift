@@ -1,5 +1,6 @@
 import NIOCore
 import Testing
+
 @testable import TrustHTTP
 
 /// Every transition of the pool's state machine, without sockets: requests and connections are IDs, time is

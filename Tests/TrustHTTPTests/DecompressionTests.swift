@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// ``ResponseDecompression``: gzip and deflate bodies delivered decompressed over HTTP/1.1 and

@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `Session.download(for:to:progress:)` replacing what exists: a regular file's permission bits are kept; a symbolic
@@ -17,12 +17,15 @@ struct DownloadReplacementTests {
     @Test func downloadKeepsModeAndReplacesLinks() async throws {
         let plain = try await LabServer.startPlain(name: "plain")
         let session = try labSession()
-        let folder = try temporaryDirectory(), elsewhere = try temporaryDirectory()
+        let folder = try temporaryDirectory()
+        let elsewhere = try temporaryDirectory()
         defer {
             try? FileManager.default.removeItem(atPath: folder)
             try? FileManager.default.removeItem(atPath: elsewhere)
         }
-        let secret = folder + "/secret", target = elsewhere + "/target", link = folder + "/link"
+        let secret = folder + "/secret"
+        let target = elsewhere + "/target"
+        let link = folder + "/link"
         for path in [secret, target] { try Data("old".utf8).write(to: URL(fileURLWithPath: path)) }
         #expect(chmod(secret, 0o600) == 0 && chmod(target, 0o640) == 0)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
@@ -53,7 +56,7 @@ struct DownloadReplacementTests {
         let shell = mode_t(printed.trimmingCharacters(in: .whitespacesAndNewlines), radix: 8)
         #expect(shell != nil && FileCreationMask.current == shell, "sh: \(printed)")
         #if os(Linux)
-        #expect(FileCreationMask.fromProcStatus() == shell, "no Umask: line in /proc/self/status")
+            #expect(FileCreationMask.fromProcStatus() == shell, "no Umask: line in /proc/self/status")
         #endif
     }
 }

@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `Session.download(for:to:progress:)`: the body written to a file as it arrives, renamed into place

@@ -3,10 +3,10 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 @Suite("Evaluation cache: faster, never a way around verification", .timeLimit(.minutes(5)), .paced)
 struct EvaluationCacheTests {
@@ -134,7 +134,9 @@ struct EvaluationCacheTests {
             let error = #expect(throws: TrustConfigurationFileError.self, "\(bad)") {
                 try TrustConfiguration.parse(#"{"version": 1, "evaluationCache": "# + bad + "}", publicSuffixes: nil)
             }
-            #expect(error?.problems.isEmpty == false && error?.problems.allSatisfy { $0.path.hasPrefix("$.evaluationCache") } == true, "\(bad): \(String(describing: error))")
+            #expect(
+                error?.problems.isEmpty == false && error?.problems.allSatisfy { $0.path.hasPrefix("$.evaluationCache") } == true,
+                "\(bad): \(String(describing: error))")
         }
 
         var configuration = TrustConfiguration()

@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// A challenge handler that never answers — not even when its Task is cancelled — until the test
@@ -49,7 +49,7 @@ final class StallingHandler: ChallengeHandler {
             defer { state.waiting = [] }
             return state.waiting
         }
-        waiting.forEach { $0.resume() }
+        for continuation in waiting { continuation.resume() }
     }
 }
 
@@ -69,10 +69,11 @@ final class SilentDelegate: SessionDelegate {
     }
 
     func release() {
-        pending.withLockedValue { handlers in
+        let handlers = pending.withLockedValue { handlers in
             defer { handlers = [] }
             return handlers
-        }.forEach { $0(.performDefaultHandling) }
+        }
+        for handler in handlers { handler(.performDefaultHandling) }
     }
 }
 
@@ -103,7 +104,10 @@ struct FaultTests {
         let server = try await LabFaultServer.start(fault, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         // Long timeouts: a fault that is only noticed by a timer would show as `timedOut`.
-        let session = try labSession { $0.requestTimeout = .seconds(30); $0.connectTimeout = .seconds(30) }
+        let session = try labSession {
+            $0.requestTimeout = .seconds(30)
+            $0.connectTimeout = .seconds(30)
+        }
         for round in 0..<3 {
             let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
             if round == 0 { report("\(fault.rawValue) (data)", failure) }
@@ -113,11 +117,12 @@ struct FaultTests {
         // A reset stream (INTERNAL_ERROR: the server's answer) leaves the shared HTTP/2 connection open (and
         // reused), not retried; a GOAWAY naming no stream as processed refuses the request, which is retried once
         // on a new connection (and refused again); every other fault costs a connection.
-        let expectedConnections = switch fault {
-        case .http2ResetStream: 1
-        case .http2GoAway: 6
-        default: 3
-        }
+        let expectedConnections =
+            switch fault {
+            case .http2ResetStream: 1
+            case .http2GoAway: 6
+            default: 3
+            }
         #expect(server.acceptedConnections == expectedConnections)
         await session.shutdown()
         try await good.shutdown()

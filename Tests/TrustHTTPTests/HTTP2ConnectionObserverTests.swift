@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP2
 import Testing
+
 @testable import TrustHTTP
 
 /// What the pool hears from an HTTP/2 connection: the peer's SETTINGS_MAX_CONCURRENT_STREAMS (RFC 9113 §6.5.2) and

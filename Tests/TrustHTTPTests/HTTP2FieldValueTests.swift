@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import Trust
-@testable import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 /// A response field value with terminal controls (ESC, BEL, BS; RFC 9110 §5.5 forbids them) is refused
 /// over HTTP/2 as over HTTP/1.1: `badServerResponse`, the malformed-response rule of its version, and

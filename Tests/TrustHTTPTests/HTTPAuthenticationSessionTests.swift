@@ -3,8 +3,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Records every HTTP-authentication challenge and answers with a closure.
@@ -42,8 +42,10 @@ struct HTTPAuthenticationSessionTests {
             for qop in ["auth", "auth-int", "auth,auth-int", "none"] {
                 for userhash in [false, true] {
                     let path = "/digest?algorithm=\(algorithm)&qop=\(qop)" + (userhash ? "&userhash=1" : "")
-                    let response = try await session.data(for: Request(url: url(server, path), method: "POST", body: Data("body \(qop)".utf8),
-                                                                       credential: Self.alice))
+                    let response = try await session.data(
+                        for: Request(
+                            url: url(server, path), method: "POST", body: Data("body \(qop)".utf8),
+                            credential: Self.alice))
                     if algorithm.hasSuffix("-sess") && qop == "none" {
                         #expect(response.statusCode == 401)  // -sess needs a client nonce, sent only with a qop: not answered
                         continue
@@ -78,7 +80,8 @@ struct HTTPAuthenticationSessionTests {
             await session.shutdown()
             // Default handling with a wrong request credential: one try, then the 401.
             let defaults = try labSession()
-            let again = try await defaults.data(for: Request(url: url(server, path), credential: Credential(user: "alice", password: "nope", persistence: .none)))
+            let again = try await defaults.data(
+                for: Request(url: url(server, path), credential: Credential(user: "alice", password: "nope", persistence: .none)))
             #expect(again.statusCode == 401)
             await defaults.shutdown()
         }
@@ -98,16 +101,22 @@ struct HTTPAuthenticationSessionTests {
             func get(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
                 let session = try labSession { $0.challengeHandler = RecordingHandler(disposition) }
                 return try await withTeardown({ await session.shutdown() }) {
-                    do { return .success(try await session.data(for: Request(url: url(server, path)))) } catch let error as SessionError { return .failure(error) }
+                    do { return .success(try await session.data(for: Request(url: url(server, path)))) } catch let error as SessionError {
+                        return .failure(error)
+                    }
                 }
             }
             #expect((try? await get { _ in .useCredential(nil) }.get())?.statusCode == 401)
             #expect((try? await get { _ in .performDefaultHandling }.get())?.statusCode == 401)
             #expect((try? await get { _ in .rejectProtectionSpace }.get())?.statusCode == 401)
-            guard case .failure(let cancelled) = try await get({ _ in .cancelAuthenticationChallenge }) else { Issue.record("cancel went on"); continue }
+            guard case .failure(let cancelled) = try await get({ _ in .cancelAuthenticationChallenge }) else {
+                Issue.record("cancel went on")
+                continue
+            }
             #expect(cancelled.code == .userCancelledAuthentication)
             guard case .failure(let wrongKind) = try await get({ _ in .useCredential(Credential(identity: MutualTLSTests.clientIdentity)) }) else {
-                Issue.record("an identity answered an HTTP challenge"); continue
+                Issue.record("an identity answered an HTTP challenge")
+                continue
             }
             #expect(wrongKind.code == .userAuthenticationRequired)
         }
@@ -194,7 +203,8 @@ struct HTTPAuthenticationSessionTests {
         #expect(same.text.lowercased().contains("authorization: basic"))
         // B challenges after the redirect: the request's credential is not proposed there.
         let handler = RecordingHandler { _ in .performDefaultHandling }
-        let challenged = try await session.data(for: Request(url: url(a, "/redirect?to=https://good.lab.test:\(b.port)/basic"), challengeHandler: handler, credential: Self.alice))
+        let challenged = try await session.data(
+            for: Request(url: url(a, "/redirect?to=https://good.lab.test:\(b.port)/basic"), challengeHandler: handler, credential: Self.alice))
         #expect(challenged.statusCode == 401)
         #expect(handler.challenges.count == 1 && handler.challenges.first?.proposedCredential == nil)
         await session.shutdown()
@@ -233,7 +243,9 @@ extension HTTPAuthenticationSessionTests {
         let handler = RecordingHandler { _ in .performDefaultHandling }
         let session = try labSession()
         let wrong = Credential(user: "alice", password: "wrong", persistence: .none)
-        #expect(try await session.data(for: Request(url: url(server, "/basic"), challengeHandler: handler, credential: wrong, authenticatesPreemptively: true)).statusCode == 401)
+        #expect(
+            try await session.data(for: Request(url: url(server, "/basic"), challengeHandler: handler, credential: wrong, authenticatesPreemptively: true))
+                .statusCode == 401)
         #expect(handler.challenges.map(\.previousFailureCount) == [1])
         // A Digest session answers only for its own user: a later request without credentials is not sent as alice.
         #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
@@ -248,7 +260,8 @@ extension HTTPAuthenticationSessionTests {
         #expect(evil.host?.contains("\r\n") == true)
         #expect(await sessionError { try await session.data(for: Request(url: evil)) }?.code == .badURL)
         let injected = Credential(user: "alice\r\nX-Injected: 1", password: "p", persistence: .none)
-        #expect(await sessionError { try await session.data(for: Request(url: url(server, "/digest"), credential: injected)) }?.code == .userAuthenticationRequired)
+        #expect(
+            await sessionError { try await session.data(for: Request(url: url(server, "/digest"), credential: injected)) }?.code == .userAuthenticationRequired)
         // Passwords never appear in errors or descriptions.
         let withPassword = URL(string: "https://alice:s3cret@good.lab.test:1/")!
         let refused = await sessionError { try await session.data(for: Request(url: withPassword)) }
@@ -333,8 +346,10 @@ struct CredentialStoreTests {
         #expect(throws: CredentialStoreError.insecurePermissions(file, 0o644)) { try CredentialStore(fileURL: URL(fileURLWithPath: file)) }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         #expect(throws: Never.self) { try CredentialStore(fileURL: URL(fileURLWithPath: file)) }
-        for bad in ["not json", #"{"version": 2, "credentials": []}"#, #"{"version": 1, "credentials": [{"host": 1}]}"#,
-                    #"{"version": 1, "credentials": [{"host": "h", "port": 1, "scheme": "https", "method": "httpBasic", "proxy": false, "user": "u", "default": true}]}"#] {
+        for bad in [
+            "not json", #"{"version": 2, "credentials": []}"#, #"{"version": 1, "credentials": [{"host": 1}]}"#,
+            #"{"version": 1, "credentials": [{"host": "h", "port": 1, "scheme": "https", "method": "httpBasic", "proxy": false, "user": "u", "default": true}]}"#,
+        ] {
             try bad.write(toFile: file, atomically: false, encoding: .utf8)
             do {
                 _ = try CredentialStore(fileURL: URL(fileURLWithPath: file))

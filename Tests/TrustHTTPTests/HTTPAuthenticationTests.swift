@@ -2,17 +2,20 @@ import Crypto
 import Foundation
 import Testing
 import Trust
-@testable import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 @Suite("HTTP authentication: header parsing, Basic, Digest computations", .paced)
 struct HTTPAuthenticationTests {
     @Test func sha512t256MatchesFIPSAndOpenSSL() async throws {
         #expect(DigestAlgorithm.hex(SHA512t256.hash(Array("abc".utf8))) == "53048e2681941ef99b2e29b76b4c7dabe4c2d0c634fc6d46e0e2f13107e7af23")
-        #expect(DigestAlgorithm.hex(SHA512t256.hash(Array("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu".utf8)))
-            == "3928e184fb8690f840da3988121d31be65cb9d3ef83ee6146feac861e19b563a")
+        #expect(
+            DigestAlgorithm.hex(
+                SHA512t256.hash(Array("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu".utf8)))
+                == "3928e184fb8690f840da3988121d31be65cb9d3ef83ee6146feac861e19b563a")
         // Lengths around the padding boundaries, against OpenSSL.
         for length in [0, 1, 111, 112, 127, 128, 129, 1000] {
             let text = String(repeating: "a", count: length)
@@ -24,7 +27,9 @@ struct HTTPAuthenticationTests {
 
     /// RFC 7616 §3.9.1: the same request answered with MD5 and with SHA-256.
     @Test func rfc7616Example391() throws {
-        for (algorithm, expected) in [("MD5", "8ca523f5e9506fed4657c9700eebdbec"), ("SHA-256", "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1")] {
+        for (algorithm, expected) in [
+            ("MD5", "8ca523f5e9506fed4657c9700eebdbec"), ("SHA-256", "753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1"),
+        ] {
             let header = """
                 Digest realm="http-auth@example.org", qop="auth, auth-int", algorithm=\(algorithm), \
                 nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"
@@ -33,8 +38,9 @@ struct HTTPAuthenticationTests {
             #expect(parsed.diagnostics.isEmpty)
             let challenge = try DigestChallenge(try #require(parsed.challenges.first))
             #expect(challenge.chosenQualityOfProtection == .auth)
-            let answer = DigestAuthorization(challenge: challenge, user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
-                                             nonceCount: 1, clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
+            let answer = DigestAuthorization(
+                challenge: challenge, user: "Mufasa", password: "Circle of Life", method: "GET", uri: "/dir/index.html",
+                nonceCount: 1, clientNonce: "f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ")
             #expect(answer.fieldValue.contains("response=\"\(expected)\""), "\(answer.fieldValue)")
             #expect(answer.fieldValue.contains("nc=00000001"))
             #expect(answer.fieldValue.contains("opaque=\"FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS\""))
@@ -49,8 +55,9 @@ struct HTTPAuthenticationTests {
             """
         let challenge = try DigestChallenge(try #require(AuthenticationHeaderParser.challenges(header).challenges.first))
         #expect(challenge.userhash && challenge.charsetUTF8 && challenge.algorithm == .sha512_256)
-        let answer = DigestAuthorization(challenge: challenge, user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", method: "GET", uri: "/doe.json",
-                                         nonceCount: 1, clientNonce: "NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v")
+        let answer = DigestAuthorization(
+            challenge: challenge, user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", method: "GET", uri: "/doe.json",
+            nonceCount: 1, clientNonce: "NTg6RKcb9boFIAS3KrFK9BGeh+iDa/sm6jUMp2wds69v")
         // The values printed in the RFC were computed with SHA-512 truncated to 256 bits, not SHA-512/256
         // (RFC errata 4897); these are the corrected ones — and equal OpenSSL's SHA-512-256 (test above).
         #expect(answer.fieldValue.contains("username=\"793263caabb707a56211940d90411ea4a575adeccb7e360aeb624ed06ece9b0b\""), "\(answer.fieldValue)")
@@ -149,7 +156,8 @@ struct HTTPAuthenticationTests {
     }
 
     @Test func strongestAnswerableChallengeIsChosen() {
-        let header = #"Basic realm="r", Digest realm="r", nonce="a", algorithm=MD5, qop="auth", Digest realm="r", nonce="b", algorithm=SHA-256, qop="auth", Digest realm="r", nonce="c", algorithm=SHA3-512, Bearer realm="r""#
+        let header =
+            #"Basic realm="r", Digest realm="r", nonce="a", algorithm=MD5, qop="auth", Digest realm="r", nonce="b", algorithm=SHA-256, qop="auth", Digest realm="r", nonce="c", algorithm=SHA3-512, Bearer realm="r""#
         let (offers, skipped) = OfferedAuthentication.rank(AuthenticationHeaderParser.challenges(header).challenges, allowed: .any)
         #expect(offers.map(\.scheme) == [.digest(.sha256), .digest(.md5), .basic])
         #expect(skipped.count == 2)  // SHA3-512, Bearer

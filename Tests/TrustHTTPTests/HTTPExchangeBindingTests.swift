@@ -3,8 +3,9 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Testing
-@testable import TrustHTTP
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 /// An HTTP/2 exchange is created before its stream, which opens in the same event-loop turn as the
 /// request is written (`Connection.exchange`): what happens when it ends before, or after, that.

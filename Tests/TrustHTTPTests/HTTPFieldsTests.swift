@@ -3,8 +3,8 @@ import HTTPTypes
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Requests and responses seen as swift-http-types' `HTTPFields`: the same fields, in order, with
@@ -39,7 +39,8 @@ struct HTTPFieldsTests {
         #expect(response.status == .ok)
         #expect(response.text.contains("accept: text/plain") && response.text.contains("x-lab-test: one"), "\(response.text)")
         #expect(response.fields[.contentType]?.hasPrefix("text/plain") == true, "\(response.headers)")
-        let streamed = try await session.bytes(for: Request(url: url(server, "/echo"), method: .post, fields: [.contentType: "text/plain"], body: Data("x".utf8)))
+        let streamed = try await session.bytes(
+            for: Request(url: url(server, "/echo"), method: .post, fields: [.contentType: "text/plain"], body: Data("x".utf8)))
         #expect(streamed.status == .ok && streamed.fields[.contentType] != nil)
         _ = try await streamed.collect()
         await session.shutdown()

@@ -2,22 +2,28 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
-@Suite("Hostile certificates: a 100-certificate chain, a 10,000-name leaf, a cycle — in the engine and through the Session",
-       .serialized, .timeLimit(.minutes(5)), .paced)
+@Suite(
+    "Hostile certificates: a 100-certificate chain, a 10,000-name leaf, a cycle — in the engine and through the Session",
+    .serialized, .timeLimit(.minutes(5)), .paced)
 struct HostileCertificateTests {
     /// The Session's anchors: the lab's, plus the hostile roots (so the good server still works).
     static var anchors: TrustAnchors {
-        .only(Lab.pki.trustedRoots + [HostileLab.longChain.root.certificate, HostileLab.manyNames.root.certificate,
-                                      HostileLab.manyLongNames.root.certificate])
+        .only(
+            Lab.pki.trustedRoots + [
+                HostileLab.longChain.root.certificate, HostileLab.manyNames.root.certificate,
+                HostileLab.manyLongNames.root.certificate,
+            ])
     }
 
-    func session(_ evaluator: any TrustEvaluator = DefaultTrustEvaluator(anchors: HostileCertificateTests.anchors),
-                 hosts: [String]) throws -> Session {
+    func session(
+        _ evaluator: any TrustEvaluator = DefaultTrustEvaluator(anchors: HostileCertificateTests.anchors),
+        hosts: [String]
+    ) throws -> Session {
         try labSession(.evaluator(evaluator)) { configuration in
             for host in hosts { configuration.resolve[host] = "127.0.0.1" }
             configuration.requestTimeout = .seconds(30)

@@ -3,10 +3,11 @@ import Logging
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-@testable import TrustNIO
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustNIO
 
 /// swift-log records about peers whose certificates carry terminal controls, CR/LF, C1 and U+202E
 /// (``HostileNames``): every message is a fixed text, and every metadata value holds the names escaped
@@ -43,7 +44,8 @@ struct HostileNamesLogTests {
     /// A session's records about servers presenting the hostile leaf (trusted; expired; unknown root), and
     /// a decision logged for a hostile host name: no raw control anywhere; the error descriptions too.
     @Test func sessionRecordsAndErrorsAreEscaped() async throws {
-        let leaf = HostileNames.pki.leaf, expired = HostileNames.pki.expiredLeaf
+        let leaf = HostileNames.pki.leaf
+        let expired = HostileNames.pki.expiredLeaf
         let good = try await LabServer.start(name: "hostile", host: "good.lab.test", chain: [leaf.certificate], privateKey: leaf.privateKey)
         let old = try await LabServer.start(name: "hostile-expired", host: "good.lab.test", chain: [expired.certificate], privateKey: expired.privateKey)
         let log = LogCapture()

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import Trust
-@testable import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustHTTP
 
 /// What a `Session` does against `LabHostileServer`: every attack ends one request with its typed
 /// error, within its deadline, and the same session then serves a normal request. Times are printed
@@ -100,8 +101,9 @@ struct HostileServerTests {
         let request = Request(url: server.url(path: "/"), timeout: deadline == Self.requestTimeout ? Self.requestTimeout : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
-        print("[hostile] data(for:) \(behaviour.rawValue) → \(failure.error.map { "\($0.code) \($0.message)" } ?? "no error") in \(milliseconds) ms"
-            + (deadline.map { " (deadline \($0))" } ?? ""))
+        print(
+            "[hostile] data(for:) \(behaviour.rawValue) → \(failure.error.map { "\($0.code) \($0.message)" } ?? "no error") in \(milliseconds) ms"
+                + (deadline.map { " (deadline \($0))" } ?? ""))
         #expect(outcome.matches(failure.error), "\(behaviour.rawValue): expected \(outcome), got \(String(describing: failure.error))")
         if let error = failure.error, error.code == .badServerResponse {
             #expect(error.protocolViolation == (behaviour.isHTTP2 ? .http2 : .malformedHTTP1Response), "\(behaviour.rawValue): \(error)")
@@ -138,7 +140,9 @@ struct HostileServerTests {
             failure = error
         }
         let elapsed = start.duration(to: clock.now)
-        print("[hostile] bytes(for:) \(behaviour.rawValue) → \(failure.map { "\($0.code) \($0.message)" } ?? "no error") after \(received) bytes in \(elapsed); most buffered \(buffered)")
+        print(
+            "[hostile] bytes(for:) \(behaviour.rawValue) → \(failure.map { "\($0.code) \($0.message)" } ?? "no error") after \(received) bytes in \(elapsed); most buffered \(buffered)"
+        )
         #expect(failure?.code == .timedOut)
         #expect(elapsed < .seconds(15))
         #expect(buffered <= 2 << 20, "backpressure holds the unread part near 1 MiB")

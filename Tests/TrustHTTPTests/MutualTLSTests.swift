@@ -4,11 +4,11 @@ import NIOSSL
 import Testing
 import Trust
 import TrustHTTP
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import X509
-import TrustHTTPTestSupport
 import TrustTestSupport
+import X509
 
 @Suite("Mutual TLS: client-certificate challenge and server-side verification", .serialized, .timeLimit(.minutes(5)), .paced)
 struct MutualTLSTests {
@@ -30,7 +30,9 @@ struct MutualTLSTests {
             clientAuthentication: ClientAuthentication(requirement: requirement, anchors: [Lab.pki.root.certificate]))
     }
 
-    func get(_ server: LabServer, _ configure: (inout SessionConfiguration) -> Void = { _ in }, handler: (any ChallengeHandler)? = nil) async -> Result<String, SessionError> {
+    func get(_ server: LabServer, _ configure: (inout SessionConfiguration) -> Void = { _ in }, handler: (any ChallengeHandler)? = nil) async -> Result<
+        String, SessionError
+    > {
         do {
             let session = try labSession(configure: configure)
             return try await withTeardown({ await session.shutdown() }) {
@@ -49,29 +51,46 @@ struct MutualTLSTests {
         try await withTeardown({ try? await server.shutdown() }) {
             let identity = Self.clientIdentity
             // useCredential(identity)
-            let used = await get(server, handler: ClosureChallengeHandler { challenge in
-                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .useCredential(Credential(identity: identity)) : .performDefaultHandling
-            })
+            let used = await get(
+                server,
+                handler: ClosureChallengeHandler { challenge in
+                    challenge.protectionSpace.authenticationMethod == .clientCertificate
+                        ? .useCredential(Credential(identity: identity)) : .performDefaultHandling
+                })
             #expect((try? used.get())?.hasPrefix("client: ") == true, "\(used)")
             // The server's handler read the same client back from NIOSSL (Channel.verifiedClient()): leaf, intermediate, root.
             #expect((try? used.get())?.contains("validated chain: 3 certificates") == true, "\(used)")
             // performDefaultHandling: the identity configured for the host
-            let defaulted = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { _ in .performDefaultHandling })
+            let defaulted = await get(
+                server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { _ in .performDefaultHandling })
             #expect((try? defaulted.get())?.contains("lab client") == true, "\(defaulted)")
             // rejectProtectionSpace: continue without a certificate → the server requires one
-            let rejected = await get(server, handler: ClosureChallengeHandler { challenge in
-                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .rejectProtectionSpace : .performDefaultHandling
-            })
-            guard case .failure(let rejectedError) = rejected else { Issue.record("no certificate accepted"); return }
+            let rejected = await get(
+                server,
+                handler: ClosureChallengeHandler { challenge in
+                    challenge.protectionSpace.authenticationMethod == .clientCertificate ? .rejectProtectionSpace : .performDefaultHandling
+                })
+            guard case .failure(let rejectedError) = rejected else {
+                Issue.record("no certificate accepted")
+                return
+            }
             #expect(rejectedError.code == .clientCertificateRequired, "\(rejectedError)")
             // cancel
-            let cancelled = await get(server, { $0.clientIdentities["good.lab.test"] = identity }, handler: ClosureChallengeHandler { challenge in
-                challenge.protectionSpace.authenticationMethod == .clientCertificate ? .cancelAuthenticationChallenge : .performDefaultHandling
-            })
-            guard case .failure(let cancelledError) = cancelled else { Issue.record("cancel succeeded"); return }
+            let cancelled = await get(
+                server, { $0.clientIdentities["good.lab.test"] = identity },
+                handler: ClosureChallengeHandler { challenge in
+                    challenge.protectionSpace.authenticationMethod == .clientCertificate ? .cancelAuthenticationChallenge : .performDefaultHandling
+                })
+            guard case .failure(let cancelledError) = cancelled else {
+                Issue.record("cancel succeeded")
+                return
+            }
             #expect(cancelledError.code == .cancelled)
             // No handler and no identity: none is sent, and the error says a certificate is required.
-            guard case .failure(let none) = await get(server) else { Issue.record("no certificate accepted"); return }
+            guard case .failure(let none) = await get(server) else {
+                Issue.record("no certificate accepted")
+                return
+            }
             #expect(none.code == .clientCertificateRequired, "\(none)")
         }
     }
@@ -89,11 +108,18 @@ struct MutualTLSTests {
         let server = try await server(.required)
         try await withTeardown({ try? await server.shutdown() }) {
             let wrongCA = Self.identity { try Lab.pki.untrustedRoot.leaf(commonName: "stranger", extendedKeyUsage: [.clientAuth]) }
-            let expired = Self.identity { try Lab.pki.intermediate.leaf(commonName: "old", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth]) }
+            let expired = Self.identity {
+                try Lab.pki.intermediate.leaf(
+                    commonName: "old", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400),
+                    extendedKeyUsage: [.clientAuth])
+            }
             let serverOnly = Self.identity { try Lab.pki.intermediate.leaf(commonName: "server only", extendedKeyUsage: [.serverAuth]) }
             for identity in [wrongCA, expired, serverOnly] {
                 let result = await get(server, { $0.defaultClientIdentity = identity })
-                guard case .failure(let error) = result else { Issue.record("\(identity.certificate.subject) accepted"); continue }
+                guard case .failure(let error) = result else {
+                    Issue.record("\(identity.certificate.subject) accepted")
+                    continue
+                }
                 #expect(error.code == .clientCertificateRejected, "\(identity.certificate.subject): \(error)")
             }
         }
@@ -106,7 +132,8 @@ struct MutualTLSDetailTests {
         let f = Lab.clientIdentityFiles
         for options in [[String](), ["-legacy"]] {
             let out = f.dir + "/\(UUID().uuidString).p12"
-            let (status, _, err) = try await run("/usr/bin/openssl", ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:pw"] + options)
+            let (status, _, err) = try await run(
+                "/usr/bin/openssl", ["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-certfile", f.chain, "-out", out, "-passout", "pass:pw"] + options)
             #expect(status == 0, "\(err)")
             let identity = try ClientIdentity(pkcs12File: out, passphrase: "pw")
             let good = Lab.pki.servers["good"]!
@@ -159,13 +186,16 @@ struct MutualTLSDetailTests {
 
     /// The server side says exactly why it refused a client certificate.
     @Test func serverSideReasonsAreExplicit() async throws {
-        let authentication = ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate], allowedNames: ["CN=lab client,O=swift-trust lab"])
+        let authentication = ClientAuthentication(
+            requirement: .required, anchors: [Lab.pki.root.certificate], allowedNames: ["CN=lab client,O=swift-trust lab"])
         func reasons(_ identity: LabIdentity) async -> [String] {
             await authentication.validator.evaluate(ServerTrust(presentedChain: identity.chain, peerName: nil)).reasons.map(\.code)
         }
         let good = try Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
         #expect(await reasons(good) == [])
-        let expired = try Lab.pki.intermediate.leaf(commonName: "lab client", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth])
+        let expired = try Lab.pki.intermediate.leaf(
+            commonName: "lab client", notBefore: Date(timeIntervalSinceNow: -9 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400),
+            extendedKeyUsage: [.clientAuth])
         #expect(await reasons(expired) == ["expired"])
         let serverOnly = try Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.serverAuth])
         #expect(await reasons(serverOnly) == ["missing-extended-key-usage"])
@@ -192,4 +222,3 @@ struct MutualTLSDetailTests {
         }
     }
 }
-

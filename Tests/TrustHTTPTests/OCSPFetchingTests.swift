@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// OCSP responders asked through the project's own Session (RFC 6960 Appendix A, RFC 5019): SHA-256 first and SHA-1
 /// when refused, GET when short, POST with a nonce, cached until nextUpdate, failures named under soft and hard
@@ -17,7 +17,9 @@ struct OCSPFetchingTests {
             dnsNames: ["ocsp.lab.test"], crlDistributionPoints: crl.map { [$0] } ?? [], ocspResponders: responder.map { [$0.url] } ?? [])
     }
 
-    static func evaluator(_ mode: RevocationPolicy.Mode, depth: RevocationPolicy.Depth = .leaf, options: OCSPFetcher.Options = OCSPFetcher.Options()) throws -> RevocationCheckingEvaluator {
+    static func evaluator(_ mode: RevocationPolicy.Mode, depth: RevocationPolicy.Depth = .leaf, options: OCSPFetcher.Options = OCSPFetcher.Options()) throws
+        -> RevocationCheckingEvaluator
+    {
         var policy = ValidationPolicy.webPKI
         policy.revocation = RevocationPolicy(mode: mode, depth: depth)
         // A fetch budget far past the fetcher's own limits (see CRLFetchingTests.evaluator).
@@ -97,15 +99,29 @@ struct OCSPFetchingTests {
             ("tryLater", { $0.status = .tryLater }),
             ("malformed OCSP message", { $0.rawBody = Array("<html>captive portal</html>".utf8) }),
             ("HTTP status 500", { $0.httpStatus = 500 }),
-            ("lacks extendedKeyUsage id-kp-OCSPSigning", { $0.signer = .delegate((try? LabOCSP.responder(issuedBy: Lab.pki.intermediate, ocspSigning: false)) ?? Lab.pki.intermediate.identity) }),
-            ("stale", { $0.variation.thisUpdate = -7_200; $0.variation.nextUpdate = -3_600 }),
+            (
+                "lacks extendedKeyUsage id-kp-OCSPSigning",
+                { $0.signer = .delegate((try? LabOCSP.responder(issuedBy: Lab.pki.intermediate, ocspSigning: false)) ?? Lab.pki.intermediate.identity) }
+            ),
+            (
+                "stale",
+                {
+                    $0.variation.thisUpdate = -7_200
+                    $0.variation.nextUpdate = -3_600
+                }
+            ),
         ]
         for (expected, change) in behaviours {
-            responder.update { $0 = LabOCSPResponder.Behaviour(); change(&$0) }
+            responder.update {
+                $0 = LabOCSPResponder.Behaviour()
+                change(&$0)
+            }
             let leaf = try Self.leaf(responder)
             let hard = try Self.evaluator(.hard)
             let refused = try await hard.evaluate(Self.trust(leaf))
-            #expect(refused.codes == ["revocation-status-unknown"] && refused.reasons.first?.description.contains(expected) == true, "\(expected): \(refused.reasons)")
+            #expect(
+                refused.codes == ["revocation-status-unknown"] && refused.reasons.first?.description.contains(expected) == true,
+                "\(expected): \(refused.reasons)")
             let soft = try Self.evaluator(.soft)
             let allowed = try await soft.evaluate(Self.trust(leaf))
             #expect(allowed.isTrusted && allowed.notes.contains { $0.contains(expected) }, "\(expected): \(allowed.notes)")
@@ -114,7 +130,9 @@ struct OCSPFetchingTests {
         }
         let hard = try Self.evaluator(.hard)
         let unreachable = try await hard.evaluate(Self.trust(down))
-        #expect(unreachable.codes == ["revocation-status-unknown"] && unreachable.reasons.first?.description.contains("127.0.0.1:\(refusing.port)") == true, "\(unreachable.reasons)")
+        #expect(
+            unreachable.codes == ["revocation-status-unknown"] && unreachable.reasons.first?.description.contains("127.0.0.1:\(refusing.port)") == true,
+            "\(unreachable.reasons)")
         await hard.shutdown()
         await responder.shutdown()
     }
@@ -144,20 +162,30 @@ struct OCSPFetchingTests {
         var policy = ValidationPolicy.webPKI
         let cache = OCSPCache()
         policy.revocation = RevocationPolicy(mode: .hard, crls: [try LabCRL(issuer: Lab.pki.intermediate).crl], ocspCache: cache)
-        cache.store(OCSPCache.Entry(response: try OCSPResponse(derEncoded: LabOCSP.response(
-            about: both.certificate, issuer: Lab.pki.intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -60), reason: .caCompromise)))), for: both.certificate)
+        cache.store(
+            OCSPCache.Entry(
+                response: try OCSPResponse(
+                    derEncoded: LabOCSP.response(
+                        about: both.certificate, issuer: Lab.pki.intermediate, status: .revoked(at: Date(timeIntervalSinceNow: -60), reason: .caCompromise)))),
+            for: both.certificate)
         let validator = PathValidator(anchors: Lab.anchors, policy: policy)
         #expect(await validator.evaluate(try Self.trust(both)).codes == ["revoked"])
         // …and a good response beside a CRL that lists the certificate: still revoked.
-        cache.store(OCSPCache.Entry(response: try OCSPResponse(derEncoded: LabOCSP.response(about: both.certificate, issuer: Lab.pki.intermediate, status: .good))), for: both.certificate)
+        cache.store(
+            OCSPCache.Entry(response: try OCSPResponse(derEncoded: LabOCSP.response(about: both.certificate, issuer: Lab.pki.intermediate, status: .good))),
+            for: both.certificate)
         policy.revocation.crls = [try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(both.certificate)]).crl]
         #expect(await PathValidator(anchors: Lab.anchors, policy: policy).evaluate(try Self.trust(both)).codes == ["revoked"])
         // A response stored under the certificate but about another one decides nothing.
         let stranger = try Lab.pki.intermediate.leaf(dnsNames: ["ocsp.lab.test"])
-        cache.store(OCSPCache.Entry(response: try OCSPResponse(derEncoded: LabOCSP.response(about: stranger.certificate, issuer: Lab.pki.intermediate, status: .good))), for: both.certificate)
+        cache.store(
+            OCSPCache.Entry(response: try OCSPResponse(derEncoded: LabOCSP.response(about: stranger.certificate, issuer: Lab.pki.intermediate, status: .good))),
+            for: both.certificate)
         policy.revocation.crls = []
         let misfiled = await PathValidator(anchors: Lab.anchors, policy: policy).evaluate(try Self.trust(both))
-        #expect(misfiled.codes == ["revocation-status-unknown"] && misfiled.reasons.first?.description.contains("no status for this certificate") == true, "\(misfiled.reasons)")
+        #expect(
+            misfiled.codes == ["revocation-status-unknown"] && misfiled.reasons.first?.description.contains("no status for this certificate") == true,
+            "\(misfiled.reasons)")
         await fresh.shutdown()
         await crls.shutdown()
         await responder.shutdown()
@@ -207,8 +235,10 @@ struct OCSPFetchingTests {
         let (nonce, _, _) = try await run(CLI.binary, base + ["--revocation", "hard", "--ocsp-nonce"])
         #expect(nonce == 1 && responder.received.last?.method == "POST" && responder.received.last?.request?.nonce != nil)
         #expect(try await run(CLI.binary, base + ["--no-ocsp"]).0 == 2)  // needs --revocation
-        let get = ["get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
-                   "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard"]
+        let get = [
+            "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
+            "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard",
+        ]
         let (getStatus, _, getErr) = try await run(CLI.binary, get)
         #expect(getStatus == 60 && getErr.contains("privilegeWithdrawn"), "\(getErr)")
         try await server.shutdown()
@@ -240,7 +270,10 @@ struct OCSPFetchingTests {
             ("no status for this certificate", .seconds(20), { $0.answersForAnotherSerial = true }),
         ]
         for (expected, timeout, change) in cases {
-            responder.update { $0 = LabOCSPResponder.Behaviour(); change(&$0) }
+            responder.update {
+                $0 = LabOCSPResponder.Behaviour()
+                change(&$0)
+            }
             let (hard, elapsed) = try await evaluate(.hard, timeout: timeout)
             #expect(hard.codes == ["revocation-status-unknown"] && hard.reasons.first?.description.contains(expected) == true, "\(expected): \(hard.reasons)")
             // Within the timeout, with room for a loaded machine (the deadline tests live with the Session's).

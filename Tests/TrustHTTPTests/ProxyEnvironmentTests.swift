@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Proxy variables as curl 7.88 reads them (``ProxyEnvironment``), `no_proxy` as curl matches it
@@ -21,23 +21,24 @@ struct ProxyEnvironmentTests {
     }
 
     /// Which variable applies to http and https URLs (lower case first; HTTP_PROXY never; empty as unset).
-    @Test(arguments: [
-        (["HTTP_PROXY": "h:1"], nil, nil),
-        (["http_proxy": "h:1"], "h:1", nil),
-        (["http_proxy": "h:1", "HTTP_PROXY": "u:2"], "h:1", nil),
-        (["HTTPS_PROXY": "s:3"], nil, "s:3"),
-        (["https_proxy": "s:3", "HTTPS_PROXY": "u:4"], nil, "s:3"),
-        (["https_proxy": "", "HTTPS_PROXY": "u:4"], nil, "u:4"),
-        (["ALL_PROXY": "a:5"], "a:5", "a:5"),
-        (["all_proxy": "a:5", "ALL_PROXY": "b:6"], "a:5", "a:5"),
-        (["all_proxy": "", "ALL_PROXY": "b:6"], "b:6", "b:6"),
-        (["HTTP_PROXY": "h:1", "ALL_PROXY": "a:5"], "a:5", "a:5"),
-        (["http_proxy": "", "https_proxy": "s:3", "all_proxy": "a:5"], "a:5", "s:3"),
-        (["http_proxy": "h:1", "all_proxy": "socks5://a:5"], "h:1", "unusable all_proxy"),
-        (["ALL_PROXY": "socks5h://a:5"], "unusable ALL_PROXY", "unusable ALL_PROXY"),
-        (["https_proxy": "https://s:3"], nil, "unusable https_proxy"),
-        (["http_proxy": "h:98425"], "unusable http_proxy", nil),
-    ] as [([String: String], String?, String?)])
+    @Test(
+        arguments: [
+            (["HTTP_PROXY": "h:1"], nil, nil),
+            (["http_proxy": "h:1"], "h:1", nil),
+            (["http_proxy": "h:1", "HTTP_PROXY": "u:2"], "h:1", nil),
+            (["HTTPS_PROXY": "s:3"], nil, "s:3"),
+            (["https_proxy": "s:3", "HTTPS_PROXY": "u:4"], nil, "s:3"),
+            (["https_proxy": "", "HTTPS_PROXY": "u:4"], nil, "u:4"),
+            (["ALL_PROXY": "a:5"], "a:5", "a:5"),
+            (["all_proxy": "a:5", "ALL_PROXY": "b:6"], "a:5", "a:5"),
+            (["all_proxy": "", "ALL_PROXY": "b:6"], "b:6", "b:6"),
+            (["HTTP_PROXY": "h:1", "ALL_PROXY": "a:5"], "a:5", "a:5"),
+            (["http_proxy": "", "https_proxy": "s:3", "all_proxy": "a:5"], "a:5", "s:3"),
+            (["http_proxy": "h:1", "all_proxy": "socks5://a:5"], "h:1", "unusable all_proxy"),
+            (["ALL_PROXY": "socks5h://a:5"], "unusable ALL_PROXY", "unusable ALL_PROXY"),
+            (["https_proxy": "https://s:3"], nil, "unusable https_proxy"),
+            (["http_proxy": "h:98425"], "unusable http_proxy", nil),
+        ] as [([String: String], String?, String?)])
     func variablesAsCurl(_ variables: [String: String], http: String?, https: String?) {
         let environment = ProxyEnvironment(variables: variables)
         #expect(Self.summary(environment.http) == http, "\(variables)")
@@ -51,8 +52,10 @@ struct ProxyEnvironmentTests {
     /// sends an excluded host direct (as curl, which checks no_proxy first).
     @Test(arguments: ["socks4", "socks4a", "socks5", "socks5h", "https", "ftp", "foo"])
     func unusableSchemes(_ scheme: String) throws {
-        for environment in [ProxyEnvironment(variables: ["all_proxy": "\(scheme)://127.0.0.1:1080", "no_proxy": "direct.example"]),
-                            ProxyEnvironment(proxy: "\(scheme)://127.0.0.1:1080", noProxy: NoProxyList("direct.example"))] {
+        for environment in [
+            ProxyEnvironment(variables: ["all_proxy": "\(scheme)://127.0.0.1:1080", "no_proxy": "direct.example"]),
+            ProxyEnvironment(proxy: "\(scheme)://127.0.0.1:1080", noProxy: NoProxyList("direct.example")),
+        ] {
             for requestScheme in ["http", "https"] {
                 #expect(throws: ProxyEnvironment.UnusableProxy.self) { try environment.proxy(scheme: requestScheme, host: "example.com", port: 443) }
                 do {
@@ -74,60 +77,61 @@ struct ProxyEnvironmentTests {
 
     /// no_proxy rows: (list, host, port, excluded). Each was run against curl 7.88 (lib/noproxy.c) where curl
     /// has the rule; the IPv6 CIDR and bracket rows and the `:PORT` rows are ours (curl 7.88 compares IPv6 hosts as text).
-    @Test(arguments: [
-        ("*", "anything.example", 80, true),
-        (" * ", "anything.example", 80, true),
-        ("example.com,*", "anything.example", 80, false),
-        ("example.com", "example.com", 80, true),
-        ("example.com", "www.example.com", 80, true),
-        ("example.com", "notexample.com", 80, false),
-        (".example.com", "example.com", 80, true),
-        (".example.com", "www.example.com", 80, true),
-        ("example.com.", "www.example.com", 80, true),
-        ("example.com", "www.example.com.", 80, true),
-        (".example.com.", "example.com.", 80, true),
-        ("EXAMPLE.com", "www.Example.COM", 80, true),
-        ("*.example.com", "www.example.com", 80, true),
-        ("a.example.com", "example.com", 80, false),
-        ("foo bar,\texample.com", "example.com", 80, true),
-        ("foo,,  ,example.com", "example.com", 80, true),
-        ("127.0.0.1", "127.0.0.1", 80, true),
-        ("127.0.0.1.", "127.0.0.1", 80, false),
-        ("127.0.0.0/8", "127.0.0.1", 80, true),
-        ("127.0.0.0/8", "128.0.0.1", 80, false),
-        ("10.0.0.0/8", "10.255.1.2", 80, true),
-        ("10.0.0.0/8", "11.0.0.1", 80, false),
-        ("192.168.1.0/24", "192.168.1.77", 80, true),
-        ("192.168.1.0/24", "192.168.2.77", 80, false),
-        ("172.16.0.0/12", "172.31.255.255", 80, true),
-        ("172.16.0.0/12", "172.32.0.1", 80, false),
-        ("127.0.0.1/33", "127.0.0.1", 80, false),
-        ("127.0.0.1/0", "127.0.0.1", 80, true),
-        ("127.0.0.1/0", "127.0.0.2", 80, false),
-        ("127.0.0.1/8x", "127.9.9.9", 80, true),
-        ("localhost", "127.0.0.1", 80, false),
-        ("0.0.1", "127.0.0.1", 80, false),
-        ("::1", "::1", 80, true),
-        ("[::1]", "::1", 80, true),
-        ("::1", "[::1]", 80, true),
-        ("::1/128", "::1", 80, true),
-        ("0:0:0:0:0:0:0:1", "::1", 80, true),
-        ("fd00::/8", "fd12:3456::1", 80, true),
-        ("fd00::/8", "fe80::1", 80, false),
-        ("[fd00::]/8", "fd12::1", 80, true),
-        ("2001:db8::/32", "2001:db8:ffff::1", 80, true),
-        ("2001:db8::/33", "2001:db8:ffff::1", 80, false),
-        ("::/0", "::1", 80, false),
-        ("::1/129", "::1", 80, false),
-        ("127.0.0.0/8", "::ffff:127.0.0.1", 80, false),
-        ("::1", "127.0.0.1", 80, false),
-        ("example.com:8443", "example.com", 8443, true),
-        ("example.com:8443", "example.com", 443, false),
-        ("[::1]:8080", "::1", 8080, true),
-        ("[::1]:8080", "::1", 80, false),
-        ("127.0.0.1:8080", "127.0.0.1", 8080, true),
-        ("", "example.com", 80, false),
-    ] as [(String, String, Int, Bool)])
+    @Test(
+        arguments: [
+            ("*", "anything.example", 80, true),
+            (" * ", "anything.example", 80, true),
+            ("example.com,*", "anything.example", 80, false),
+            ("example.com", "example.com", 80, true),
+            ("example.com", "www.example.com", 80, true),
+            ("example.com", "notexample.com", 80, false),
+            (".example.com", "example.com", 80, true),
+            (".example.com", "www.example.com", 80, true),
+            ("example.com.", "www.example.com", 80, true),
+            ("example.com", "www.example.com.", 80, true),
+            (".example.com.", "example.com.", 80, true),
+            ("EXAMPLE.com", "www.Example.COM", 80, true),
+            ("*.example.com", "www.example.com", 80, true),
+            ("a.example.com", "example.com", 80, false),
+            ("foo bar,\texample.com", "example.com", 80, true),
+            ("foo,,  ,example.com", "example.com", 80, true),
+            ("127.0.0.1", "127.0.0.1", 80, true),
+            ("127.0.0.1.", "127.0.0.1", 80, false),
+            ("127.0.0.0/8", "127.0.0.1", 80, true),
+            ("127.0.0.0/8", "128.0.0.1", 80, false),
+            ("10.0.0.0/8", "10.255.1.2", 80, true),
+            ("10.0.0.0/8", "11.0.0.1", 80, false),
+            ("192.168.1.0/24", "192.168.1.77", 80, true),
+            ("192.168.1.0/24", "192.168.2.77", 80, false),
+            ("172.16.0.0/12", "172.31.255.255", 80, true),
+            ("172.16.0.0/12", "172.32.0.1", 80, false),
+            ("127.0.0.1/33", "127.0.0.1", 80, false),
+            ("127.0.0.1/0", "127.0.0.1", 80, true),
+            ("127.0.0.1/0", "127.0.0.2", 80, false),
+            ("127.0.0.1/8x", "127.9.9.9", 80, true),
+            ("localhost", "127.0.0.1", 80, false),
+            ("0.0.1", "127.0.0.1", 80, false),
+            ("::1", "::1", 80, true),
+            ("[::1]", "::1", 80, true),
+            ("::1", "[::1]", 80, true),
+            ("::1/128", "::1", 80, true),
+            ("0:0:0:0:0:0:0:1", "::1", 80, true),
+            ("fd00::/8", "fd12:3456::1", 80, true),
+            ("fd00::/8", "fe80::1", 80, false),
+            ("[fd00::]/8", "fd12::1", 80, true),
+            ("2001:db8::/32", "2001:db8:ffff::1", 80, true),
+            ("2001:db8::/33", "2001:db8:ffff::1", 80, false),
+            ("::/0", "::1", 80, false),
+            ("::1/129", "::1", 80, false),
+            ("127.0.0.0/8", "::ffff:127.0.0.1", 80, false),
+            ("::1", "127.0.0.1", 80, false),
+            ("example.com:8443", "example.com", 8443, true),
+            ("example.com:8443", "example.com", 443, false),
+            ("[::1]:8080", "::1", 8080, true),
+            ("[::1]:8080", "::1", 80, false),
+            ("127.0.0.1:8080", "127.0.0.1", 8080, true),
+            ("", "example.com", 80, false),
+        ] as [(String, String, Int, Bool)])
     func noProxyAsCurl(_ list: String, host: String, port: Int, excluded: Bool) {
         #expect(NoProxyList(list).excludes(host: host, port: port) == excluded, "no_proxy=\(list) host \(host):\(port)")
         // ProxyConfiguration's own exceptions follow the same rules.
@@ -139,8 +143,10 @@ struct ProxyEnvironmentTests {
     /// variable; it never reaches the server direct. A host no_proxy names goes direct.
     @Test func sessionRefusesUnusableEnvironmentProxy() async throws {
         let plain = try await LabServer.startPlain(name: "plain")
-        for variables in [["all_proxy": "socks5h://127.0.0.1:1"], ["http_proxy": "https://127.0.0.1:1"], ["ALL_PROXY": "socks4://127.0.0.1:1"],
-                          ["http_proxy": "http://127.0.0.1:98425"]] {
+        for variables in [
+            ["all_proxy": "socks5h://127.0.0.1:1"], ["http_proxy": "https://127.0.0.1:1"], ["ALL_PROXY": "socks4://127.0.0.1:1"],
+            ["http_proxy": "http://127.0.0.1:98425"],
+        ] {
             let session = try labSession { $0.proxyEnvironment = ProxyEnvironment(variables: variables) }
             let error = await sessionError { try await session.data(for: Request(url: url(plain, "/"))) }
             #expect(error?.code == .cannotConnectToHost, "\(variables)")
@@ -182,9 +188,11 @@ struct ProxyEnvironmentTests {
     @Test func portsOutsideTheRange() async throws {
         let plain = try await LabServer.startPlain(name: "plain")
         let session = try labSession()
-        for (text, port) in [("http://127.0.0.1:98425/", "98425"), ("http://127.0.0.1:65536/", "65536"), ("http://127.0.0.1:0/", "0"),
-                             ("https://[::1]:70000/", "70000"), ("http://127.0.0.1:99999999999999999999/", "99999999999999999999"),
-                             ("http://user:pw@127.0.0.1:123456/x?y#z", "123456")] {
+        for (text, port) in [
+            ("http://127.0.0.1:98425/", "98425"), ("http://127.0.0.1:65536/", "65536"), ("http://127.0.0.1:0/", "0"),
+            ("https://[::1]:70000/", "70000"), ("http://127.0.0.1:99999999999999999999/", "99999999999999999999"),
+            ("http://user:pw@127.0.0.1:123456/x?y#z", "123456"),
+        ] {
             let error = await sessionError { try await session.data(for: Request(url: try #require(URL(string: text)))) }
             #expect(error?.code == .badURL, "\(text)")
             #expect(error?.underlyingError as? InvalidPort == InvalidPort(text: port), "\(text): \(String(describing: error))")
@@ -201,7 +209,10 @@ struct ProxyEnvironmentTests {
             do {
                 _ = try ProxyConfiguration(url: proxy)
             } catch {
-                guard case .malformed(let shown) = error else { Issue.record("\(proxy): \(error)"); continue }
+                guard case .malformed(let shown) = error else {
+                    Issue.record("\(proxy): \(error)")
+                    continue
+                }
                 #expect(!shown.contains("secret"))
             }
         }

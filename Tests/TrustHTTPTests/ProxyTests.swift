@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 @Suite("Proxies: CONNECT tunnels, absolute form, 407 challenges, NO_PROXY", .serialized, .timeLimit(.minutes(5)), .paced)
@@ -42,7 +42,9 @@ struct ProxyTests {
         #expect(try await configured.data(for: Request(url: url(plain, "/"))).statusCode == 200)
         await configured.shutdown()
         guard authentication != .none else {
-            try await proxy.shutdown(); try await good.shutdown(); try await plain.shutdown()
+            try await proxy.shutdown()
+            try await good.shutdown()
+            try await plain.shutdown()
             return
         }
         // A handler answers; the protection space is the proxy's. Basic to a plain-http proxy is
@@ -91,7 +93,9 @@ struct ProxyTests {
         try await proxy.shutdown()
         try await good.shutdown()
 
-        let environment = ProxyConfiguration.environment(["https_proxy": "http://u:p@proxy.example:3128", "HTTP_PROXY": "proxy.example", "NO_PROXY": "internal.example, 10.0.0.1,*.corp:8443"])
+        let environment = ProxyConfiguration.environment([
+            "https_proxy": "http://u:p@proxy.example:3128", "HTTP_PROXY": "proxy.example", "NO_PROXY": "internal.example, 10.0.0.1,*.corp:8443",
+        ])
         #expect(environment.https?.description == "http://proxy.example:3128")
         #expect(environment.https?.credential?.description.contains("u") == true)
         #expect(environment.http == nil)  // HTTP_PROXY is never read (httpoxy): ProxyEnvironmentTests

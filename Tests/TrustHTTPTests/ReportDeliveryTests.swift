@@ -2,11 +2,12 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Pin-failure report delivery: concurrent, bounded in URIs and time, and never ahead of the error it is about.
@@ -81,12 +82,14 @@ struct ReportDeliveryTests {
         let reports = endpoints.map { "\"\($0.url().absoluteString)\"" }.joined(separator: ", ")
         let config = dir + "/trust.json"
         try """
-            {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]}, "reportURIs": [\(reports)],
-              "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let child = try SpawnedCommand(CLI.binary, [
-            "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
-        ], stdout: "/dev/null", stderr: dir + "/err")
+        {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]}, "reportURIs": [\(reports)],
+          "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try SpawnedCommand(
+            CLI.binary,
+            [
+                "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
+            ], stdout: "/dev/null", stderr: dir + "/err")
         let started = ContinuousClock.now
         let told = await Self.eventually(60) { ((try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? "").contains("pin") }
         let givenUpWhenTold = endpoints.map(\.closed).reduce(0, +)
@@ -127,7 +130,8 @@ struct ReportDeliveryTests {
         let second = try await LabServer.start("good", pki: Lab.pki)
         let root = Lab.pki.root.certificate.pemString
         let otherPin = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
-        let text = #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["\#(endpoint.url().absoluteString)"]}]}"#
+        let text =
+            #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["\#(endpoint.url().absoluteString)"]}]}"#
         let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
         // The first report stalls for up to 30 s (a generous bound for the second request to come meanwhile).
         let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(30), maximumInFlight: 1))
@@ -169,12 +173,14 @@ struct ReportDeliveryTests {
         let pins = [9, 8].map { "\"sha256/" + Data(repeating: UInt8($0), count: 32).base64EncodedString() + "\"" }.joined(separator: ", ")
         let config = dir + "/trust.json"
         try """
-            {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]},
-              "reportURIs": ["\(endpoint.url().absoluteString)"], "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let child = try SpawnedCommand(CLI.binary, [
-            "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
-        ], stdout: "/dev/null", stderr: dir + "/err")
+        {"version": 1, "hosts": [{"host": "good.lab.test", "mode": "enforce", "pins": {"sha256": [\(pins)]},
+          "reportURIs": ["\(endpoint.url().absoluteString)"], "anchors": {"certificates": ["\(CLI.lab)/roots.pem"], "replaceSystem": true}}]}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let child = try SpawnedCommand(
+            CLI.binary,
+            [
+                "get", server.baseURL + "/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S", "--config", config,
+            ], stdout: "/dev/null", stderr: dir + "/err")
         let told = await Self.eventually(60) { child.stderrText.contains("pin") }
         // The report is under way (its endpoint connected to, never answering): the command is waiting for it.
         let reporting = await Self.eventually(30) { endpoint.connections == 1 }

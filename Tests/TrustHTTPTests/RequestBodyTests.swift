@@ -4,8 +4,8 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Request bodies that stream (a sequence, a file) and `Expect: 100-continue`, over real TLS to the
@@ -153,16 +153,20 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try Self.sessionThatWaitsForContinue(version)
         let made = NIOLockedValueBox(0)
-        let refused = try await session.data(for: Request(url: url(server, "/expect/refuse"), bodySource: Self.patternBody(count: 5_000_000, made: made),
-                                                          expectsContinue: true))
+        let refused = try await session.data(
+            for: Request(
+                url: url(server, "/expect/refuse"), bodySource: Self.patternBody(count: 5_000_000, made: made),
+                expectsContinue: true))
         #expect(refused.statusCode == 413 && refused.text == "refused before the body\n")
         #expect(made.withLockedValue { $0 } == 0, "the body was made although the server refused it first")
         let next = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: 7)))
         #expect(next.text == Self.expectedReport(count: 7, framing: "content-length"))
 
         // 417 Expectation Failed: sent again without the expectation (RFC 9110 §10.1.1), the body made once.
-        let retried = try await session.data(for: Request(url: url(server, "/expect/417"), bodySource: Self.patternBody(count: 1234, made: made),
-                                                          expectsContinue: true))
+        let retried = try await session.data(
+            for: Request(
+                url: url(server, "/expect/417"), bodySource: Self.patternBody(count: 1234, made: made),
+                expectsContinue: true))
         #expect(retried.statusCode == 200)
         #expect(retried.text == Self.expectedReport(count: 1234, framing: "content-length"))
         #expect(made.withLockedValue { $0 } == 1)
@@ -174,7 +178,8 @@ struct RequestBodyTests {
     @Test func silentServerGetsTheBodyAfterTheTimeout() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.continueTimeout = .milliseconds(100) })
-        let response = try await session.data(for: Request(url: url(server, "/expect/ignore"), bodySource: Self.patternBody(count: 70_000), expectsContinue: true))
+        let response = try await session.data(
+            for: Request(url: url(server, "/expect/ignore"), bodySource: Self.patternBody(count: 70_000), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: 70_000, framing: "content-length", expect: "100-continue"))
         await session.shutdown()
         try await server.shutdown()
@@ -195,8 +200,10 @@ struct RequestBodyTests {
         #expect(made.withLockedValue { $0 } == 2)
 
         let target = url(server, "/upload").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let redirected = try await session.data(for: Request(url: url(server, "/redirect?status=307&to=\(target)"),
-                                                             bodySource: Self.patternBody(count: 4321, made: made)))
+        let redirected = try await session.data(
+            for: Request(
+                url: url(server, "/redirect?status=307&to=\(target)"),
+                bodySource: Self.patternBody(count: 4321, made: made)))
         #expect(redirected.text == Self.expectedReport(count: 4321, framing: "content-length"))
         #expect(made.withLockedValue { $0 } == 4)
 
@@ -217,7 +224,10 @@ struct RequestBodyTests {
     func uploadProgressCountsTheBody(_ version: HTTPVersionPreference) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.httpVersion = version })
-        try await withTeardown({ await session.shutdown(); try? await server.shutdown() }) {
+        try await withTeardown({
+            await session.shutdown()
+            try? await server.shutdown()
+        }) {
             let count = 1_000_001
             let seen = NIOLockedValueBox<[(Int, Int?)]>([])
             var streamed = Request(url: url(server, "/upload"), method: "PUT", bodySource: Self.patternBody(count: count, chunk: 100_000))
@@ -245,7 +255,10 @@ struct RequestBodyTests {
         // first, so that the request's 2 s go to the upload alone.
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
-        try await withTeardown({ await session.shutdown(); try? await server.shutdown() }) {
+        try await withTeardown({
+            await session.shutdown()
+            try? await server.shutdown()
+        }) {
             _ = try await session.data(for: Request(url: url(server, "/")))
             let stuck = RequestBody.stream(length: 5000) {
                 AsyncStream<[UInt8]> { continuation in continuation.yield([UInt8](repeating: 7, count: 1000)) }
@@ -262,7 +275,10 @@ struct RequestBodyTests {
         // (The source makes each chunk as it is asked for.)
         let silent = try SilentPort()
         let plain = try labSession()
-        try await withTeardown({ await plain.shutdown(); silent.close() }) {
+        try await withTeardown({
+            await plain.shutdown()
+            silent.close()
+        }) {
             let endless = RequestBody.stream(length: nil) {
                 AsyncStream<[UInt8]>(unfolding: { [UInt8](repeating: 1, count: 64 * 1024) })
             }

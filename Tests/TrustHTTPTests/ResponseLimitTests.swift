@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Bounds a server cannot push past: collected bodies, redirects to other schemes, request

@@ -24,7 +24,8 @@ struct RevocationBudgetTests {
     /// allowed unknown status naming the budget; hard: refused for the same typed reason.
     @Test func stalledSourcesEndAtTheBudget() async throws {
         for mode in [RevocationPolicy.Mode.soft, .hard] {
-            let ocsp = try StalledEndpoint(), crl = try StalledEndpoint()
+            let ocsp = try StalledEndpoint()
+            let crl = try StalledEndpoint()
             defer {
                 ocsp.close()
                 crl.close()
@@ -57,15 +58,18 @@ struct RevocationBudgetTests {
     /// stall: the transfer succeeds (exit 0) within the default 10 s connect timeout; `--revocation hard`: curl's 60
     /// (the peer's certificate refused), not a timeout. Before: exit 28 both ways, after 10 s.
     @Test func getWithStalledResponders() async throws {
-        let ocsp = try StalledEndpoint(), crl = try StalledEndpoint()
+        let ocsp = try StalledEndpoint()
+        let crl = try StalledEndpoint()
         defer {
             ocsp.close()
             crl.close()
         }
         let leaf = try Self.leaf(ocsp: ocsp, crl: crl)
         let server = try await LabServer.start(name: "stalled-revocation", host: "good.lab.test", chain: leaf.chain, privateKey: leaf.privateKey)
-        let base = ["get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S",
-                    "--cacert", CLI.lab + "/roots.pem", "--anchors-only"]
+        let base = [
+            "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null", "-s", "-S",
+            "--cacert", CLI.lab + "/roots.pem", "--anchors-only",
+        ]
         let (soft, _, softErr) = try await run(CLI.binary, base + ["--revocation", "soft"])
         #expect(soft == 0, "\(softErr)")
         // Hard, with room for a loaded machine's handshake around the 4 s budget (under 40 % of 30 s, the budget is

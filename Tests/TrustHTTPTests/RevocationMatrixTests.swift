@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 /// Every revocation outcome from both sources, both modes, decided as `CheckingRevocation` documents: {CRL, OCSP} ×
 /// {good, revoked leaf, revoked intermediate, unknown, stale, unreachable, wrong signer} × {soft, hard}, whole-chain
@@ -54,7 +54,8 @@ struct RevocationMatrixTests {
                 var scope = LabCRL.Variation()
                 scope.onlyCACertificates = true
                 leafCRL = try LabCRL(issuer: intermediate, variation: scope)
-            case .stale: leafCRL = try LabCRL(issuer: intermediate, thisUpdate: Date(timeIntervalSinceNow: -7_200), nextUpdate: Date(timeIntervalSinceNow: -3_600))
+            case .stale:
+                leafCRL = try LabCRL(issuer: intermediate, thisUpdate: Date(timeIntervalSinceNow: -7_200), nextUpdate: Date(timeIntervalSinceNow: -3_600))
             case .wrongSigner: leafCRL = try LabCRL(issuer: intermediate, signer: stranger)
             }
             crls.publish(leafCRL.crl, as: "\(tag)-leaf.crl")
@@ -71,7 +72,11 @@ struct RevocationMatrixTests {
             case .revokedLeaf: responder.set(.revoked(at: Date(timeIntervalSinceNow: -600), reason: .keyCompromise), for: leaf.certificate)
             case .revokedIntermediate: responder.set(.revoked(at: Date(timeIntervalSinceNow: -600), reason: .caCompromise), for: intermediate.certificate)
             case .unknown: responder.set(.unknown, for: leaf.certificate)
-            case .stale: responder.update { $0.variation.thisUpdate = -7_200; $0.variation.nextUpdate = -3_600 }
+            case .stale:
+                responder.update {
+                    $0.variation.thisUpdate = -7_200
+                    $0.variation.nextUpdate = -3_600
+                }
             case .wrongSigner: responder.update { $0.signer = .stranger(stranger.identity) }
             }
             return Scenario(root: root, leaf: leaf)
@@ -108,7 +113,9 @@ struct RevocationMatrixTests {
                 case (.revoked, _):
                     if decision.codes.first != "revoked" { failures.append("\(label): \(decision.codes) \(decision.reasons)") }
                 case (.unknown, .hard):
-                    if decision.codes.isEmpty || Set(decision.codes) != ["revocation-status-unknown"] { failures.append("\(label): \(decision.codes) \(decision.reasons)") }
+                    if decision.codes.isEmpty || Set(decision.codes) != ["revocation-status-unknown"] {
+                        failures.append("\(label): \(decision.codes) \(decision.reasons)")
+                    }
                 case (.unknown, _):
                     if !decision.isTrusted || !decision.notes.contains(where: { $0.contains("revocation checking is soft") }) {
                         failures.append("\(label): \(decision.isTrusted) \(decision.reasons) \(decision.notes)")

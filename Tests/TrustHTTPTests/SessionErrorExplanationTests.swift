@@ -24,7 +24,9 @@ struct SessionErrorExplanationTests {
 
     @Test func everyHandshakeFailureHasASummaryAndAFix() {
         let url = URL(string: "https://alice:S3cret@host.test:8443/path?q=1")
-        let failures: [SessionError.HandshakeFailure] = [.notTLS, .protocolVersion, .noSharedCipher, .clientCertificateRequired, .closedDuringHandshake, .other(reason: "X"), .other(reason: nil)]
+        let failures: [SessionError.HandshakeFailure] = [
+            .notTLS, .protocolVersion, .noSharedCipher, .clientCertificateRequired, .closedDuringHandshake, .other(reason: "X"), .other(reason: nil),
+        ]
         for failure in failures {
             let explanation = failure.explanation(url: url)
             #expect(!explanation.summary.isEmpty && !explanation.fix.isEmpty, "\(failure)")

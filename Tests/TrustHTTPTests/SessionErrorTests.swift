@@ -3,8 +3,8 @@ import NIOCore
 import NIOPosix
 import Testing
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// `SessionError` as Foundation code expects an error: a `LocalizedError` whose description is the

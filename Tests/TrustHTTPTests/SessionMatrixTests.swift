@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// Every lab configuration × HTTP/1.1 and HTTP/2 × every trust configuration × first and later
@@ -59,8 +59,10 @@ struct SessionMatrixTests {
 
     /// Nothing in the environment turns verification off.
     @Test func environmentCannotDisableVerification() async throws {
-        for (name, value) in [("SWIFT_TRUST_INSECURE", "1"), ("SSL_CERT_FILE", "/dev/null"), ("NODE_TLS_REJECT_UNAUTHORIZED", "0"),
-                              ("PYTHONHTTPSVERIFY", "0"), ("CURL_CA_BUNDLE", ""), ("GIT_SSL_NO_VERIFY", "1")] {
+        for (name, value) in [
+            ("SWIFT_TRUST_INSECURE", "1"), ("SSL_CERT_FILE", "/dev/null"), ("NODE_TLS_REJECT_UNAUTHORIZED", "0"),
+            ("PYTHONHTTPSVERIFY", "0"), ("CURL_CA_BUNDLE", ""), ("GIT_SSL_NO_VERIFY", "1"),
+        ] {
             setenv(name, value, 1)
         }
         defer {

@@ -30,7 +30,9 @@ struct SessionRouterTests {
         for scenario in scenarios {
             print("construction-check \(scenario.name): first request \(scenario.first), 20 more \(scenario.after)")
             #expect(scenario.succeeded == 21, "\(scenario.name): \(scenario.failures)")
-            #expect(scenario.after == Counts(pathValidators: 0, anchorIndexes: 0, tlsContexts: 0), "\(scenario.name) built \(scenario.after) after its first request")
+            #expect(
+                scenario.after == Counts(pathValidators: 0, anchorIndexes: 0, tlsContexts: 0),
+                "\(scenario.name) built \(scenario.after) after its first request")
             // The session's own contexts are made with it; a validator at most once (the shared default evaluator).
             #expect(scenario.first.tlsContexts == 1 && scenario.first.pathValidators <= 1, "\(scenario.name): \(scenario.first)")
         }

@@ -3,10 +3,10 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-import X509
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+import X509
 
 @Suite("Session: HTTPS with trust evaluated in the handshake", .serialized, .timeLimit(.minutes(5)), .paced)
 struct SessionTests {
@@ -234,7 +234,11 @@ struct SessionTests {
                 (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [selfSigned])), "self-signed", true),
                 (.securityPolicy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "good", true),
                 (.securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "mitm", false),
-                (.securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [selfSigned], allowInvalidCertificates: true, systemAnchors: Lab.anchors)), "self-signed", true),
+                (
+                    .securityPolicy(
+                        SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [selfSigned], allowInvalidCertificates: true, systemAnchors: Lab.anchors)),
+                    "self-signed", true
+                ),
                 (.securityPolicy(SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, systemAnchors: Lab.anchors)), "expired", false),
             ]
             for (index, (trust, server, succeeds)) in cases.enumerated() {
@@ -269,17 +273,32 @@ struct SessionTests {
             }
             let accepted = try await run { .useCredential(Credential(trust: $0.serverTrust!)) }
             #expect((try? accepted.get())?.statusCode == 200)
-            guard case .failure(let cancelled) = try await run({ _ in .cancelAuthenticationChallenge }) else { Issue.record("cancel succeeded"); return }
+            guard case .failure(let cancelled) = try await run({ _ in .cancelAuthenticationChallenge }) else {
+                Issue.record("cancel succeeded")
+                return
+            }
             #expect(cancelled.code == .cancelled)
             #expect(cancelled.trustDecision?.reasons.first?.code == "refused-by-application")
-            guard case .failure(let rejected) = try await run({ _ in .rejectProtectionSpace }) else { Issue.record("reject succeeded"); return }
+            guard case .failure(let rejected) = try await run({ _ in .rejectProtectionSpace }) else {
+                Issue.record("reject succeeded")
+                return
+            }
             #expect(rejected.code == .serverCertificateUntrusted)
             #expect(rejected.trustDecision?.reasons.count ?? 0 >= 2)
-            guard case .failure(let nilCredential) = try await run({ _ in .useCredential(nil) }) else { Issue.record("nil credential succeeded"); return }
+            guard case .failure(let nilCredential) = try await run({ _ in .useCredential(nil) }) else {
+                Issue.record("nil credential succeeded")
+                return
+            }
             #expect(nilCredential.code == .serverCertificateUntrusted)
-            guard case .failure(let wrongKind) = try await run({ _ in .useCredential(Credential(user: "a", password: "b")) }) else { Issue.record("user credential accepted as trust"); return }
+            guard case .failure(let wrongKind) = try await run({ _ in .useCredential(Credential(user: "a", password: "b")) }) else {
+                Issue.record("user credential accepted as trust")
+                return
+            }
             #expect(wrongKind.code == .serverCertificateUntrusted)
-            guard case .failure(let defaulted) = try await run({ _ in .performDefaultHandling }) else { Issue.record("default accepted self-signed"); return }
+            guard case .failure(let defaulted) = try await run({ _ in .performDefaultHandling }) else {
+                Issue.record("default accepted self-signed")
+                return
+            }
             #expect(defaulted.code == .serverCertificateHasUnknownRoot)
         }
     }
@@ -316,7 +335,9 @@ struct SessionTests {
                     try? await Task.sleep(for: .seconds(3600))
                     return .performDefaultHandling
                 }
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent)) }
+                let error = await sessionError {
+                    try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent))
+                }
                 #expect(error?.code == .timedOut)
             }
         }
@@ -324,7 +345,9 @@ struct SessionTests {
 
     @Test func delegateShapedHandlerWorksAndToleratesDoubleCompletion() async throws {
         final class Delegate: SessionDelegate {
-            func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
+            func session(
+                _ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void
+            ) {
                 guard let trust = challenge.serverTrust else { return completionHandler(.performDefaultHandling) }
                 completionHandler(.useCredential(Credential(trust: trust)))
                 completionHandler(.cancelAuthenticationChallenge)  // ignored: the first answer counts
@@ -344,7 +367,9 @@ struct SessionTests {
     /// TLS 1.2 is the minimum by default; a TLS 1.1 server is refused.
     @Test func tls11ServerIsRefused() async throws {
         let identity = Lab.pki.servers["good"]!
-        let server = try await LabServer.start(name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11, minimumTLSVersionOverride: .tlsv1)
+        let server = try await LabServer.start(
+            name: "old", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey, maximumTLSVersion: .tlsv11,
+            minimumTLSVersionOverride: .tlsv1)
         try await withTeardown({ try? await server.shutdown() }) {
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
@@ -365,12 +390,17 @@ struct SessionTests {
                 #expect(sameOrigin.text.contains("authorization: Bearer secret"))
                 #expect(sameOrigin.redirects.count == 1)
                 let other = "https://127.0.0.1:\(servers["ip-only"]!.port)/headers"
-                let crossOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!), headers: [("authorization", "Bearer secret")]))
+                let crossOrigin = try await session.data(
+                    for: Request(
+                        url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!),
+                        headers: [("authorization", "Bearer secret")]))
                 #expect(crossOrigin.statusCode == 200)
                 #expect(!crossOrigin.text.contains("authorization"))
                 let seeOther = try await session.data(for: Request(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
                 #expect(seeOther.text.hasPrefix("GET"))
-                let loop = await sessionError { try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/"))) }
+                let loop = await sessionError {
+                    try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/")))
+                }
                 #expect(loop?.code == .httpTooManyRedirects)
             }
         }
@@ -415,8 +445,9 @@ struct SessionTests {
     @Test(arguments: [LabServer.Protocols.http1Only, .http2Only])
     func serverClosingAfterTheHandshakeFailsTheRequest(_ protocols: LabServer.Protocols) async throws {
         let good = Lab.pki.servers["good"]!
-        let server = try await LabServer.start(name: "closer", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
-                                               protocols: protocols, closesAfterHandshake: true)
+        let server = try await LabServer.start(
+            name: "closer", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
+            protocols: protocols, closesAfterHandshake: true)
         let session = try labSession { $0.requestTimeout = .seconds(5) }
         for _ in 0..<20 {
             let error = await sessionError { try await session.data(for: Request(url: url(server))) }

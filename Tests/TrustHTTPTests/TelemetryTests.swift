@@ -5,10 +5,11 @@ import NIOConcurrencyHelpers
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-@testable import TrustNIO
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustNIO
 
 /// What a session logs, counts and reports to its observer: exact levels, metadata keys and metric
 /// names for the events users alert on, and never a secret.
@@ -40,13 +41,17 @@ struct TelemetryTests {
         let observed = Observed()
         // HTTP/1.1 and no idle connection kept: each request opens a connection, and evaluates or hits the cache.
         try await withLabServers(["good"], protocols: .http1Only) { servers in
-            let session = try labSession { observed.configure(&$0); $0.maximumIdleConnectionsPerOrigin = 0 }
+            let session = try labSession {
+                observed.configure(&$0)
+                $0.maximumIdleConnectionsPerOrigin = 0
+            }
             for _ in 0..<2 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
             await session.shutdown()
         }
         let trusted = observed.log.messages("server trusted")
         #expect(trusted.count == 2 && trusted.allSatisfy { $0.level == .debug })
-        #expect(Set(trusted.first?.metadata.keys ?? [:].keys) == ["trust.host", "trust.port", "trust.policy", "trust.decision", "trust.cached", "trust.pins_seen"])
+        #expect(
+            Set(trusted.first?.metadata.keys ?? [:].keys) == ["trust.host", "trust.port", "trust.policy", "trust.decision", "trust.cached", "trust.pins_seen"])
         #expect(trusted.map { $0.metadata["trust.cached"]?.description } == ["false", "true"])  // the second connection: a cache hit
         #expect(observed.log.messages("connected").count == 2)
         #expect(try observed.metrics.expectCounter("swift_trust_decisions_total", [("outcome", "trusted"), ("reason", "none")]).totalValue == 2)
@@ -55,7 +60,8 @@ struct TelemetryTests {
         #expect(try observed.metrics.expectTimer("swift_trust_evaluation_duration", [("cached", "false")]).values.count == 1)
         #expect(try observed.metrics.expectTimer("swift_trust_connection_duration", [("scheme", "https"), ("result", "ok")]).values.count == 2)
         let events = observed.events.withLockedValue { $0 }
-        #expect(events.map(\.cached) == [false, true] && events.allSatisfy { $0.host == "good.lab.test" && $0.decision.isTrusted && $0.presentedChain.count == 2 })
+        #expect(
+            events.map(\.cached) == [false, true] && events.allSatisfy { $0.host == "good.lab.test" && $0.decision.isTrusted && $0.presentedChain.count == 2 })
     }
 
     /// A challenge handler that trusts a chain default handling refuses (`useCredential`): the logs, the metrics
@@ -162,7 +168,8 @@ struct TelemetryTests {
             request.credential = Credential(user: "alice", password: Self.password, persistence: .none)
             #expect(try await session.data(for: request).statusCode == 401)
             // The URL's own user-info too: never in a line.
-            let withUserInfo = URL(string: servers["good"]!.baseURL.replacingOccurrences(of: "https://", with: "https://alice:\(Self.password)@") + "/digest?algorithm=SHA-256")!
+            let withUserInfo = URL(
+                string: servers["good"]!.baseURL.replacingOccurrences(of: "https://", with: "https://alice:\(Self.password)@") + "/digest?algorithm=SHA-256")!
             #expect(try await session.data(for: Request(url: withUserInfo)).statusCode == 401)
             await session.shutdown()
         }
@@ -172,7 +179,8 @@ struct TelemetryTests {
         #expect(line.level == .notice)
         #expect(Set(line.metadata.keys) == ["http.host", "http.port", "auth.scheme", "auth.realm", "auth.proxy", "auth.failures"])
         #expect(line.metadata["auth.scheme"]?.description == "digest" && line.metadata["auth.failures"]?.description == "1")
-        #expect(try observed.metrics.expectCounter("swift_trust_http_authentication_failures_total", [("scheme", "digest"), ("proxy", "false")]).totalValue == 2)
+        #expect(
+            try observed.metrics.expectCounter("swift_trust_http_authentication_failures_total", [("scheme", "digest"), ("proxy", "false")]).totalValue == 2)
         observed.expectNoSecret([Self.password, "alice:"])
         #expect(!observed.log.all.contains { $0.text.lowercased().contains("authorization") || $0.text.contains("response=") })
     }
@@ -183,14 +191,18 @@ struct TelemetryTests {
         let collector = try await LabServer.start("good", pki: Lab.pki)
         let root = Lab.pki.root.certificate.pemString
         let otherPin = "sha256/" + Data(repeating: 1, count: 32).base64EncodedString()
-        let text = #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]}]}"#
+        let text =
+            #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]}]}"#
         let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
         var reporting = SessionConfiguration()
         reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         reporting.resolve = LabPKI.loopbackResolve
         let reporter = PinFailureReporter(configuration: reporting)
         for _ in 0..<2 {
-            let session = try labSession(.configuration(evaluator, reporter: reporter)) { observed.configure(&$0); $0.evaluationCache = nil }
+            let session = try labSession(.configuration(evaluator, reporter: reporter)) {
+                observed.configure(&$0)
+                $0.evaluationCache = nil
+            }
             #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
             await session.shutdown()
         }
@@ -201,7 +213,9 @@ struct TelemetryTests {
         #expect(observed.log.messages("pin failure report dropped (a duplicate)").count == 1)
         #expect(try observed.metrics.expectCounter("swift_trust_reports_total", [("result", "sent")]).totalValue == 1)
         #expect(try observed.metrics.expectCounter("swift_trust_reports_total", [("result", "dropped")]).totalValue == 1)
-        #expect(observed.log.messages("pin failure report sent").first?.metadata["report.endpoints"]?.description.contains("good.lab.test:\(collector.port)") == true)
+        #expect(
+            observed.log.messages("pin failure report sent").first?.metadata["report.endpoints"]?.description.contains("good.lab.test:\(collector.port)")
+                == true)
     }
 
     /// A mutual-TLS server's verification log: a verified client at debug, a refused one at notice with its reasons.

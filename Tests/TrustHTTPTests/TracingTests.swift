@@ -4,8 +4,8 @@ import Testing
 import Tracing
 import Trust
 import TrustHTTP
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// A span per request (swift-distributed-tracing): its attributes, its status, its parent, the trace
@@ -18,7 +18,8 @@ struct TracingTests {
     /// Every attribute as text, for the secret check.
     static func text(_ span: FinishedInMemorySpan) -> String {
         var text = span.operationName
-        span.attributes.forEach { key, value in text += " \(key)=\(value)" }
+        // swift-format-ignore: ReplaceForEachWithForLoop
+        span.attributes.forEach { key, value in text += " \(key)=\(value)" }  // SpanAttributes is not a Sequence
         for error in span.errors { text += " \(error.error)" }
         return text
     }

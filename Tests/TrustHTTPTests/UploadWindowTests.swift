@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import Testing
 import TrustTestSupport
+
 @testable import TrustHTTP
 
 /// The upload window: a body's task hands over bytes until the limit, then waits until the

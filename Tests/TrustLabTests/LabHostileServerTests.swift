@@ -2,8 +2,8 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Testing
-import TrustLab
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
 
 /// The hostile server itself does what its behaviours say — checked with curl (over TLS, with ALPN)
@@ -20,8 +20,12 @@ struct LabHostileServerTests {
 
     /// curl against `server` over TLS (the lab's roots trusted), `-m` seconds at most; (exit status, stdout, stderr).
     static func curl(_ server: LabHostileServer, seconds: Int = 20, _ arguments: [String] = [], path: String = "/") async throws -> (Int32, String, String) {
-        try await run(curl, ["-sS", "-m", "\(seconds)", "--cacert", CLI.lab + "/roots.pem",
-                             "--resolve", "\(server.host):\(server.port):127.0.0.1"] + arguments + [server.baseURL + path])
+        try await run(
+            curl,
+            [
+                "-sS", "-m", "\(seconds)", "--cacert", CLI.lab + "/roots.pem",
+                "--resolve", "\(server.host):\(server.port):127.0.0.1",
+            ] + arguments + [server.baseURL + path])
     }
 
     /// curl's exit status and bytes received after 3 s of `server`'s endless body. A run whose TLS handshake did not
@@ -131,8 +135,10 @@ struct LabHostileServerTests {
         }
     }
 
-    @Test(arguments: [(LabHostileServer.Behaviour.redirectToFile, "file:///etc/passwd"), (.redirectToFTP, "ftp://127.0.0.1/x"),
-                      (.redirectToData, "data:text/plain,hi")])
+    @Test(arguments: [
+        (LabHostileServer.Behaviour.redirectToFile, "file:///etc/passwd"), (.redirectToFTP, "ftp://127.0.0.1/x"),
+        (.redirectToData, "data:text/plain,hi"),
+    ])
     func redirectsPointElsewhere(_ behaviour: LabHostileServer.Behaviour, _ location: String) async throws {
         let server = try await Self.start(behaviour)
         try await withTeardown({ await server.shutdown() }) {
@@ -251,26 +257,41 @@ struct LabHostileServerTests {
         let checks: [(LabHostileServer.Behaviour, ([RawFrame]) -> Bool)] = [
             (.settingsFlood, { frames in frames.filter { $0.type == 4 && $0.flags == 0 }.count > 100 }),
             (.pingFlood, { frames in frames.filter { $0.type == 6 && $0.flags == 0 }.count > 100 }),
-            (.windowUpdateFlood, { frames in
-                let updates = frames.filter { $0.type == 8 }
-                return updates.count > 100 && Set(updates.map(\.stream)) == [0, 1] && updates.allSatisfy { $0.payload == [0, 0, 0, 1] }
-            }),
-            (.resetStreamFlood, { frames in
-                let resets = frames.filter { $0.type == 3 }
-                return resets.count > 100 && resets.first?.stream == 1 && resets.contains { $0.stream == 2 } && resets.contains { $0.stream == 99 }
-            }),
-            (.endlessContinuation, { frames in
-                guard let headers = frames.firstIndex(where: { $0.type == 1 }) else { return false }
-                let rest = frames[(headers + 1)...]
-                return frames[headers].flags & 0x4 == 0 && rest.count > 20 && rest.allSatisfy { $0.type == 9 && $0.flags & 0x4 == 0 }
-            }),
-            (.goAwayLoop, { frames in
-                let lastStreams = frames.filter { $0.type == 7 }.map { $0.payload.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } }
-                return lastStreams.count > 100 && lastStreams.contains(0) && lastStreams.contains(0x7FFF_FFFF)
-            }),
-            (.endlessDataIgnoringFlowControl, { frames in
-                frames.filter { $0.type == 0 && $0.stream == 1 }.reduce(0) { $0 + $1.payload.count } > 4 * 65_535
-            }),
+            (
+                .windowUpdateFlood,
+                { frames in
+                    let updates = frames.filter { $0.type == 8 }
+                    return updates.count > 100 && Set(updates.map(\.stream)) == [0, 1] && updates.allSatisfy { $0.payload == [0, 0, 0, 1] }
+                }
+            ),
+            (
+                .resetStreamFlood,
+                { frames in
+                    let resets = frames.filter { $0.type == 3 }
+                    return resets.count > 100 && resets.first?.stream == 1 && resets.contains { $0.stream == 2 } && resets.contains { $0.stream == 99 }
+                }
+            ),
+            (
+                .endlessContinuation,
+                { frames in
+                    guard let headers = frames.firstIndex(where: { $0.type == 1 }) else { return false }
+                    let rest = frames[(headers + 1)...]
+                    return frames[headers].flags & 0x4 == 0 && rest.count > 20 && rest.allSatisfy { $0.type == 9 && $0.flags & 0x4 == 0 }
+                }
+            ),
+            (
+                .goAwayLoop,
+                { frames in
+                    let lastStreams = frames.filter { $0.type == 7 }.map { $0.payload.prefix(4).reduce(0) { $0 << 8 | UInt32($1) } }
+                    return lastStreams.count > 100 && lastStreams.contains(0) && lastStreams.contains(0x7FFF_FFFF)
+                }
+            ),
+            (
+                .endlessDataIgnoringFlowControl,
+                { frames in
+                    frames.filter { $0.type == 0 && $0.stream == 1 }.reduce(0) { $0 + $1.payload.count } > 4 * 65_535
+                }
+            ),
         ]
         for (behaviour, done) in checks {
             let server = try await LabHostileServer.startPlain(behaviour)
@@ -359,12 +380,15 @@ struct RawFrame: CustomStringConvertible {
 
     static func frame(type: UInt8, flags: UInt8 = 0, stream: UInt32, payload: [UInt8]) -> [UInt8] {
         let length = payload.count
-        return [UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
-                UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF)] + payload
+        return [
+            UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), type, flags,
+            UInt8(stream >> 24 & 0x7F), UInt8(stream >> 16 & 0xFF), UInt8(stream >> 8 & 0xFF), UInt8(stream & 0xFF),
+        ] + payload
     }
 
     /// The client preface, an empty SETTINGS and a GET on stream 1 (HPACK static entries, RFC 7541 Appendix A).
-    static let request: [UInt8] = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, stream: 0, payload: [])
+    static let request: [UInt8] =
+        Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8) + frame(type: 4, stream: 0, payload: [])
         + frame(type: 1, flags: 0x5, stream: 1, payload: [0x82, 0x86, 0x84, 0x41, 9] + Array("127.0.0.1".utf8))
 }
 

@@ -43,14 +43,16 @@ struct LoadTests {
         let (status, out, err) = try await run(CLI.devBinary, arguments, timeLimitSeconds: 270)
         #expect(status == 0, "trust-dev \(arguments.joined(separator: " ")) exited \(status): \(err)")
         guard let line = out.split(separator: "\n").last,
-              let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else {
+            let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8))
+        else {
             Issue.record("no report from trust-dev \(arguments.joined(separator: " ")):\n\(out)\n\(err)")
             return nil
         }
         let rss = report.rss.map { $0.map { "\($0 / 1024) KiB" } ?? "n/a" }.joined(separator: ", ")
-        print("[load] \(version) (own process): \(report.sent) requests, \(report.concurrency) workers: "
-            + "\(String(format: "%.1f", report.seconds)) s, \(Int(Double(report.sent) / max(report.seconds, 1e-9))) req/s; "
-            + "RSS after warm-up, half, end: \(rss)")
+        print(
+            "[load] \(version) (own process): \(report.sent) requests, \(report.concurrency) workers: "
+                + "\(String(format: "%.1f", report.seconds)) s, \(Int(Double(report.sent) / max(report.seconds, 1e-9))) req/s; "
+                + "RSS after warm-up, half, end: \(rss)")
         #expect(report.sent == warmUp + 2 * ((total - warmUp) / 2))
         #expect(report.succeeded == report.sent, "\(report.failed) of \(report.sent) requests failed: \(report.failures)")
         #expect(report.failed == 0, "failures: \(report.failures)")

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import X509
-import TrustHTTPTestSupport
 import TrustTestSupport
+import X509
 
 /// PKCS#12 and PEM identities made at test time by openssl; every malformed input gives its typed error.
 @Suite("ClientIdentity: PKCS#12 and PEM, typed errors, no crashes", .paced)
@@ -46,7 +46,10 @@ struct ClientIdentityTests {
         let f = Lab.clientIdentityFiles
         let noKey = f.dir + "/nokey.p12"
         try await openssl(["pkcs12", "-export", "-in", f.cert, "-nokeys", "-out", noKey, "-passout", "pass:secret"])
-        if case .noPrivateKey? = kind({ try ClientIdentity(pkcs12File: noKey, passphrase: "secret") }) {} else { Issue.record("a key-less p12 was not refused as such") }
+        if case .noPrivateKey? = kind({ try ClientIdentity(pkcs12File: noKey, passphrase: "secret") }) {
+        } else {
+            Issue.record("a key-less p12 was not refused as such")
+        }
         let noCert = f.dir + "/nocert.p12"
         try await openssl(["pkcs12", "-export", "-inkey", f.key, "-nocerts", "-out", noCert, "-passout", "pass:secret"])
         #expect(kind { try ClientIdentity(pkcs12File: noCert, passphrase: "secret") } == .noCertificate)
@@ -54,7 +57,8 @@ struct ClientIdentityTests {
         try await openssl(["pkcs12", "-export", "-in", f.cert, "-inkey", f.key, "-out", good, "-passout", "pass:secret"])
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         for length in [0, 1, 10, bytes.count / 2, bytes.count - 1] {
-            if case .corrupt? = kind({ try ClientIdentity(pkcs12: Array(bytes.prefix(length)), passphrase: "secret") }) {} else {
+            if case .corrupt? = kind({ try ClientIdentity(pkcs12: Array(bytes.prefix(length)), passphrase: "secret") }) {
+            } else {
                 Issue.record("truncated to \(length) bytes was not reported as corrupt")
             }
         }
@@ -92,11 +96,16 @@ struct ClientIdentityTests {
         // The key of another certificate.
         #expect(kind { try ClientIdentity(certificateFile: f.cert, keyFile: rsaKey) } == .keyDoesNotMatchCertificate)
         // No key at all.
-        if case .noPrivateKey? = kind({ try ClientIdentity(certificateFile: f.cert, keyFile: f.cert) }) {} else { Issue.record("a certificate accepted as a key") }
+        if case .noPrivateKey? = kind({ try ClientIdentity(certificateFile: f.cert, keyFile: f.cert) }) {
+        } else {
+            Issue.record("a certificate accepted as a key")
+        }
     }
 
     @Test func expiredIdentityLoadsWithAWarning() async throws {
-        let expired = try Lab.pki.intermediate.leaf(commonName: "old client", notBefore: Date(timeIntervalSinceNow: -40 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400), extendedKeyUsage: [.clientAuth])
+        let expired = try Lab.pki.intermediate.leaf(
+            commonName: "old client", notBefore: Date(timeIntervalSinceNow: -40 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400),
+            extendedKeyUsage: [.clientAuth])
         let identity = try ClientIdentity(certificateChainPEM: expired.certificatePEM, privateKeyPEM: expired.privateKeyPEM)
         #expect(identity.warnings.first?.contains("expired") == true)
         let soon = try Lab.pki.intermediate.leaf(commonName: "soon client", notAfter: Date(timeIntervalSinceNow: 5 * 86_400), extendedKeyUsage: [.clientAuth])

@@ -5,9 +5,9 @@ import NIOSSL
 import NIOTLS
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// `ClientTLSConfiguration`: a trust configuration entry as a NIOSSL `TLSConfiguration` for clients without a
@@ -96,7 +96,8 @@ struct ClientTLSConfigurationTests {
 
     @Test func whatBoringSSLCannotApplyIsListed() throws {
         let pins = (0..<2).map { (try? SPKIPin(digest: [UInt8](repeating: UInt8($0 + 1), count: 32)))?.description ?? "" }
-        let configured = try evaluator(#"""
+        let configured = try evaluator(
+            #"""
             {"host": "pinned.example", "pins": {"sha256": ["\#(pins[0])", "\#(pins[1])"]}, "mode": "report-only",
              "reportURIs": ["https://reports.example/pins"], "revocation": {"mode": "soft"},
              "certificateTransparency": {"mode": "enforce"}}

@@ -16,10 +16,12 @@ enum HiddenKeyDerivationPKCS12 {
     static func make(iterations: Int, in directory: String) async throws -> [UInt8] {
         let plain = directory + "/plain.p12"
         let client = CLI.lab + "/clients/client"
-        let (status, _, err) = try await run(ExternalTool.openssl.path, [
-            "pkcs12", "-export", "-in", client + "/cert.pem", "-inkey", client + "/key.pem", "-passout", "pass:" + passphrase,
-            "-iter", "1", "-out", plain,
-        ])
+        let (status, _, err) = try await run(
+            ExternalTool.openssl.path,
+            [
+                "pkcs12", "-export", "-in", client + "/cert.pem", "-inkey", client + "/key.pem", "-passout", "pass:" + passphrase,
+                "-iter", "1", "-out", plain,
+            ])
         #expect(status == 0, "\(err)")
         let pfx = try DER.parse(Array(try Data(contentsOf: URL(fileURLWithPath: plain))))
         guard case .constructed(let pfxItems) = pfx.content else { throw Failure.unexpected("PFX") }
@@ -35,25 +37,35 @@ enum HiddenKeyDerivationPKCS12 {
         guard case .constructed(let contents) = authSafe.content else { throw Failure.unexpected("AuthenticatedSafe") }
 
         // The hidden shrouded key bag: EncryptedPrivateKeyInfo { PBES2 (iterations), random "encrypted key" }.
-        let keyBag = sequence(objectIdentifier([1, 2, 840, 113549, 1, 12, 10, 1, 2]) + explicit0(sequence(
-            pbes2(salt: random(8), iterations: iterations, iv: random(16)) + octetString(random(64)))))
+        let keyBag = sequence(
+            objectIdentifier([1, 2, 840, 113549, 1, 12, 10, 1, 2])
+                + explicit0(
+                    sequence(
+                        pbes2(salt: random(8), iterations: iterations, iv: random(16)) + octetString(random(64)))))
         // Its encrypted content: SafeContents encrypted with AES-256-CBC under PBKDF2-HMAC-SHA256, 1 iteration.
-        let salt = random(8), iv = random(16)
+        let salt = random(8)
+        let iv = random(16)
         let key = HMAC<SHA256>.authenticationCode(for: salt + [0, 0, 0, 1], using: SymmetricKey(data: Array(passphrase.utf8)))
         let ciphertext = try await aes256CBC(sequence(keyBag), key: Array(key), iv: iv, in: directory)
         // ContentInfo { encryptedData, [0] EncryptedData { 0, EncryptedContentInfo { data, PBES2, [0] IMPLICIT ciphertext } } }
-        let encryptedContent = sequence(objectIdentifier([1, 2, 840, 113549, 1, 7, 6]) + explicit0(sequence(
-            integer(0) + sequence(objectIdentifier([1, 2, 840, 113549, 1, 7, 1]) + pbes2(salt: salt, iterations: 1, iv: iv) + tlv(0x80, ciphertext)))))
+        let encryptedContent = sequence(
+            objectIdentifier([1, 2, 840, 113549, 1, 7, 6])
+                + explicit0(
+                    sequence(
+                        integer(0)
+                            + sequence(objectIdentifier([1, 2, 840, 113549, 1, 7, 1]) + pbes2(salt: salt, iterations: 1, iv: iv) + tlv(0x80, ciphertext)))))
         // In front: BoringSSL reads the contents in order and refuses a second key, so this one is derived first.
         let newAuthSafe = sequence(encryptedContent + Array(contents).flatMap { Array($0.encodedBytes) })
 
         // MacData { DigestInfo { sha256, HMAC }, salt } with the MAC key of RFC 7292 appendix B (ID 3, 1 iteration).
         let bmpPassphrase: [UInt8] = passphrase.utf16.flatMap { unit -> [UInt8] in [UInt8(unit >> 8), UInt8(unit & 0xFF)] } + [0, 0]
-        let saltBlock = stretch(Array(macSalt)), passBlock = stretch(bmpPassphrase)
+        let saltBlock = stretch(Array(macSalt))
+        let passBlock = stretch(bmpPassphrase)
         let macKey = Array(SHA256.hash(data: [UInt8](repeating: 3, count: 64) + saltBlock + passBlock))
         let mac = HMAC<SHA256>.authenticationCode(for: newAuthSafe, using: SymmetricKey(data: macKey))
-        let macData = sequence(sequence(sequence(objectIdentifier([2, 16, 840, 1, 101, 3, 4, 2, 1]) + [0x05, 0x00]) + octetString(Array(mac)))
-            + octetString(Array(macSalt)))
+        let macData = sequence(
+            sequence(sequence(objectIdentifier([2, 16, 840, 1, 101, 3, 4, 2, 1]) + [0x05, 0x00]) + octetString(Array(mac)))
+                + octetString(Array(macSalt)))
         return sequence(integer(3) + sequence(objectIdentifier([1, 2, 840, 113549, 1, 7, 1]) + explicit0(octetString(newAuthSafe))) + macData)
     }
 
@@ -61,10 +73,14 @@ enum HiddenKeyDerivationPKCS12 {
 
     /// PBES2 { PBKDF2 { salt, iterations, HMAC-SHA256 }, AES-256-CBC { iv } } (RFC 8018 appendix A.2, A.4, B.2.5).
     static func pbes2(salt: [UInt8], iterations: Int, iv: [UInt8]) -> [UInt8] {
-        sequence(objectIdentifier([1, 2, 840, 113549, 1, 5, 13]) + sequence(
-            sequence(objectIdentifier([1, 2, 840, 113549, 1, 5, 12]) + sequence(
-                octetString(salt) + integer(iterations) + sequence(objectIdentifier([1, 2, 840, 113549, 2, 9]) + [0x05, 0x00])))
-                + sequence(objectIdentifier([2, 16, 840, 1, 101, 3, 4, 1, 42]) + octetString(iv))))
+        sequence(
+            objectIdentifier([1, 2, 840, 113549, 1, 5, 13])
+                + sequence(
+                    sequence(
+                        objectIdentifier([1, 2, 840, 113549, 1, 5, 12])
+                            + sequence(
+                                octetString(salt) + integer(iterations) + sequence(objectIdentifier([1, 2, 840, 113549, 2, 9]) + [0x05, 0x00])))
+                        + sequence(objectIdentifier([2, 16, 840, 1, 101, 3, 4, 1, 42]) + octetString(iv))))
     }
 
     /// `bytes` repeated to a multiple of 64 (SHA-256's block), as the PKCS#12 key derivation does with salt and password.
@@ -74,7 +90,8 @@ enum HiddenKeyDerivationPKCS12 {
     }
 
     static func aes256CBC(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8], in directory: String) async throws -> [UInt8] {
-        let input = directory + "/safe-contents.der", output = directory + "/safe-contents.enc"
+        let input = directory + "/safe-contents.der"
+        let output = directory + "/safe-contents.enc"
         try Data(plaintext).write(to: URL(fileURLWithPath: input))
         let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
         let (status, _, err) = try await run(ExternalTool.openssl.path, ["enc", "-aes-256-cbc", "-K", hex(key), "-iv", hex(iv), "-in", input, "-out", output])

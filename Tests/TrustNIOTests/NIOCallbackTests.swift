@@ -4,11 +4,11 @@ import NIOPosix
 import NIOSSL
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import X509
-import TrustHTTPTestSupport
 import TrustTestSupport
+import X509
 
 /// TrustNIO's callbacks as any NIO server or client uses them (Vapor, Hummingbird, plain NIO): `@Sendable`,
 /// returning the validated path to NIOSSL, and the converter from NIOSSL's certificates to a `ServerTrust`.
@@ -40,7 +40,10 @@ struct NIOCallbackTests {
         #expect(record.decision?.isTrusted == true)
         // Another host's name: refused, no metadata.
         let wrong = verifier.callback(peerName: try PeerName(host: "elsewhere.lab.test"), record: TrustRecord())
-        guard case .failed = try await Self.verify(wrong, presented) else { Issue.record("a wrong host was verified"); return }
+        guard case .failed = try await Self.verify(wrong, presented) else {
+            Issue.record("a wrong host was verified")
+            return
+        }
     }
 
     /// A plain NIO client's verifier logs each decision as a Session does (`TrustDecisionLog`): levels,
@@ -56,7 +59,8 @@ struct NIOCallbackTests {
         let pinned = ServerTrustVerifier(evaluator: try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors), logger: log.logger)
         _ = try await Self.verify(pinned.callback(peerName: good, record: TrustRecord()), presented)
         // Without a logger: nothing (the records above are the only ones).
-        _ = try await Self.verify(ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors)).callback(peerName: good, record: TrustRecord()), presented)
+        _ = try await Self.verify(
+            ServerTrustVerifier(evaluator: DefaultTrustEvaluator(anchors: Lab.anchors)).callback(peerName: good, record: TrustRecord()), presented)
 
         let records = log.all
         #expect(records.map(\.level) == [.debug, .notice, .warning])
@@ -81,7 +85,8 @@ struct NIOCallbackTests {
         let record = ClientAuthenticationRecord()
         let foreign = try #require(Lab.pki.clients["client-foreign"])
         guard case .failed = try await Self.verify(authentication.verificationCallback(record: record), try Self.nio(foreign.chain)) else {
-            Issue.record("a foreign client was verified"); return
+            Issue.record("a foreign client was verified")
+            return
         }
         #expect(record.decision?.isTrusted == false && record.verifiedClient == nil)
     }
@@ -98,7 +103,9 @@ struct NIOCallbackTests {
         let dir = try temporaryDirectory()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem", "-days", "2", "-subj", "/CN=weak.lab.test"]
+        process.arguments = [
+            "req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", dir + "/k.pem", "-out", dir + "/c.pem", "-days", "2", "-subj", "/CN=weak.lab.test",
+        ]
         process.standardError = FileHandle.nullDevice
         try process.run()
         _ = await exited(process)

@@ -14,10 +14,12 @@ struct PKCS12BudgetTests {
     func make(iterations: Int, in dir: String) async throws -> String {
         let out = dir + "/identity-\(iterations).p12"
         let lab = CLI.lab + "/clients/client"
-        let (status, _, err) = try await run(ExternalTool.openssl.path, [
-            "pkcs12", "-export", "-in", lab + "/cert.pem", "-inkey", lab + "/key.pem", "-passout", "pass:secret",
-            "-iter", String(iterations), "-out", out,
-        ])
+        let (status, _, err) = try await run(
+            ExternalTool.openssl.path,
+            [
+                "pkcs12", "-export", "-in", lab + "/cert.pem", "-inkey", lab + "/key.pem", "-passout", "pass:secret",
+                "-iter", String(iterations), "-out", out,
+            ])
         #expect(status == 0, "\(err)")
         return out
     }
@@ -34,12 +36,17 @@ struct PKCS12BudgetTests {
             _ = try ClientIdentity(pkcs12File: path, passphrase: "secret")  // the default budget: 4 million
             Issue.record("a file asking for 6 million iterations was loaded")
         } catch {
-            guard case .tooMuchWork(let detail) = error.kind else { Issue.record("\(error)"); return }
+            guard case .tooMuchWork(let detail) = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(detail.contains("6000000 key-derivation iterations"), "\(detail)")
         }
         // Refused from its structure: no key derivation ran (6 million take over 2 s; generous bound).
         #expect(ContinuousClock.now - started < .seconds(1), "\(ContinuousClock.now - started)")
-        #expect(throws: ClientIdentityError.self) { try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 5_999_999)) }
+        #expect(throws: ClientIdentityError.self) {
+            try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 5_999_999))
+        }
         // Without a time limit: what is tested is the count, and 6 million iterations can take longer than the
         // default 10 s on a loaded machine with the other suites running beside this one.
         let identity = try ClientIdentity(pkcs12File: path, passphrase: "secret", budget: PKCS12Budget(maximumIterations: 6_000_000, timeLimit: nil))
@@ -102,7 +109,10 @@ struct PKCS12BudgetTests {
             Issue.record("a file with a random key was loaded")
         } catch {
             #expect(error.kind != .timedOut(.milliseconds(300)) && error.kind != .wrongPassphrase && error.kind != .tooMuchWork(""), "\(error)")
-            guard case .corrupt = error.kind else { Issue.record("\(error)"); return }
+            guard case .corrupt = error.kind else {
+                Issue.record("\(error)")
+                return
+            }
         }
     }
 }

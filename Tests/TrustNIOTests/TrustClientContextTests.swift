@@ -4,9 +4,9 @@ import NIOSSL
 import NIOTLS
 import Testing
 import Trust
+import TrustHTTPTestSupport
 import TrustLab
 import TrustNIO
-import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// `TLSConfiguration.trustClient()` loads no roots into BoringSSL: the verifier's callback is what

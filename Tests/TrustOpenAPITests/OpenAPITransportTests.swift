@@ -4,10 +4,11 @@ import OpenAPIRuntime
 import Testing
 import Trust
 import TrustHTTP
-import TrustLab
-@testable import TrustOpenAPI
 import TrustHTTPTestSupport
+import TrustLab
 import TrustTestSupport
+
+@testable import TrustOpenAPI
 
 /// `SessionTransport`: an OpenAPI client's requests through a `Session` — bodies both ways, headers,
 /// paths and queries joined to the server URL, the session's trust decisions and limits.
@@ -43,7 +44,9 @@ struct OpenAPITransportTests {
             #expect(try await transport.send(head, body: nil, baseURL: base, operationID: "head").1 == nil)
             await transport.session.shutdown()
         }
-        #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString == "https://api.example.com/v1/pets?limit=2")
+        #expect(
+            try SessionTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString
+                == "https://api.example.com/v1/pets?limit=2")
         #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1/")!, path: "/pets").absoluteString == "https://api.example.com/v1/pets")
     }
 
@@ -53,17 +56,21 @@ struct OpenAPITransportTests {
         try await withLabServers(["good"]) { servers in
             let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
             let transport = SessionTransport(session: pinned)
-            let get = try await transport.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+            let get = try await transport.send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
             #expect(get.0.status == .ok)
             #expect(try await String(collecting: try #require(get.1), upTo: 1 << 20).hasPrefix("hello from"))
-            let post = try await transport.send(HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo"), body: HTTPBody("pinned"), baseURL: url(servers["good"]!), operationID: "echo")
+            let post = try await transport.send(
+                HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo"), body: HTTPBody("pinned"), baseURL: url(servers["good"]!),
+                operationID: "echo")
             #expect(try await String(collecting: try #require(post.1), upTo: 1 << 20) == "POST\npinned")
             await pinned.shutdown()
 
             let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
             let mismatched = SessionTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
             do {
-                _ = try await mismatched.send(HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
+                _ = try await mismatched.send(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
                 Issue.record("a pin mismatch was accepted")
             } catch let error as SessionError {
                 #expect(error.code == .serverCertificateUntrusted)

@@ -3,9 +3,9 @@ import Logging
 import ServiceLifecycle
 import Testing
 import TrustHTTP
+import TrustHTTPTestSupport
 import TrustLab
 import TrustServiceLifecycle
-import TrustHTTPTestSupport
 import TrustTestSupport
 
 /// A Session in a swift-service-lifecycle ServiceGroup: usable while the group runs, shut down when the

@@ -55,9 +55,10 @@ package enum ExternalTool: Sendable, CustomStringConvertible {
     /// cooperative pool, which a test must never block on a child process.
     private static let requestsInstalled: Bool = {
         guard FileManager.default.isExecutableFile(atPath: ExternalTool.python3Requests.path) else { return false }
-        let roots = ["/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"]
+        let roots =
+            ["/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"]
             + ((try? FileManager.default.contentsOfDirectory(atPath: "/usr/local/lib")) ?? []).filter { $0.hasPrefix("python3") }
-                .flatMap { ["/usr/local/lib/\($0)/dist-packages", "/usr/local/lib/\($0)/site-packages"] }
+            .flatMap { ["/usr/local/lib/\($0)/dist-packages", "/usr/local/lib/\($0)/site-packages"] }
         return roots.contains { FileManager.default.fileExists(atPath: $0 + "/requests/__init__.py") }
     }()
 

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A plain-TCP server on 127.0.0.1 that reads each request head (up to its empty line), keeps it, and

@@ -55,7 +55,8 @@ package enum HostileNames {
         let split = output.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
         for line in split {
             #expect(!DisplayText.containsUnsafeCharacter(line), "\(what): raw control in \(line.debugDescription)", sourceLocation: sourceLocation)
-            #expect(!line.hasPrefix(forgedLine), "\(what): a raw LF of a hostile name started the line \(line.debugDescription)", sourceLocation: sourceLocation)
+            #expect(
+                !line.hasPrefix(forgedLine), "\(what): a raw LF of a hostile name started the line \(line.debugDescription)", sourceLocation: sourceLocation)
         }
         if let lines {
             #expect(split.count == lines, "\(what): \(split.count) lines, not \(lines) (a raw LF?):\n\(output)", sourceLocation: sourceLocation)
@@ -65,11 +66,12 @@ package enum HostileNames {
     /// What follows the CR LF in ``commonName``: a line starting with it was forged by the name.
     static let forgedLine = "forged: line"
 
-
     /// ``expectNoRawControl(_:_:sourceLocation:)``, and the hostile names were shown, escaped once.
     package static func expectEscaped(_ output: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         expectNoRawControl(output, what, sourceLocation: sourceLocation)
-        #expect(output.contains("\\x1b[31m") || output.contains("\\x1b[2J"), "\(what): the hostile name is not shown escaped:\n\(output)", sourceLocation: sourceLocation)
+        #expect(
+            output.contains("\\x1b[31m") || output.contains("\\x1b[2J"), "\(what): the hostile name is not shown escaped:\n\(output)",
+            sourceLocation: sourceLocation)
         #expect(!output.contains("\\\\x1b"), "\(what): escaped twice:\n\(output)", sourceLocation: sourceLocation)
     }
 }

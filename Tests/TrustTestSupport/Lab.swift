@@ -22,7 +22,9 @@ package enum Lab {
         }
     }
 
-    package static func evaluate(_ server: String, host: String? = nil, policy: ValidationPolicy = .webPKI, anchors: TrustAnchors = Lab.anchors) async -> TrustDecision {
+    package static func evaluate(_ server: String, host: String? = nil, policy: ValidationPolicy = .webPKI, anchors: TrustAnchors = Lab.anchors) async
+        -> TrustDecision
+    {
         await PathValidator(anchors: anchors, policy: policy).evaluate(trust(server, host: host))
     }
 }
@@ -30,7 +32,6 @@ package enum Lab {
 extension TrustDecision {
     package var codes: [String] { reasons.map(\.code) }
 }
-
 
 extension Lab {
     /// A lab client certificate (clientAuth) issued by the lab intermediate, written as PEM files.

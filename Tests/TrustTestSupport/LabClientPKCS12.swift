@@ -6,8 +6,12 @@ import Testing
 package func labClientPKCS12(password: String, in directory: String) async throws -> String {
     let path = directory + "/client.p12"
     let client = CLI.lab + "/clients/client"
-    let (status, _, err) = try await run(ExternalTool.openssl.path, ["pkcs12", "-export", "-in", client + "/chain.pem", "-inkey", client + "/key.pem",
-                                                                    "-out", path, "-passout", "pass:" + password])
+    let (status, _, err) = try await run(
+        ExternalTool.openssl.path,
+        [
+            "pkcs12", "-export", "-in", client + "/chain.pem", "-inkey", client + "/key.pem",
+            "-out", path, "-passout", "pass:" + password,
+        ])
     #expect(status == 0, "\(err)")
     return path
 }

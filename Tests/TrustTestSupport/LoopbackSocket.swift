@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The socket setup of the plain-socket test servers (``RefusingPort``, ``SilentPort``, ``HoldingServer``,

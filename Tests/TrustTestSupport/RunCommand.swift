@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a command and returns (exit status, stdout, stderr). The waiting happens on a dedicated
@@ -49,7 +50,9 @@ private func runBlocking(_ executable: String, _ arguments: [String], stdin: Str
     let dir = NSTemporaryDirectory() + "swift-trust-run-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let inPath = dir + "/in", outPath = dir + "/out", errPath = dir + "/err"
+    let inPath = dir + "/in"
+    let outPath = dir + "/out"
+    let errPath = dir + "/err"
     _ = FileManager.default.createFile(atPath: inPath, contents: Data((stdin ?? "").utf8))
     _ = FileManager.default.createFile(atPath: outPath, contents: nil)
     _ = FileManager.default.createFile(atPath: errPath, contents: nil)

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP port on 127.0.0.1 that listens but never accepts: connections complete in the kernel's

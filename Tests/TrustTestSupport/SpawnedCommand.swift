@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process started with posix_spawn, so the test can signal it and read its resource use

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP endpoint on 127.0.0.1 that accepts every connection and never reads or answers; it tells which

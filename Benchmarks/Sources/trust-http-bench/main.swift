@@ -122,7 +122,8 @@ if arguments.first == "idle" {
         try await group.waitForAll()
     }
     try await Task.sleep(for: .milliseconds(300))
-    let heapInUse = Int(allocation_counter_heap_in_use()), heapFree = Int(allocation_counter_heap_free())
+    let heapInUse = Int(allocation_counter_heap_in_use())
+    let heapFree = Int(allocation_counter_heap_free())
     let after = memoryKiB("VmRSS")
     // What the heap holds (in use) and keeps free but mapped, then RSS once malloc has returned its
     // free pages to the kernel: RSS growth counts both memory held for the connections and the
@@ -217,7 +218,9 @@ func measure(clients: Int, _ request: @escaping @Sendable (Int) async throws -> 
 
 /// Rounds alternate (ours, theirs, ours, …) so drift on a shared machine hits both alike; the
 /// figure is the median round.
-func compare(clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void, _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws -> (Double, Double) {
+func compare(clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void, _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws -> (
+    Double, Double
+) {
     var a: [Double] = []
     var b: [Double] = []
     for _ in 0..<rounds {
@@ -230,7 +233,9 @@ func compare(clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Voi
 func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
 
 func row(_ name: String, _ session: Double, _ baseline: Double, unit: String = "/s", format: String = "%10.0f") {
-    print(pad(name, 46) + String(format: format, session) + pad(unit, 6) + String(format: format, baseline) + pad(unit, 6) + String(format: "%7.3f×", session / max(baseline, 1e-9)))
+    print(
+        pad(name, 46) + String(format: format, session) + pad(unit, 6) + String(format: format, baseline) + pad(unit, 6)
+            + String(format: "%7.3f×", session / max(baseline, 1e-9)))
 }
 
 /// BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name contains one of the texts ("HTTP/2 new", "idle").
@@ -238,8 +243,10 @@ let only = ProcessInfo.processInfo.environment["BENCH_ONLY"].map { $0.split(sepa
 func wanted(_ name: String) -> Bool { only.isEmpty || only.contains { name.contains($0) } }
 
 /// Compares and prints one figure, unless BENCH_ONLY leaves it out; `label` is its row's text when not `name`.
-func figure(_ name: String, label: String? = nil, clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void,
-            _ theirs: @escaping @Sendable (Int) async throws -> Void) async throws {
+func figure(
+    _ name: String, label: String? = nil, clients: Int, _ ours: @escaping @Sendable (Int) async throws -> Void,
+    _ theirs: @escaping @Sendable (Int) async throws -> Void
+) async throws {
     guard wanted(name) else { return }
     let (session, baseline) = try await compare(clients: clients, ours, theirs)
     row(label ?? name, session, baseline)
@@ -259,23 +266,28 @@ for proto in [Protocol.http1, .http2] {
     // Two of each, so that on HTTP/2 the second loop's request never shares the first loop's
     // connection while the server is ending it (GET /close); keep-alive loops share the first.
     let sessions = [try makeSession(roots: roots, pin: pin, protocol: proto), try makeSession(roots: roots, pin: pin, protocol: proto)]
-    let uncached = [try makeSession(roots: roots, pin: pin, protocol: proto, cache: false), try makeSession(roots: roots, pin: pin, protocol: proto, cache: false)]
+    let uncached = [
+        try makeSession(roots: roots, pin: pin, protocol: proto, cache: false), try makeSession(roots: roots, pin: pin, protocol: proto, cache: false),
+    ]
     let clients = [try makeHTTPClient(roots: roots, protocol: proto), try makeHTTPClient(roots: roots, protocol: proto)]
     let session = sessions[0]
     let client = clients[0]
     for count in [1, 2] {
-        try await figure("\(proto.rawValue) keep-alive GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
-                         { _ in try await sessionGet(session, base + "/") }, { _ in try await clientGet(client, base + "/") })
+        try await figure(
+            "\(proto.rawValue) keep-alive GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
+            { _ in try await sessionGet(session, base + "/") }, { _ in try await clientGet(client, base + "/") })
     }
     for count in [1, 2] {
-        try await figure("\(proto.rawValue) new connection + GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
-                         { try await sessionGet(sessions[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
+        try await figure(
+            "\(proto.rawValue) new connection + GET, \(count) client\(count > 1 ? "s" : "")", clients: count,
+            { try await sessionGet(sessions[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
     }
     for count in [1, 2] {
         // The name says the protocol for BENCH_ONLY; the row shows it under its protocol's rows.
-        try await figure("\(proto.rawValue) new connection + GET, evaluation cache off, \(count) client\(count > 1 ? "s" : "")",
-                         label: "  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", clients: count,
-                         { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
+        try await figure(
+            "\(proto.rawValue) new connection + GET, evaluation cache off, \(count) client\(count > 1 ? "s" : "")",
+            label: "  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", clients: count,
+            { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
     }
     // Heap allocations per keep-alive request, one client, after a warm-up.
     let requests = 2000
@@ -342,8 +354,10 @@ if !oursRounds.isEmpty {
     idleRow("  heap in use, growth per connection (KiB)") { perConnection($0, $0.heapGrowth) }
     idleRow("  heap free but kept by malloc (MiB)") { Double($0.heapFree) / 1024 }
     idleRow("  RSS growth per conn. after malloc_trim (KiB)") { perConnection($0, $0.trimmed - $0.before) }
-    print("  RSS growth per pooled connection, each round (KiB): Session " + oursRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " ")
-        + "; AsyncHTTPClient " + theirsRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " "))
+    print(
+        "  RSS growth per pooled connection, each round (KiB): Session "
+            + oursRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " ")
+            + "; AsyncHTTPClient " + theirsRounds.map { String(format: "%.1f", perConnection($0, $0.after - $0.before)) }.joined(separator: " "))
 }
 try? FileManager.default.removeItem(at: folder)
 try await server.shutdown()

@@ -13,7 +13,9 @@ import TrustNIO
 ///   - acceptingUnpinned: whether an entry with pins may be used anyway (its pins are then not applied).
 /// - Returns: the client (shut it down when done) and the warnings to show: what was not applied, and the client
 ///   identity's expiry warnings.
-public func makeConfiguredHTTPClient(configurationFile path: String, host: String, acceptingUnpinned: Bool = false) throws -> (client: HTTPClient, warnings: [String]) {
+public func makeConfiguredHTTPClient(configurationFile path: String, host: String, acceptingUnpinned: Bool = false) throws -> (
+    client: HTTPClient, warnings: [String]
+) {
     let evaluator = try ConfiguredTrustEvaluator(contentsOf: path)
     let tls = try evaluator.clientTLSConfiguration(forHost: host)
     if !acceptingUnpinned, let pins = tls.notApplied.first(where: { if case .pins = $0 { true } else { false } }) {

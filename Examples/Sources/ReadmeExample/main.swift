@@ -13,7 +13,7 @@ configuration.challengeHandler = ClosureChallengeHandler { challenge in
     case .httpDigest, .httpBasic:
         return challenge.previousFailureCount == 0 ? .useCredential(Credential(user: "alice", password: password)) : .cancelAuthenticationChallenge
     default:
-        return .performDefaultHandling          // server trust: the pinned evaluator decides, in the handshake
+        return .performDefaultHandling  // server trust: the pinned evaluator decides, in the handshake
     }
 }
 let session = try Session(configuration: configuration)
@@ -21,6 +21,6 @@ do {
     let response = try await session.data(for: Request(url: URL(string: environment["URL"] ?? "https://api.example.com/me")!))
     print(response.statusCode, response.text)
 } catch let error as SessionError {
-    print(error.code, error.trustDecision?.reasons ?? [])   // why, in data: switch on the reasons
+    print(error.code, error.trustDecision?.reasons ?? [])  // why, in data: switch on the reasons
 }
 await session.shutdown()

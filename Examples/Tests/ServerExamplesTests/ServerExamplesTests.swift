@@ -139,7 +139,10 @@ struct ServerExamplesTests {
         let server = try await framework.start(.required)
         let answer = await whoami(port: server.port, identity: nil)
         await server.stop()
-        guard case .failure(let error) = answer else { Issue.record("\(framework): anonymous client accepted: \(answer)"); return }
+        guard case .failure(let error) = answer else {
+            Issue.record("\(framework): anonymous client accepted: \(answer)")
+            return
+        }
         #expect(error.code == .clientCertificateRequired, "\(framework): \(error)")
     }
 
@@ -148,7 +151,10 @@ struct ServerExamplesTests {
         let server = try await framework.start(.required)
         let answer = await whoami(port: server.port, identity: try Lab.identity(name))
         await server.stop()
-        guard case .failure(let error) = answer else { Issue.record("\(framework): \(name) accepted: \(answer)"); return }
+        guard case .failure(let error) = answer else {
+            Issue.record("\(framework): \(name) accepted: \(answer)")
+            return
+        }
         #expect(error.code == .clientCertificateRejected, "\(framework) \(name): \(error)")
     }
 
@@ -162,7 +168,10 @@ struct ServerExamplesTests {
         #expect((try? anonymous.get()) == "anonymous\n", "\(framework): \(anonymous)")
         #expect((try? identified.get())?.hasPrefix("client: CN=lab client") == true, "\(framework): \(identified)")
         // A certificate that is presented must verify, even where none is required.
-        guard case .failure(let error) = foreign else { Issue.record("\(framework): foreign client accepted"); return }
+        guard case .failure(let error) = foreign else {
+            Issue.record("\(framework): foreign client accepted")
+            return
+        }
         #expect(error.code == .clientCertificateRejected, "\(framework): \(error)")
     }
 }

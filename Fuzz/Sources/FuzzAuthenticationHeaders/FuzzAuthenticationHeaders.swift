@@ -1,4 +1,5 @@
 import FuzzSupport
+
 // The property checker is package-internal to swift-trust; run.sh builds with -enable-testing.
 @testable import TrustHTTP
 

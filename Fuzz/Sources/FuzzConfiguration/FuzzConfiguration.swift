@@ -1,8 +1,9 @@
 import Foundation
 import FuzzSupport
+import TrustConfigurationImport
+
 // JSONValue is package-internal to swift-trust; run.sh builds with -enable-testing.
 @testable import Trust
-import TrustConfigurationImport
 
 /// A small, fixed Public Suffix List: the results do not depend on the machine, and no file is read per input.
 let publicSuffixes = PublicSuffixList(contents: "com\norg\nuk\nco.uk\n*.ck\n!www.ck\ntest\n")
@@ -34,13 +35,14 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 func test(_ bytes: [UInt8]) -> CInt {
     guard let selector = bytes.first else { return 0 }
     let file = bytes.dropFirst()
-    let source: TrustConfigurationImporter.Source? = switch selector {
-    case UInt8(ascii: "T"): .trustkit
-    case UInt8(ascii: "S"): .ats
-    case UInt8(ascii: "A"): .androidNSC
-    case UInt8(ascii: "O"): .okhttp
-    default: nil
-    }
+    let source: TrustConfigurationImporter.Source? =
+        switch selector {
+        case UInt8(ascii: "T"): .trustkit
+        case UInt8(ascii: "S"): .ats
+        case UInt8(ascii: "A"): .androidNSC
+        case UInt8(ascii: "O"): .okhttp
+        default: nil
+        }
     guard let source else {
         checkLoader(String(decoding: file, as: UTF8.self))
         return 0

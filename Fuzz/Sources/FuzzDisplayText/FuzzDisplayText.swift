@@ -1,10 +1,11 @@
 import Foundation
 import FuzzSupport
-@testable import Trust
 import TrustHTTP
 import TrustLabPKI
 import TrustNIO
 import X509
+
+@testable import Trust
 
 /// Arbitrary bytes as the names and texts a peer chooses — a certificate's subject, issuer and dNSName,
 /// a reason's subject and detail, a note, a host, an error's message, a CT finding — through every
@@ -34,7 +35,9 @@ public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutableP
 func requireSafe(_ text: String, _ what: String, lines: Int = 1) {
     let split = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
     for line in split {
-        require(!DisplayText.containsUnsafeCharacter(String(String.UnicodeScalarView(line))), "\(what) holds a raw control: \(String(String.UnicodeScalarView(line)).debugDescription)")
+        require(
+            !DisplayText.containsUnsafeCharacter(String(String.UnicodeScalarView(line))),
+            "\(what) holds a raw control: \(String(String.UnicodeScalarView(line)).debugDescription)")
     }
     require(split.count == lines, "\(what) has \(split.count) lines, not \(lines) (a raw LF): \(text.debugDescription)")
 }

@@ -1,8 +1,9 @@
 import Foundation
 import FuzzSupport
+import X509
+
 // PresentedChainInput is package-internal to swift-trust; run.sh builds with -enable-testing.
 @testable import Trust
-import X509
 
 /// The anchors: the PEM file named by `TRUST_FUZZ_ANCHORS` (run.sh passes the lab PKI's `roots.pem`,
 /// so the lab chains in the seed corpus validate), or none.

@@ -1,8 +1,9 @@
+import FuzzHTTPSupport
 import FuzzSupport
 import NIOCore
 import NIOEmbedded
-import FuzzHTTPSupport
 import NIOHTTP1
+
 @testable import TrustHTTP
 
 /// The HTTP/1.1 client pipeline's response parsing: ``ResponseHeadLimiter`` (head bounds on the raw
@@ -96,7 +97,9 @@ func check(_ outcome: ExchangeOutcome, closedByUs: Bool, channel: EmbeddedChanne
             total += line
         }
         require(total <= limits.maximumHeadSize, "a head of at least \(total) bytes delivered (limit \(limits.maximumHeadSize))")
-        require(head.status.code < 100 || head.status.code >= 200 || head.status == .switchingProtocols, "an interim response delivered as the head: \(head.status.code)")
+        require(
+            head.status.code < 100 || head.status.code >= 200 || head.status == .switchingProtocols,
+            "an interim response delivered as the head: \(head.status.code)")
         if let error = outcome.completionError {
             require(allowed(error), "the body failed with an unexpected error: \(type(of: error)) \(error)")
         }

@@ -1,10 +1,11 @@
+import FuzzHTTPSupport
 import FuzzSupport
 import NIOCore
 import NIOEmbedded
-import FuzzHTTPSupport
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
+
 @testable import TrustHTTP
 
 /// The HTTP/2 client connection: ``HTTP2FloodGuard``, swift-nio-http2's handler and multiplexer with
@@ -142,8 +143,10 @@ func check(_ outcome: Outcome, channel: EmbeddedChannel, errorLog: ConnectionErr
     if let exchange = outcome.exchange { check(exchange) }
     if !closedByUs && !channel.isActive {
         let closeError = outcome.failure.map(isClose) ?? false
-        require(errorLog.violation != nil || closeError,
-                "the connection closed with no violation logged and the exchange not failed by a close (log: \(errorLog.text); failure: \(String(describing: outcome.failure)))")
+        require(
+            errorLog.violation != nil || closeError,
+            "the connection closed with no violation logged and the exchange not failed by a close (log: \(errorLog.text); failure: \(String(describing: outcome.failure)))"
+        )
     }
 }
 
@@ -157,7 +160,9 @@ func check(_ exchange: ExchangeOutcome) {
         var listSize = 0
         for (name, value) in head.headers { listSize += name.utf8.count + value.utf8.count + 32 }
         require(listSize <= limits.maximumHeadSize, "a header list of \(listSize) bytes delivered (limit \(limits.maximumHeadSize))")
-        require(head.status.code < 100 || head.status.code >= 200 || head.status == .switchingProtocols, "an interim response delivered as the head: \(head.status.code)")
+        require(
+            head.status.code < 100 || head.status.code >= 200 || head.status == .switchingProtocols,
+            "an interim response delivered as the head: \(head.status.code)")
         if let error = exchange.completionError {
             require(isTyped(error), "the body failed with an unexpected error: \(type(of: error)) \(error)")
         }

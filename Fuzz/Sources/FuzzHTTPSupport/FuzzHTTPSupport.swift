@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+
 @testable import TrustHTTP
 
 /// Small response limits, so the fuzzer reaches them: head 4 KiB, field 1 KiB, 32 fields, 3 interim responses.

@@ -48,9 +48,11 @@ func test(_ bytes: [UInt8]) -> CInt {
     }
     require(response.derBytes == bytes, "a parsed response does not keep its bytes")
     guard lab.chain.count >= 2 else { return 0 }
-    let leaf = lab.chain[0], issuer = lab.chain[1]
+    let leaf = lab.chain[0]
+    let issuer = lab.chain[1]
     let verdict = response.verdict(for: leaf, issuer: issuer, at: evaluationTime)
-    if case .unknown = verdict {} else {
+    if case .unknown = verdict {
+    } else {
         require(response.status == .successful && response.singleResponse(for: leaf, issuer: issuer) != nil, "a verdict without a status for the leaf")
     }
     let cache = OCSPCache()

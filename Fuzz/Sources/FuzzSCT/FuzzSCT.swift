@@ -37,7 +37,8 @@ func test(_ bytes: [UInt8]) -> CInt {
         let scts = try SignedCertificateTimestamp.parseList(bytes)
         for sct in scts {
             let item = sct.serialized()
-            let again = try SignedCertificateTimestamp.parseList([UInt8(item.count + 2 >> 8), UInt8((item.count + 2) & 0xFF), UInt8(item.count >> 8), UInt8(item.count & 0xFF)] + item)
+            let again = try SignedCertificateTimestamp.parseList(
+                [UInt8(item.count + 2 >> 8), UInt8((item.count + 2) & 0xFF), UInt8(item.count >> 8), UInt8(item.count & 0xFF)] + item)
             require(again == [sct], "an SCT does not encode to itself")
             _ = sct.logIDBase64
         }

@@ -160,9 +160,10 @@ public struct CTLogList: Sendable, Hashable {
                 }
                 let description: String = if case .string(let text)? = member(fields, "description") { text } else { idText }
                 let url: String = if case .string(let text)? = member(fields, "url") { text } else { "" }
-                logs.append(Log(
-                    description: description, logID: id, key: key, publicKey: publicKey, url: url, maximumMergeDelay: mmd, state: state,
-                    stateTimestamp: stateTimestamp, temporalInterval: interval, operatorName: operatorName))
+                logs.append(
+                    Log(
+                        description: description, logID: id, key: key, publicKey: publicKey, url: url, maximumMergeDelay: mmd, state: state,
+                        stateTimestamp: stateTimestamp, temporalInterval: interval, operatorName: operatorName))
             }
         }
         self.init(logs: logs, timestamp: timestamp, version: version)

@@ -45,8 +45,10 @@ public struct CertificateTransparencyPolicy: Sendable, Hashable {
     public static let logListAgeLimit: TimeInterval = 70 * 86_400
 
     /// A policy; `.off` by default.
-    public init(mode: Mode = .off, logList: CTLogList? = nil, appliesToCustomAnchors: Bool = false,
-                maximumLogListAge: TimeInterval = CertificateTransparencyPolicy.logListAgeLimit, minimumOperators: Int = 2) {
+    public init(
+        mode: Mode = .off, logList: CTLogList? = nil, appliesToCustomAnchors: Bool = false,
+        maximumLogListAge: TimeInterval = CertificateTransparencyPolicy.logListAgeLimit, minimumOperators: Int = 2
+    ) {
         self.mode = mode
         self.logList = logList
         self.appliesToCustomAnchors = appliesToCustomAnchors

@@ -55,14 +55,17 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
     /// where it is shown.
     package var unescapedSummary: String {
         if let malformed { return "the SCT list is malformed: \(malformed)" }
-        var parts = ["\(validCount) valid SCT\(validCount == 1 ? "" : "s") of \(requiredSCTs) required, from \(operators.count) operator\(operators.count == 1 ? "" : "s") of \(requiredOperators) required"]
+        var parts = [
+            "\(validCount) valid SCT\(validCount == 1 ? "" : "s") of \(requiredSCTs) required, from \(operators.count) operator\(operators.count == 1 ? "" : "s") of \(requiredOperators) required"
+        ]
         let invalid = entries.compactMap { entry -> String? in
             guard case .invalid(let why) = entry.status else { return nil }
             return "\(entry.log?.description ?? entry.sct.logIDBase64): \(why)"
         }
         if !invalid.isEmpty { parts.append("\(invalid.count) invalid (" + invalid.joined(separator: "; ") + ")") }
         if unknownLogCount > 0 {
-            parts.append("\(unknownLogCount) from unknown logs (" + entries.filter { $0.status == .unknownLog }.map(\.sct.logIDBase64).joined(separator: ", ") + ")")
+            parts.append(
+                "\(unknownLogCount) from unknown logs (" + entries.filter { $0.status == .unknownLog }.map(\.sct.logIDBase64).joined(separator: ", ") + ")")
         }
         return parts.joined(separator: "; ")
     }
@@ -99,7 +102,9 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
         return scts.map(entry.signedData(for:))
     }
 
-    private static func status(of sct: SignedCertificateTimestamp, log: CTLogList.Log, leaf: Certificate, entry: Result<PrecertificateEntry, any Error>, at time: Date) -> Status {
+    private static func status(
+        of sct: SignedCertificateTimestamp, log: CTLogList.Log, leaf: Certificate, entry: Result<PrecertificateEntry, any Error>, at time: Date
+    ) -> Status {
         if sct.timestamp > time { return .invalid("its timestamp \(RFC3339.string(sct.timestamp)) is after the evaluation time") }
         switch log.state {
         case .qualified?, .usable?:
@@ -114,13 +119,16 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
             return .invalid("the log list gives the log no state")
         }
         if let interval = log.temporalInterval, !interval.contains(leaf.notValidAfter) {
-            return .invalid("the certificate expires outside the log's temporal interval \(RFC3339.string(interval.lowerBound)) – \(RFC3339.string(interval.upperBound))")
+            return .invalid(
+                "the certificate expires outside the log's temporal interval \(RFC3339.string(interval.lowerBound)) – \(RFC3339.string(interval.upperBound))")
         }
         let algorithm: Certificate.SignatureAlgorithm
         switch (sct.hashAlgorithm, sct.signatureAlgorithm) {
         case (4, 3): algorithm = .ecdsaWithSHA256
         case (4, 1): algorithm = .sha256WithRSAEncryption
-        default: return .invalid("its signature algorithm (hash \(sct.hashAlgorithm), signature \(sct.signatureAlgorithm)) is not SHA-256 with ECDSA or RSA (RFC 6962 §2.1.4)")
+        default:
+            return .invalid(
+                "its signature algorithm (hash \(sct.hashAlgorithm), signature \(sct.signatureAlgorithm)) is not SHA-256 with ECDSA or RSA (RFC 6962 §2.1.4)")
         }
         guard case .success(let entry) = entry else { return .invalid("the certificate's TBSCertificate cannot be rebuilt without its SCT list") }
         guard log.publicKey.isValidSignature(sct.signature, for: entry.signedData(for: sct), signatureAlgorithm: algorithm) else {

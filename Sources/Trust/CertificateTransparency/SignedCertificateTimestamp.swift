@@ -127,7 +127,8 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     /// sct_version, signature_type certificate_timestamp, the timestamp, entry_type precert_entry, the issuer key hash
     /// (SHA-256 of the issuer's SubjectPublicKeyInfo), the TBSCertificate without the SCT list (`uint24` length), and
     /// the SCT's extensions (`uint16` length).
-    public static func signedData(version: UInt8 = 0, timestampMilliseconds: UInt64, issuerKeyHash: [UInt8], tbs: [UInt8], extensions: [UInt8] = []) -> [UInt8] {
+    public static func signedData(version: UInt8 = 0, timestampMilliseconds: UInt64, issuerKeyHash: [UInt8], tbs: [UInt8], extensions: [UInt8] = []) -> [UInt8]
+    {
         var data: [UInt8] = [version, 0]
         data += bigEndian(timestampMilliseconds)
         data += [0, 1] + issuerKeyHash

@@ -43,14 +43,21 @@ public enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
     init(subjectPublicKeyInfoDER der: [UInt8]) {
         guard let root = try? DER.parse(der),
             case .constructed(let nodes) = root.content
-        else { self = .other(algorithm: "unparseable"); return }
+        else {
+            self = .other(algorithm: "unparseable")
+            return
+        }
         var iterator = nodes.makeIterator()
         guard let algorithmNode = iterator.next(), let keyNode = iterator.next(),
             case .constructed(let algorithmNodes) = algorithmNode.content
-        else { self = .other(algorithm: "unparseable"); return }
+        else {
+            self = .other(algorithm: "unparseable")
+            return
+        }
         var algorithmIterator = algorithmNodes.makeIterator()
         guard let oidNode = algorithmIterator.next(), let oid = try? ASN1ObjectIdentifier(derEncoded: oidNode) else {
-            self = .other(algorithm: "unparseable"); return
+            self = .other(algorithm: "unparseable")
+            return
         }
         switch oid {
         case Self.rsaEncryption:
@@ -59,7 +66,10 @@ public enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
                 case .constructed(let rsaNodes) = rsaKey.content,
                 let modulusNode = rsaNodes.first(where: { _ in true }),
                 case .primitive(let modulus) = modulusNode.content
-            else { self = .other(algorithm: "RSA (unparseable)"); return }
+            else {
+                self = .other(algorithm: "RSA (unparseable)")
+                return
+            }
             let significant = modulus.drop(while: { $0 == 0 })
             let leadingBits = significant.first.map { 8 - $0.leadingZeroBitCount } ?? 0
             self = .rsa(bits: max(0, (significant.count - 1) * 8 + leadingBits))

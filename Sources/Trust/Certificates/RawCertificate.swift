@@ -32,7 +32,8 @@ public struct RawCertificate: Sendable, Hashable {
                 guard case .constructed(let children) = node.content, let first = children.first(where: { _ in true }) else { return nil }
                 return try? ASN1ObjectIdentifier(derEncoded: first)
             }
-        self.subject = DERWalker.subjectName(inTBSCertificate: bytes[outer.contentStart..<tbs.end])
+        self.subject =
+            DERWalker.subjectName(inTBSCertificate: bytes[outer.contentStart..<tbs.end])
             .flatMap { name -> DistinguishedName? in
                 guard let node = try? DER.parse(Array(name)) else { return nil }
                 return try? DistinguishedName(derEncoded: node)

@@ -50,7 +50,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     /// read from the file's folder.
     public init(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) {
         let folder = (path as NSString).deletingLastPathComponent
-        try self.init(configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
+        try self.init(
+            configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
     }
 
     /// Prepares every entry of `configuration` once: its anchors read, its validators built.
@@ -88,7 +89,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
                 unpinnedPolicy.revocation = loaded.policy
             }
             if let ct = entry.certificateTransparency, ct.mode != .off {
-                unpinnedPolicy.certificateTransparency = CertificateTransparencyPolicy(mode: ct.mode, logList: ctLogList, appliesToCustomAnchors: ct.customAnchors)
+                unpinnedPolicy.certificateTransparency = CertificateTransparencyPolicy(
+                    mode: ct.mode, logList: ctLogList, appliesToCustomAnchors: ct.customAnchors)
             }
             var pinnedPolicy = unpinnedPolicy
             pinnedPolicy.pins = Set(entry.pins?.sha256 ?? [])
@@ -98,12 +100,13 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
                 pinned: PathValidator(anchors: trustAnchors, policy: pinnedPolicy, name: .configurationEntry(host: entry.host, debugOverride: false)),
                 unpinned: PathValidator(anchors: trustAnchors, policy: unpinnedPolicy, name: .configurationEntry(host: entry.host, debugOverride: false)))
             #if DEBUG
-            if let overrides = entry.debugOverrides {
-                let debugAnchors = anchors(overrides.anchors, path + ".debugOverrides.anchors")
-                let debugLabel = TrustDecision.Policy.configurationEntry(host: entry.host, debugOverride: true)
-                resolved.debugUnpinned = PathValidator(anchors: debugAnchors, policy: unpinnedPolicy, name: debugLabel)
-                resolved.debugPinned = overrides.overridesPins ? resolved.debugUnpinned : PathValidator(anchors: debugAnchors, policy: pinnedPolicy, name: debugLabel)
-            }
+                if let overrides = entry.debugOverrides {
+                    let debugAnchors = anchors(overrides.anchors, path + ".debugOverrides.anchors")
+                    let debugLabel = TrustDecision.Policy.configurationEntry(host: entry.host, debugOverride: true)
+                    resolved.debugUnpinned = PathValidator(anchors: debugAnchors, policy: unpinnedPolicy, name: debugLabel)
+                    resolved.debugPinned =
+                        overrides.overridesPins ? resolved.debugUnpinned : PathValidator(anchors: debugAnchors, policy: pinnedPolicy, name: debugLabel)
+                }
             #endif
             return resolved
         }
@@ -115,9 +118,11 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             let path = index == 0 ? "$.base" : "$.hosts[\(index - 1)]"
             guard let pins = entry.pins else { continue }
             if pins.sha256.isEmpty {
-                problems.append(TrustConfigurationProblem(path: path + ".pins.sha256", message: "is empty: pinning asked for with no pins would accept anything"))
+                problems.append(
+                    TrustConfigurationProblem(path: path + ".pins.sha256", message: "is empty: pinning asked for with no pins would accept anything"))
             } else if pins.sha256.count == 1 && !pins.allowSinglePin && entry.mode == .enforce {
-                problems.append(TrustConfigurationProblem(path: path + ".pins.sha256", message: "an enforced pin set needs a backup pin (at least two), or allowSinglePin"))
+                problems.append(
+                    TrustConfigurationProblem(path: path + ".pins.sha256", message: "an enforced pin set needs a backup pin (at least two), or allowSinglePin"))
             }
         }
         if !problems.isEmpty { throw TrustConfigurationFileError(problems: problems) }
@@ -157,7 +162,8 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
 
         if let pins, pins.sha256.isEmpty, entry.mode == .enforce {
             // Never read as "no pinning".
-            let decision = TrustDecision.refused([.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: resolved.unpinned.name)
+            let decision = TrustDecision.refused(
+                [.refusedByApplication("the pin set of \(label) is empty: nothing can match")], trust: trust, policy: resolved.unpinned.name)
             return Evaluation(decision: decision, matched: entry.host, warnings: [], report: nil, reportURIs: entry.reportURIs)
         }
         var decision = await (enforcesPins ? resolved.pinned : resolved.unpinned).evaluate(trust)
@@ -189,14 +195,16 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
             report = PinFailureReport(decision: decision, trust: trust, port: port, entry: entry, pinsExpired: false)
         }
         #if DEBUG
-        if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
-            let viaOverride = await debug.evaluate(trust)
-            if viaOverride.isTrusted {
-                decision = viaOverride.overriding(decision, by: .debugOverride).adding(notes: ["DEBUG build: accepted through the entry's debug override anchors"])
-                report = nil  // a proxy CA in a debug build: not a pin failure to report
-                warnings.append("DEBUG build: \(trust.peerName?.description ?? "?") accepted through a debug override anchor")
+            if !decision.isTrusted, let debug = enforcesPins ? resolved.debugPinned : resolved.debugUnpinned {
+                let viaOverride = await debug.evaluate(trust)
+                if viaOverride.isTrusted {
+                    decision = viaOverride.overriding(decision, by: .debugOverride).adding(notes: [
+                        "DEBUG build: accepted through the entry's debug override anchors"
+                    ])
+                    report = nil  // a proxy CA in a debug build: not a pin failure to report
+                    warnings.append("DEBUG build: \(trust.peerName?.description ?? "?") accepted through a debug override anchor")
+                }
             }
-        }
         #endif
         return Evaluation(decision: decision.adding(notes: warnings), matched: entry.host, warnings: warnings, report: report, reportURIs: entry.reportURIs)
     }

@@ -66,9 +66,15 @@ package indirect enum JSONValue: Sendable, Hashable {
         var index = 0
 
         func error(_ message: String) -> SyntaxError {
-            var line = 1, column = 1
+            var line = 1
+            var column = 1
             for byte in bytes.prefix(index) {
-                if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+                if byte == 0x0A {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
             }
             return SyntaxError(line: line, column: column, message: message)
         }

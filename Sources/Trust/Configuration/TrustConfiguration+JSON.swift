@@ -11,10 +11,13 @@ extension TrustConfiguration {
         if let evaluationCache {
             if evaluationCache != EvaluationCacheSettings() {
                 let seconds = max(1, Int(evaluationCache.timeToLive.components.seconds))
-                top.append(.init(key: "evaluationCache", value: .object([
-                    .init(key: "capacity", value: .number(String(evaluationCache.capacity))),
-                    .init(key: "timeToLiveSeconds", value: .number(String(seconds))),
-                ])))
+                top.append(
+                    .init(
+                        key: "evaluationCache",
+                        value: .object([
+                            .init(key: "capacity", value: .number(String(evaluationCache.capacity))),
+                            .init(key: "timeToLiveSeconds", value: .number(String(seconds))),
+                        ])))
             }
         } else {
             top.append(.init(key: "evaluationCache", value: .bool(false)))
@@ -69,7 +72,9 @@ extension TrustConfiguration {
             add("certificateTransparency", .object(fields))
         }
         if let overrides = entry.debugOverrides {
-            add("debugOverrides", .object([.init(key: "anchors", value: anchors(overrides.anchors)), .init(key: "overridesPins", value: .bool(overrides.overridesPins))]))
+            add(
+                "debugOverrides",
+                .object([.init(key: "anchors", value: anchors(overrides.anchors)), .init(key: "overridesPins", value: .bool(overrides.overridesPins))]))
         }
         return members
     }

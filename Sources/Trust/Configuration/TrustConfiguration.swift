@@ -106,8 +106,11 @@ public struct TrustConfiguration: Sendable, Hashable {
                 do {
                     var isFolder: ObjCBool = false
                     let exists = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
-                    let loaded = exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
-                    if loaded.isEmpty { problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate")) }
+                    let loaded =
+                        exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
+                    if loaded.isEmpty {
+                        problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate"))
+                    }
                     certificates += loaded
                 } catch {
                     problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(error)"))

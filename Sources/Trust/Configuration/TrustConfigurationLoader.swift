@@ -27,7 +27,8 @@ public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStri
 
     /// Human-readable form, one problem a line.
     public var description: String {
-        "the trust configuration has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n" + problems.map { "  " + $0.description }.joined(separator: "\n")
+        "the trust configuration has \(problems.count) problem\(problems.count == 1 ? "" : "s"):\n"
+            + problems.map { "  " + $0.description }.joined(separator: "\n")
     }
 }
 
@@ -37,7 +38,9 @@ extension TrustConfiguration {
     ///   - text: the file's JSON text.
     ///   - publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
     ///     list by default — its absence is itself a problem when a pattern needs it.
-    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
+    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError)
+        -> TrustConfiguration
+    {
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
@@ -56,12 +59,15 @@ extension TrustConfiguration {
     /// have written it: owned by someone other than root or the user running the program, or group- or
     /// world-writable. A device, a file over 4 MiB or a FIFO or pipe that does not end within 5 s is refused too
     /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``).
-    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) -> TrustConfiguration {
+    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError)
+        -> TrustConfiguration
+    {
         let data: [UInt8]
         do {
             data = try LocalFile.read(path, limit: LocalFile.configurationLimit, ownership: .ownerOnlyWritable)
         } catch {
-            throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path): \(error.reason)")], fileError: error)
+            throw TrustConfigurationFileError(
+                problems: [TrustConfigurationProblem(path: "$", message: "cannot read \(path): \(error.reason)")], fileError: error)
         }
         guard let text = String(data: Data(data), encoding: .utf8) else {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "\(path) is not UTF-8 text")])
@@ -193,10 +199,18 @@ extension TrustConfiguration {
             guard let fields = members(value, path, allowed: ["capacity", "timeToLiveSeconds"]) else { return nil }
             var settings = EvaluationCacheSettings()
             if let capacity = fields["capacity"], let number = integer(capacity, path + ".capacity") {
-                if (1...1_000_000).contains(number) { settings.capacity = number } else { problem(path + ".capacity", "must be between 1 and 1000000 (false turns the cache off)") }
+                if (1...1_000_000).contains(number) {
+                    settings.capacity = number
+                } else {
+                    problem(path + ".capacity", "must be between 1 and 1000000 (false turns the cache off)")
+                }
             }
             if let lifetime = fields["timeToLiveSeconds"], let seconds = integer(lifetime, path + ".timeToLiveSeconds") {
-                if (1...86_400).contains(seconds) { settings.timeToLive = .seconds(seconds) } else { problem(path + ".timeToLiveSeconds", "must be between 1 and 86400 (false turns the cache off)") }
+                if (1...86_400).contains(seconds) {
+                    settings.timeToLive = .seconds(seconds)
+                } else {
+                    problem(path + ".timeToLiveSeconds", "must be between 1 and 86400 (false turns the cache off)")
+                }
             }
             return settings
         }
@@ -259,17 +273,33 @@ extension TrustConfiguration {
             }
             if let anchorsValue = fields["anchors"] { entry.anchors = anchors(anchorsValue, path + ".anchors") }
             if let modeValue = fields["mode"], let text = string(modeValue, path + ".mode") {
-                if let mode = Mode(rawValue: text) { entry.mode = mode } else { problem(path + ".mode", "must be \"enforce\" or \"report-only\", not \"\(text)\"") }
+                if let mode = Mode(rawValue: text) {
+                    entry.mode = mode
+                } else {
+                    problem(path + ".mode", "must be \"enforce\" or \"report-only\", not \"\(text)\"")
+                }
             }
             if let pinsValue = fields["pins"] { entry.pins = pins(pinsValue, path + ".pins", mode: entry.mode) }
             if let tlsValue = fields["minimumTLSVersion"], let text = string(tlsValue, path + ".minimumTLSVersion") {
-                if let minimum = TLSMinimum(rawValue: text) { entry.minimumTLSVersion = minimum } else { problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"") }
+                if let minimum = TLSMinimum(rawValue: text) {
+                    entry.minimumTLSVersion = minimum
+                } else {
+                    problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"")
+                }
             }
             if let value = fields["minimumRSABits"], let bits = integer(value, path + ".minimumRSABits") {
-                if bits >= 2048 && bits <= 16384 { entry.minimumRSABits = bits } else { problem(path + ".minimumRSABits", "must be between 2048 and 16384, not \(bits)") }
+                if bits >= 2048 && bits <= 16384 {
+                    entry.minimumRSABits = bits
+                } else {
+                    problem(path + ".minimumRSABits", "must be between 2048 and 16384, not \(bits)")
+                }
             }
             if let value = fields["minimumECBits"], let bits = integer(value, path + ".minimumECBits") {
-                if [256, 384, 521].contains(bits) { entry.minimumECBits = bits } else { problem(path + ".minimumECBits", "must be 256, 384 or 521, not \(bits)") }
+                if [256, 384, 521].contains(bits) {
+                    entry.minimumECBits = bits
+                } else {
+                    problem(path + ".minimumECBits", "must be 256, 384 or 521, not \(bits)")
+                }
             }
             if let value = fields["allowSHA1"], let flag = bool(value, path + ".allowSHA1") {
                 if flag { problem(path + ".allowSHA1", "SHA-1 signatures cannot be allowed (broken since 2017)") }
@@ -297,13 +327,16 @@ extension TrustConfiguration {
                 }
             }
             if let value = fields["revocation"] { entry.revocation = revocation(value, path + ".revocation") }
-            if let value = fields["certificateTransparency"] { entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency") }
+            if let value = fields["certificateTransparency"] {
+                entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency")
+            }
             guard isBase || entry.host != nil else { return nil }
             return entry
         }
 
         /// A required `mode` member naming one of `Mode`'s cases; a problem at `path.mode` otherwise.
-        mutating func mode<Mode: RawRepresentable & CaseIterable>(_ fields: [String: JSONValue], _ path: String, _: Mode.Type) -> Mode? where Mode.RawValue == String {
+        mutating func mode<Mode: RawRepresentable & CaseIterable>(_ fields: [String: JSONValue], _ path: String, _: Mode.Type) -> Mode?
+        where Mode.RawValue == String {
             let names = Mode.allCases.map { "\"\($0.rawValue)\"" }
             let choices = names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
             guard let modeValue = fields["mode"] else {
@@ -377,7 +410,11 @@ extension TrustConfiguration {
             if let value = fields["allowSinglePin"], let flag = bool(value, path + ".allowSinglePin") { allowSingle = flag }
             var expires: Date?
             if let value = fields["expires"], let text = string(value, path + ".expires") {
-                if let date = RFC3339.parse(text) { expires = date } else { problem(path + ".expires", "must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, not \"\(text)\"") }
+                if let date = RFC3339.parse(text) {
+                    expires = date
+                } else {
+                    problem(path + ".expires", "must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, not \"\(text)\"")
+                }
             }
             guard let list = fields["sha256"] else {
                 problem(path + ".sha256", "is required: pinning asked for with no pins would accept anything")

@@ -58,6 +58,8 @@ struct BudgetedCertificateStore: CustomCertificateStore {
         }
     }
 
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.budget === rhs.budget && lhs.bySubject == rhs.bySubject && (lhs.anchors == nil) == (rhs.anchors == nil) }
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.budget === rhs.budget && lhs.bySubject == rhs.bySubject && (lhs.anchors == nil) == (rhs.anchors == nil)
+    }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(budget)) }
 }

@@ -98,7 +98,9 @@ public final class CertificateFacts: Sendable {
         hasAuthorityKeyIdentifierKeyID = aki?.keyIdentifier != nil
         hasSubjectKeyIdentifier = ski != nil
         if isSelfIssued, let ski, let aki {
-            selfIssuedKeyIdentifierProblem = aki.keyIdentifier == nil ? "a root's authorityKeyIdentifier has no keyIdentifier"
+            selfIssuedKeyIdentifierProblem =
+                aki.keyIdentifier == nil
+                ? "a root's authorityKeyIdentifier has no keyIdentifier"
                 : aki.keyIdentifier != ski.keyIdentifier ? "a self-signed root's authorityKeyIdentifier differs from its subjectKeyIdentifier" : nil
         } else {
             selfIssuedKeyIdentifierProblem = nil
@@ -118,7 +120,9 @@ public final class CertificateFacts: Sendable {
         presentedIPAddresses = ipAddresses
         hasEmptySubject = certificate.subject.isEmpty
         let serial = certificate.serialNumber.bytes
-        serialNumberProblem = serial.count > 20 ? "the serial number is longer than 20 octets"
+        serialNumberProblem =
+            serial.count > 20
+            ? "the serial number is longer than 20 octets"
             : serial.allSatisfy({ $0 == 0 }) ? "the serial number is zero" : nil
         if let aia = extensions[oid: .X509ExtensionID.authorityInformationAccess] {
             let parsed = try? AuthorityInformationAccess(aia)

@@ -39,9 +39,10 @@ package enum DecisionText {
         certificates.enumerated().map { index, certificate in
             let summary = CertificateSummary(certificate)
             var lines = DisplayText("  \(index): \(summary.subject)\n").description
-            lines += DisplayText(
-                "     issuer \(summary.issuer); \(summary.key); valid \(RFC3339.string(summary.notBefore)) … \(RFC3339.string(summary.notAfter))\n"
-            ).description
+            lines +=
+                DisplayText(
+                    "     issuer \(summary.issuer); \(summary.key); valid \(RFC3339.string(summary.notBefore)) … \(RFC3339.string(summary.notAfter))\n"
+                ).description
             if let sans = summary.subjectAlternativeNames { lines += DisplayText("     names: \(sans.joined(separator: ", "))\n").description }
             lines += DisplayText("     \(summary.pin)\n").description
             return lines

@@ -110,7 +110,8 @@ public struct PathObservation: Sendable, Hashable {
     /// instant at the later start, so nothing is reused outside either.
     static func narrowed(_ current: ClosedRange<Date>?, to window: ClosedRange<Date>) -> ClosedRange<Date> {
         guard let current else { return window }
-        let lower = max(current.lowerBound, window.lowerBound), upper = min(current.upperBound, window.upperBound)
+        let lower = max(current.lowerBound, window.lowerBound)
+        let upper = min(current.upperBound, window.upperBound)
         return lower <= upper ? lower...upper : lower...lower
     }
 }

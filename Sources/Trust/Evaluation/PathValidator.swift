@@ -39,7 +39,10 @@ public struct PathValidator: Sendable {
     private var expectedPins: [SPKIPin] = []
 
     /// Creates a validator.
-    public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [], name: TrustDecision.Policy = .named("default")) {
+    public init(
+        anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI, additionalRules: [any PathRule] = [],
+        name: TrustDecision.Policy = .named("default")
+    ) {
         self.anchors = anchors
         self.policy = policy
         self.additionalRules = additionalRules
@@ -244,7 +247,8 @@ public struct PathValidator: Sendable {
                 candidate.subject == tip.issuer && !path.contains(where: { $0.subject == candidate.subject && $0.publicKey == candidate.publicKey })
             }
             guard !candidates.isEmpty || !anchorIssuers.isEmpty else {
-                let detail: TrustFailureReason.NoPathDetail = path.count > 1 && tip.isCertificateAuthority
+                let detail: TrustFailureReason.NoPathDetail =
+                    path.count > 1 && tip.isCertificateAuthority
                     ? .issuerNotTrusted(issuer: tip.issuer.description, of: tip.displayName)
                     : .missingIssuer(issuer: tip.issuer.description, of: tip.displayName)
                 return (path, detail, problems)

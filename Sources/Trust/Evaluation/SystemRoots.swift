@@ -25,7 +25,8 @@ public enum SystemRoots {
     /// The bundle file in use, if any: `SSL_CERT_FILE`, else the first readable of ``bundlePaths``.
     public static let bundlePath: String? = {
         if let variable = ProcessInfo.processInfo.environment["SSL_CERT_FILE"], !variable.isEmpty,
-            FileManager.default.isReadableFile(atPath: variable) {
+            FileManager.default.isReadableFile(atPath: variable)
+        {
             return variable
         }
         return bundlePaths.first { FileManager.default.isReadableFile(atPath: $0) }

@@ -38,7 +38,8 @@ extension TrustDecision {
             case .pinnedCertificates(let certificates):
                 return "certificate pinning (\(certificates) certificates)"
             case .securityPolicy(let mode, let pinned, let allowsInvalid, let validatesDomainName):
-                return "SecurityPolicy(pinningMode: \(mode.rawValue), pinned: \(pinned), allowInvalidCertificates: \(allowsInvalid), validatesDomainName: \(validatesDomainName))"
+                return
+                    "SecurityPolicy(pinningMode: \(mode.rawValue), pinned: \(pinned), allowInvalidCertificates: \(allowsInvalid), validatesDomainName: \(validatesDomainName))"
             case .configurationEntry(let host, let debugOverride):
                 return "configuration " + (host.map { "\"\($0)\"" } ?? "base") + (debugOverride ? " (debug override)" : "")
             case .challengeHandler(let accepted):

@@ -73,7 +73,8 @@ extension TrustFailureReason {
             case .untrustedRoot:
                 return "if you trust that CA, add its certificate to the anchors"
             case .missingIssuer(let issuer, _):
-                return "if \(issuer) is an intermediate, configure the server to send it after its certificate; if it is a root you trust, add it to the anchors"
+                return
+                    "if \(issuer) is an intermediate, configure the server to send it after its certificate; if it is a root you trust, add it to the anchors"
             case .issuerNotTrusted(let issuer, _):
                 return "if you trust \(issuer), add its certificate to the anchors"
             case .badSignature:
@@ -98,7 +99,8 @@ extension TrustFailureReason {
         case .weakSignatureAlgorithm:
             return "reissue the certificate signed with SHA-256 or stronger"
         case .pinMismatch:
-            return "if this server is genuine, pin the key of the CA that issued its certificate, plus a backup pin; if not, this is the interception pinning exists to stop"
+            return
+                "if this server is genuine, pin the key of the CA that issued its certificate, plus a backup pin; if not, this is the interception pinning exists to stop"
         case .pinnedCertificateNotInPath:
             return "if this server is genuine, pin a certificate of the path it validates to; if not, this is the interception pinning exists to stop"
         case .pinningRequired:

@@ -131,7 +131,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             case .untrustedRoot(let s):
                 return "the chain ends at the root \(s), which is not a trusted anchor"
             case .missingIssuer(let issuer, let of):
-                return "no issuer \(issuer) for \(of) among the presented certificates or the anchors: either the server does not send its intermediate certificate, or \(issuer) is a CA you do not trust"
+                return
+                    "no issuer \(issuer) for \(of) among the presented certificates or the anchors: either the server does not send its intermediate certificate, or \(issuer) is a CA you do not trust"
             case .issuerNotTrusted(let issuer, let of):
                 return "the chain ends at \(of), issued by \(issuer), which is not a trusted anchor"
             case .badSignature(let s):
@@ -158,7 +159,8 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .weakSignatureAlgorithm(let s, let alg):
             return "\(s) is signed with \(alg), which is not accepted (SHA-256 or stronger is required)"
         case .pinMismatch(let seen, let expected):
-            return "no certificate on the validated path has a pinned key (one only appended to the presented chain is not on it); path pins: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", "))"
+            return
+                "no certificate on the validated path has a pinned key (one only appended to the presented chain is not on it); path pins: \(seen.map(\.description).joined(separator: ", ")); expected one of: \(expected.map(\.description).joined(separator: ", "))"
         case .pinnedCertificateNotInPath(let pinned):
             return "none of the pinned certificates (\(pinned.joined(separator: "; "))) is on the validated path"
         case .pinningRequired(let why):

@@ -7,8 +7,10 @@ public struct DefaultTrustEvaluator: TrustEvaluator {
 
     /// Creates an evaluator with the given anchors and policy.
     public init(anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI) {
-        self.validator = PathValidator(anchors: anchors, policy: policy, name: .systemDefault(
-            systemRoots: anchors.includesSystemRoots, customAnchors: anchors.certificates.count))
+        self.validator = PathValidator(
+            anchors: anchors, policy: policy,
+            name: .systemDefault(
+                systemRoots: anchors.includesSystemRoots, customAnchors: anchors.certificates.count))
     }
 
     /// Validates `trust` with the validator.

@@ -56,7 +56,8 @@ public struct HostnameMatcher: Sendable {
             if byte >= 0x41 && byte <= 0x5A {
                 bytes[index] = byte + 0x20
             } else if !((byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D
-                || (byte == UInt8(ascii: "*") && index == 0 && (bytes.count == 1 || bytes[1] == UInt8(ascii: ".")))) {
+                || (byte == UInt8(ascii: "*") && index == 0 && (bytes.count == 1 || bytes[1] == UInt8(ascii: "."))))
+            {
                 return nil
             }
         }

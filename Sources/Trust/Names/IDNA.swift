@@ -70,7 +70,10 @@ enum IDNA {
         do {
             try check(decoded, raw: raw)
         } catch .invalidCharacter(_, let character) {
-            throw .idnaRule(raw, "\"\(String(decoding: label, as: UTF8.self))\" decodes to \(character.unicodeScalars.map(name).joined(separator: " ")), which is not allowed in a host name")
+            throw .idnaRule(
+                raw,
+                "\"\(String(decoding: label, as: UTF8.self))\" decodes to \(character.unicodeScalars.map(name).joined(separator: " ")), which is not allowed in a host name"
+            )
         }
         guard Punycode.encode(String(String.UnicodeScalarView(decoded))).map({ Array($0.utf8) == Array(encoded) }) == true else {
             throw .idnaRule(raw, "\"\(String(decoding: label, as: UTF8.self))\" is not the canonical encoding of its characters")

@@ -66,7 +66,8 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
                 labelLength = 0
                 continue
             }
-            let ok = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            let ok =
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
             guard ok else { throw .invalidCharacter(raw, String(UnicodeScalar(byte))) }
             labelLength += 1
@@ -129,7 +130,9 @@ public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyLabel(let n): return "the host name \"\(n)\" has an empty label"
         case .labelTooLong(let n): return "the host name \"\(n)\" has a label longer than 63 octets"
         case .tooLong(let n): return "the host name \"\(n)\" is longer than 253 octets"
-        case .invalidCharacter(let n, let c): return "the host name \"\(n)\" contains the character \(c.unicodeScalars.map(IDNA.name).joined(separator: " ")), which is not allowed in a host name"
+        case .invalidCharacter(let n, let c):
+            return
+                "the host name \"\(n)\" contains the character \(c.unicodeScalars.map(IDNA.name).joined(separator: " ")), which is not allowed in a host name"
         case .invalidInternationalisedName(let n): return "the internationalised host name \"\(n)\" cannot be converted to an A-label"
         case .notADNSName(let n): return "\"\(n)\" is an IP address, not a DNS name"
         case .idnaRule(let n, let why): return "the internationalised host name \"\(n)\" is not valid: \(why)"

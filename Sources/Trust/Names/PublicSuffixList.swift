@@ -148,7 +148,8 @@ public struct PublicSuffixList: Sendable, Hashable {
             if let header = headerDate(Array(head)) {
                 fileDate = header
             } else if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                let modified = attributes[.modificationDate] as? Date {
+                let modified = attributes[.modificationDate] as? Date
+            {
                 fileDate = Self.day(of: modified)
             } else {
                 fileDate = nil

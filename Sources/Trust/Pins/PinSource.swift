@@ -67,8 +67,10 @@ public enum PinSource {
             case "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST":
                 result.append(try request(der, source: source, block: block))
             case "ENCRYPTED PRIVATE KEY":
-                throw CertificateLoadingError(source: source, kind: .unpinnable(
-                    block: block, detail: "the private key is encrypted: pin its public key (openssl pkey -in KEY -pubout) or its certificate"))
+                throw CertificateLoadingError(
+                    source: source,
+                    kind: .unpinnable(
+                        block: block, detail: "the private key is encrypted: pin its public key (openssl pkey -in KEY -pubout) or its certificate"))
             default:
                 continue
             }
@@ -90,15 +92,18 @@ public enum PinSource {
         for label in ["PRIVATE KEY", "EC PRIVATE KEY", "RSA PRIVATE KEY"] {
             if let key = try? privateKey(PEMDocument(type: label, derBytes: der), source: source, block: nil) { return key }
         }
-        throw CertificateLoadingError(source: source, kind: .unpinnable(
-            block: nil, detail: "not a certificate, public key, private key or certificate request"))
+        throw CertificateLoadingError(
+            source: source,
+            kind: .unpinnable(
+                block: nil, detail: "not a certificate, public key, private key or certificate request"))
     }
 
     private static func publicKey(_ der: [UInt8], source: String, block: Int?) throws(CertificateLoadingError) -> Entry {
         guard isSubjectPublicKeyInfo(ArraySlice(der)) else {
             throw CertificateLoadingError(source: source, kind: .unpinnable(block: block, detail: "not a SubjectPublicKeyInfo"))
         }
-        return Entry(pin: SPKIPin(subjectPublicKeyInfoDER: der), kind: .publicKey, subject: "public key (\(PublicKeyDescription(subjectPublicKeyInfoDER: der)))")
+        return Entry(
+            pin: SPKIPin(subjectPublicKeyInfoDER: der), kind: .publicKey, subject: "public key (\(PublicKeyDescription(subjectPublicKeyInfoDER: der)))")
     }
 
     private static func privateKey(_ document: PEMDocument, source: String, block: Int?) throws(CertificateLoadingError) -> Entry {
@@ -115,8 +120,9 @@ public enum PinSource {
             throw CertificateLoadingError(source: source, kind: .unpinnable(block: block, detail: "the public key cannot be encoded: \(error)"))
         }
         let spki = serializer.serializedBytes
-        return Entry(pin: SPKIPin(subjectPublicKeyInfoDER: spki), kind: .privateKey,
-                     subject: "public half of a private key (\(PublicKeyDescription(subjectPublicKeyInfoDER: spki)))")
+        return Entry(
+            pin: SPKIPin(subjectPublicKeyInfoDER: spki), kind: .privateKey,
+            subject: "public half of a private key (\(PublicKeyDescription(subjectPublicKeyInfoDER: spki)))")
     }
 
     /// CertificationRequest ::= SEQUENCE { CertificationRequestInfo ::= SEQUENCE { version, subject,
@@ -133,8 +139,9 @@ public enum PinSource {
             throw CertificateLoadingError(source: source, kind: .unpinnable(block: block, detail: "not a PKCS#10 certificate request"))
         }
         let name = (try? DistinguishedName(derEncoded: DER.parse(Array(bytes[version.end..<subject.end]))))?.description ?? ""
-        return Entry(pin: SPKIPin(subjectPublicKeyInfoDER: bytes[subject.end..<spki.end]), kind: .certificateRequest,
-                     subject: "certificate request \(name)")
+        return Entry(
+            pin: SPKIPin(subjectPublicKeyInfoDER: bytes[subject.end..<spki.end]), kind: .certificateRequest,
+            subject: "certificate request \(name)")
     }
 
     /// SubjectPublicKeyInfo ::= SEQUENCE { AlgorithmIdentifier SEQUENCE { OID, … }, BIT STRING }, nothing after.

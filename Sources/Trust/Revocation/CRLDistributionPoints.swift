@@ -58,7 +58,9 @@ public struct CRLDistributionPoints: Sendable, Hashable {
                 var point = Point(fullNames: [], hasRelativeName: false, hasCRLIssuer: false)
                 try DER.sequence(pointNode, identifier: .sequence) { nodes in
                     while let node = nodes.next() {
-                        guard node.identifier.tagClass == .contextSpecific else { throw CertificateRevocationList.ParseError("a distribution point element without a context tag") }
+                        guard node.identifier.tagClass == .contextSpecific else {
+                            throw CertificateRevocationList.ParseError("a distribution point element without a context tag")
+                        }
                         switch node.identifier.tagNumber {
                         case 0: (point.fullNames, point.hasRelativeName) = try CertificateRevocationList.distributionPointName(node)
                         case 1: break

@@ -14,8 +14,16 @@ import X509
 public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvertible {
     /// Why a CRL lists a certificate (RFC 5280 §5.3.1).
     public enum Reason: Int, Sendable, Hashable, CustomStringConvertible {
-        case unspecified = 0, keyCompromise = 1, caCompromise = 2, affiliationChanged = 3, superseded = 4
-        case cessationOfOperation = 5, certificateHold = 6, removeFromCRL = 8, privilegeWithdrawn = 9, aaCompromise = 10
+        case unspecified = 0
+        case keyCompromise = 1
+        case caCompromise = 2
+        case affiliationChanged = 3
+        case superseded = 4
+        case cessationOfOperation = 5
+        case certificateHold = 6
+        case removeFromCRL = 8
+        case privilegeWithdrawn = 9
+        case aaCompromise = 10
 
         /// RFC 5280's name of the reason.
         public var description: String {

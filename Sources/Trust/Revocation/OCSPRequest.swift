@@ -20,7 +20,10 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
     /// The hash of a CertID. SHA-256 is asked for by default; SHA-1 is what RFC 5019 §2.1.1 requires responders to
     /// support, and what many still insist on.
     public enum HashAlgorithm: String, Sendable, Hashable, CaseIterable {
-        case sha1 = "SHA-1", sha256 = "SHA-256", sha384 = "SHA-384", sha512 = "SHA-512"
+        case sha1 = "SHA-1"
+        case sha256 = "SHA-256"
+        case sha384 = "SHA-384"
+        case sha512 = "SHA-512"
 
         var oid: ASN1ObjectIdentifier {
             switch self {
@@ -110,13 +113,16 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
     /// Parses a CertID; `nil` for one whose hash algorithm is not known (it then identifies nothing here).
     static func parse(_ node: ASN1Node) throws -> OCSPCertificateID? {
         try DER.sequence(node, identifier: .sequence) { nodes in
-            guard let algorithmNode = nodes.next(), let nameNode = nodes.next(), let keyNode = nodes.next(), let serialNode = nodes.next(), nodes.next() == nil else {
+            guard let algorithmNode = nodes.next(), let nameNode = nodes.next(), let keyNode = nodes.next(), let serialNode = nodes.next(), nodes.next() == nil
+            else {
                 throw OCSPParseError("a CertID is hashAlgorithm, issuerNameHash, issuerKeyHash, serialNumber")
             }
             let oid: ASN1ObjectIdentifier = try DER.sequence(algorithmNode, identifier: .sequence) { parts in
                 guard let oidNode = parts.next() else { throw OCSPParseError("an empty AlgorithmIdentifier") }
                 let oid = try ASN1ObjectIdentifier(derEncoded: oidNode)
-                if let parameters = parts.next(), parameters.identifier != .null { throw OCSPParseError("a CertID hash algorithm with parameters other than NULL") }
+                if let parameters = parts.next(), parameters.identifier != .null {
+                    throw OCSPParseError("a CertID hash algorithm with parameters other than NULL")
+                }
                 guard parts.next() == nil else { throw OCSPParseError("extra elements in an AlgorithmIdentifier") }
                 return oid
             }
@@ -128,7 +134,8 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
             guard let algorithm = HashAlgorithm(oid: oid) else { return nil }
             // A negative serial (first bit set) identifies no certificate: RFC 5280 §4.1.2.2 serials are positive.
             guard serial.first.map({ $0 < 0x80 }) ?? false else { return nil }
-            return OCSPCertificateID(hashAlgorithm: algorithm, issuerNameHash: Array(nameHash.bytes), issuerKeyHash: Array(keyHash.bytes), serialNumber: Array(serial))
+            return OCSPCertificateID(
+                hashAlgorithm: algorithm, issuerNameHash: Array(nameHash.bytes), issuerKeyHash: Array(keyHash.bytes), serialNumber: Array(serial))
         }
     }
 
@@ -219,7 +226,9 @@ public struct OCSPRequest: Sendable, Hashable {
                             try DER.sequence(request, identifier: .sequence) { parts in
                                 guard let idNode = parts.next() else { throw OCSPParseError("an empty Request") }
                                 if let id = try OCSPCertificateID.parse(idNode) { ids.append(id) }
-                                if let extra = parts.next(), extra.identifier != ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) || parts.next() != nil {
+                                if let extra = parts.next(),
+                                    extra.identifier != ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) || parts.next() != nil
+                                {
                                     throw OCSPParseError("unexpected elements in a Request")
                                 }
                             }

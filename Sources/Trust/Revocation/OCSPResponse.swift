@@ -57,7 +57,12 @@ public struct OCSPParseError: Error, Sendable, Hashable, CustomStringConvertible
 public struct OCSPResponse: Sendable, Hashable {
     /// The responseStatus (RFC 6960 §4.2.1).
     public enum Status: Int, Sendable, Hashable, CustomStringConvertible {
-        case successful = 0, malformedRequest = 1, internalError = 2, tryLater = 3, signatureRequired = 5, unauthorized = 6
+        case successful = 0
+        case malformedRequest = 1
+        case internalError = 2
+        case tryLater = 3
+        case signatureRequired = 5
+        case unauthorized = 6
 
         /// The RFC's name.
         public var description: String {
@@ -203,9 +208,10 @@ public struct OCSPResponse: Sendable, Hashable {
         }
         let validUntil = single.nextUpdate ?? single.thisUpdate + Self.maximumAgeWithoutNextUpdate
         if validUntil < time {
-            return .unknown(single.nextUpdate == nil
-                ? "it is stale: it has no nextUpdate and its thisUpdate \(RFC3339.string(single.thisUpdate)) is more than a day old"
-                : "it is stale: its nextUpdate \(RFC3339.string(validUntil)) has passed")
+            return .unknown(
+                single.nextUpdate == nil
+                    ? "it is stale: it has no nextUpdate and its thisUpdate \(RFC3339.string(single.thisUpdate)) is more than a day old"
+                    : "it is stale: its nextUpdate \(RFC3339.string(validUntil)) has passed")
         }
         if let nonce, let echoed = self.nonce, echoed != nonce { return .unknown("its nonce is not the one sent") }
         switch single.status {
@@ -250,7 +256,8 @@ public struct OCSPResponse: Sendable, Hashable {
                 ? .success(issuer) : .failure(.init(text: "it is not signed by the key of \(issuer.displayName)"))
         }
         guard let delegate = certificates.first(where: named) else {
-            return .failure(.init(text: "it is signed by \(responderID?.description ?? "nobody"), neither \(issuer.displayName) nor a responder certificate it includes"))
+            return .failure(
+                .init(text: "it is signed by \(responderID?.description ?? "nobody"), neither \(issuer.displayName) nor a responder certificate it includes"))
         }
         guard delegate.issuer == issuer.subject, issuer.publicKey.isValidSignature(delegate.signature, for: delegate) else {
             return .failure(.init(text: "its responder certificate \(delegate.displayName) is not issued by \(issuer.displayName)"))
@@ -360,7 +367,8 @@ public struct OCSPResponse: Sendable, Hashable {
             case (.contextSpecific, 1):
                 responder = .name(try DER.explicitlyTagged(responderNode, tagNumber: 1, tagClass: .contextSpecific) { try DistinguishedName(derEncoded: $0) })
             case (.contextSpecific, 2):
-                responder = .keyHash(Array(try DER.explicitlyTagged(responderNode, tagNumber: 2, tagClass: .contextSpecific) { try ASN1OctetString(derEncoded: $0) }.bytes))
+                responder = .keyHash(
+                    Array(try DER.explicitlyTagged(responderNode, tagNumber: 2, tagClass: .contextSpecific) { try ASN1OctetString(derEncoded: $0) }.bytes))
             default:
                 throw OCSPParseError("a responderID that is neither byName [1] nor byKey [2]")
             }
@@ -373,7 +381,9 @@ public struct OCSPResponse: Sendable, Hashable {
             }
             var nonce: [UInt8]?
             if let extensions = parts.next() {
-                guard extensions.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) else { throw OCSPParseError("unexpected elements in ResponseData") }
+                guard extensions.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) else {
+                    throw OCSPParseError("unexpected elements in ResponseData")
+                }
                 nonce = try OCSPParseError.nonce(inExplicitExtensions: extensions, tagNumber: 1)
             }
             guard parts.next() == nil else { throw OCSPParseError("unexpected elements in ResponseData") }
@@ -391,7 +401,9 @@ public struct OCSPResponse: Sendable, Hashable {
             guard statusNode.identifier.tagClass == .contextSpecific else { throw OCSPParseError("a certStatus without a context tag") }
             switch statusNode.identifier.tagNumber {
             case 0, 2:
-                guard case .primitive(let content) = statusNode.content, content.isEmpty else { throw OCSPParseError("a good or unknown certStatus that is not NULL") }
+                guard case .primitive(let content) = statusNode.content, content.isEmpty else {
+                    throw OCSPParseError("a good or unknown certStatus that is not NULL")
+                }
                 status = statusNode.identifier.tagNumber == 0 ? .good : .unknown
             case 1:
                 guard case .constructed(let children) = statusNode.content else { throw OCSPParseError("a primitive revoked certStatus") }

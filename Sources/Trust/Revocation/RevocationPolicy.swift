@@ -58,8 +58,10 @@ public struct RevocationPolicy: Sendable, Hashable {
     public static let shortLivedCertificateLimit: TimeInterval = 604_800
 
     /// A policy; `.off` by default.
-    public init(mode: Mode = .off, depth: Depth = .leaf, shortLivedExemption: TimeInterval? = RevocationPolicy.shortLivedCertificateLimit,
-                crls: [CertificateRevocationList] = [], cache: CRLCache? = nil, ocspCache: OCSPCache? = nil) {
+    public init(
+        mode: Mode = .off, depth: Depth = .leaf, shortLivedExemption: TimeInterval? = RevocationPolicy.shortLivedCertificateLimit,
+        crls: [CertificateRevocationList] = [], cache: CRLCache? = nil, ocspCache: OCSPCache? = nil
+    ) {
         self.mode = mode
         self.depth = depth
         self.shortLivedExemption = shortLivedExemption

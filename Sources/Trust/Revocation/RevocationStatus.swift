@@ -58,7 +58,8 @@ extension RevocationPolicy {
             case .good(let evidence):
                 return RevocationStatus(subject: subject, state: .good, detail: evidence.map(\.source).joined(separator: "; "))
             case .revoked(let entry, let source):
-                let detail = "revoked at \(RFC3339.string(entry.revocationDate)), reason \((entry.reason ?? .unspecified).description), according to the \(source)"
+                let detail =
+                    "revoked at \(RFC3339.string(entry.revocationDate)), reason \((entry.reason ?? .unspecified).description), according to the \(source)"
                 return RevocationStatus(subject: subject, state: .revoked(entry), detail: detail)
             case .unknown(let why):
                 return RevocationStatus(subject: subject, state: .unknown, detail: why)

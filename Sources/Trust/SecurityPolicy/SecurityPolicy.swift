@@ -82,7 +82,12 @@ public struct SecurityPolicy: Sendable, Hashable {
 
         // (1) "a domain cannot be validated for an invalid certificate without pinning".
         if domain != nil && allowInvalidCertificates && validatesDomainName && (pinningMode == .none || pinnedCertificates.isEmpty) {
-            return .refused([.pinningRequired("validating the domain of an invalid certificate needs pinning: set a pinning mode and pinned certificates, or do not allow invalid certificates")], trust: trust, policy: summary)
+            return .refused(
+                [
+                    .pinningRequired(
+                        "validating the domain of an invalid certificate needs pinning: set a pinning mode and pinned certificates, or do not allow invalid certificates"
+                    )
+                ], trust: trust, policy: summary)
         }
 
         // (2) TLS-server policy with the domain, or basic X.509.
@@ -124,7 +129,8 @@ public struct SecurityPolicy: Sendable, Hashable {
         case .publicKey:
             let pins = pinnedPublicKeys
             guard !pins.isEmpty else {
-                return .refused([.pinningRequired("public-key pinning with no pinned certificates trusts nothing")], trust: trust, policy: summary, expectedPins: [])
+                return .refused(
+                    [.pinningRequired("public-key pinning with no pinned certificates trusts nothing")], trust: trust, policy: summary, expectedPins: [])
             }
             var pinnedPolicy = policy
             pinnedPolicy.pins = pins
@@ -165,7 +171,8 @@ extension SecurityPolicy: Codable {
         var certificates: [Certificate] = []
         for (index, text) in encoded.enumerated() {
             guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: Array(der)) else {
-                throw DecodingError.dataCorruptedError(forKey: .pinnedCertificates, in: container, debugDescription: "pinned certificate \(index) is not base64 DER")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .pinnedCertificates, in: container, debugDescription: "pinned certificate \(index) is not base64 DER")
             }
             certificates.append(certificate)
         }

@@ -8,25 +8,25 @@
 /// (RFC 7617 §2), an `@` that hides a URL's user-info from redaction (RFC 3986 §3.2.1). The HTTP grammar
 /// is defined over octets (RFC 9110 §5.6), so these helpers look at the bytes. Every index they return
 /// is on a Unicode scalar boundary (an ASCII byte is a whole scalar), so it can slice the string.
-package extension StringProtocol {
+extension StringProtocol {
     /// Whether the text holds the ASCII byte `byte` anywhere, even where a combining mark follows it.
-    func containsASCII(_ byte: UInt8) -> Bool {
+    package func containsASCII(_ byte: UInt8) -> Bool {
         utf8.contains(byte)
     }
 
     /// The first position of the ASCII byte `byte`.
-    func firstIndex(ofASCII byte: UInt8) -> Index? {
+    package func firstIndex(ofASCII byte: UInt8) -> Index? {
         utf8.firstIndex(of: byte)
     }
 
     /// The text before and after the first ASCII byte `byte` (the byte itself in neither), or nil.
-    func splitOnce(atASCII byte: UInt8) -> (before: SubSequence, after: SubSequence)? {
+    package func splitOnce(atASCII byte: UInt8) -> (before: SubSequence, after: SubSequence)? {
         guard let index = utf8.firstIndex(of: byte) else { return nil }
         return (self[..<index], self[utf8.index(after: index)...])
     }
 
     /// The pieces between the ASCII bytes `byte`, empty ones kept (`"a,,b"` gives `a`, ``, `b`).
-    func split(atASCII byte: UInt8) -> [SubSequence] {
+    package func split(atASCII byte: UInt8) -> [SubSequence] {
         var pieces: [SubSequence] = []
         var start = startIndex
         var index = utf8.startIndex
@@ -42,9 +42,9 @@ package extension StringProtocol {
     }
 }
 
-package extension StringProtocol where UTF8View: BidirectionalCollection {
+extension StringProtocol where UTF8View: BidirectionalCollection {
     /// The last position of the ASCII byte `byte`.
-    func lastIndex(ofASCII byte: UInt8) -> Index? {
+    package func lastIndex(ofASCII byte: UInt8) -> Index? {
         utf8.lastIndex(of: byte)
     }
 }

@@ -50,7 +50,10 @@ package enum RFC3339 {
         let millisecondsPerDay: Int64 = 86_400_000
         let days = total >= 0 ? total / millisecondsPerDay : -((-total - 1) / millisecondsPerDay) - 1
         let inDay = total - days * millisecondsPerDay
-        let hour = inDay / 3_600_000, minute = inDay / 60_000 % 60, second = inDay / 1000 % 60, millisecond = inDay % 1000
+        let hour = inDay / 3_600_000
+        let minute = inDay / 60_000 % 60
+        let second = inDay / 1000 % 60
+        let millisecond = inDay % 1000
         let pad = CivilDate.pad
         return "\(CivilDate(daysSince1970: days).text)T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2)).\(pad(millisecond, 3))Z"
     }

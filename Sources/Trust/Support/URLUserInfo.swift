@@ -30,8 +30,10 @@ package enum URLUserInfo {
     /// Free text (a message quoting URLs) with the user-info of every `scheme://USERINFO@host` in it replaced by
     /// `***`. An authority ends at `/`, `?`, `#`, a quote or white space.
     package static func redactingUserInfo(inText text: String) -> String {
-        let ends: Set<UInt8> = [UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
-                                UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
+        let ends: Set<UInt8> = [
+            UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"), UInt8(ascii: "\""), UInt8(ascii: "'"),
+            UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"),
+        ]
         var bytes = Array(text.utf8)
         var searchFrom = 0
         while let separator = bytes[searchFrom...].firstRange(of: Array("://".utf8)) {

@@ -3,11 +3,11 @@ import NIOConcurrencyHelpers
 import Trust
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// User-and-password credentials by protection space (host, port, scheme, realm, method, proxy or
@@ -173,7 +173,9 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
     /// Spaces and users only — never a password.
     public var description: String {
         let entries = state.withLockedValue { state in
-            state.credentials.flatMap { key, list in list.map { "\($0.user)@\(key.scheme)://\(key.host):\(key.port) \(key.method)" + (key.realm.map { " \"\($0)\"" } ?? "") } }
+            state.credentials.flatMap { key, list in
+                list.map { "\($0.user)@\(key.scheme)://\(key.host):\(key.port) \(key.method)" + (key.realm.map { " \"\($0)\"" } ?? "") }
+            }
         }
         return "CredentialStore(\(entries.sorted().joined(separator: ", ")))"
     }
@@ -226,7 +228,9 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         state.withLockedValue { state in
             for entry in contents.credentials {
                 guard AuthenticationMethod(rawValue: entry.method) != nil else { continue }
-                let key = Key(host: entry.host.lowercased(), port: entry.port, scheme: entry.scheme.lowercased(), realm: entry.realm, method: entry.method, proxy: entry.proxy)
+                let key = Key(
+                    host: entry.host.lowercased(), port: entry.port, scheme: entry.scheme.lowercased(), realm: entry.realm, method: entry.method,
+                    proxy: entry.proxy)
                 state.credentials[key, default: []].removeAll { $0.user == entry.user }
                 state.credentials[key, default: []].append(Stored(user: entry.user, password: entry.password, persistence: .permanent))
                 if entry.default { state.defaults[key] = entry.user }
@@ -252,8 +256,9 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         let entries = state.withLockedValue { state in
             state.credentials.flatMap { key, list in
                 list.filter { $0.persistence == .permanent }.map {
-                    FileEntry(host: key.host, port: key.port, scheme: key.scheme, realm: key.realm, method: key.method, proxy: key.proxy,
-                              user: $0.user, password: $0.password, default: state.defaults[key] == $0.user)
+                    FileEntry(
+                        host: key.host, port: key.port, scheme: key.scheme, realm: key.realm, method: key.method, proxy: key.proxy,
+                        user: $0.user, password: $0.password, default: state.defaults[key] == $0.user)
                 }
             }
         }.sorted { ($0.host, $0.port, $0.user) < ($1.host, $1.port, $1.user) }
@@ -303,7 +308,8 @@ public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvert
         switch self {
         case .unreadable(let path): return "cannot read the credentials file \(path)"
         case .malformed(let path, let reason): return "the credentials file \(path) is malformed: \(reason)"
-        case .insecurePermissions(let path, let mode): return "the credentials file \(path) has mode \(String(mode, radix: 8)); it must not be accessible to others (chmod 600)"
+        case .insecurePermissions(let path, let mode):
+            return "the credentials file \(path) has mode \(String(mode, radix: 8)); it must not be accessible to others (chmod 600)"
         case .cannotWrite(let path, let reason): return "cannot write the credentials file \(path): \(reason)"
         case .notAUserCredential: return "only user-and-password credentials can be stored"
         }

@@ -23,8 +23,10 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     ///   - body: the request body, hashed for `auth-int`.
     ///   - nonceCount: how many requests (this one included) used this nonce.
     ///   - clientNonce: a fresh random value (tests pass fixed ones).
-    public init(challenge: DigestChallenge, user: String, password: String, method: String, uri: String, body: [UInt8] = [],
-                nonceCount: UInt32, clientNonce: String = DigestAuthorization.makeClientNonce()) {
+    public init(
+        challenge: DigestChallenge, user: String, password: String, method: String, uri: String, body: [UInt8] = [],
+        nonceCount: UInt32, clientNonce: String = DigestAuthorization.makeClientNonce()
+    ) {
         self.challenge = challenge
         self.nonceCount = nonceCount
         self.clientNonce = clientNonce
@@ -47,6 +49,17 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
         } else {
             response = algorithm.hexDigest("\(a1):\(challenge.nonce):\(hashedA2)")  // RFC 2069
         }
+        self.fieldValue = Self.fieldValue(
+            challenge: challenge, user: user, uri: uri, qop: qop, nonceCount: nc, clientNonce: clientNonce, response: response)
+    }
+
+    /// The `Authorization` field's value (RFC 7616 §3.4): the user name hashed (`userhash`), in RFC 8187's
+    /// extended notation when it is not plain ASCII, or quoted.
+    private static func fieldValue(
+        challenge: DigestChallenge, user: String, uri: String, qop: DigestChallenge.QualityOfProtection?, nonceCount nc: String,
+        clientNonce: String, response: String
+    ) -> String {
+        let algorithm = challenge.algorithm
         var fields: [String] = []
         if challenge.userhash {
             fields.append("username=\"\(algorithm.hexDigest("\(user):\(challenge.realm)"))\"")
@@ -67,7 +80,7 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
         fields.append("response=\"\(response)\"")
         if let opaque = challenge.opaque { fields.append("opaque=\(AuthenticationHeaderParser.quoted(opaque))") }
         if challenge.userhash { fields.append("userhash=true") }
-        self.fieldValue = "Digest " + fields.joined(separator: ", ")
+        return "Digest " + fields.joined(separator: ", ")
     }
 
     /// Whether the server's `rspauth` (in `Authentication-Info`) proves it knows the password:
@@ -76,7 +89,8 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     public func verifiesServerResponse(_ rspauth: String) -> Bool? {
         guard let qop = qualityOfProtection, qop == .auth else { return nil }
         let algorithm = challenge.algorithm
-        let expected = algorithm.hexDigest("\(hashedA1):\(challenge.nonce):\(Self.formatNonceCount(nonceCount)):\(clientNonce):\(qop.rawValue):\(algorithm.hexDigest(":\(uri)"))")
+        let expected = algorithm.hexDigest(
+            "\(hashedA1):\(challenge.nonce):\(Self.formatNonceCount(nonceCount)):\(clientNonce):\(qop.rawValue):\(algorithm.hexDigest(":\(uri)"))")
         let given = Array(rspauth.utf8).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
         return expected.utf8.count == given.count && zip(expected.utf8, given).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Trust
+
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
 public struct DigestChallenge: Sendable, Hashable {
     /// A Digest quality of protection (`qop`) value.

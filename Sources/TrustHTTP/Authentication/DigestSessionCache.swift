@@ -29,15 +29,18 @@ final class DigestSessionCache: Sendable {
             guard var entry = entries[key], entry.nonceCount < UInt32.max, accept(entry) else { return nil }
             entry.nonceCount += 1
             entries[key] = entry
-            let answer = DigestAuthorization(challenge: entry.challenge, user: entry.user, password: entry.password, method: method, uri: uri,
-                                             body: entry.challenge.chosenQualityOfProtection == .authInt ? body() : [], nonceCount: entry.nonceCount)
+            let answer = DigestAuthorization(
+                challenge: entry.challenge, user: entry.user, password: entry.password, method: method, uri: uri,
+                body: entry.challenge.chosenQualityOfProtection == .authInt ? body() : [], nonceCount: entry.nonceCount)
             return (answer, entry)
         }
     }
 
     /// Records a Digest exchange that succeeded (with `nextNonce` from `Authentication-Info`, if any).
-    func succeeded(_ key: String, authorization: DigestAuthorization, user: String, password: String, space: ProtectionSpace,
-                   persistence: CredentialPersistence, nextNonce: String?) {
+    func succeeded(
+        _ key: String, authorization: DigestAuthorization, user: String, password: String, space: ProtectionSpace,
+        persistence: CredentialPersistence, nextNonce: String?
+    ) {
         var challenge = authorization.challenge
         var count = authorization.nonceCount
         if let nextNonce, !nextNonce.isEmpty, nextNonce != challenge.nonce {

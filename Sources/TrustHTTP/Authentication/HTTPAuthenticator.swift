@@ -78,7 +78,10 @@ struct HTTPAuthenticator {
 
     static let maximumFailureResponseBytes = 1 << 20
 
-    init(request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?, digestSessions: DigestSessionCache) {
+    init(
+        request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?,
+        digestSessions: DigestSessionCache
+    ) {
         self.configuration = Settings(configuration)
         self.router = router
         self.taskHandler = request.challengeHandler
@@ -106,7 +109,8 @@ struct HTTPAuthenticator {
             accept: { entry in
                 guard !(request.bodySource?.isStreamed == true && entry.challenge.chosenQualityOfProtection == .authInt) else { return false }
                 return ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none)
-            }) {
+            })
+        {
             request.setHeader("Authorization", answer.fieldValue)
             self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
         } else if preemptive, origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind,
@@ -126,7 +130,8 @@ struct HTTPAuthenticator {
         if let attempt = proxy, response.statusCode != 407 {
             proxy = nil
             if attempt.persistence != .none, attempt.space.realm != nil {
-                try? configuration.credentialStore?.set(Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
+                try? configuration.credentialStore?.set(
+                    Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
             }
         }
         guard let attempt = origin, let requestOrigin = Origin(request.url) else { return }
@@ -137,11 +142,13 @@ struct HTTPAuthenticator {
             if let rspauth = parameter("rspauth"), digest.verifiesServerResponse(rspauth) == false {
                 throw SessionError(.badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
             }
-            digestSessions.succeeded(DigestSessionCache.key(requestOrigin), authorization: digest, user: attempt.user, password: attempt.password,
-                                     space: attempt.space, persistence: attempt.persistence, nextNonce: parameter("nextnonce"))
+            digestSessions.succeeded(
+                DigestSessionCache.key(requestOrigin), authorization: digest, user: attempt.user, password: attempt.password,
+                space: attempt.space, persistence: attempt.persistence, nextNonce: parameter("nextnonce"))
         }
         if attempt.persistence != .none, attempt.space.realm != nil {
-            try? configuration.credentialStore?.set(Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
+            try? configuration.credentialStore?.set(
+                Credential(user: attempt.user, password: attempt.password, persistence: attempt.persistence), for: attempt.space)
         }
     }
 
@@ -167,9 +174,10 @@ struct HTTPAuthenticator {
         if let staleRetry = settlePreviousAttempt(offers: offers, request: request, isProxy: isProxy, challengeOrigin: challengeOrigin) {
             return .retry(staleRetry)
         }
-        let context = AnswerContext(request: request, failure: failure, isProxy: isProxy, challengeOrigin: challengeOrigin,
-                                    clearTextAllowed: challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP,
-                                    configuredProxyCredential: Self.userCredential(of: proxyConfiguration), remaining: remaining)
+        let context = AnswerContext(
+            request: request, failure: failure, isProxy: isProxy, challengeOrigin: challengeOrigin,
+            clearTextAllowed: challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP,
+            configuredProxyCredential: Self.userCredential(of: proxyConfiguration), remaining: remaining)
         // A CONNECT carries no body.
         let streamsBody = request.bodySource?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
         let refused = Self.strikeUnanswerable(&offers, context, streamsBody: streamsBody)
@@ -194,8 +202,10 @@ struct HTTPAuthenticator {
     }
 
     /// Strikes out the offers this request may not answer, and says which kinds were struck.
-    private static func strikeUnanswerable(_ offers: inout [OfferedAuthentication], _ context: AnswerContext,
-                                           streamsBody: Bool) -> (clearText: Bool, authInt: Bool) {
+    private static func strikeUnanswerable(
+        _ offers: inout [OfferedAuthentication], _ context: AnswerContext,
+        streamsBody: Bool
+    ) -> (clearText: Bool, authInt: Bool) {
         // Basic over plain http sends the password in clear text: not unless allowed. A credential
         // configured for the proxy itself was given to be sent to it — that one only.
         var refusedClearText = false
@@ -212,9 +222,10 @@ struct HTTPAuthenticator {
 
     /// Why a request whose body streams cannot answer Digest with `qop=auth-int` (RFC 7616 §3.4.3).
     private static func authIntRefusal(_ challengeOrigin: Origin, url: URL) -> SessionError {
-        SessionError(.userAuthenticationRequired,
-                     "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
-                     url: url)
+        SessionError(
+            .userAuthenticationRequired,
+            "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
+            url: url)
     }
 
     /// The previous answer, refused — unless its Digest nonce had only gone stale: then the request to
@@ -260,13 +271,15 @@ struct HTTPAuthenticator {
     /// final response, or an error.
     private mutating func answer(_ offer: OfferedAuthentication, _ context: AnswerContext) async throws -> Step {
         let (request, origin, isProxy) = (context.request, context.challengeOrigin, context.isProxy)
-        let space = ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, realm: offer.realm,
-                                    authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
+        let space = ProtectionSpace(
+            host: origin.host, port: origin.port, scheme: origin.scheme, realm: offer.realm,
+            authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
         let failureCount = ledger.failureCount(in: space)
         guard failureCount <= configuration.maximumAuthenticationFailures else { return .outcome(.final(StreamingResponse(context.failure))) }
         let proposed = proposedCredential(for: space, origin: origin, isProxy: isProxy)
-        let challenge = AuthenticationChallenge(protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
-                                                failureResponse: context.failure, httpChallenge: offer.challenge)
+        let challenge = AuthenticationChallenge(
+            protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
+            failureResponse: context.failure, httpChallenge: offer.challenge)
         guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: context.remaining) else {
             throw SessionError(.timedOut, "the \(space) challenge was not answered", url: request.url)
         }
@@ -289,8 +302,10 @@ struct HTTPAuthenticator {
     /// The user and password of `credential`, if they may be sent in answer to `offer`: a user
     /// credential, without control characters, and not Basic over plain http unless allowed or the
     /// one configured for the proxy.
-    private static func sendableUser(_ credential: Credential, for offer: OfferedAuthentication, in space: ProtectionSpace,
-                                     _ context: AnswerContext) throws -> (String, String) {
+    private static func sendableUser(
+        _ credential: Credential, for offer: OfferedAuthentication, in space: ProtectionSpace,
+        _ context: AnswerContext
+    ) throws -> (String, String) {
         let url = context.request.url
         guard case .user(let user, let password) = credential.kind else {
             throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: url)
@@ -299,9 +314,10 @@ struct HTTPAuthenticator {
             throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: url)
         }
         if offer.scheme == .basic && !context.clearTextAllowed && !(context.configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
-            throw SessionError(.userAuthenticationRequired,
-                               "\(context.challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
-                               url: url)
+            throw SessionError(
+                .userAuthenticationRequired,
+                "\(context.challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
+                url: url)
         }
         return (user, password)
     }
@@ -323,16 +339,20 @@ struct HTTPAuthenticator {
     /// credential could have been sent.
     private func explainUnanswered(_ challenges: [HTTPChallenge], refusedClearText: Bool, isProxy: Bool, challengeOrigin: Origin, url: URL) throws {
         guard refusedClearText else { return }
-        let couldAnswer = taskHandler != nil || sessionHandler != nil || (!isProxy && challengeOrigin == originalOrigin && requestCredential != nil)
+        let couldAnswer =
+            taskHandler != nil || sessionHandler != nil || (!isProxy && challengeOrigin == originalOrigin && requestCredential != nil)
             || challenges.contains { challenge in
-                challenge.schemeName == "basic" && proposedCredential(for: ProtectionSpace(
-                    host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: challenge.realm,
-                    authenticationMethod: .httpBasic, isProxy: isProxy), origin: challengeOrigin, isProxy: isProxy) != nil
+                challenge.schemeName == "basic"
+                    && proposedCredential(
+                        for: ProtectionSpace(
+                            host: challengeOrigin.host, port: challengeOrigin.port, scheme: challengeOrigin.scheme, realm: challenge.realm,
+                            authenticationMethod: .httpBasic, isProxy: isProxy), origin: challengeOrigin, isProxy: isProxy) != nil
             }
         if couldAnswer {
-            throw SessionError(.userAuthenticationRequired,
-                               "\(challengeOrigin) asks for Basic authentication over plain http: the password would travel in clear text (allow it with allowsCredentialsOverHTTP)",
-                               url: url)
+            throw SessionError(
+                .userAuthenticationRequired,
+                "\(challengeOrigin) asks for Basic authentication over plain http: the password would travel in clear text (allow it with allowsCredentialsOverHTTP)",
+                url: url)
         }
     }
 
@@ -349,8 +369,9 @@ struct HTTPAuthenticator {
                 uri = origin.description + uri
             }
         }
-        let digest = DigestAuthorization(challenge: digestChallenge, user: attempt.user, password: attempt.password, method: method,
-                                         uri: uri, body: isProxy && method == "CONNECT" ? [] : request.body.map(Array.init) ?? [], nonceCount: 1)
+        let digest = DigestAuthorization(
+            challenge: digestChallenge, user: attempt.user, password: attempt.password, method: method,
+            uri: uri, body: isProxy && method == "CONNECT" ? [] : request.body.map(Array.init) ?? [], nonceCount: 1)
         var next = request
         next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", digest.fieldValue)
         var updated = attempt

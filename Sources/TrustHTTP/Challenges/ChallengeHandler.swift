@@ -67,7 +67,9 @@ enum ChallengeChain {
     /// answer other than `.performDefaultHandling` (or that), or `nil` if the handlers did not answer
     /// within `timeout`. The timeout is one deadline for the whole chain: a session-level handler has
     /// what the task-level one left of it, so a challenge never waits longer than `timeout`.
-    static func ask(task: (any ChallengeHandler)?, session: (any ChallengeHandler)?, _ challenge: AuthenticationChallenge, timeout: Duration) async -> ChallengeDisposition? {
+    static func ask(task: (any ChallengeHandler)?, session: (any ChallengeHandler)?, _ challenge: AuthenticationChallenge, timeout: Duration) async
+        -> ChallengeDisposition?
+    {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var disposition = ChallengeDisposition.performDefaultHandling

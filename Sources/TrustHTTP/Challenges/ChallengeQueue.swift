@@ -23,7 +23,10 @@ final class ChallengeQueue: Sendable {
 
     /// Leaves `job` for the request's task; abandons it at once when the request no longer answers.
     func post(_ job: Job) {
-        enum Delivery { case waiter(CheckedContinuation<Job?, Never>), queued, closed }
+        enum Delivery {
+            case waiter(CheckedContinuation<Job?, Never>)
+            case queued, closed
+        }
         let delivery = state.withLockedValue { state -> Delivery in
             guard case .open(var pending, let waiter) = state else { return .closed }
             if let waiter {
@@ -55,7 +58,10 @@ final class ChallengeQueue: Sendable {
     private func next() async -> Job? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Job?, Never>) in
-                enum Next { case job(Job), none, wait }
+                enum Next {
+                    case job(Job)
+                    case none, wait
+                }
                 let next = state.withLockedValue { state -> Next in
                     guard case .open(var pending, _) = state else { return .none }
                     if pending.isEmpty {
@@ -85,6 +91,6 @@ final class ChallengeQueue: Sendable {
             return (pending, waiter)
         }
         waiter?.resume(returning: nil)
-        pending.forEach { $0.abandon() }
+        for challenge in pending { challenge.abandon() }
     }
 }

@@ -34,7 +34,10 @@ final class ClientCertificateChallenge: Sendable {
     let defaultIdentity: ClientIdentity?
     let handlerTimeout: Duration
 
-    init(origin: Origin, taskHandler: (any ChallengeHandler)?, sessionHandler: (any ChallengeHandler)?, defaultIdentity: ClientIdentity?, handlerTimeout: Duration) {
+    init(
+        origin: Origin, taskHandler: (any ChallengeHandler)?, sessionHandler: (any ChallengeHandler)?, defaultIdentity: ClientIdentity?,
+        handlerTimeout: Duration
+    ) {
         self.origin = origin
         self.taskHandler = taskHandler
         self.sessionHandler = sessionHandler

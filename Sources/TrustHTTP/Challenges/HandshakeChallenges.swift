@@ -78,20 +78,24 @@ final class HandshakeChallenges: Sendable {
         let evaluation = self.evaluation
         var verifier: ServerTrustVerifier
         if asksHandlers {
-            verifier = ServerTrustVerifier(known: nil, handOff: { [weak self] trust, answer in
-                guard let self else { return answer(Self.abandoned(trust)) }
-                self.queue.post(ChallengeQueue.Job(run: { answer(await self.challenge(trust)) }, abandon: { answer(Self.abandoned(trust)) }))
-            })
+            verifier = ServerTrustVerifier(
+                known: nil,
+                handOff: { [weak self] trust, answer in
+                    guard let self else { return answer(Self.abandoned(trust)) }
+                    self.queue.post(ChallengeQueue.Job(run: { answer(await self.challenge(trust)) }, abandon: { answer(Self.abandoned(trust)) }))
+                })
         } else {
-            verifier = ServerTrustVerifier(known: { trust in
-                guard let measured = evaluation.decisionWithoutSuspending(trust) else { return nil }
-                evaluation.record(measured.decision, measured: measured)
-                return measured.decision
-            }, decide: { trust in
-                let measured = await evaluation.evaluate(trust, afterImmediate: true)
-                evaluation.record(measured.decision, measured: measured)
-                return measured.decision
-            })
+            verifier = ServerTrustVerifier(
+                known: { trust in
+                    guard let measured = evaluation.decisionWithoutSuspending(trust) else { return nil }
+                    evaluation.record(measured.decision, measured: measured)
+                    return measured.decision
+                },
+                decide: { trust in
+                    let measured = await evaluation.evaluate(trust, afterImmediate: true)
+                    evaluation.record(measured.decision, measured: measured)
+                    return measured.decision
+                })
         }
         verifier.keepsValidatedChain = false
         return verifier
@@ -136,9 +140,14 @@ final class HandshakeChallenges: Sendable {
                 Task { await answer() }
                 return
             }
-            queue.post(ChallengeQueue.Job(run: answer, abandon: {
-                promise.fail(ClientCertificateChallenge.Refused(description: "the request that made this connection ended before its client-certificate challenge"))
-            }))
+            queue.post(
+                ChallengeQueue.Job(
+                    run: answer,
+                    abandon: {
+                        promise.fail(
+                            ClientCertificateChallenge.Refused(
+                                description: "the request that made this connection ended before its client-certificate challenge"))
+                    }))
         }
     }
 
@@ -178,7 +187,9 @@ final class HandshakeChallenges: Sendable {
         case .cancelled?:
             return SessionError(.cancelled, "the client-certificate challenge for \(origin) was cancelled", url: url, underlying: text)
         case .invalidAnswer?:
-            return SessionError(.clientCertificateRejected, "the challenge handler's answer to the client-certificate challenge was not an identity", url: url, underlying: text)
+            return SessionError(
+                .clientCertificateRejected, "the challenge handler's answer to the client-certificate challenge was not an identity", url: url, underlying: text
+            )
         case .handlerTimedOut?:
             return SessionError(.timedOut, "the client-certificate challenge for \(origin) was not answered", url: url, underlying: text)
         case .sent?, .sentNone?, nil:
@@ -192,7 +203,8 @@ final class HandshakeChallenges: Sendable {
         guard let alert = reading.clientCertificateRefusal else { return nil }
         switch outcome {
         case .sent?:
-            return SessionError(.clientCertificateRejected, "\(origin) refused the client certificate (TLS alert: \(alert.meaning))", url: url, underlying: text)
+            return SessionError(
+                .clientCertificateRejected, "\(origin) refused the client certificate (TLS alert: \(alert.meaning))", url: url, underlying: text)
         case .sentNone?:
             return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
         default:
@@ -200,7 +212,10 @@ final class HandshakeChallenges: Sendable {
             // refused after the server's own certificate was accepted is, in practice, a missing client
             // certificate.
             return reading.handshakeFailureAlert
-                ? SessionError(.clientCertificateRequired, "\(origin) refused the handshake after its certificate was accepted; it probably requires a client certificate (none is configured)", url: url, underlying: text)
+                ? SessionError(
+                    .clientCertificateRequired,
+                    "\(origin) refused the handshake after its certificate was accepted; it probably requires a client certificate (none is configured)",
+                    url: url, underlying: text)
                 : nil
         }
     }

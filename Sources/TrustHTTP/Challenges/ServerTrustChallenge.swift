@@ -45,7 +45,8 @@ struct ServerTrustChallenge: Sendable {
             protectionSpace: ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, authenticationMethod: .serverTrust),
             serverTrust: trust, defaultEvaluation: { await evaluation.evaluate(trust, afterImmediate: false).decision })
         guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: handlerTimeout) else {
-            return Task.isCancelled ? refusal(trust, .requestCancelled, "the request was cancelled during its server-trust challenge")
+            return Task.isCancelled
+                ? refusal(trust, .requestCancelled, "the request was cancelled during its server-trust challenge")
                 : refusal(trust, .handlerTimedOut, "the challenge handler did not answer within \(handlerTimeout)")
         }
         switch disposition {
@@ -77,6 +78,8 @@ struct ServerTrustChallenge: Sendable {
 
     /// A refusal by the challenge itself (no usable answer): no evaluation ran.
     private func refusal(_ trust: ServerTrust, _ outcome: Outcome, _ why: String) -> Answer {
-        Answer(decision: .refused([.refusedByApplication(why)], trust: trust, policy: .challengeHandler(acceptedWithCredential: false)), outcome: outcome, measured: nil)
+        Answer(
+            decision: .refused([.refusedByApplication(why)], trust: trust, policy: .challengeHandler(acceptedWithCredential: false)), outcome: outcome,
+            measured: nil)
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOHTTP2
+import NIOHTTPCompression
 import Trust
 import TrustNIO
 
@@ -28,9 +28,11 @@ final class Connection: Sendable {
     /// Set up in each HTTP/2 stream (the HTTP/1.1 pipeline has it already).
     private let decompression: ResponseDecompression
 
-    init(channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, serverTrust: TrustDecision?, shareable: Bool, tlsVersion: String?,
-         errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
-         decompression: ResponseDecompression = .disabled) {
+    init(
+        channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, serverTrust: TrustDecision?, shareable: Bool, tlsVersion: String?,
+        errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
+        decompression: ResponseDecompression = .disabled
+    ) {
         self.decompression = decompression
         self.usesAbsoluteForm = usesAbsoluteForm
         self.errors = errors

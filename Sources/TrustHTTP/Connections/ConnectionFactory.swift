@@ -33,13 +33,13 @@ struct ConnectionFactory: Sendable {
         // hostile peer that never answers must not hold a connection — or a deadline — open.
         tls.shutdownTimeout = .milliseconds(100)
         self.tlsConfiguration = tls
-        self.sslContext = try Self.makeContext( tls)
+        self.sslContext = try Self.makeContext(tls)
         if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
             ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == .tls13 })
         {
             var tls13 = tls
             tls13.minimumTLSVersion = .tlsv13
-            self.tls13Context = try Self.makeContext( tls13)
+            self.tls13Context = try Self.makeContext(tls13)
         } else {
             self.tls13Context = nil
         }
@@ -116,7 +116,8 @@ struct ConnectionFactory: Sendable {
     ) -> Connection {
         Connection(
             channel: channel, multiplexer: negotiated.multiplexer, serverTrust: specification.handshake?.record.decision,
-            shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, errors: attempt.errorLog, usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
+            shareable: specification.shareable, tlsVersion: negotiated.tlsVersion, errors: attempt.errorLog,
+            usesAbsoluteForm: specification.proxy != nil && !specification.origin.isSecure,
             decompression: negotiated.decompression)
     }
 
@@ -173,7 +174,8 @@ struct ConnectionFactory: Sendable {
 
     /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
     /// handshake and HTTP to be set up; a failure is mapped to its ``SessionError`` here, once.
-    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol {
+    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol
+    {
         let timer = channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(specification.timeout.nanoseconds)) {
             attempt.handshake.fail(HandshakeTimeout())
             channel.close(promise: nil)
@@ -198,7 +200,8 @@ struct ConnectionFactory: Sendable {
         if error is ProxyRefusal { return error }
         if let exceeded = error as? ResponseLimitExceeded { return SessionError(exceeded.limit, url: url) }
         if let explained = specification.handshake?.error(after: "\(error)") { return explained }
-        var failure = error is HandshakeTimeout
+        var failure =
+            error is HandshakeTimeout
             ? SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
             : SessionError(handshake: error, origin: origin, url: url)
         if specification.requiresTLS13 && failure.code == .secureConnectionFailed {
@@ -221,7 +224,8 @@ struct ConnectionFactory: Sendable {
         }
         // A host that cannot be a peer name is refused when the TLS handler is made, which NIO reports
         // per connection attempt: the name's own reason is the error, not "could not connect".
-        let nameError = (error as? PeerNameError)
+        let nameError =
+            (error as? PeerNameError)
             ?? (error as? NIOConnectionError)?.connectionErrors.lazy.compactMap { $0.error as? PeerNameError }.first
         if let nameError {
             return SessionError(.badURL, "the host name is not valid: \(nameError)", url: url)

@@ -68,8 +68,10 @@ final class HTTPExchange: Sendable {
 
     /// An exchange whose channel is bound later, on `eventLoop` (``bind(_:)``): an HTTP/2 stream opened
     /// in the same event-loop turn as the request is written.
-    init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, eventLoop: any EventLoop, url: URL? = nil, readTimeout: Duration? = nil,
-         limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil) {
+    init(
+        head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, eventLoop: any EventLoop, url: URL? = nil, readTimeout: Duration? = nil,
+        limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
+    ) {
         self.head = head
         self.uploadProgress = uploadProgress
         self.body = body
@@ -92,10 +94,13 @@ final class HTTPExchange: Sendable {
     }
 
     /// An exchange on `channel`, bound at once.
-    convenience init(head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, channel: any Channel, url: URL? = nil,
-                     readTimeout: Duration? = nil, limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil) {
-        self.init(head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: readTimeout, limits: limits,
-                  uploadProgress: uploadProgress)
+    convenience init(
+        head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, channel: any Channel, url: URL? = nil,
+        readTimeout: Duration? = nil, limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
+    ) {
+        self.init(
+            head: head, body: body, continueTimeout: continueTimeout, eventLoop: channel.eventLoop, url: url, readTimeout: readTimeout, limits: limits,
+            uploadProgress: uploadProgress)
         _ = bind(channel)
     }
 

@@ -58,11 +58,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // after `wait` — a client must not wait for it indefinitely (RFC 9110 §10.1.1).
             context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            sending = .waitingForContinue(context.eventLoop.scheduleTask(in: .nanoseconds(wait.nanoseconds)) {
-                let (handler, context) = loopBound.value
-                guard handler.current === exchange, case .waitingForContinue = handler.sending else { return }
-                handler.sendBody(of: exchange, context: context, promise: nil)
-            })
+            sending = .waitingForContinue(
+                context.eventLoop.scheduleTask(in: .nanoseconds(wait.nanoseconds)) {
+                    let (handler, context) = loopBound.value
+                    guard handler.current === exchange, case .waitingForContinue = handler.sending else { return }
+                    handler.sendBody(of: exchange, context: context, promise: nil)
+                })
         } else if case .stream = exchange.body {
             context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
             sendBody(of: exchange, context: context, promise: nil)
@@ -113,7 +114,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// throws, or yields other than its declared `length`, fails the exchange: the request cannot be
     /// completed, and the connection closes (a peer must never read the wrong bytes as the body,
     /// RFC 9112 §6.3).
-    private func streamBody(_ writeAll: @escaping RequestBody.Writer, length: Int?, of exchange: HTTPExchange, context: ChannelHandlerContext) -> Task<Void, Never> {
+    private func streamBody(_ writeAll: @escaping RequestBody.Writer, length: Int?, of exchange: HTTPExchange, context: ChannelHandlerContext) -> Task<
+        Void, Never
+    > {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let window = UploadWindow()
@@ -124,7 +127,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 try await writeAll { chunk in
                     sent += chunk.readableBytes
                     if let length, sent > length {
-                        throw SessionError(.requestBodyStreamExhausted, "the request body yielded more than its declared length of \(length) bytes", url: exchange.url)
+                        throw SessionError(
+                            .requestBodyStreamExhausted, "the request body yielded more than its declared length of \(length) bytes", url: exchange.url)
                     }
                     try await window.reserve(chunk.readableBytes) { exchange.recordUpload { $0.waitingForConnection() } }
                     eventLoop.execute {
@@ -185,7 +189,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func bodyFailed(_ error: any Error, of exchange: HTTPExchange, context: ChannelHandlerContext) {
         guard current === exchange, case .streaming = sending, !(error is BodyWriteFailed), !(error is BodyNoLongerWanted) else { return }
-        let failure = error as? SessionError
+        let failure =
+            error as? SessionError
             ?? SessionError(.requestBodyStreamExhausted, "the request body failed: \(error)", url: exchange.url, underlyingError: error)
         fail(failure, context: context)
     }
@@ -374,7 +379,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 handler.scheduleIdleCheck(context: context, exchange: exchange, in: .nanoseconds(next.nanoseconds))
                 return
             }
-            handler.fail(SessionError(.timedOut, exchange.timeoutMessage("no data from the server for \(readTimeout) (read timeout)"), url: exchange.url), context: context)
+            handler.fail(
+                SessionError(.timedOut, exchange.timeoutMessage("no data from the server for \(readTimeout) (read timeout)"), url: exchange.url),
+                context: context)
         }
     }
 }

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
-import NIOHTTPCompression
 import NIOHTTP2
+import NIOHTTPCompression
 import NIOSSL
 import NIOTLS
 import TrustNIO
@@ -25,7 +25,8 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
 
     private let decompression: ResponseDecompression
 
-    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, decompression: ResponseDecompression = .disabled, errorLog: ConnectionErrorLog?) {
+    init(promise: EventLoopPromise<NegotiatedProtocol>, limits: ResponseLimits, decompression: ResponseDecompression = .disabled, errorLog: ConnectionErrorLog?)
+    {
         self.decompression = decompression
         self.promise = promise
         self.limits = limits

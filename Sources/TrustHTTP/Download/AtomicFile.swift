@@ -1,11 +1,12 @@
 import Foundation
 import Trust
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed file operation, with the OS's reason (`errno`).
@@ -32,9 +33,9 @@ package enum FileDescriptorOutput {
         var remaining = bytes.count
         while remaining > 0 {
             #if canImport(Darwin)
-            let written = Darwin.write(descriptor, pointer, remaining)
+                let written = Darwin.write(descriptor, pointer, remaining)
             #else
-            let written = Glibc.write(descriptor, pointer, remaining)
+                let written = Glibc.write(descriptor, pointer, remaining)
             #endif
             if written < 0 {
                 let error = errno
@@ -67,9 +68,9 @@ package enum FileDescriptorOutput {
     /// Closes `descriptor` (close(2)'s result: it reports deferred write errors — NFS, quotas).
     package static func close(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
-        Darwin.close(descriptor)
+            Darwin.close(descriptor)
         #else
-        Glibc.close(descriptor)
+            Glibc.close(descriptor)
         #endif
     }
 }

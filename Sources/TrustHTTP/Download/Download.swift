@@ -96,7 +96,8 @@ extension StreamingResponse {
             file.discard()
             throw error
         }
-        return Response(url: url, statusCode: statusCode, headers: headers, body: Data(), httpVersion: httpVersion, redirects: redirects,
-                        tlsVersion: tlsVersion, serverTrust: serverTrust)
+        return Response(
+            url: url, statusCode: statusCode, headers: headers, body: Data(), httpVersion: httpVersion, redirects: redirects,
+            tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }

@@ -63,8 +63,9 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         if let user = url.user(percentEncoded: false) {
             fromURL = Credential(user: user, password: url.password(percentEncoded: false) ?? "", persistence: .none)
         }
-        self.init(host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port ?? 1080,
-                  credential: credential ?? fromURL, noProxy: noProxy)
+        self.init(
+            host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port ?? 1080,
+            credential: credential ?? fromURL, noProxy: noProxy)
     }
 
     /// The usable proxies the environment names, read as ``ProxyEnvironment`` reads them (`http_proxy` —
@@ -72,7 +73,9 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// either, `no_proxy`/`NO_PROXY`). A setting that cannot be used (`socks5://`, `https://`…) gives nil here:
     /// a caller must not take that for "no proxy" and go direct. ``ProxyEnvironment/init(variables:)`` reports
     /// it, and a session with ``SessionConfiguration/usesEnvironmentProxies`` fails the requests it applies to.
-    public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> (http: ProxyConfiguration?, https: ProxyConfiguration?) {
+    public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> (
+        http: ProxyConfiguration?, https: ProxyConfiguration?
+    ) {
         let environment = ProxyEnvironment(variables: variables)
         func usable(_ setting: ProxyEnvironment.Setting?) -> ProxyConfiguration? {
             guard case .proxy(var proxy) = setting else { return nil }

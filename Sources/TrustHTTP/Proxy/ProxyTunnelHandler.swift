@@ -30,8 +30,10 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var scanned = 0
     private var done = false
 
-    init(authority: String, proxyAuthorization: String?, maximumHeadSize: Int,
-         established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void) {
+    init(
+        authority: String, proxyAuthorization: String?, maximumHeadSize: Int,
+        established: @escaping (ChannelHandlerContext) throws -> Void, failed: @escaping (any Error) -> Void
+    ) {
         self.maximumHeadSize = maximumHeadSize
         self.authority = authority
         self.proxyAuthorization = proxyAuthorization
@@ -76,7 +78,9 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let end = Self.headEnd(bytes, from: scanned) else {
             scanned = max(0, bytes.count - 3)
             if buffer.readableBytes > maximumHeadSize {
-                fail(context: context, ResponseLimitExceeded(limit: ResponseLimit(.headSize, observed: buffer.readableBytes, limit: maximumHeadSize, fromProxy: true)))
+                fail(
+                    context: context,
+                    ResponseLimitExceeded(limit: ResponseLimit(.headSize, observed: buffer.readableBytes, limit: maximumHeadSize, fromProxy: true)))
             }
             return
         }

@@ -48,7 +48,8 @@ public struct CertificateProfileRule: PathRule {
             if leaf.hasEmptySubject && !critical {
                 reasons.append(.malformedCertificate(subject: path.leaf.displayName, detail: "the subject is empty but the subjectAltName is not critical"))
             } else if !leaf.hasEmptySubject && critical {
-                reasons.append(.malformedCertificate(subject: path.leaf.displayName, detail: "the subjectAltName is critical although the subject is not empty"))
+                reasons.append(
+                    .malformedCertificate(subject: path.leaf.displayName, detail: "the subjectAltName is critical although the subject is not empty"))
             }
         }
         return reasons

@@ -20,7 +20,8 @@ struct CertificateTransparencyRule: PathRule {
         guard let list = policy.logList else { return "Certificate Transparency is not checked: no CT log list is configured" }
         if let published = list.timestamp, time.timeIntervalSince(published) > policy.maximumLogListAge {
             let days = Int(time.timeIntervalSince(published) / 86_400)
-            return "Certificate Transparency is not enforced: the CT log list was published \(RFC3339.string(published)), \(days) days before the evaluation time (more than \(Int(policy.maximumLogListAge / 86_400)) days: an old list would refuse certificates from newer logs)"
+            return
+                "Certificate Transparency is not enforced: the CT log list was published \(RFC3339.string(published)), \(days) days before the evaluation time (more than \(Int(policy.maximumLogListAge / 86_400)) days: an old list would refuse certificates from newer logs)"
         }
         return nil
     }
@@ -44,7 +45,8 @@ struct CertificateTransparencyRule: PathRule {
         guard policy.mode == .reportOnly else { return observation }
         let report = CertificateTransparencyReport.check(leaf: path.leaf, issuer: path.certificates[1], policy: policy, at: context.evaluationTime)
         if !report.meetsPolicy {
-            observation.notes.append("\(path.leaf.displayName) does not meet the Certificate Transparency policy (allowed: report-only): \(report.unescapedSummary)")
+            observation.notes.append(
+                "\(path.leaf.displayName) does not meet the Certificate Transparency policy (allowed: report-only): \(report.unescapedSummary)")
             observation.allowedFailures.append(Self.reason(report, subject: path.leaf.displayName))
         }
         return observation
@@ -53,6 +55,7 @@ struct CertificateTransparencyRule: PathRule {
     static func reason(_ report: CertificateTransparencyReport, subject: String) -> TrustFailureReason {
         .certificateTransparencyPolicyNotMet(
             subject: subject, validSCTs: report.validCount, requiredSCTs: report.requiredSCTs, operators: report.operators.count,
-            requiredOperators: report.requiredOperators, invalidSCTs: report.invalidCount, unknownLogSCTs: report.unknownLogCount, detail: report.unescapedSummary)
+            requiredOperators: report.requiredOperators, invalidSCTs: report.invalidCount, unknownLogSCTs: report.unknownLogCount,
+            detail: report.unescapedSummary)
     }
 }

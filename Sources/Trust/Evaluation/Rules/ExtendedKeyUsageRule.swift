@@ -46,7 +46,10 @@ public struct ExtendedKeyUsageRule: PathRule {
                 if !(usages.contains(purpose) || (acceptsAnyUsageInLeaf && usages.contains(.any))) {
                     reasons.append(.missingExtendedKeyUsage(subject: certificate.displayName, required: required))
                 } else if usages.contains(.any) && !acceptsAnyUsageInLeaf && !(path.count == 1 && path.endsAtAnchor) {
-                    reasons.append(.malformedCertificate(subject: certificate.displayName, detail: "a server or client certificate may not assert anyExtendedKeyUsage (CA/B Forum 7.1.2.7.10)"))
+                    reasons.append(
+                        .malformedCertificate(
+                            subject: certificate.displayName,
+                            detail: "a server or client certificate may not assert anyExtendedKeyUsage (CA/B Forum 7.1.2.7.10)"))
                 }
             } else if let usages, !usages.contains(purpose), !usages.contains(.any) {
                 reasons.append(.extendedKeyUsageExcludedByIssuer(subject: certificate.displayName, required: required))

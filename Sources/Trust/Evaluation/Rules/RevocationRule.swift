@@ -44,11 +44,12 @@ struct RevocationRule: PathRule {
 
         /// When it vouches (thisUpdate through nextUpdate).
         var window: ClosedRange<Date> {
-            let (from, until): (Date, Date) = switch self {
-            // A usable CRL has a nextUpdate (unusableReasons otherwise).
-            case .crl(let crl): (crl.thisUpdate, crl.nextUpdate ?? crl.thisUpdate)
-            case .ocsp(_, let thisUpdate, let validUntil): (thisUpdate, validUntil)
-            }
+            let (from, until): (Date, Date) =
+                switch self {
+                // A usable CRL has a nextUpdate (unusableReasons otherwise).
+                case .crl(let crl): (crl.thisUpdate, crl.nextUpdate ?? crl.thisUpdate)
+                case .ocsp(_, let thisUpdate, let validUntil): (thisUpdate, validUntil)
+                }
             return from <= until ? from...until : from...from
         }
 
@@ -71,9 +72,10 @@ struct RevocationRule: PathRule {
             case .good:
                 continue
             case .revoked(let entry, let source):
-                reasons.append(.revoked(
-                    subject: certificate.displayName, serialNumber: certificate.openSSLSerial, reason: (entry.reason ?? .unspecified).description,
-                    revokedAt: entry.revocationDate, source: source))
+                reasons.append(
+                    .revoked(
+                        subject: certificate.displayName, serialNumber: certificate.openSSLSerial, reason: (entry.reason ?? .unspecified).description,
+                        revokedAt: entry.revocationDate, source: source))
             case .unknown(let why):
                 if policy.mode == .hard { reasons.append(.revocationStatusUnknown(subject: certificate.displayName, detail: why)) }
             }
