@@ -28,13 +28,16 @@ struct TrustFailureReasonExplanationTests {
             .revocationStatusUnknown(subject: name, detail: name),
             .certificateTransparencyPolicyNotMet(
                 subject: name, validSCTs: 1, requiredSCTs: 2, operators: 1, requiredOperators: 2, invalidSCTs: 1, unknownLogSCTs: 0, detail: name),
+            .svidURICount(subject: name, uris: [name, name]), .svidInvalidSPIFFEID(subject: name, error: .wrongScheme(name)),
+            .svidRequirementNotMet(subject: name, spiffeID: name, requirement: .leafIsNotCA),
+            .spiffeTrustDomainNotTrusted(spiffeID: name, trustDomain: name, anchor: name), .spiffeIDNotAllowed(spiffeID: name, allowed: [name]),
         ]
     }
 
     @Test func everyReasonHasASummaryAMeaningAndAFix() throws {
         let reasons = try Self.everyReason("CN=example.test")
-        // Every code is covered (28 today): a new reason must be added here, and its words are then checked.
-        #expect(Set(reasons.map(\.code)).count == 28)
+        // Every code is covered (33 today): a new reason must be added here, and its words are then checked.
+        #expect(Set(reasons.map(\.code)).count == 33)
         for reason in reasons {
             let explanation = reason.explanation
             #expect(!explanation.summary.isEmpty && !explanation.meaning.isEmpty && !explanation.fix.isEmpty, "\(reason.code)")

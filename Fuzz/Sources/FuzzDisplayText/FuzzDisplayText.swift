@@ -102,6 +102,9 @@ func reasons(_ text: String) -> [TrustFailureReason] {
         .revocationStatusUnknown(subject: text, detail: text),
         .certificateTransparencyPolicyNotMet(
             subject: text, validSCTs: 0, requiredSCTs: 2, operators: 0, requiredOperators: 2, invalidSCTs: 0, unknownLogSCTs: 0, detail: text),
+        .svidURICount(subject: text, uris: [text, text]), .svidInvalidSPIFFEID(subject: text, error: .invalidPathCharacter(text, character: text)),
+        .svidRequirementNotMet(subject: text, spiffeID: text, requirement: .leafIsNotCA),
+        .spiffeTrustDomainNotTrusted(spiffeID: text, trustDomain: text, anchor: text), .spiffeIDNotAllowed(spiffeID: text, allowed: [text]),
     ]
 }
 

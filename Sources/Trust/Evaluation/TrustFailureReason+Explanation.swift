@@ -60,6 +60,11 @@ extension TrustFailureReason {
         case .revocationStatusUnknown: return "revocation status unknown"
         case .certificateTransparencyPolicyNotMet(_, let valid, let required, _, _, let invalid, _, _):
             return "CT policy not met: \(valid) of \(required) valid SCTs\(escaped: invalid > 0 ? ", \(invalid) invalid" : "")"
+        case .svidURICount: return "not one SPIFFE ID"
+        case .svidInvalidSPIFFEID(_, let error): return "invalid SPIFFE ID (\(error.code))"
+        case .svidRequirementNotMet(_, _, let requirement): return "X.509-SVID rule broken (\(requirement.rawValue))"
+        case .spiffeTrustDomainNotTrusted: return "SPIFFE trust domain not trusted"
+        case .spiffeIDNotAllowed: return "SPIFFE ID not allowed"
         }
     }
 
@@ -137,6 +142,16 @@ extension TrustFailureReason {
             return "make the OCSP responder or CRL distribution point reachable, or use soft revocation checking"
         case .certificateTransparencyPolicyNotMet:
             return "reissue the certificate with SCTs from enough distinct CT log operators, or use CT report-only"
+        case .svidURICount:
+            return "give the workload an SVID from its SPIFFE issuer: one URI SAN holding its spiffe:// ID"
+        case .svidInvalidSPIFFEID:
+            return "have the SVID reissued with a valid spiffe://TRUST-DOMAIN/PATH ID (lowercase trust domain; no empty, '.' or '..' segment)"
+        case .svidRequirementNotMet:
+            return "have the SVID reissued as X509-SVID requires (leaf: cA false, critical keyUsage with digitalSignature only; CA: cA true and keyCertSign)"
+        case .spiffeTrustDomainNotTrusted(_, let domain, _):
+            return "if you trust \(domain), add its SPIFFE bundle (TRUST-DOMAIN=FILE); otherwise this peer belongs to a domain you do not trust"
+        case .spiffeIDNotAllowed(let id, _):
+            return "if \(id) should be allowed, add it (or its trust domain, or a path prefix above it) to the allowed SPIFFE IDs"
         }
     }
 }

@@ -62,6 +62,17 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
     /// policy of ``CertificateTransparencyPolicy``): the counts found and required, and each SCT's finding in `detail`.
     case certificateTransparencyPolicyNotMet(
         subject: String, validSCTs: Int, requiredSCTs: Int, operators: Int, requiredOperators: Int, invalidSCTs: Int, unknownLogSCTs: Int, detail: String)
+    /// The leaf is no X.509-SVID: it holds `uris.count` URI SANs, not exactly one (X509-SVID.md §2, §5.2).
+    case svidURICount(subject: String, uris: [String])
+    /// The leaf's one URI SAN is not a valid SPIFFE ID (X509-SVID.md §5.2, SPIFFE-ID.md §2); `error` says why.
+    case svidInvalidSPIFFEID(subject: String, error: SPIFFEIDError)
+    /// A certificate of an SVID path breaks a MUST of X509-SVID.md; `spiffeID` is the URI SAN it holds (may be empty).
+    case svidRequirementNotMet(subject: String, spiffeID: String, requirement: SVIDRequirement)
+    /// The SVID's trust domain has no trusted bundle (`anchor` nil), or the path ends at `anchor`, an authority of
+    /// another trust domain (SPIFFE-ID.md §3: an SVID is signed by an authority of its own trust domain).
+    case spiffeTrustDomainNotTrusted(spiffeID: String, trustDomain: String, anchor: String?)
+    /// The peer's SPIFFE ID is valid and trusted, but none of the allowed IDs, trust domains or path prefixes matches it.
+    case spiffeIDNotAllowed(spiffeID: String, allowed: [String])
 
     /// Why no path to an anchor could be built.
     public enum NoPathDetail: Hashable, Sendable {
@@ -112,6 +123,11 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         case .revoked: return "revoked"
         case .revocationStatusUnknown: return "revocation-status-unknown"
         case .certificateTransparencyPolicyNotMet: return "ct-policy-not-met"
+        case .svidURICount: return "svid-uri-count"
+        case .svidInvalidSPIFFEID: return "svid-invalid-spiffe-id"
+        case .svidRequirementNotMet: return "svid-requirement"
+        case .spiffeTrustDomainNotTrusted: return "spiffe-trust-domain-not-trusted"
+        case .spiffeIDNotAllowed: return "spiffe-id-not-allowed"
         }
     }
 
@@ -197,6 +213,20 @@ public enum TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
             return "the revocation status of \(s) is unknown and revocation checking is hard: \(detail)"
         case .certificateTransparencyPolicyNotMet(let s, _, _, _, _, _, _, let detail):
             return "\(s) does not meet the Certificate Transparency policy: \(detail)"
+        case .svidURICount(let s, let uris):
+            return uris.isEmpty
+                ? "\(s) holds no URI SAN, so no SPIFFE ID; an X.509-SVID holds exactly one (X509-SVID §2)"
+                : "\(s) holds \(uris.count) URI SANs (\(Self.list(uris, atMost: 20))); an X.509-SVID holds exactly one (X509-SVID §2, §5.2)"
+        case .svidInvalidSPIFFEID(let s, let error):
+            return "the URI SAN of \(s) is not a valid SPIFFE ID: \(error.sentence)"
+        case .svidRequirementNotMet(let s, let id, let requirement):
+            return "\(s)\(id.isEmpty ? "" : " (\(id))") breaks an X.509-SVID rule: \(requirement)"
+        case .spiffeTrustDomainNotTrusted(let id, let domain, let anchor?):
+            return "\(id) is in trust domain \(domain), but its path ends at \(anchor), an authority of another trust domain"
+        case .spiffeTrustDomainNotTrusted(let id, let domain, nil):
+            return "\(id) is in trust domain \(domain), for which no SPIFFE bundle is trusted"
+        case .spiffeIDNotAllowed(let id, let allowed):
+            return "the SPIFFE ID \(id) is not allowed; allowed: \(Self.list(allowed, atMost: 20))"
         }
     }
 
