@@ -92,6 +92,14 @@ public struct SessionConfiguration: Sendable {
     public var clientIdentities: [String: ClientIdentity] = [:]
     /// The identity for hosts not in ``clientIdentities``; `nil` sends none.
     public var defaultClientIdentity: ClientIdentity?
+    /// Client identities that follow their files (`ReloadingClientIdentity`), by host (canonical name or IP
+    /// literal); for a host here, this wins over ``clientIdentities``. Each new connection presents the identity in
+    /// force when it is made; open connections keep theirs, and pooled ones made with an earlier identity are no
+    /// longer given to requests (they close when their idle time is up).
+    public var reloadingClientIdentities: [String: ReloadingClientIdentity] = [:]
+    /// The reloading identity for hosts in neither map nor a trust configuration entry with a `clientIdentity`;
+    /// wins over ``defaultClientIdentity``.
+    public var defaultReloadingClientIdentity: ReloadingClientIdentity?
     /// The session-level challenge handler.
     public var challengeHandler: (any ChallengeHandler)?
     /// Sent as `User-Agent` unless the request has one.

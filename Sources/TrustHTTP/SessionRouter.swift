@@ -15,21 +15,32 @@ final class SessionRouter: Sendable {
     /// One host's decisions: made once, shared by reference by every request to the host (its
     /// client identity alone is hundreds of bytes, which a value would copy into each request's plan).
     final class Route: Sendable {
-        /// Names the evaluator within the session: connections are pooled by it, decisions cached under it.
-        let key: String
+        /// Names the evaluator within the session — and, with a reloading identity, the identity's generation:
+        /// connections are pooled by it, so that a connection made with an identity since replaced is given to no
+        /// new request.
+        var key: String {
+            guard let reloadingIdentity else { return evaluatorKey }
+            return evaluatorKey + "#identity-\(reloadingIdentity.generation)"
+        }
+        /// Names the evaluator within the session: decisions are cached under it.
+        let evaluatorKey: String
         /// The host's one evaluation entry point (a decision without suspending when one is known, else the
         /// evaluation), with its diagnostics hook.
         let evaluation: RouteEvaluation
         /// The host's trust configuration entry asks for TLS 1.3.
         let requiresTLS13: Bool
-        /// Offered when the server asks for a certificate and the challenge gets default handling.
-        let clientIdentity: ClientIdentity?
+        /// Offered when the server asks for a certificate and the challenge gets default handling: the
+        /// reloading identity's in force when the connection is made, else the fixed one.
+        var clientIdentity: ClientIdentity? { reloadingIdentity?.current ?? fixedIdentity }
+        private let fixedIdentity: ClientIdentity?
+        private let reloadingIdentity: ReloadingClientIdentity?
 
-        init(key: String, evaluation: RouteEvaluation, requiresTLS13: Bool, clientIdentity: ClientIdentity?) {
-            self.key = key
+        init(key: String, evaluation: RouteEvaluation, requiresTLS13: Bool, clientIdentity: ClientIdentity?, reloading: ReloadingClientIdentity? = nil) {
+            self.evaluatorKey = key
             self.evaluation = evaluation
             self.requiresTLS13 = requiresTLS13
-            self.clientIdentity = clientIdentity
+            self.fixedIdentity = clientIdentity
+            self.reloadingIdentity = reloading
         }
     }
 
@@ -121,14 +132,24 @@ final class SessionRouter: Sendable {
         let evaluator = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
-        let identity =
-            configuration.clientIdentities[origin.host]
-            ?? entry.flatMap { configuredIdentities[$0.host?.description ?? ""] } ?? configuration.defaultClientIdentity
+        let (identity, reloading) = identities(for: origin.host, entry: entry)
         let evaluation = RouteEvaluation(
             evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,
             key: evaluator.key, telemetry: telemetry, origin: origin)
         return Route(
-            key: evaluator.key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity)
+            key: evaluator.key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity,
+            reloading: reloading)
+    }
+
+    /// The host's client identity, the most specific first: a reloading one for the host, a fixed one for the host,
+    /// the trust configuration entry's, the default reloading one, the default fixed one.
+    private func identities(for host: String, entry: TrustConfiguration.Entry?) -> (ClientIdentity?, ReloadingClientIdentity?) {
+        if let reloading = configuration.reloadingClientIdentities[host] { return (nil, reloading) }
+        if let identity = configuration.clientIdentities[host] ?? entry.flatMap({ configuredIdentities[$0.host?.description ?? ""] }) {
+            return (identity, nil)
+        }
+        if let reloading = configuration.defaultReloadingClientIdentity { return (nil, reloading) }
+        return (configuration.defaultClientIdentity, nil)
     }
 
     /// A host's evaluator as a route uses it: a key naming it uniquely within this session's configuration,

@@ -35,6 +35,16 @@ public final class LabServer: Sendable {
     public let reports: LabReportInbox
     private let channel: any Channel
     private let accepted: NIOLockedValueBox<Int>
+    /// What each new TLS connection is set up with (nil for a plain server): read once per connection, so that
+    /// ``replaceIdentity(chain:privateKey:)`` and ``replaceClientCAs(_:)`` apply to connections accepted after them.
+    private let tls: NIOLockedValueBox<TLSState>?
+
+    /// A TLS server's configuration, its context, and its client-certificate requirements.
+    private struct TLSState: Sendable {
+        var configuration: TLSConfiguration
+        var context: NIOSSLContext
+        var clientAuthentication: ClientAuthentication?
+    }
 
     /// Connections the server has accepted since it started (TLS servers made by `start`).
     public var acceptedConnectionCount: Int { accepted.withLockedValue { $0 } }
@@ -45,9 +55,10 @@ public final class LabServer: Sendable {
 
     private init(
         name: String, port: Int, host: String, scheme: String = "https", channel: any Channel, reports: LabReportInbox,
-        accepted: NIOLockedValueBox<Int> = NIOLockedValueBox(0)
+        accepted: NIOLockedValueBox<Int> = NIOLockedValueBox(0), tls: NIOLockedValueBox<TLSState>? = nil
     ) {
         self.accepted = accepted
+        self.tls = tls
         self.reports = reports
         self.name = name
         self.port = port
@@ -110,7 +121,8 @@ public final class LabServer: Sendable {
         case .http2Only: configuration.applicationProtocols = ["h2"]
         }
         clientAuthentication?.apply(to: &configuration)
-        let context = try NIOSSLContext(configuration: configuration)
+        let tls = NIOLockedValueBox(
+            TLSState(configuration: configuration, context: try NIOSSLContext(configuration: configuration), clientAuthentication: clientAuthentication))
         let authentication = LabHTTPAuthentication()
         let reports = LabReportInbox()
         let accepted = NIOLockedValueBox(0)
@@ -118,6 +130,7 @@ public final class LabServer: Sendable {
         let (channel, port) = try await bind(group: group) { channel in
             accepted.withLockedValue { $0 += 1 }
             let record = ClientAuthenticationRecord()
+            let (context, clientAuthentication) = tls.withLockedValue { ($0.context, $0.clientAuthentication) }
             return channel.eventLoop.makeCompletedFuture {
                 let tls = clientAuthentication.map { $0.makeServerHandler(context: context, record: record) } ?? NIOSSLServerHandler(context: context)
                 try channel.pipeline.syncOperations.addHandler(tls)
@@ -140,7 +153,41 @@ public final class LabServer: Sendable {
                 }
             }
         }
-        return LabServer(name: name, port: port, host: host, channel: channel, reports: reports, accepted: accepted)
+        return LabServer(name: name, port: port, host: host, channel: channel, reports: reports, accepted: accepted, tls: tls)
+    }
+
+    /// Presents `chain` (leaf first) with `privateKey` on the connections accepted from now on; those already
+    /// open keep the certificate they were set up with. A new `NIOSSLContext` is made once, here, and each new
+    /// connection takes the context in force when it is accepted.
+    public func replaceIdentity(chain: [Certificate], privateKey: Certificate.PrivateKey) throws {
+        let identity = try Self.serverConfiguration(chain: chain, privateKey: privateKey)
+        try replaceTLS { configuration, _ in
+            configuration.certificateChain = identity.certificateChain
+            configuration.privateKey = identity.privateKey
+        }
+    }
+
+    /// Accepts client certificates that chain to `anchors` (and names them as acceptable CAs in its
+    /// CertificateRequest, RFC 8446 §4.3.2) on the connections accepted from now on; those already open keep
+    /// the verdict they had. Only for a server started with client authentication.
+    public func replaceClientCAs(_ anchors: [Certificate]) throws {
+        try replaceTLS { configuration, clientAuthentication in
+            guard var replaced = clientAuthentication else { throw LabError.cannotWrite(name, "the server asks for no client certificate") }
+            replaced.anchors = anchors
+            replaced.apply(to: &configuration)
+            clientAuthentication = replaced
+        }
+    }
+
+    /// A new context from the configuration as `change` leaves it, for the connections accepted from now on.
+    private func replaceTLS(_ change: (inout TLSConfiguration, inout ClientAuthentication?) throws -> Void) throws {
+        guard let tls else { throw LabError.cannotWrite(name, "a plain server has no TLS identity") }
+        try tls.withLockedValue { current in
+            var state = current
+            try change(&state.configuration, &state.clientAuthentication)
+            state.context = try NIOSSLContext(configuration: state.configuration)
+            current = state
+        }
     }
 
     /// Starts the lab's server `name` (see ``LabPKI/serverNames``); over HTTP/2 it allows `maximumConcurrentStreams`
