@@ -39,6 +39,12 @@ public struct ClientAuthentication: Sendable {
     /// If not empty, the client leaf must hold one of these names: a SAN entry (DNS, email, URI, IP
     /// as text) or its whole subject DN as text.
     public var allowedNames: Set<String>
+    /// When set, clients are workloads verified by SPIFFE ID (X509-SVID.md): each chain must end at an anchor of its
+    /// own trust domain's bundle and pass ``SPIFFESVIDRule`` with ``allowedSPIFFEIDs`` (empty: any ID of a bundled
+    /// trust domain); ``anchors`` are then the bundles' anchors (``init(requirement:spiffeBundles:allowedSPIFFEIDs:pins:validationPolicy:)``).
+    public var spiffeBundles: SPIFFETrustBundles?
+    /// The SPIFFE IDs, trust domains or path prefixes a client may have (with ``spiffeBundles``).
+    public var allowedSPIFFEIDs: [SPIFFEIDMatcher] = []
     /// Where each client verification is logged: a verified client at `debug` (subject, pin), a refused
     /// chain at `notice` (reason codes, pins seen); `nil` (the default): no log lines.
     public var logger: Logger?
@@ -55,6 +61,22 @@ public struct ClientAuthentication: Sendable {
         self.validationPolicy = validationPolicy
     }
 
+    /// Asks for client X.509-SVIDs: each must chain to its own trust domain's bundle in `spiffeBundles` and hold an
+    /// ID `allowedSPIFFEIDs` accepts (``VerifiedClient/spiffeID`` then names it).
+    ///
+    /// - Throws: ``SPIFFEConfigurationError`` when no ID is allowed, no bundle has an anchor, or an allowed ID's trust
+    ///   domain has no bundle.
+    public init(
+        requirement: Requirement = .required, spiffeBundles: SPIFFETrustBundles, allowedSPIFFEIDs: [SPIFFEIDMatcher], pins: Set<SPKIPin> = [],
+        validationPolicy: ValidationPolicy = ValidationPolicy(purpose: .tlsClient, checksPeerName: false)
+    ) throws(SPIFFEConfigurationError) {
+        // The same checks as an evaluator's: a configuration that could never trust a client fails here.
+        _ = try SPIFFETrustEvaluator(bundles: spiffeBundles, allowedIDs: allowedSPIFFEIDs, policy: validationPolicy)
+        self.init(requirement: requirement, anchors: spiffeBundles.allAnchors, pins: pins, validationPolicy: validationPolicy)
+        self.spiffeBundles = spiffeBundles
+        self.allowedSPIFFEIDs = allowedSPIFFEIDs
+    }
+
     /// Requests client certificates (required or optional) and sends the anchors' names as acceptable CAs.
     public func apply(to configuration: inout TLSConfiguration) {
         configuration.certificateVerification = requirement == .required ? .noHostnameVerification : .optionalVerification
@@ -67,6 +89,10 @@ public struct ClientAuthentication: Sendable {
         var policy = validationPolicy
         policy.pins = pins
         let rules: [any PathRule] = allowedNames.isEmpty ? [] : [AllowedClientNamesRule(names: allowedNames)]
+        if let spiffeBundles {
+            return SPIFFETrustEvaluator.pathValidator(
+                bundles: spiffeBundles, allowedIDs: allowedSPIFFEIDs, policy: policy, additionalRules: rules, name: .clientAuthentication)
+        }
         return PathValidator(anchors: .only(anchors), policy: policy, additionalRules: rules, name: .clientAuthentication)
     }
 

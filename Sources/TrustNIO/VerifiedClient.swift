@@ -21,6 +21,10 @@ public struct VerifiedClient: Sendable, Hashable {
     public var pin: SPKIPin
     /// The validated path, client leaf first.
     public var chain: [Certificate]
+    /// The client's SPIFFE ID when its leaf is an X.509-SVID (exactly one URI SAN, a valid `spiffe://` ID;
+    /// X509-SVID.md §2); `nil` otherwise. Authorise on it only when ``ClientAuthentication/spiffeBundles`` verified
+    /// the chain (a CA outside SPIFFE may write any URI).
+    public var spiffeID: SPIFFEID?
 
     /// The client of a validated path (leaf first, as a trusted ``TrustDecision/validatedPath`` is); `nil` for an empty path.
     public init?(validatedPath: [Certificate]) {
@@ -29,6 +33,7 @@ public struct VerifiedClient: Sendable, Hashable {
         self.subjectAlternativeNames = leaf.subjectAlternativeNameStrings ?? []
         self.pin = leaf.spkiPin
         self.chain = validatedPath
+        self.spiffeID = leaf.spiffeID
     }
 
     /// The client of the validated chain NIOSSL kept for a connection (its `peerValidatedCertificateChain`).
