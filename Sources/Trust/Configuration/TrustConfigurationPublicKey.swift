@@ -1,0 +1,104 @@
+import Crypto
+import Foundation
+import SwiftASN1
+
+/// An Ed25519 public key (RFC 8032) that a signed trust-configuration bundle must verify with: the key an
+/// application pins in its code to accept configuration updates (``SignedTrustConfiguration``).
+///
+/// Read from the forms tools write: a PEM `PUBLIC KEY` (SubjectPublicKeyInfo, RFC 8410 §4 — what
+/// `openssl pkey -pubout` and `trust config keygen` write), the raw 32 bytes, or those bytes in base64 (44
+/// characters, the form to paste into code).
+public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConvertible {
+    /// The key's 32 bytes (RFC 8032 §5.1.5).
+    public let rawRepresentation: [UInt8]
+    let key: Curve25519.Signing.PublicKey
+
+    /// The DER prefix of an Ed25519 SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING (32
+    /// bytes) } (RFC 8410 §4); the key's 32 bytes follow.
+    static let spkiPrefix: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+
+    /// A key made by swift-crypto.
+    init(key: Curve25519.Signing.PublicKey) {
+        self.key = key
+        rawRepresentation = Array(key.rawRepresentation)
+    }
+
+    /// The key whose 32 bytes these are.
+    public init(rawRepresentation bytes: some Collection<UInt8>) throws(TrustConfigurationKeyError) {
+        let raw = Array(bytes)
+        guard raw.count == 32 else { throw TrustConfigurationKeyError("an Ed25519 public key is 32 bytes, not \(raw.count)") }
+        do {
+            key = try Curve25519.Signing.PublicKey(rawRepresentation: raw)
+        } catch {
+            throw TrustConfigurationKeyError("not an Ed25519 public key")
+        }
+        rawRepresentation = raw
+    }
+
+    /// The key whose 32 bytes `text` holds in base64 (as ``base64`` writes them).
+    public init(base64 text: String) throws(TrustConfigurationKeyError) {
+        guard let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TrustConfigurationKeyError("not base64")
+        }
+        try self.init(rawRepresentation: bytes)
+    }
+
+    /// The key in a PEM `PUBLIC KEY` block (an Ed25519 SubjectPublicKeyInfo, RFC 8410 §4).
+    public init(pemEncoded text: String) throws(TrustConfigurationKeyError) {
+        let document: PEMDocument
+        do {
+            document = try PEMDocument(pemString: text)
+        } catch {
+            throw TrustConfigurationKeyError("not a PEM block")
+        }
+        guard document.discriminator == "PUBLIC KEY" else {
+            throw TrustConfigurationKeyError("a PEM \(DisplayText.escaped(document.discriminator)) block, not a PUBLIC KEY")
+        }
+        let der = document.derBytes
+        guard der.count == Self.spkiPrefix.count + 32, der.starts(with: Self.spkiPrefix) else {
+            throw TrustConfigurationKeyError("the PUBLIC KEY is not an Ed25519 key (RFC 8410 §4)")
+        }
+        try self.init(rawRepresentation: der.dropFirst(Self.spkiPrefix.count))
+    }
+
+    /// The key a file holds: PEM, base64 of the 32 bytes (one line), or the 32 bytes themselves.
+    public init(parsing bytes: [UInt8]) throws(TrustConfigurationKeyError) {
+        if bytes.count == 32 {
+            try self.init(rawRepresentation: bytes)
+            return
+        }
+        guard let text = StrictUTF8.string(bytes) else {
+            throw TrustConfigurationKeyError("neither PEM, base64 nor 32 raw bytes (\(bytes.count) bytes)")
+        }
+        if text.contains("-----BEGIN") {
+            try self.init(pemEncoded: text)
+        } else {
+            try self.init(base64: text)
+        }
+    }
+
+    /// The 32 bytes in base64 (44 characters).
+    public var base64: String { Data(rawRepresentation).base64EncodedString() }
+
+    /// The key as a PEM `PUBLIC KEY` block (RFC 8410 §4), with a final line end.
+    public var pemRepresentation: String {
+        PEMDocument(type: "PUBLIC KEY", derBytes: Self.spkiPrefix + rawRepresentation).pemString + "\n"
+    }
+
+    /// A short name for the key in messages and logs: `ed25519:` and the first 8 bytes of its SHA-256, in hex.
+    public var id: String {
+        "ed25519:" + SHA256.hash(data: rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// ``id``.
+    public var description: String { id }
+
+    /// Whether `signature` is this key's Ed25519 signature of exactly `message` (RFC 8032 §5.1.7).
+    public func isValidSignature(_ signature: some Collection<UInt8>, for message: some Collection<UInt8>) -> Bool {
+        key.isValidSignature(Data(signature), for: Data(message))
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawRepresentation == rhs.rawRepresentation }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
+}
