@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "TrustConfigurationImport", targets: ["TrustConfigurationImport"]),
         .library(name: "TrustServiceLifecycle", targets: ["TrustServiceLifecycle"]),
         .library(name: "TrustOpenAPI", targets: ["TrustOpenAPI"]),
+        .library(name: "TrustVapor", targets: ["TrustVapor"]),
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .library(name: "TrustLabPKI", targets: ["TrustLabPKI"]),
@@ -37,6 +38,11 @@ let package = Package(
         // The developers' harnesses (benchmarks, load and construction checks, fuzzer): not installed, not built
         // by Scripts/release-build.sh unless named.
         .executable(name: "trust-dev", targets: ["TrustDev"]),
+    ],
+    traits: [
+        // `Vapor`: the TrustVapor module (a Vapor `Client` backed by a Session). Off by default, so that a package
+        // that does not use Vapor neither resolves nor builds it.
+        .trait(name: "Vapor", description: "TrustVapor: Vapor's req.client through a Session"),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -54,6 +60,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
     ],
     targets: [
         .target(
@@ -110,6 +117,11 @@ let package = Package(
         .target(
             name: "TrustServiceLifecycle",
             dependencies: ["TrustHTTP", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+        ),
+        // Vapor's `Client` over a Session; its Vapor dependency only with the `Vapor` trait (the sources are `#if Vapor`).
+        .target(
+            name: "TrustVapor",
+            dependencies: ["TrustHTTP", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))]
         ),
         // The lab's certificates, CRLs, OCSP responses and CT logs, made at run time, and its seeded fuzz
         // inputs: no NIO, so the engine's tests (and anyone testing with certificates alone) need no event loop.

@@ -10,7 +10,7 @@ let package = Package(
     name: "swift-trust-examples",
     platforms: [.macOS(.v13), .iOS(.v16)],
     dependencies: [
-        .package(name: "swift-trust", path: ".."),
+        .package(name: "swift-trust", path: "..", traits: ["Vapor"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -39,6 +39,13 @@ let package = Package(
                 trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
             ]),
         .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
+        // A Vapor app whose `req.client` is a Session (TrustVapor, the `Vapor` trait): pinned outbound calls.
+        .target(
+            name: "VaporPinnedClient",
+            dependencies: [
+                trustHTTP, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustVapor", package: "swift-trust"),
+                .product(name: "Vapor", package: "vapor"),
+            ]),
         .testTarget(
             name: "ServerExamplesTests",
             dependencies: [
@@ -46,6 +53,13 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
+        .testTarget(
+            name: "VaporClientTests",
+            dependencies: [
+                "VaporPinnedClient", trustHTTP, .product(name: "Trust", package: "swift-trust"),
+                .product(name: "TrustVapor", package: "swift-trust"), .product(name: "TrustLab", package: "swift-trust"),
+                .product(name: "Vapor", package: "vapor"),
             ]),
     ]
 )
