@@ -11,8 +11,9 @@ struct EvaluateCommand: AsyncParsableCommand {
         discussion: """
             Without --anchors the system roots are the anchors; --anchors adds to them, and with --anchors-only
             replaces them. --mode switches to AFNetworking AFSecurityPolicy semantics. --crlfile checks revocation \
-            as curl's (hard, the whole chain). Prints the decision, every reason and the validated path (or the \
-            closest path, when refused).
+            as curl's (hard, the whole chain). --spiffe-id with --spiffe-bundle judges the chain as an X.509-SVID: \
+            its SPIFFE ID, on a path to its own trust domain's bundle, no host name. Prints the decision, every \
+            reason and the validated path (or the closest path, when refused).
             Exit codes: 0 trusted, 1 not trusted (a revoked certificate too), 2 bad usage or unreadable input (an \
             unreadable CRL file included).
             """)
@@ -44,7 +45,12 @@ struct EvaluateCommand: AsyncParsableCommand {
 
     func validate() throws {
         let nameOptions = [host != nil, ip != nil, trustOptions.noValidateDomain].filter { $0 }.count
-        if nameOptions == 0 { throw ValidationError("give --host NAME, --ip ADDRESS or --no-validate-domain") }
+        if nameOptions == 0 && !trustOptions.spiffeOptions.isUsed {
+            throw ValidationError("give --host NAME, --ip ADDRESS, --no-validate-domain or --spiffe-id ID")
+        }
+        if trustOptions.spiffeOptions.isUsed && (config != nil || !anchors.isEmpty) {
+            throw ValidationError("--spiffe-bundle replaces --anchors and --config")
+        }
         if host != nil && ip != nil { throw ValidationError("--host and --ip cannot be combined") }
         if config != nil && (!anchors.isEmpty || trustOptions.anchorsOnly || !trustOptions.pin.isEmpty || trustOptions.mode != nil) {
             throw ValidationError("--config replaces --anchors, --anchors-only, --pin and --mode")

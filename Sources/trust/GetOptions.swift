@@ -123,6 +123,12 @@ struct GetTrustOptions: ParsableArguments {
 
     @Option(name: .long, help: "A trust configuration file (per-host pins, anchors, report-only…); replaces --cacert/--pin/--mode.")
     var config: String?
+
+    func validate() throws {
+        if trustOptions.spiffeOptions.isUsed && (config != nil || !cacert.isEmpty) {
+            throw ValidationError("--spiffe-bundle replaces --cacert and --config")
+        }
+    }
 }
 
 /// `trust get --help`: Client certificate.

@@ -29,12 +29,19 @@ struct TrustOptions: ParsableArguments {
 
     @OptionGroup var ctOptions: CTOptions
 
+    @OptionGroup var spiffeOptions: SPIFFEOptions
+
     func validate() throws {
         if mode == nil && (allowInvalid || !pinnedCert.isEmpty) {
             throw ValidationError("--allow-invalid and --pinned-cert need --mode none|public-key|certificate")
         }
         if revocationOptions.fetches, mode != nil {
             throw ValidationError("--revocation with --mode checks only --crlfile CRLs: add --no-fetch")
+        }
+        if spiffeOptions.isUsed && (mode != nil || anchorsOnly || noValidateDomain || revocationOptions.fetches) {
+            throw ValidationError(
+                "--spiffe-id checks no host name and trusts only its bundles: without --mode, --anchors-only, --no-validate-domain; with --revocation, add --no-fetch"
+            )
         }
     }
 
@@ -57,6 +64,7 @@ struct TrustOptions: ParsableArguments {
         validation.pins = pins
         validation.revocation = try revocationOptions.policy()
         validation.certificateTransparency = try ctOptions.policy()
+        if let spiffe = try spiffeOptions.evaluator(policy: validation) { return .validator(spiffe.validator) }
         guard let mode else {
             validation.checksPeerName = !noValidateDomain
             let name = pins.isEmpty ? "default" : "default + \(pins.count) pins"
