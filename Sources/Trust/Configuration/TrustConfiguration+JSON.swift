@@ -71,6 +71,7 @@ extension TrustConfiguration {
             if ct.customAnchors { fields.append(.init(key: "customAnchors", value: .bool(true))) }
             add("certificateTransparency", .object(fields))
         }
+        if entry.allowLockout { add("allowLockout", .bool(true)) }
         if let overrides = entry.debugOverrides {
             add(
                 "debugOverrides",

@@ -37,6 +37,8 @@ import X509
 /// - `certificateTransparency`: `{"mode": "off"|"report-only"|"enforce", "customAnchors": false}` (see
 ///   ``CertificateTransparencyPolicy``; needs the top-level `ctLogList`; `customAnchors: true` checks paths to this
 ///   entry's custom anchors too).
+/// - `allowLockout`: `true` lets a ``ReloadingTrustConfiguration`` put in force pins that match no key a host
+///   presented in its last trusted connection (see ``Entry/allowLockout``); `false` by default.
 ///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
 /// Top-level `ctLogList`: the path of a CT log list in Chrome's v3 schema (``CTLogList``), relative to the file.
@@ -266,6 +268,10 @@ public struct TrustConfiguration: Sendable, Hashable {
         public var revocation: Revocation?
         /// Certificate Transparency for these hosts; `nil`: off.
         public var certificateTransparency: CertificateTransparency?
+        /// Whether a ``ReloadingTrustConfiguration`` may put this entry in force although its pins match no key on
+        /// the path a host it covers presented in its last trusted connection (a compromised key removed on
+        /// purpose). `false` by default: such a pin set is refused as `wouldLockOut`. In the file: `"allowLockout": true`.
+        public var allowLockout: Bool = false
 
         /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {

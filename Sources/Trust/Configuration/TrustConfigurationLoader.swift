@@ -217,7 +217,7 @@ extension TrustConfiguration {
 
         static let entryMembers: Set<String> = [
             "host", "exclude", "anchors", "pins", "mode", "minimumTLSVersion", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs",
-            "clientIdentity", "debugOverrides", "revocation", "certificateTransparency",
+            "clientIdentity", "debugOverrides", "revocation", "certificateTransparency", "allowLockout",
         ]
 
         mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
@@ -330,6 +330,7 @@ extension TrustConfiguration {
             if let value = fields["certificateTransparency"] {
                 entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency")
             }
+            if let value = fields["allowLockout"], let flag = bool(value, path + ".allowLockout") { entry.allowLockout = flag }
             guard isBase || entry.host != nil else { return nil }
             return entry
         }

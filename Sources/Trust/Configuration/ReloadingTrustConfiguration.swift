@@ -1,0 +1,402 @@
+import Foundation
+
+/// A trust configuration that can be replaced while the process runs: a pin rotated, an anchor added, without a
+/// restart. It reads its file again (``reload(force:)``, ``reloadIfChanged()``, ``run(pollingEvery:)``) or takes a
+/// configuration from another source (``apply(_:baseDirectory:)``, a signed bundle fetched over HTTPS), checks it
+/// completely, and swaps it in at once: every evaluation that starts after the swap uses it.
+///
+/// A new configuration is refused, and the one in force stays, when it is unreadable, malformed (every problem
+/// the loader or ``ConfiguredTrustEvaluator`` finds), holds a pin set that has already expired, or would lock the
+/// process out of a host it trusts now: for each host this type has trusted, it keeps the SPKI pins of the
+/// validated path of the host's last trusted evaluation, and an enforced pin set that contains none of them is
+/// refused unless the entry says `"allowLockout": true` (``TrustConfiguration/Entry/allowLockout``). Each refusal
+/// is a typed ``TrustConfigurationRejection``, thrown and sent to the observers (``observe(_:)``, ``events()``).
+///
+/// Decisions are cached per configuration: each one put in force comes with an empty ``TrustEvaluationCache``
+/// (the stricter of ``evaluationCacheSettings`` and the file's `evaluationCache`), so a decision reached under an
+/// earlier configuration is never given out after a swap — an evaluation that ends after it stores into the cache
+/// of the configuration it ran under, which is no longer asked.
+public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
+    /// What happened to a configuration offered.
+    public enum Event: Sendable, Hashable {
+        /// It passed every check and is in force, as `generation`.
+        case swapped(generation: UInt64)
+        /// It was refused; the configuration in force stays.
+        case rejected(TrustConfigurationRejection)
+    }
+
+    /// An evaluation with the generation of the configuration that made it.
+    public struct Evaluation: Sendable {
+        /// The generation of the configuration the decision was made under (1: the first).
+        public var generation: UInt64
+        /// Whether the decision came from that configuration's cache (no evaluation ran, no report due).
+        public var cached: Bool
+        /// The decision, the entry that matched, warnings and the pin-failure report due.
+        public var evaluation: ConfiguredTrustEvaluator.Evaluation
+        /// The decision.
+        public var decision: TrustDecision { evaluation.decision }
+    }
+
+    /// An observer's registration, to end it with ``stopObserving(_:)``.
+    public struct Observation: Sendable, Hashable {
+        let id: Int
+    }
+
+    /// The configuration in force, with its generation and the cache of its decisions.
+    struct Snapshot: Sendable {
+        var generation: UInt64
+        var evaluator: ConfiguredTrustEvaluator
+        var cache: TrustEvaluationCache?
+    }
+
+    private struct State {
+        var snapshot: Snapshot
+        /// The file's stamp and the SHA-256 of its contents when it was last read, and of the contents in force.
+        var stamp: ConfigurationFileStamp?
+        var digestSeen: [UInt8]?
+        var digestInForce: [UInt8]?
+        /// Per host (canonical name): the SPKI pins on the validated path of its last trusted evaluation.
+        var trustedPins: [String: Set<SPKIPin>] = [:]
+        var observers: [Int: @Sendable (Event) -> Void] = [:]
+        var nextObserver = 0
+    }
+
+    /// Hosts whose last trusted path is remembered; beyond it the oldest-added go first.
+    static let trackedHosts = 4096
+
+    /// The configuration file (nil: configurations come only through ``apply(_:baseDirectory:)``).
+    public let path: String?
+    /// Where relative paths in a configuration are read from (the file's folder by default).
+    public let baseDirectory: String
+    /// The cache settings the file's own `evaluationCache` is combined with (the stricter wins); nil: no cache.
+    public let evaluationCacheSettings: EvaluationCacheSettings?
+    /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:)``).
+    public let publicSuffixes: PublicSuffixList?
+    private let now: @Sendable () -> Date
+    private let state: LockedState<State>
+    /// Held while a configuration is checked and swapped in, and its event sent: offers are taken one at a time,
+    /// in order (recursive, so an observer may offer another).
+    private let updating = NSRecursiveLock()
+
+    /// Reads and checks the configuration file at `path` and puts it in force as generation 1.
+    /// - Parameters:
+    ///   - path: the configuration file (see ``TrustConfiguration``); relative anchor paths are read from its folder.
+    ///   - evaluationCache: the cache of each configuration's decisions, combined with the file's `evaluationCache`.
+    ///   - publicSuffixes: for refusing host patterns on public suffixes.
+    ///   - now: the clock pin-set expiry is checked against.
+    public init(
+        contentsOf path: String, evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(),
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(TrustConfigurationRejection) {
+        let folder = (path as NSString).deletingLastPathComponent
+        self.path = path
+        self.baseDirectory = folder.isEmpty ? "." : folder
+        self.evaluationCacheSettings = evaluationCache
+        self.publicSuffixes = publicSuffixes
+        self.now = now
+        let stamp = ConfigurationFileStamp(path: path, now: now())
+        let bytes = try Self.read(path)
+        let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
+        let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
+        let digest = ConfigurationFileStamp.digest(bytes)
+        state = LockedState(
+            State(
+                snapshot: Self.snapshot(evaluator, generation: 1, settings: evaluationCache), stamp: stamp, digestSeen: digest,
+                digestInForce: digest))
+    }
+
+    /// Checks `configuration` and puts it in force as generation 1; later ones come through ``apply(_:baseDirectory:)``.
+    public init(
+        configuration: TrustConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath,
+        evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(), publicSuffixes: PublicSuffixList? = PublicSuffixList.shared,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws(TrustConfigurationRejection) {
+        self.path = nil
+        self.baseDirectory = baseDirectory
+        self.evaluationCacheSettings = evaluationCache
+        self.publicSuffixes = publicSuffixes
+        self.now = now
+        let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
+        state = LockedState(State(snapshot: Self.snapshot(evaluator, generation: 1, settings: evaluationCache)))
+    }
+
+    // MARK: The configuration in force
+
+    /// The evaluator of the configuration in force.
+    public var current: ConfiguredTrustEvaluator { snapshot.evaluator }
+    /// The generation of the configuration in force: 1 for the first, one more for each swap.
+    public var generation: UInt64 { snapshot.generation }
+    var snapshot: Snapshot { state.withLock { $0.snapshot } }
+
+    /// The hosts this configuration has trusted, with the SPKI pins on the path each presented last (what a new
+    /// pin set is checked against).
+    public var trustedHostPins: [String: Set<SPKIPin>] { state.withLock { $0.trustedPins } }
+
+    // MARK: Offering a configuration
+
+    /// Reads the file again and puts it in force if it differs from the one in force (its SHA-256) and passes
+    /// every check; `force` puts it in force even unchanged (anchor or CRL files it names were replaced).
+    /// - Returns: whether a new configuration was put in force.
+    /// - Throws: why the file was refused; the configuration in force stays.
+    @discardableResult
+    public func reload(force: Bool = false) throws(TrustConfigurationRejection) -> Bool {
+        updating.lock()
+        defer { updating.unlock() }
+        guard let path else {
+            throw report(.unreadable(path: "", reason: "this configuration has no file: configurations are offered with apply(_:baseDirectory:)"))
+        }
+        state.withLock { $0.stamp = ConfigurationFileStamp(path: path, now: now()) }
+        let bytes = try readReporting(path)
+        let digest = ConfigurationFileStamp.digest(bytes)
+        let unchanged = state.withLock { state in
+            state.digestSeen = digest
+            return state.digestInForce == digest
+        }
+        if unchanged && !force { return false }
+        try offer(bytes, digest: digest)
+        return true
+    }
+
+    /// What ``run(pollingEvery:)`` does at each tick: reads the file only when its stamp (modification time, size,
+    /// inode) moved or was too recent to tell a same-second rewrite, and offers it only when its contents differ
+    /// from the last looked at — a file touched but not changed is no change, and contents already refused (or a
+    /// file still missing) are not refused again at every tick.
+    /// - Returns: whether a new configuration was put in force.
+    @discardableResult
+    public func reloadIfChanged() throws(TrustConfigurationRejection) -> Bool {
+        guard let path else { return false }
+        updating.lock()
+        defer { updating.unlock() }
+        let stamp = ConfigurationFileStamp(path: path, now: now())
+        let previous = state.withLock { state in
+            defer { state.stamp = stamp }
+            return state.stamp
+        }
+        if let previous, !previous.mayDiffer(from: stamp) { return false }
+        let bytes = try readReporting(path)
+        let digest = ConfigurationFileStamp.digest(bytes)
+        let seen = state.withLock { state in
+            defer { state.digestSeen = digest }
+            return state.digestSeen == digest
+        }
+        if seen { return false }
+        try offer(bytes, digest: digest)
+        return true
+    }
+
+    private func readReporting(_ path: String) throws(TrustConfigurationRejection) -> [UInt8] {
+        do {
+            return try Self.read(path)
+        } catch {
+            throw report(error)
+        }
+    }
+
+    private func offer(_ bytes: [UInt8], digest: [UInt8]) throws(TrustConfigurationRejection) {
+        let configuration: TrustConfiguration
+        do {
+            configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
+        } catch {
+            throw report(error)
+        }
+        try apply(configuration, baseDirectory: baseDirectory, digest: digest)
+    }
+
+    /// Puts `configuration` in force if it passes every check (for configurations from another source: a
+    /// signed bundle fetched over HTTPS).
+    /// - Parameters:
+    ///   - configuration: the configuration offered.
+    ///   - baseDirectory: where its relative paths are read from (nil: ``baseDirectory``).
+    /// - Throws: why it was refused; the configuration in force stays.
+    public func apply(_ configuration: TrustConfiguration, baseDirectory: String? = nil) throws(TrustConfigurationRejection) {
+        updating.lock()
+        defer { updating.unlock() }
+        try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil)
+    }
+
+    /// Polls the file every `interval` (see ``reloadIfChanged()``) until the task is cancelled; refusals go to the
+    /// observers, and the configuration in force stays.
+    public func run(pollingEvery interval: Duration = .seconds(5)) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                return
+            }
+            _ = try? reloadIfChanged()
+        }
+    }
+
+    private func apply(_ configuration: TrustConfiguration, baseDirectory: String, digest: [UInt8]?) throws(TrustConfigurationRejection) {
+        let pins = trustedHostPins
+        let evaluator: ConfiguredTrustEvaluator
+        do {
+            evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: pins, at: now())
+        } catch {
+            throw report(error)
+        }
+        let generation = state.withLock { state in
+            let generation = state.snapshot.generation + 1
+            state.snapshot = Self.snapshot(evaluator, generation: generation, settings: evaluationCacheSettings)
+            if let digest { state.digestInForce = digest }
+            // Hosts an entry let lock out are no longer trusted: they no longer hold the next configuration back.
+            for host in Self.lockedOut(pins, by: evaluator, at: now()) { state.trustedPins[host] = nil }
+            return generation
+        }
+        send(.swapped(generation: generation))
+    }
+
+    // MARK: Evaluating
+
+    /// The evaluation of `trust` under the configuration in force: from its cache, else evaluated (and stored).
+    /// - Parameters:
+    ///   - trust: the chain, the peer name and the time.
+    ///   - port: the connection's port (pin-failure reports name it).
+    ///   - entryName: the name that chooses the entry when `trust` has none (see
+    ///     ``ConfiguredTrustEvaluator/evaluation(for:port:entryName:)``).
+    public func evaluation(for trust: ServerTrust, port: Int = 443, entryName: PeerName? = nil) async -> Evaluation {
+        let snapshot = self.snapshot
+        let policy = Self.cachePolicy(trust, entryName: entryName)
+        if let cached = snapshot.cache?.decision(for: trust, policy: policy) {
+            let entry = snapshot.evaluator.resolved(for: trust.peerName ?? entryName).entry
+            let evaluation = ConfiguredTrustEvaluator.Evaluation(
+                decision: cached, matched: entry.host, warnings: [], report: nil, reportURIs: entry.reportURIs)
+            return Evaluation(generation: snapshot.generation, cached: true, evaluation: evaluation)
+        }
+        let evaluation = await snapshot.evaluator.evaluation(for: trust, port: port, entryName: entryName)
+        snapshot.cache?.store(evaluation.decision, for: trust, policy: policy)
+        remember(evaluation.decision, host: trust.peerName ?? entryName)
+        return Evaluation(generation: snapshot.generation, cached: false, evaluation: evaluation)
+    }
+
+    /// The decision for `trust` under the configuration in force.
+    public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
+        await evaluation(for: trust).decision
+    }
+
+    /// The cached decision of the configuration in force, when it has one for `trust`.
+    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
+        snapshot.cache?.decision(for: trust, policy: Self.cachePolicy(trust, entryName: nil))
+    }
+
+    // MARK: Observing
+
+    /// Calls `handler` with every swap and refusal, in order, on the thread that offered the configuration, until
+    /// ``stopObserving(_:)``. Keep it quick.
+    @discardableResult
+    public func observe(_ handler: @escaping @Sendable (Event) -> Void) -> Observation {
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = handler
+            return Observation(id: state.nextObserver)
+        }
+    }
+
+    /// Ends an observation.
+    public func stopObserving(_ observation: Observation) {
+        _ = state.withLock { $0.observers.removeValue(forKey: observation.id) }
+    }
+
+    /// Every swap and refusal from now on, until the stream's consumer stops.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let observation = observe { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
+        return stream
+    }
+
+    // MARK: Checks
+
+    /// Every check a configuration passes before it is put in force; its evaluator.
+    static func check(
+        _ configuration: TrustConfiguration, baseDirectory: String, trustedPins: [String: Set<SPKIPin>], at time: Date
+    ) throws(TrustConfigurationRejection) -> ConfiguredTrustEvaluator {
+        let evaluator: ConfiguredTrustEvaluator
+        do {
+            evaluator = try ConfiguredTrustEvaluator(configuration: configuration, baseDirectory: baseDirectory)
+        } catch {
+            throw .malformed(error)
+        }
+        for entry in [configuration.base] + configuration.hosts {
+            if let expires = entry.pins?.expires, time >= expires {
+                throw .pinsExpired(host: entry.host?.description ?? "base", expires: expires)
+            }
+        }
+        for (host, onPath) in trustedPins.sorted(by: { $0.key < $1.key }) {
+            let entry = evaluator.entry(for: host)
+            guard let pins = Self.enforcedPins(entry, at: time), !entry.allowLockout, pins.isDisjoint(with: onPath) else { continue }
+            throw .wouldLockOut(host: host, pinsOnPath: onPath.sorted { $0.base64 < $1.base64 }, newPins: entry.pins?.sha256 ?? [])
+        }
+        return evaluator
+    }
+
+    /// The hosts of `trustedPins` whose entry in `evaluator` enforces pins none of their path's keys match.
+    private static func lockedOut(_ trustedPins: [String: Set<SPKIPin>], by evaluator: ConfiguredTrustEvaluator, at time: Date) -> [String] {
+        trustedPins.compactMap { host, onPath in
+            guard let pins = enforcedPins(evaluator.entry(for: host), at: time), pins.isDisjoint(with: onPath) else { return nil }
+            return host
+        }
+    }
+
+    /// The pins `entry` enforces at `time` (nil: none — no pins, report-only, or expired).
+    private static func enforcedPins(_ entry: TrustConfiguration.Entry, at time: Date) -> Set<SPKIPin>? {
+        guard let pins = entry.pins, entry.mode == .enforce, !pins.isExpired(at: time) else { return nil }
+        return Set(pins.sha256)
+    }
+
+    // MARK: Helpers
+
+    private static func snapshot(_ evaluator: ConfiguredTrustEvaluator, generation: UInt64, settings: EvaluationCacheSettings?) -> Snapshot {
+        let cache = EvaluationCacheSettings.stricter(settings, evaluator.configuration.evaluationCache).map(TrustEvaluationCache.init)
+        return Snapshot(generation: generation, evaluator: evaluator, cache: cache)
+    }
+
+    /// The cache's policy name: with no peer name (the name check off), the name that chose the entry is part of it.
+    private static func cachePolicy(_ trust: ServerTrust, entryName: PeerName?) -> String {
+        guard trust.peerName == nil, let entryName else { return "configuration" }
+        return "configuration entry:" + entryName.description
+    }
+
+    private static func read(_ path: String) throws(TrustConfigurationRejection) -> [UInt8] {
+        do {
+            return try LocalFile.read(path, limit: LocalFile.configurationLimit, ownership: .ownerOnlyWritable)
+        } catch {
+            throw .unreadable(path: path, reason: error.reason)
+        }
+    }
+
+    private static func parse(_ bytes: [UInt8], publicSuffixes: PublicSuffixList?) throws(TrustConfigurationRejection) -> TrustConfiguration {
+        guard let text = String(data: Data(bytes), encoding: .utf8) else {
+            throw .malformed(TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "the file is not UTF-8 text")]))
+        }
+        do {
+            return try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes)
+        } catch {
+            throw .malformed(error)
+        }
+    }
+
+    /// Keeps the pins of a trusted decision's validated path as what `host` presents now.
+    private func remember(_ decision: TrustDecision, host: PeerName?) {
+        guard decision.isTrusted, decision.override == nil, !decision.validatedPath.isEmpty, let host else { return }
+        let pins = Set(decision.validatedPath.map(\.spkiPin))
+        let name = host.description
+        state.withLock { state in
+            if state.trustedPins[name] == nil, state.trustedPins.count >= Self.trackedHosts, let first = state.trustedPins.keys.first {
+                state.trustedPins[first] = nil
+            }
+            state.trustedPins[name] = pins
+        }
+    }
+
+    /// Sends `rejection` to the observers and returns it, to throw.
+    private func report(_ rejection: TrustConfigurationRejection) -> TrustConfigurationRejection {
+        send(.rejected(rejection))
+        return rejection
+    }
+
+    private func send(_ event: Event) {
+        let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
+        for observer in observers { observer(event) }
+    }
+}
