@@ -43,7 +43,7 @@ struct TrustCommand: AsyncParsableCommand {
         version: TrustVersion.string,
         subcommands: [
             PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self,
-            CheckConfigCommand.self, ImportCommand.self,
+            CheckConfigCommand.self, ConfigCommand.self, ImportCommand.self,
         ])
 }
 
