@@ -73,6 +73,10 @@ struct SPIFFECLITests {
         #expect(try await run(CLI.binary, chain + ["--spiffe-bundle", f.dir + "/missing.pem", "--spiffe-id", Self.serverID]).0 == 2)
         #expect(try await run(CLI.binary, chain + ["--spiffe-bundle", f.bundle, "--spiffe-id", "spiffe://elsewhere.test/a"]).0 == 2)
         #expect(try await run(CLI.binary, chain + ["--spiffe-bundle", f.bundle, "--spiffe-id", Self.serverID, "--anchors", f.bundle]).0 == 2)
+        #expect(try await run(CLI.binary, chain + ["--spiffe-bundle", f.bundle, "--spiffe-id", Self.serverID, "--mode", "none"]).0 == 2)
+        let get = ["get", "https://127.0.0.1:1/", "--spiffe-bundle", f.bundle, "--spiffe-id", Self.serverID]
+        #expect(try await run(CLI.binary, get + ["--cacert", f.bundle]).0 == 2)
+        #expect(try await run(CLI.binary, get + ["--no-validate-domain"]).0 == 2)
     }
 
     /// `trust get https://127.0.0.1:PORT/` to a server known only by its SPIFFE ID, with a client SVID.
