@@ -273,7 +273,7 @@ public final class ReloadingClientIdentity: Sendable {
     }
 
     /// The files' bytes (the passphrase's, when it is read from a file or the environment, among them) and their digest.
-    private static func read(_ files: Files) throws(ReloadingClientIdentityError) -> (contents: [[UInt8]], digest: [UInt8]) {
+    static func read(_ files: Files) throws(ReloadingClientIdentityError) -> (contents: [[UInt8]], digest: [UInt8]) {
         var contents: [[UInt8]] = []
         switch files {
         case .pkcs12(let path, _):
@@ -313,7 +313,7 @@ public final class ReloadingClientIdentity: Sendable {
     }
 
     /// The identity in `contents` (as ``read(_:)`` returned them), if it can be used now.
-    private static func load(_ files: Files, contents: [[UInt8]], budget: PKCS12Budget) throws(ReloadingClientIdentityError) -> ClientIdentity {
+    static func load(_ files: Files, contents: [[UInt8]], budget: PKCS12Budget) throws(ReloadingClientIdentityError) -> ClientIdentity {
         let now = Date()
         let secret = String(decoding: contents[contents.count - 1], as: UTF8.self)
         let identity: ClientIdentity

@@ -1,0 +1,210 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOSSL
+import Trust
+import X509
+
+/// A TLS server's certificate chain and key — and, with client authentication, the client CAs it accepts — that
+/// follow their files: each connection accepted takes the `NIOSSLContext` in force, made once when the files
+/// changed, so that a renewed certificate or a new client-CA bundle applies to new connections without a restart;
+/// connections already open keep theirs.
+///
+/// ```swift
+/// let identity = try ReloadingServerIdentity(
+///     .init(certificateChain: "/etc/app/server.pem", key: "/etc/app/server.key", clientCAs: "/etc/app/client-cas.pem"),
+///     clientAuthentication: ClientAuthentication(requirement: .required, anchors: [])) { $0.applicationProtocols = ["h2", "http/1.1"] }
+/// // in the child-channel initialiser:
+/// try channel.pipeline.syncOperations.addHandler(identity.makeServerHandler(record: record))
+/// // in a task of its own:
+/// await identity.run()
+/// ```
+///
+/// Files are watched as a ``ReloadingClientIdentity``'s are (`stat(2)` stamps, then the SHA-256 of their bytes), and
+/// a replacement is checked the same way — readable, the key belonging to the certificate, the certificate within
+/// its validity period — plus a client-CA bundle holding at least one certificate and a context NIOSSL accepts. A
+/// replacement that fails keeps the context in force; the reason is a ``ReloadingServerIdentityError``.
+public final class ReloadingServerIdentity: Sendable {
+    /// The files a server identity is read from (PEM).
+    public struct Files: Sendable, Hashable {
+        /// The certificate chain, leaf first.
+        public var certificateChain: String
+        /// The private key (nil: in the chain's file).
+        public var key: String?
+        /// The client CAs, one or more PEM certificates: the anchors of the ``ClientAuthentication`` given (nil: its own).
+        public var clientCAs: String?
+
+        /// The files; `key` nil when the key is in the chain's file, `clientCAs` nil to keep the anchors given in code.
+        public init(certificateChain: String, key: String? = nil, clientCAs: String? = nil) {
+            self.certificateChain = certificateChain
+            self.key = key
+            self.clientCAs = clientCAs
+        }
+
+        var paths: [String] { [certificateChain] + (key.map { [$0] } ?? []) + (clientCAs.map { [$0] } ?? []) }
+        var identity: ReloadingClientIdentity.Files { .pem(certificateChain: certificateChain, key: key) }
+    }
+
+    /// What a reload did.
+    public enum Outcome: Sendable, Hashable {
+        /// The files are those in force (or those last rejected): nothing changed.
+        case unchanged
+        /// A new context is in force, under this generation.
+        case reloaded(generation: UInt64)
+        /// The files changed but cannot be used: the context in force stays.
+        case rejected(ReloadingServerIdentityError)
+    }
+
+    /// What new connections are set up with.
+    public struct InForce: Sendable {
+        /// The TLS context.
+        public let context: NIOSSLContext
+        /// The client-certificate requirements (with the client-CA file's anchors), if the server asks for one.
+        public let clientAuthentication: ClientAuthentication?
+        /// The leaf certificate presented.
+        public let certificate: Certificate
+        /// 1 for the first, one more at each context taken.
+        public let generation: UInt64
+    }
+
+    private struct State {
+        var inForce: InForce
+        var digest: [UInt8]
+        var fingerprint: FileFingerprint
+        var rejected: (digest: [UInt8], error: ReloadingServerIdentityError)?
+    }
+
+    /// The files.
+    public let files: Files
+    /// How often ``run()`` looks at the files.
+    public let pollInterval: Duration
+    private let clientAuthentication: ClientAuthentication?
+    private let configure: @Sendable (inout TLSConfiguration) -> Void
+    private let state: NIOLockedValueBox<State>
+    private let loading = NIOLock()
+
+    /// Loads the files and makes the first context now.
+    /// - Parameters:
+    ///   - files: the chain, the key and the client CAs.
+    ///   - clientAuthentication: how client certificates are asked for and verified (its anchors replaced by the
+    ///     client-CA file's, when there is one); nil: none asked for.
+    ///   - pollInterval: how often ``run()`` looks at the files.
+    ///   - configure: changes to the server configuration made from the chain and key (ALPN, TLS versions).
+    /// - Throws: why the files cannot be used (there is no context to keep).
+    public init(
+        _ files: Files, clientAuthentication: ClientAuthentication? = nil, pollInterval: Duration = .seconds(30),
+        configure: @escaping @Sendable (inout TLSConfiguration) -> Void = { _ in }
+    ) throws(ReloadingServerIdentityError) {
+        self.files = files
+        self.clientAuthentication = clientAuthentication
+        self.pollInterval = pollInterval
+        self.configure = configure
+        let fingerprint = FileFingerprint(paths: files.paths)
+        let (inForce, digest) = try Self.make(files, clientAuthentication: clientAuthentication, configure: configure, generation: 1)
+        state = NIOLockedValueBox(State(inForce: inForce, digest: digest, fingerprint: fingerprint))
+    }
+
+    /// The context, client authentication and certificate new connections are set up with.
+    public var inForce: InForce { state.withLockedValue { $0.inForce } }
+
+    /// Why the files last read were not taken, while they stay as they are; nil once a context is taken.
+    public var lastRejection: ReloadingServerIdentityError? { state.withLockedValue { $0.rejected?.error } }
+
+    /// The TLS handler for a connection accepted now: the context in force, with the client-certificate
+    /// verification of ``ClientAuthentication`` when the server asks for one (its verdict in `record`).
+    public func makeServerHandler(record: ClientAuthenticationRecord = ClientAuthenticationRecord()) -> NIOSSLServerHandler {
+        let inForce = self.inForce
+        guard let authentication = inForce.clientAuthentication else { return NIOSSLServerHandler(context: inForce.context) }
+        return authentication.makeServerHandler(context: inForce.context, record: record)
+    }
+
+    /// Reads the files now, whatever their stamps, and takes them if they differ from those in force and can be used.
+    @discardableResult
+    public func reload() -> Outcome {
+        loading.withLock { load(FileFingerprint(paths: files.paths)) }
+    }
+
+    /// Reloads only when the files' stamps say they may have changed: what each tick of ``run()`` does.
+    @discardableResult
+    public func poll() -> Outcome {
+        loading.withLock {
+            let now = FileFingerprint(paths: files.paths)
+            let (before, retry) = state.withLockedValue { ($0.fingerprint, $0.rejected?.error.dependsOnTime == true) }
+            guard retry || before.mayDiffer(from: now) else { return .unchanged }
+            return load(now)
+        }
+    }
+
+    /// Polls every ``pollInterval`` until the calling task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: pollInterval)
+            } catch {
+                return
+            }
+            poll()
+        }
+    }
+
+    private func load(_ fingerprint: FileFingerprint) -> Outcome {
+        let generation = state.withLockedValue { $0.inForce.generation } + 1
+        do throws(ReloadingServerIdentityError) {
+            let (inForce, digest) = try Self.make(files, clientAuthentication: clientAuthentication, configure: configure, generation: generation)
+            return state.withLockedValue { state in
+                state.fingerprint = fingerprint
+                guard digest != state.digest else {
+                    state.rejected = nil
+                    return .unchanged
+                }
+                (state.inForce, state.digest, state.rejected) = (inForce, digest, nil)
+                return .reloaded(generation: generation)
+            }
+        } catch {
+            state.withLockedValue { ($0.fingerprint, $0.rejected) = (fingerprint, ([], error)) }
+            return .rejected(error)
+        }
+    }
+
+    /// The context the files make, and the digest of their bytes.
+    private static func make(
+        _ files: Files, clientAuthentication: ClientAuthentication?, configure: (inout TLSConfiguration) -> Void, generation: UInt64
+    ) throws(ReloadingServerIdentityError) -> (InForce, [UInt8]) {
+        let identity: ClientIdentity
+        var contents: [[UInt8]]
+        do {
+            (contents, _) = try ReloadingClientIdentity.read(files.identity)
+            identity = try ReloadingClientIdentity.load(files.identity, contents: contents, budget: PKCS12Budget())
+        } catch {
+            throw .identity(error)
+        }
+        var authentication = clientAuthentication
+        if let path = files.clientCAs {
+            let bundle = try? LocalFile.read(path, limit: LocalFile.certificateLimit)
+            let anchors = (bundle.flatMap { try? NIOSSLCertificate.fromPEMBytes($0) } ?? []).compactMap {
+                (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) }
+            }
+            guard let bundle, !anchors.isEmpty else { throw .clientCAs(path: path) }
+            contents.append(bundle)
+            authentication?.anchors = anchors
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: identity.certificateChain.map { .certificate($0) }, privateKey: .privateKey(identity.privateKey))
+        configure(&configuration)
+        authentication?.apply(to: &configuration)
+        do {
+            let context = try NIOSSLContext(configuration: configuration)
+            let inForce = InForce(context: context, clientAuthentication: authentication, certificate: identity.certificate, generation: generation)
+            return (inForce, FileFingerprint.digest(contents))
+        } catch {
+            throw .context("\(error)")
+        }
+    }
+}
+
+extension ReloadingServerIdentityError {
+    /// Whether the same files may be taken later without changing (a certificate not yet valid).
+    var dependsOnTime: Bool {
+        if case .identity(let error) = self { return error.dependsOnTime }
+        return false
+    }
+}
