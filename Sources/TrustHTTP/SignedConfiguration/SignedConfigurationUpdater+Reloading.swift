@@ -1,0 +1,20 @@
+import Foundation
+import Logging
+import Trust
+
+extension SignedConfigurationUpdater {
+    /// An updater whose accepted configurations go to `target`'s ``ReloadingTrustConfiguration/apply(_:baseDirectory:)``:
+    /// a bundle `target` refuses (a pin set already expired, one that would lock out a host it trusts now) is
+    /// reported with `target`'s reason, and the configuration in force stays. Relative paths in a bundle's
+    /// configuration are read from `baseDirectory` (nil: `target`'s).
+    public init(
+        source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
+        installingInto target: ReloadingTrustConfiguration, baseDirectory: String? = nil, configuration: SessionConfiguration = SessionConfiguration(),
+        limits: Limits = Limits(), logger: Logger? = nil, onEvent: (@Sendable (Event) -> Void)? = nil
+    ) throws(TrustConfigurationRejection) {
+        try self.init(
+            source: source, trustedKeys: trustedKeys, builtIn: builtIn, stateFile: stateFile, configuration: configuration, limits: limits,
+            logger: logger, onEvent: onEvent,
+            install: { configuration throws(TrustConfigurationRejection) in try target.apply(configuration, baseDirectory: baseDirectory) })
+    }
+}
