@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "TrustHTTP", targets: ["TrustHTTP"]),
         .library(name: "TrustLab", targets: ["TrustLab"]),
         .library(name: "TrustLabPKI", targets: ["TrustLabPKI"]),
+        .library(name: "TrustGRPC", targets: ["TrustGRPC"]),
         .executable(name: "trust", targets: ["trust"]),
         .executable(name: "trust-conformance", targets: ["TrustConformance"]),
         // The developers' harnesses (benchmarks, load and construction checks, fuzzer): not installed, not built
@@ -43,11 +44,16 @@ let package = Package(
         // `Vapor`: the TrustVapor module (a Vapor `Client` backed by a Session). Off by default, so that a package
         // that does not use Vapor neither resolves nor builds it.
         .trait(name: "Vapor", description: "TrustVapor: Vapor's req.client through a Session"),
+        // `GRPC`: the TrustGRPC module (pinned gRPC clients, mutual-TLS gRPC servers; grpc-swift 2). Off by default:
+        // a package that does not use gRPC neither resolves nor builds grpc-swift.
+        .trait(name: "GRPC", description: "TrustGRPC: pinned gRPC clients and mutual-TLS gRPC servers (grpc-swift 2)"),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
@@ -122,6 +128,18 @@ let package = Package(
         .target(
             name: "TrustVapor",
             dependencies: ["TrustHTTP", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))]
+        ),
+        // grpc-swift 2: a client transport verified by a TrustEvaluator, a server verifying client certificates.
+        // Its gRPC dependencies only with the `GRPC` trait (the sources are `#if GRPC`).
+        .target(
+            name: "TrustGRPC",
+            dependencies: [
+                "Trust", "TrustNIO", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
+            ]
         ),
         // The lab's certificates, CRLs, OCSP responses and CT logs, made at run time, and its seeded fuzz
         // inputs: no NIO, so the engine's tests (and anyone testing with certificates alone) need no event loop.
