@@ -5,16 +5,22 @@ import PackageDescription
 
 let trustHTTP: Target.Dependency = .product(name: "TrustHTTP", package: "swift-trust")
 let trustNIO: Target.Dependency = .product(name: "TrustNIO", package: "swift-trust")
+let trustGRPC: Target.Dependency = .product(name: "TrustGRPC", package: "swift-trust")
+let grpc: [Target.Dependency] = [
+    .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport"),
+]
 
 let package = Package(
     name: "swift-trust-examples",
     platforms: [.macOS(.v13), .iOS(.v16)],
     dependencies: [
-        .package(name: "swift-trust", path: "..", traits: ["Vapor"]),
+        .package(name: "swift-trust", path: "..", traits: ["GRPC", "Vapor"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
     ],
     targets: [
         .executableTarget(name: "PinnedRequest", dependencies: [trustHTTP]),
@@ -22,6 +28,20 @@ let package = Package(
         .executableTarget(name: "DigestLogin", dependencies: [trustHTTP]),
         .executableTarget(name: "PerHostConfiguration", dependencies: [trustHTTP]),
         .executableTarget(name: "ReadmeExample", dependencies: [trustHTTP]),
+        // gRPC (TrustGRPC, the `GRPC` trait): an echo service with a unary and a streaming RPC, no generated code; its
+        // server verifies client certificates, its clients pin the server. Tested over loopback (GRPCExamplesTests).
+        .target(name: "PinnedGRPC", dependencies: [trustGRPC, trustNIO] + grpc),
+        // New gRPC connections per second, TrustGRPC's verification against the transport's own (not run by CI: built only).
+        .executableTarget(
+            name: "grpc-trust-bench",
+            dependencies: [
+                "PinnedGRPC", trustGRPC, trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustLab", package: "swift-trust"),
+            ] + grpc),
+        .testTarget(
+            name: "GRPCExamplesTests",
+            dependencies: [
+                "PinnedGRPC", trustGRPC, trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustLab", package: "swift-trust"),
+            ] + grpc),
         // A client that takes a TLSConfiguration and no callback: anchors, TLS minimum and identity from a trust
         // configuration entry (ClientTLSConfiguration), pins refused unless accepted as not applied.
         .target(
