@@ -39,6 +39,8 @@ public final class Session: Sendable {
     /// Logs, metrics and the decision observer.
     private let telemetry: SessionTelemetry
     private let tracing: SessionTracing
+    /// With a reloading trust configuration: what follows its swaps (routes, pooled connections, telemetry).
+    let trustWatcher: TrustConfigurationWatcher?
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -61,6 +63,8 @@ public final class Session: Sendable {
         if case .configuration(let evaluator, _) = configuration.serverTrust {
             cacheSettings = EvaluationCacheSettings.stricter(cacheSettings, evaluator.configuration.evaluationCache)
         }
+        // A reloading configuration caches its decisions itself, per configuration put in force.
+        if case .reloading = configuration.serverTrust { cacheSettings = nil }
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
         self.telemetry = SessionTelemetry(configuration)
         self.tracing = SessionTracing(configuration)
@@ -71,6 +75,11 @@ public final class Session: Sendable {
         self.router = SessionRouter(
             configuration: configuration, cache: evaluationCache,
             configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
+        if case .reloading(let reloading, _) = configuration.serverTrust {
+            trustWatcher = TrustConfigurationWatcher(reloading, pool: pool, router: router, telemetry: telemetry)
+        } else {
+            trustWatcher = nil
+        }
         if let delegate {
             delegateHandler.withLockedValue { $0 = DelegateChallengeHandler(delegate: delegate, session: { [weak self] in self }) }
         }
@@ -149,6 +158,7 @@ public final class Session: Sendable {
 
     /// Closes every connection. Requests in flight fail.
     public func shutdown() async {
+        trustWatcher?.stop()
         await pool.shutdown()
     }
 
@@ -397,6 +407,7 @@ public final class Session: Sendable {
     private func connect(_ plan: Plan, id: ConnectionPool.ConnectionID, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
         let specification = try connectionSpecification(plan, request: request, context: context)
         let started = ContinuousClock.now
+        let generation = trustWatcher?.generation
         let connection: Connection
         do {
             // The handshake's challenge handlers are answered in this (the request's) task while it connects.
@@ -409,6 +420,7 @@ public final class Session: Sendable {
         }
         telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
         pool.created(id, connection)
+        if let generation { trustWatcher?.created(connection, since: generation) }
         return .connection(connection, specification.handshake)
     }
 
@@ -537,7 +549,13 @@ public final class Session: Sendable {
     }
 
     static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {
-        guard case .configuration(let evaluator, _) = trust else { return [:] }
+        let evaluator: ConfiguredTrustEvaluator
+        switch trust {
+        case .configuration(let configured, _): evaluator = configured
+        // The identities of the configuration in force when the session is made.
+        case .reloading(let reloading, _): evaluator = reloading.current
+        default: return [:]
+        }
         var identities: [String: ClientIdentity] = [:]
         let configuration = evaluator.configuration
         for entry in [configuration.base] + configuration.hosts {

@@ -18,6 +18,11 @@ public enum ServerTrustConfiguration: Sendable {
     /// A per-host `TrustConfiguration` (pins, patterns, report-only…); failure reports go out
     /// through `reporter` (nil: none are sent).
     case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
+    /// The configuration a ``ReloadingTrustConfiguration`` has in force, for every new connection at once: after
+    /// a swap, each pooled connection is checked again, and one whose decision no longer holds lends no more
+    /// requests (closed now when idle; requests in flight on it finish first). Decisions are cached by the
+    /// reloading configuration, per configuration put in force. Failure reports go out through `reporter`.
+    case reloading(ReloadingTrustConfiguration, reporter: PinFailureReporter?)
 }
 
 /// Which HTTP versions a session offers over ALPN.
@@ -142,6 +147,10 @@ public struct SessionConfiguration: Sendable {
     /// Receives every server-trust decision default handling makes (host, decision with the presented
     /// chain, cached or not), on the connection's task: keep it quick.
     public var decisionObserver: (@Sendable (TrustDecisionEvent) -> Void)?
+    /// Receives every swap and refusal of a ``ServerTrustConfiguration/reloading(_:reporter:)`` configuration, as
+    /// the session logs and counts them (a change of configuration is not a handshake's decision: it does not go
+    /// to ``decisionObserver``, whose events each carry one). Called on the thread that offered the configuration.
+    public var trustConfigurationObserver: (@Sendable (ReloadingTrustConfiguration.Event) -> Void)?
 
     /// A configuration with the defaults.
     public init() {}

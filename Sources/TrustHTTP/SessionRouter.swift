@@ -99,6 +99,12 @@ final class SessionRouter: Sendable {
         return route
     }
 
+    /// Forgets every route (the trust configuration in force changed: entries, TLS minimums): made again on each
+    /// host's next request.
+    func forgetRoutes() {
+        routes.withLockedValue { $0.removeAll() }
+    }
+
     /// The proxy for a request to `origin`, if any (nil, too, when the setting that applies cannot be used:
     /// ``proxyOrFailure(for:url:)`` has failed that request before it connected).
     func proxy(for origin: Origin) -> ProxyConfiguration? {
@@ -132,6 +138,7 @@ final class SessionRouter: Sendable {
         let evaluator = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
+        if case .reloading(let reloading, _) = configuration.serverTrust { entry = reloading.current.entry(for: origin.host) }
         let (identity, reloading) = identities(for: origin.host, entry: entry)
         let evaluation = RouteEvaluation(
             evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,
@@ -168,11 +175,11 @@ final class SessionRouter: Sendable {
             immediate = { evaluator.decisionWithoutSuspending($0) }
         }
 
-        init(_ key: String, evaluate: @escaping RouteEvaluation.Evaluate) {
+        init(_ key: String, immediate: RouteEvaluation.Immediate? = nil, evaluate: @escaping RouteEvaluation.Evaluate) {
             self.key = key
             self.evaluate = evaluate
             afterImmediateMiss = evaluate
-            immediate = nil
+            self.immediate = immediate
         }
     }
 
@@ -181,14 +188,13 @@ final class SessionRouter: Sendable {
         switch configuration.serverTrust {
         case .configuration(let evaluator, let reporter):
             let port = origin.port
-            let telemetry = self.telemetry
-            return HostEvaluator("configuration") { trust in
-                let evaluation = await evaluator.evaluation(for: trust, port: port)
-                if let report = evaluation.report, let reporter {
-                    telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
-                }
-                return evaluation.decision
-            }
+            return HostEvaluator("configuration", evaluate: reporting(to: reporter, origin) { await evaluator.evaluation(for: $0, port: port) })
+        case .reloading(let reloading, let reporter):
+            // Its decisions are cached by the configuration in force, never across a swap (`ReloadingTrustConfiguration`).
+            let port = origin.port
+            return HostEvaluator(
+                "reloading", immediate: { reloading.decisionWithoutSuspending($0) },
+                evaluate: reporting(to: reporter, origin) { await reloading.evaluation(for: $0, port: port).evaluation })
         case .systemDefault:
             return HostEvaluator("system", defaultEvaluator ?? DefaultTrustEvaluator())
         case .evaluator(let evaluator):
@@ -199,6 +205,20 @@ final class SessionRouter: Sendable {
             let canonical = Self.canonical(origin.host)
             if let evaluator = perHost[canonical] { return HostEvaluator("host:" + canonical, evaluator) }
             return HostEvaluator("other-hosts", otherHosts)
+        }
+    }
+
+    /// A configuration's evaluation as a route's: its decision, its pin-failure report (if any) sent through `reporter`.
+    private func reporting(
+        to reporter: PinFailureReporter?, _ origin: Origin, _ evaluation: @escaping @Sendable (ServerTrust) async -> ConfiguredTrustEvaluator.Evaluation
+    ) -> RouteEvaluation.Evaluate {
+        let telemetry = self.telemetry
+        return { trust in
+            let evaluation = await evaluation(trust)
+            if let report = evaluation.report, let reporter {
+                telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
+            }
+            return evaluation.decision
         }
     }
 

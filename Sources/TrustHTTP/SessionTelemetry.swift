@@ -44,10 +44,13 @@ public struct TrustDecisionEvent: Sendable {
 ///   the trust decision of a new connection;
 /// - `swift_trust_request_failures_total` {code: the `SessionError.Code` name};
 /// - `swift_trust_http_authentication_failures_total` {scheme: basic|digest, proxy: true|false};
-/// - `swift_trust_reports_total` {result: sent|dropped}.
+/// - `swift_trust_reports_total` {result: sent|dropped};
+/// - `swift_trust_configuration_changes_total` {result: swapped|rejected, reason: the rejection's code or `none`} —
+///   a reloading trust configuration put in force or refused (logged at `notice` and `warning`).
 struct SessionTelemetry: Sendable {
     let logger: Logger?
     let observer: (@Sendable (TrustDecisionEvent) -> Void)?
+    let configurationObserver: (@Sendable (ReloadingTrustConfiguration.Event) -> Void)?
     let factory: any MetricsFactory
 
     static let decisions = "swift_trust_decisions_total"
@@ -57,10 +60,12 @@ struct SessionTelemetry: Sendable {
     static let requestFailures = "swift_trust_request_failures_total"
     static let authenticationFailures = "swift_trust_http_authentication_failures_total"
     static let reports = "swift_trust_reports_total"
+    static let configurationChanges = "swift_trust_configuration_changes_total"
 
     init(_ configuration: SessionConfiguration) {
         logger = configuration.logger
         observer = configuration.decisionObserver
+        configurationObserver = configuration.trustConfigurationObserver
         factory = configuration.metricsFactory ?? MetricsSystem.factory
     }
 
@@ -79,6 +84,21 @@ struct SessionTelemetry: Sendable {
         }
         observer?(TrustDecisionEvent(host: host, port: port, decision: decision, cached: cached, duration: duration ?? .zero))
         if let logger { TrustDecisionLog.log(decision, host: host, port: port, cached: cached, to: logger) }
+    }
+
+    /// A reloading trust configuration put in force, or refused (the one in force stays).
+    func trustConfigurationChanged(_ event: ReloadingTrustConfiguration.Event) {
+        switch event {
+        case .swapped(let generation):
+            Counter(label: Self.configurationChanges, dimensions: [("result", "swapped"), ("reason", "none")], factory: factory).increment()
+            logger?.notice("trust configuration swapped", metadata: ["trust.generation": "\(generation)"])
+        case .rejected(let rejection):
+            Counter(label: Self.configurationChanges, dimensions: [("result", "rejected"), ("reason", rejection.code)], factory: factory).increment()
+            logger?.warning(
+                "trust configuration rejected; the one in force stays",
+                metadata: ["trust.rejection": .string(rejection.code), "trust.rejection_detail": .string(DisplayText.escaped(rejection.description))])
+        }
+        configurationObserver?(event)
     }
 
     /// A cache lookup in the handshake.

@@ -176,6 +176,18 @@ final class ConnectionPool: Sendable {
         }
     }
 
+    /// The connections open now (leased, idle, retired).
+    var openConnections: [Connection] { state.withLockedValue { Array($0.connections.values) } }
+
+    /// No longer lends `connection` (its trust decision no longer holds): closed now when idle, else when the
+    /// requests in flight on it end (see ``ConnectionPoolStateMachine/connectionDistrusted(_:)``).
+    func distrust(_ connection: Connection) {
+        update { state in
+            guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }
+            return state.machine.connectionDistrusted(id)
+        }
+    }
+
     private func closed(_ id: ConnectionID) {
         update { state in
             if let connection = state.connections.removeValue(forKey: id) { state.ids[ObjectIdentifier(connection)] = nil }

@@ -218,6 +218,17 @@ extension ConnectionPoolStateMachine {
             registry.set(.http2(streams), of: connection)
         }
 
+        /// A connection that must lend nothing more: closed now when idle, else when its requests end (a leased
+        /// HTTP/1.1 connection is no longer shareable, so ``finished(_:reusable:at:_:_:into:)`` closes it).
+        mutating func distrust(_ connection: ConnectionID, _ registry: inout Registry, into actions: inout [Action]) {
+            switch registry.connections[connection]?.state {
+            case .http1Idle: close(connection, &registry, into: &actions)
+            case .http1Leased: registry.setShareable(false, of: connection)
+            case .http2: retire(connection, &registry, into: &actions)
+            case .connecting, nil: break
+            }
+        }
+
         /// Closes the idle connections older than the idle timeout.
         mutating func expire(at now: NIODeadline, _ registry: inout Registry, _ configuration: Configuration, into actions: inout [Action]) {
             let expired = idle.filter { connection in

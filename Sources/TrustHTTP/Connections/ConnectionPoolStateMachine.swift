@@ -201,6 +201,17 @@ struct ConnectionPoolStateMachine: Sendable {
         return actions
     }
 
+    /// A connection whose trust decision no longer holds (the trust configuration changed): it lends nothing
+    /// more; an idle HTTP/1.1 connection closes now, a leased one when its request ends, an HTTP/2 connection with
+    /// its last stream (at once when it carries none).
+    mutating func connectionDistrusted(_ connection: ConnectionID) -> [Action] {
+        guard let record = registry.connections[connection] else { return [] }
+        var actions: [Action] = []
+        withKey(record.key) { $0.distrust(connection, &$1, into: &actions) }
+        served(record.key, into: &actions)
+        return actions
+    }
+
     /// The periodic idle sweep: closes idle connections older than the idle timeout; stops the timer when no
     /// idle connection is left.
     mutating func idleTimerFired(at now: NIODeadline) -> [Action] {
