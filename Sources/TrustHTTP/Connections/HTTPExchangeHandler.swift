@@ -3,89 +3,71 @@ import NIOHTTP1
 
 /// Writes one ``HTTPExchange`` at a time and feeds the response back to it. Sits at the end of an
 /// HTTP/1.1 client pipeline or of an HTTP/2 stream channel (behind NIOHTTP2's HTTP/1 codec).
+///
+/// The driver of an ``HTTPRequestStateMachine``, which decides: the handler feeds it the channel's events (and
+/// those of its own timers and of the body's task, tagged with the request they belong to) and carries out its
+/// actions. It holds what the machine cannot: the exchange, the `100 Continue` and read timers, the body's task.
+/// Time is the event loop's (`EventLoop.now`): a test loop's clock runs the timeouts.
 final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundIn = HTTPExchange
     typealias OutboundOut = HTTPClientRequestPart
+    private typealias Machine = HTTPRequestStateMachine
 
+    private var machine: Machine
+    /// The exchange of the machine's current request.
     private var current: HTTPExchange?
-    private var responseHead: HTTPResponseHead?
-    private var informational = 0
-    /// An HTTP/2 response that has no content (``hasNoContent(_:)``) whose head has arrived: complete at the
-    /// end of this read cycle, whether or not its stream has ended.
-    private var contentlessHeadArrived = false
-    /// When bytes of the current response last arrived (or the reader last asked for more).
-    private var lastActivity = NIODeadline.now()
-    private var idleCheck: Scheduled<Void>?
-    /// Body bytes of the current read cycle, handed to the reader in one piece when the cycle ends
-    /// (`channelReadComplete`), before the response ends or fails, or at ``bodyChunkLimit``: one socket
-    /// read carries several TLS records, and each piece handed over wakes the reading task once.
-    private var pendingBody: [UInt8] = []
+    /// The wait for `100 Continue` (RFC 9110 §10.1.1), while it runs.
+    private var continueTimer: Scheduled<Void>?
+    /// The task that streams the body (see ``streamBody(_:length:id:of:context:)``), until it has written the end.
+    private var bodyTask: Task<Void, Never>?
+    /// The read timeout's next check.
+    private var readTimer: Scheduled<Void>?
     /// At the end of an HTTP/2 stream channel's pipeline (not an HTTP/1.1 connection's).
     private let isHTTP2Stream: Bool
-    /// Where the current request's body stands.
-    private var sending = Sending.complete
-    /// Bytes of the current streamed body written so far.
-    private var bodyBytesWritten = 0
-
-    private enum Sending {
-        /// The request has been written in full.
-        case complete
-        /// The head is written; the body waits for `100 Continue` or this timer (RFC 9110 §10.1.1).
-        case waitingForContinue(Scheduled<Void>)
-        /// The body streams from this task (see ``streamBody(_:length:of:context:)``).
-        case streaming(Task<Void, Never>)
-        /// The final response came before the body was sent: the body is not sent.
-        case abandoned
-    }
 
     init(isHTTP2Stream: Bool = false) {
         self.isHTTP2Stream = isHTTP2Stream
+        self.machine = Machine(isHTTP2Stream: isHTTP2Stream)
     }
+
+    /// The most body bytes held before they are handed over within one read cycle.
+    static var bodyChunkLimit: Int { Machine.bodyChunkLimit }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
-        guard current == nil, context.channel.isActive else {
+        let start = machine.start(Machine.Request(exchange), channelIsActive: context.channel.isActive, now: context.eventLoop.now)
+        guard case .start(let id, let sending, let readTimeout) = start else {
             exchange.fail(ConnectionClosedError())
             promise?.fail(ConnectionClosedError())
             return
         }
         current = exchange
-        informational = 0
         context.triggerUserOutboundEvent(ResponseHeadLimiter.ExpectResponse(), promise: nil)
-        if let wait = exchange.continueTimeout, exchange.body.hasContent {
-            // The head alone; the body once the server says `100 Continue`, or without an answer
-            // after `wait` — a client must not wait for it indefinitely (RFC 9110 §10.1.1).
+        switch sending {
+        case .headAwaitingContinue(let wait):
             context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
-            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            sending = .waitingForContinue(
-                context.eventLoop.scheduleTask(in: .nanoseconds(wait.nanoseconds)) {
-                    let (handler, context) = loopBound.value
-                    guard handler.current === exchange, case .waitingForContinue = handler.sending else { return }
-                    handler.sendBody(of: exchange, context: context, promise: nil)
-                })
-        } else if case .stream = exchange.body {
+            scheduleContinueTimer(id, in: wait, context: context)
+        case .headThenStream:
             context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
-            sendBody(of: exchange, context: context, promise: nil)
-        } else {
+            sendBody(.stream, of: exchange, context: context, promise: nil)
+        case .whole:
             context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
-            sendBody(of: exchange, context: context, promise: promise)
+            sendBody(.bytesAndEnd, of: exchange, context: context, promise: promise)
         }
-        if let readTimeout = exchange.readTimeout {
-            lastActivity = .now()
-            scheduleIdleCheck(context: context, exchange: exchange, in: readTimeout)
-        }
+        if let readTimeout { scheduleReadTimer(id, of: exchange, in: readTimeout, context: context) }
     }
 
     /// Writes the body and the end of the request (the head is written). A streamed body is written
-    /// by a task of its own as the connection takes it (see ``streamBody(_:length:of:context:)``).
-    private func sendBody(of exchange: HTTPExchange, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        switch exchange.body {
-        case .none:
-            sending = .complete
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
-        case .bytes(let bytes):
-            sending = .complete
+    /// by a task of its own as the connection takes it (see ``streamBody(_:length:id:of:context:)``).
+    private func sendBody(_ sending: Machine.BodySending, of exchange: HTTPExchange, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        switch (sending, exchange.body) {
+        case (.stream, .stream(let writeAll, let length)):
+            guard let id = machine.current?.id else { return }
+            context.flush()
+            promise?.succeed()
+            bodyTask = streamBody(writeAll, length: length, id: id, of: exchange, context: context)
+        case (_, .bytes(let bytes)):
             if exchange.uploadProgress != nil {
                 let count = bytes.readableBytes
                 context.write(wrapOutboundOut(.body(.byteBuffer(bytes)))).whenSuccess { exchange.bodyWritten(count) }
@@ -93,11 +75,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
-        case .stream(let writeAll, let length):
-            context.flush()
-            promise?.succeed()
-            bodyBytesWritten = 0
-            sending = .streaming(streamBody(writeAll, length: length, of: exchange, context: context))
+        case (_, .none), (.bytesAndEnd, .stream):
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
         }
     }
 
@@ -114,9 +93,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// throws, or yields other than its declared `length`, fails the exchange: the request cannot be
     /// completed, and the connection closes (a peer must never read the wrong bytes as the body,
     /// RFC 9112 §6.3).
-    private func streamBody(_ writeAll: @escaping RequestBody.Writer, length: Int?, of exchange: HTTPExchange, context: ChannelHandlerContext) -> Task<
-        Void, Never
-    > {
+    private func streamBody(
+        _ writeAll: @escaping RequestBody.Writer, length: Int?, id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext
+    ) -> Task<Void, Never> {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
         let window = UploadWindow()
@@ -133,7 +112,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     try await window.reserve(chunk.readableBytes) { exchange.recordUpload { $0.waitingForConnection() } }
                     eventLoop.execute {
                         let (handler, context) = loopBound.value
-                        handler.writeBodyPart(chunk, of: exchange, window: window, context: context)
+                        handler.writeBodyPart(chunk, id: id, of: exchange, window: window, context: context)
                     }
                     exchange.recordUpload { $0.askingSource() }
                 }
@@ -142,12 +121,12 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 try await eventLoop.flatSubmit {
                     let (handler, context) = loopBound.value
-                    return handler.endBody(of: exchange, context: context)
+                    return handler.endBody(id: id, of: exchange, context: context)
                 }.get()
             } catch {
                 eventLoop.execute {
                     let (handler, context) = loopBound.value
-                    handler.bodyFailed(error, of: exchange, context: context)
+                    handler.bodyFailed(error, id: id, of: exchange, context: context)
                 }
             }
         }
@@ -155,21 +134,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Writes one chunk handed over by the body's task (in the order handed over: the event loop runs
     /// its tasks in order), and gives its room in `window` back once the connection has taken it.
-    private func writeBodyPart(_ chunk: ByteBuffer, of exchange: HTTPExchange, window: UploadWindow, context: ChannelHandlerContext) {
-        guard current === exchange, case .streaming = sending else {
+    private func writeBodyPart(_ chunk: ByteBuffer, id: Machine.RequestID, of exchange: HTTPExchange, window: UploadWindow, context: ChannelHandlerContext) {
+        let count = chunk.readableBytes
+        guard machine.bodyPartReady(id, count: count) else {
             window.fail(BodyNoLongerWanted())
             return
         }
-        let count = chunk.readableBytes
-        bodyBytesWritten += count
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: eventLoop)
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
             switch result {
             case .success:
-                // The peer is taking the request, which the read timeout counts as activity as it
-                // counts bytes of the response (of this exchange only: the connection may have
-                // moved on to the next one).
-                if handler.value.current === exchange { handler.value.lastActivity = .now() }
+                handler.value.machine.bodyPartWritten(id, now: eventLoop.now)
                 window.written(count)
                 exchange.bodyWritten(count)
             case .failure:
@@ -178,137 +154,67 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func endBody(of exchange: HTTPExchange, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
-        guard current === exchange, case .streaming = sending else { return context.eventLoop.makeFailedFuture(BodyNoLongerWanted()) }
-        sending = .complete
+    private func endBody(id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        guard machine.bodyEndReady(id) else { return context.eventLoop.makeFailedFuture(BodyNoLongerWanted()) }
+        bodyTask = nil  // it ends with this write: nothing of it is left to cancel
         exchange.recordUpload { $0.waitingForConnection() }
         return context.writeAndFlush(wrapOutboundOut(.end(nil))).map {
             exchange.recordUpload { $0.finished() }
         }.flatMapErrorThrowing { _ in throw BodyWriteFailed() }
     }
 
-    private func bodyFailed(_ error: any Error, of exchange: HTTPExchange, context: ChannelHandlerContext) {
-        guard current === exchange, case .streaming = sending, !(error is BodyWriteFailed), !(error is BodyNoLongerWanted) else { return }
+    private func bodyFailed(_ error: any Error, id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext) {
+        let ending = machine.bodyFailed(id, byTheChannel: error is BodyWriteFailed || error is BodyNoLongerWanted)
         let failure =
             error as? SessionError
             ?? SessionError(.requestBodyStreamExhausted, "the request body failed: \(error)", url: exchange.url, underlyingError: error)
-        fail(failure, context: context)
+        perform(ending, context: context, cause: failure)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let exchange = current else { return }
-        lastActivity = .now()
         switch unwrapInboundIn(data) {
         case .head(let head): receiveHead(head, of: exchange, context: context)
-        case .body(let buffer): receiveBody(buffer, of: exchange)
-        case .end: receiveEnd(of: exchange, context: context)
+        case .body(let buffer): receiveBody(buffer, of: exchange, now: context.eventLoop.now)
+        case .end: perform(machine.receivedEnd(), context: context)
         }
     }
 
-    /// A response head: an interim one (``receiveInformational(_:of:context:)``) or the response's.
+    /// A response head: an interim one (which may release a body held for `100 Continue`) or the response's.
     @inline(__always)
     private func receiveHead(_ head: HTTPResponseHead, of exchange: HTTPExchange, context: ChannelHandlerContext) {
-        // Interim responses (100 Continue, 103 Early Hints) are not the response.
-        if head.status.code >= 100 && head.status.code < 200 && head.status != .switchingProtocols {
-            receiveInformational(head, of: exchange, context: context)
-            return
-        }
-        if case .waitingForContinue(let timer) = sending {
-            // A final answer before the body (a 401, a 413, a 417): the body is not sent.
-            timer.cancel()
-            sending = .abandoned
-        }
-        responseHead = head
-        exchange.deliver(head)
-        if isHTTP2Stream, hasNoContent(exchange) { contentlessHeadArrived = true }
-    }
-
-    /// An interim 1xx head: counted against ``ResponseLimits/maximumInformationalResponses``; a
-    /// `100 Continue` the body waits for sends it (RFC 9110 §10.1.1).
-    private func receiveInformational(_ head: HTTPResponseHead, of exchange: HTTPExchange, context: ChannelHandlerContext) {
-        informational += 1
-        let maximum = exchange.limits.maximumInformationalResponses
-        if informational > maximum {
-            fail(ResponseLimitExceeded(limit: ResponseLimit(.informationalResponses, observed: informational, limit: maximum)), context: context)
-        } else if head.status == .continue, case .waitingForContinue(let timer) = sending {
-            timer.cancel()
-            sendBody(of: exchange, context: context, promise: nil)
+        switch machine.receivedHead(head, now: context.eventLoop.now) {
+        case .none: break
+        case .sendBody(let sending):
+            cancelContinueTimer()
+            sendBody(sending, of: exchange, context: context, promise: nil)
+        case .deliver:
+            cancelContinueTimer()
+            exchange.deliver(head)
+        case .end(let ending): perform(ending, context: context)
         }
     }
 
-    /// Body bytes: held until the read cycle ends or ``bodyChunkLimit`` is reached.
+    /// Body bytes: counted for backpressure (``BodyFlowControl``) and held until the read cycle ends or
+    /// ``bodyChunkLimit`` is reached.
     @inline(__always)
-    private func receiveBody(_ buffer: ByteBuffer, of exchange: HTTPExchange) {
-        // A response without content (to HEAD, a 204, a 304; RFC 9110 §6.4.1) has none whatever DATA frames
-        // a server sends on its HTTP/2 stream: they are dropped as they come, so that the stream's window
-        // keeps opening and its end arrives (held, they would stall a server with more than a window to
-        // send, and the request with it). HTTP/1.1's decoder knows these answers have no body.
-        if isHTTP2Stream, hasNoContent(exchange) { return }
-        exchange.flow.produced(buffer.readableBytes)
-        pendingBody.append(contentsOf: buffer.readableBytesView)
-        if pendingBody.count >= Self.bodyChunkLimit { deliverPendingBody() }
-    }
-
-    /// The end of the response: the exchange finishes, keeping the connection only when the request
-    /// was sent in full too.
-    @inline(__always)
-    private func receiveEnd(of exchange: HTTPExchange, context: ChannelHandlerContext) {
-        contentlessHeadArrived = false
-        // A request not sent in full leaves the connection in no known state: HTTP/1.1 closes it
-        // (the server may read what was not sent as the next request, RFC 9110 §10.1.1); an
-        // HTTP/2 stream is reset (RFC 9113 §8.1: a complete response may come before the request).
-        let requestComplete = isRequestComplete(exchange)
-        let keepAlive = (responseHead?.isKeepAlive ?? false) && requestComplete
-        deliverPendingBody()
-        endCurrent()
-        exchange.finish(keepAlive: keepAlive)
-        if !requestComplete && isHTTP2Stream { context.close(promise: nil) }
-    }
-
-    /// Whether the request is on the wire in full. A body of declared length whose every byte is written
-    /// is complete, though its task has not yet seen its sequence end (the server may answer as soon as the
-    /// last byte is in).
-    @inline(__always)
-    private func isRequestComplete(_ exchange: HTTPExchange) -> Bool {
-        switch sending {
-        case .complete: true
-        case .streaming:
-            if !isHTTP2Stream, case .stream(_, let length?) = exchange.body { length == bodyBytesWritten } else { false }
-        case .waitingForContinue, .abandoned: false
+    private func receiveBody(_ buffer: ByteBuffer, of exchange: HTTPExchange, now: NIODeadline) {
+        switch machine.receivedBody(buffer, now: now) {
+        case .none: break
+        case .held: exchange.flow.produced(buffer.readableBytes)
+        case .deliver(let bytes):
+            exchange.flow.produced(buffer.readableBytes)
+            exchange.bodyContinuation.yield(bytes)
         }
     }
-
-    /// Whether the response has no content whatever its framing says: to HEAD, a 204, a 304 (RFC 9110 §6.4.1).
-    private func hasNoContent(_ exchange: HTTPExchange) -> Bool {
-        exchange.head.method == .HEAD || responseHead.map { $0.status.code == 204 || $0.status.code == 304 } == true
-    }
-
-    /// The most body bytes held before they are handed over within one read cycle.
-    static let bodyChunkLimit = 256 * 1024
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        deliverPendingBody()
-        if contentlessHeadArrived {
-            // The head of an answer without content came in this read cycle, and its stream has not ended with it
-            // (a server sending content after a HEAD's answer, which its own HTTP/2 stack may refuse to send,
-            // never ending the stream): the response is complete, as curl takes it; the stream is reset.
-            contentlessHeadArrived = false
-            if let exchange = current {
-                endCurrent()
-                exchange.finish(keepAlive: false)
-                context.close(promise: nil)
-            }
+        switch machine.readComplete() {
+        case .none: break
+        case .deliver(let bytes): current?.bodyContinuation.yield(bytes)
+        case .end(let ending): perform(ending, context: context)
         }
         context.fireChannelReadComplete()
-    }
-
-    /// Hands the body bytes of this read cycle to the reader.
-    private func deliverPendingBody() {
-        guard !pendingBody.isEmpty else { return }
-        if let exchange = current { exchange.bodyContinuation.yield(pendingBody) }
-        // No capacity kept: an idle pooled connection holds no buffer, and the next piece is allocated
-        // at its own size.
-        pendingBody = []
     }
 
     /// Holds the socket read while the reader is behind (see ``BodyFlowControl``).
@@ -319,69 +225,104 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ResponseHeadLimiter.HeadBytesArrived {
-            lastActivity = .now()
+            machine.headBytesArrived(now: context.eventLoop.now)
             return
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(error, context: context)
+        perform(machine.errorCaught(), context: context, cause: error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        failCurrent(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
+        perform(machine.channelInactive(), context: context)
         context.fireChannelInactive()
     }
 
-    private func fail(_ error: any Error, context: ChannelHandlerContext) {
-        failCurrent(error)
+    /// Carries out how the machine ended the current request; `cause` is the error of a channel or body failure.
+    private func perform(_ ending: Machine.Ending, context: ChannelHandlerContext, cause: (any Error)? = nil) {
+        switch ending {
+        case .none: return
+        case .close: break
+        case .finish(let body, let keepAlive, let close):
+            endCurrent(handingOver: body)?.finish(keepAlive: keepAlive)
+            guard close else { return }
+        case .fail(let failure, let body, let close):
+            if let exchange = endCurrent(handingOver: body) { exchange.fail(error(for: failure, of: exchange, cause: cause)) }
+            guard close else { return }
+        }
         context.close(promise: nil)
     }
 
-    private func failCurrent(_ error: any Error) {
-        guard let exchange = current else { return }
-        deliverPendingBody()  // what arrived before the failure is the body's, as it would have been without holding it
-        endCurrent()
-        exchange.fail(error)
+    /// The error a failure of `exchange` ends it with.
+    private func error(for failure: Machine.Failure, of exchange: HTTPExchange, cause: (any Error)?) -> any Error {
+        switch failure {
+        case .closed: return ConnectionClosedError(isHTTP2Stream: isHTTP2Stream)
+        case .channelError, .requestBodyFailed: return cause ?? ConnectionClosedError(isHTTP2Stream: isHTTP2Stream)
+        case .limitExceeded(let limit): return ResponseLimitExceeded(limit: limit)
+        case .readTimedOut:
+            let message = "no data from the server for \(exchange.readTimeout ?? .zero) (read timeout)"
+            return SessionError(.timedOut, exchange.timeoutMessage(message), url: exchange.url)
+        }
     }
 
-    private func endCurrent() {
-        switch sending {
-        case .waitingForContinue(let timer): timer.cancel()
-        case .streaming(let task): task.cancel()
-        case .complete, .abandoned: break
-        }
-        sending = .complete
+    /// Hands `body` (what arrived before the end) to the current exchange, stops its timers and task, and returns it.
+    private func endCurrent(handingOver body: [UInt8]?) -> HTTPExchange? {
+        guard let exchange = current else { return nil }
+        if let body { exchange.bodyContinuation.yield(body) }
+        cancelContinueTimer()
+        bodyTask?.cancel()
+        bodyTask = nil
+        readTimer?.cancel()
+        readTimer = nil
         current = nil
-        responseHead = nil
-        idleCheck?.cancel()
-        idleCheck = nil
+        return exchange
+    }
+
+    private func cancelContinueTimer() {
+        continueTimer?.cancel()
+        continueTimer = nil
+    }
+
+    /// The body waits for `100 Continue`, or this long at most: a client must not wait indefinitely (RFC 9110 §10.1.1).
+    private func scheduleContinueTimer(_ id: Machine.RequestID, in wait: TimeAmount, context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        continueTimer = context.eventLoop.scheduleTask(in: wait) {
+            let (handler, context) = loopBound.value
+            guard let sending = handler.machine.continueTimedOut(id), let exchange = handler.current else { return }
+            handler.continueTimer = nil
+            handler.sendBody(sending, of: exchange, context: context, promise: nil)
+        }
     }
 
     /// The read timeout: checked when it could have run out, re-armed for what is left while bytes
     /// keep arriving; not counted while the reader is behind (the channel is not reading then).
-    private func scheduleIdleCheck(context: ChannelHandlerContext, exchange: HTTPExchange, in delay: Duration) {
+    private func scheduleReadTimer(_ id: Machine.RequestID, of exchange: HTTPExchange, in delay: TimeAmount, context: ChannelHandlerContext) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleCheck = context.eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) {
+        readTimer = context.eventLoop.scheduleTask(in: delay) {
             let (handler, context) = loopBound.value
-            guard handler.current === exchange, let readTimeout = exchange.readTimeout else { return }
-            let limit = TimeAmount.nanoseconds(readTimeout.nanoseconds)
-            let idle = NIODeadline.now() - handler.lastActivity
-            if exchange.flow.isHoldingReads {
-                // The reader is behind: the wait for the peer starts again once it catches up.
-                handler.lastActivity = .now()
-                handler.scheduleIdleCheck(context: context, exchange: exchange, in: readTimeout)
-                return
+            switch handler.machine.readTimerFired(id, now: context.eventLoop.now, readsHeld: exchange.flow.isHoldingReads) {
+            case .none: break
+            case .reschedule(let next): handler.scheduleReadTimer(id, of: exchange, in: next, context: context)
+            case .end(let ending): handler.perform(ending, context: context)
             }
-            if idle < limit {
-                let next = limit - idle
-                handler.scheduleIdleCheck(context: context, exchange: exchange, in: .nanoseconds(next.nanoseconds))
-                return
-            }
-            handler.fail(
-                SessionError(.timedOut, exchange.timeoutMessage("no data from the server for \(readTimeout) (read timeout)"), url: exchange.url),
-                context: context)
         }
+    }
+}
+
+extension HTTPRequestStateMachine.Request {
+    /// What the machine needs to know of `exchange`.
+    init(_ exchange: HTTPExchange) {
+        let body: HTTPRequestStateMachine.Body
+        switch exchange.body {
+        case .none: body = .none
+        case .bytes: body = .bytes
+        case .stream(_, let length): body = .stream(length: length)
+        }
+        self.init(
+            isHEAD: exchange.head.method == .HEAD, body: body, continueTimeout: exchange.continueTimeout.map { .nanoseconds($0.nanoseconds) },
+            readTimeout: exchange.readTimeout.map { .nanoseconds($0.nanoseconds) }, maximumInformationalResponses: exchange.limits.maximumInformationalResponses
+        )
     }
 }
