@@ -41,8 +41,13 @@ public struct SignedTrustConfiguration: Sendable, Hashable {
     /// 5. `now` is before its `expires` (``TrustConfigurationRejection/bundleExpired(expires:)``).
     ///
     /// - Parameters:
+    ///   - bundle: the bundle file's exact bytes, as received.
+    ///   - signature: the detached signature file's bytes (base64 or raw).
     ///   - trustedKeys: the keys pinned in the application; more than one while the signing key is rotated.
     ///   - lastAcceptedSequence: the sequence of the last bundle accepted, nil when none ever was.
+    ///   - now: the time expiry is checked against.
+    ///   - maximumSize: the largest bundle verified (``maximumSize`` by default).
+    ///   - publicSuffixes: for refusing host patterns on public suffixes, as the configuration loader does.
     public static func verify(
         bundle: some Collection<UInt8>, signature: some Collection<UInt8>, trustedKeys: [TrustConfigurationPublicKey],
         lastAcceptedSequence: UInt64?, now: Date = Date(), maximumSize: Int = SignedTrustConfiguration.maximumSize,

@@ -12,7 +12,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// `configuration` is a configuration file's object exactly as <doc:ConfigurationFile> describes it, checked as
+/// `configuration` is a configuration file's object exactly as the configuration file format describes it (``TrustConfiguration/parse(_:publicSuffixes:)``), checked as
 /// strictly (every problem reported, with its JSON path under `$.configuration`). The envelope keeps the file format
 /// as it is: a plain configuration file is never mistaken for a bundle (it has no `sequence`), nor a bundle for a
 /// configuration file (`trust check-config` refuses its members).

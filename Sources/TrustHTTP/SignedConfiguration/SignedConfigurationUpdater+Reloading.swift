@@ -3,7 +3,7 @@ import Logging
 import Trust
 
 extension SignedConfigurationUpdater {
-    /// An updater whose accepted configurations go to `target`'s ``ReloadingTrustConfiguration/apply(_:baseDirectory:)``:
+    /// An updater whose accepted configurations go to `target`'s `ReloadingTrustConfiguration/apply(_:baseDirectory:)`:
     /// a bundle `target` refuses (a pin set already expired, one that would lock out a host it trusts now) is
     /// reported with `target`'s reason, and the configuration in force stays. Relative paths in a bundle's
     /// configuration are read from `baseDirectory` (nil: `target`'s).

@@ -8,7 +8,7 @@ import Trust
 ///
 /// Each ``refresh(now:)`` fetches the bundle and its detached signature with a ``Session`` of its own (its own trust
 /// settings — pin the configuration server too — a size limit and a time limit), verifies them with
-/// ``SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:)``,
+/// `SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:)`,
 /// records the accepted sequence in the state file (so a restart does not accept an older bundle again), and only
 /// then hands the configuration to `install`. Anything refused leaves the configuration in force as it is, and is
 /// reported three ways: the returned ``Event``, the `onEvent` callback and a log line.
@@ -22,7 +22,7 @@ import Trust
 public actor SignedConfigurationUpdater {
     /// Where the bundle and its signature are fetched from.
     public struct Source: Sendable, Hashable {
-        /// The bundle (``TrustConfigurationBundle``'s JSON).
+        /// The bundle (`TrustConfigurationBundle`'s JSON).
         public var bundleURL: URL
         /// Its detached signature (base64 or 64 raw bytes).
         public var signatureURL: URL
@@ -101,14 +101,19 @@ public actor SignedConfigurationUpdater {
     var running: Task<Event, Never>?
 
     /// - Parameters:
+    ///   - source: where the bundle and its signature are fetched from.
     ///   - trustedKeys: the public keys pinned in the application (two while the signing key is rotated).
     ///   - builtIn: the configuration compiled into the application, installed when a bundle has expired.
     ///   - stateFile: where the last accepted sequence is kept (created private, 0600); its folder must exist.
     ///   - configuration: the fetching session's configuration: its own trust (pins for the configuration server);
     ///     its body limit and timeouts are cut to `limits`.
-    /// - Throws: ``TrustConfigurationRejection/unreadable(path:reason:)`` when the state file exists but cannot be
+    ///   - limits: the size and time limits of a fetch.
+    ///   - logger: where each event is logged (installed and unchanged at info, refusals at warning).
+    ///   - onEvent: called with each event, as ``refresh(now:)`` returns it.
+    ///   - install: hands an accepted configuration over; what it throws is reported and the bundle is not in force.
+    /// - Throws: `TrustConfigurationRejection/unreadable(path:reason:)` when the state file exists but cannot be
     ///   read or is not one this type wrote (starting without it would reopen the rollback window), and
-    ///   ``TrustConfigurationRejection/fetchFailed(reason:)`` when the session cannot be made.
+    ///   `TrustConfigurationRejection/fetchFailed(reason:)` when the session cannot be made.
     public init(
         source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
         configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), logger: Logger? = nil,
