@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+import TrustHTTP
+import TrustServiceLifecycle
+import TrustTestSupport
+
+/// A ReloadingTrustConfiguration polled by a service in a ServiceGroup: a changed file is put in force while the
+/// group runs; the polling stops when the group shuts down gracefully.
+@Suite("Service lifecycle: TrustConfigurationReloadService", .timeLimit(.minutes(5)), .paced)
+struct TrustConfigurationReloadServiceTests {
+    @Test func pollsWhileTheGroupRunsAndStopsWithIt() async throws {
+        let file = try LabTrustConfigurationFile()
+        defer { file.remove() }
+        try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA))
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
+        let events = reloading.events()
+        var logger = Logger(label: "swift-trust.tests.lifecycle")
+        logger.logLevel = .critical
+        let group = ServiceGroup(services: [TrustConfigurationReloadService(reloading, pollingEvery: .milliseconds(20))], logger: logger)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB))
+            var iterator = events.makeAsyncIterator()
+            #expect(await iterator.next() == .swapped(generation: 2))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(reloading.current.entry(for: "good.lab.test").pins?.sha256 == LabTrustConfigurationFile.pinsB)
+    }
+}
