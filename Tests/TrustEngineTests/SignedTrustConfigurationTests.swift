@@ -95,6 +95,7 @@ struct SignedTrustConfigurationTests {
         }
         let paths = Set(error.problems.map(\.path))
         for path in ["$.sequence", "$.expires", "$.colour", "$.configuration.hosts[0].host"] { #expect(paths.contains(path), "\(path) in \(paths)") }
+        #expect(error.problems.contains { $0.path == "$.sequence" && $0.message.hasSuffix("not -1") }, "\(error)")
         // Unsigned garbage is a bad signature, never a parse error.
         #expect(
             Self.rejection(Self.verify(Array("{not json".utf8), try Self.key.signature(for: bytes))).map { if case .badSignature = $0 { true } else { false } }

@@ -101,7 +101,8 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
                 if case .number(let text) = value, let number = UInt64(text) {
                     sequence = number
                 } else {
-                    checker.problem("$.sequence", "must be a whole number from 0 to \(UInt64.max), not \(value.kindName)")
+                    let seen = if case .number(let text) = value { text } else { value.kindName }
+                    checker.problem("$.sequence", "must be a whole number from 0 to \(UInt64.max), not \(seen)")
                 }
             } else {
                 checker.problem("$.sequence", "is required")
