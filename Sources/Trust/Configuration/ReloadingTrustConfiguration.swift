@@ -145,7 +145,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         guard let path else {
             throw report(.unreadable(path: "", reason: "this configuration has no file: configurations are offered with apply(_:baseDirectory:)"))
         }
-        state.withLock { $0.stamp = ConfigurationFileStamp(path: path, now: now()) }
+        let stamp = ConfigurationFileStamp(path: path, now: now())
+        state.withLock { $0.stamp = stamp }
         let bytes = try readReporting(path)
         let digest = ConfigurationFileStamp.digest(bytes)
         let unchanged = state.withLock { state in
