@@ -13,10 +13,11 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Run the built-in lab: policies × servers on loopback, every outcome checked (exit 1 if any differs).",
         discussion: """
             Starts TrustLab servers on 127.0.0.1 (good, expired, wrong host, self-signed, untrusted root, the MITM chain with
-            the pinned intermediate appended, mutual TLS, Basic and Digest, leaves revoked by CRL and by OCSP), then connects to
-            each under the policies a client would use — default, custom anchor, anchors-only, public-key pin, certificate pin,
-            AFNetworking allowInvalidCertificates with pinning, a report-only configuration, hard and soft revocation
-            checking — and prints what happened and why.
+            the pinned intermediate appended, mutual TLS, Basic and Digest, leaves revoked by CRL and by OCSP, an X.509-SVID
+            with no DNS name), then connects to each under the policies a client would use — default, custom anchor,
+            anchors-only, public-key pin, certificate pin, AFNetworking allowInvalidCertificates with pinning, a report-only
+            configuration, hard and soft revocation checking, a configuration file reloaded while the session runs, a signed
+            configuration bundle followed by a replayed older one, a SPIFFE ID — and prints what happened and why.
             """)
 
     @Flag(help: "Print every decision's reasons and the validated path.")
@@ -29,18 +30,23 @@ struct DemoCommand: AsyncParsableCommand {
         var expected: Expected
         var configure: @Sendable (inout SessionConfiguration) -> Void = { _ in }
         var credential: Credential?
+        /// A live row's steps around its requests (nil: one request).
+        var steps: Steps?
     }
 
     enum Expected: Equatable {
         case ok
         case refused(SessionError.Code)
         case status(Int)
+        /// A live row's step went otherwise than it should (never expected).
+        case stepFailed
 
         var text: String {
             switch self {
             case .ok: return "200"
             case .status(let code): return "\(code)"
             case .refused(let code): return "\(code)"
+            case .stepFailed: return "step failed"
             }
         }
     }
@@ -69,15 +75,19 @@ struct DemoCommand: AsyncParsableCommand {
         for (name, identity) in [("revocable", revocable), ("revoked-crl", revokedByCRL), ("revoked-ocsp", revokedByOCSP), ("ocsp-down", unreachable)] {
             servers[name] = try await LabServer.start(name: name, host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
         }
+        let live = try await LiveTrustLab.start(pki)
+        servers["spiffe"] = live.spiffeServer
         defer {
+            live.removeFiles()
             let all = Array(servers.values)
             Task {
                 for server in all { try? await server.shutdown() }
+                await live.configurationServer.shutdown()
                 await crls.shutdown()
                 await responder.shutdown()
             }
         }
-        let scenarios = try Self.scenarios(pki)
+        let scenarios = try Self.scenarios(pki) + live.scenarios(pki)
         print("Running \(scenarios.count) scenarios…\n")
         let header = Self.row("#", "policy", "server", "expected", "outcome", "why")
         print(header)
@@ -85,41 +95,13 @@ struct DemoCommand: AsyncParsableCommand {
         var failures = 0
         for (index, scenario) in scenarios.enumerated() {
             guard let server = servers[scenario.server] else { continue }
-            var configuration = SessionConfiguration()
-            configuration.resolve = LabPKI.loopbackResolve
-            configuration.requestTimeout = .seconds(10)
-            configuration.evaluationCache = nil
-            scenario.configure(&configuration)
-            let session = try Session(configuration: configuration)
-            let outcome: Expected
-            let why: String
-            do {
-                let response = try await session.data(for: Request(url: URL(string: server.baseURL + scenario.path)!, credential: scenario.credential))
-                outcome = response.statusCode == 200 ? .ok : .status(response.statusCode)
-                let firstLine = response.text.split(separator: "\n").first.map(String.init) ?? ""
-                if response.statusCode != 200 {
-                    why = "HTTP \(response.statusCode): \(firstLine)"
-                } else if firstLine.hasPrefix("authenticated") || firstLine.hasPrefix("client:") {
-                    why = firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine
-                } else if let trust = response.serverTrust {
-                    why = Self.trusted(trust)
-                } else {
-                    why = "trusted"
-                }
-            } catch let error as SessionError {
-                outcome = .refused(error.code)
-                why = Self.explain(error)
-                if verbose, let decision = error.trustDecision {
-                    for reason in decision.reasons { print("      [\(reason.code)] \(reason)") }
-                }
-            }
-            await session.shutdown()
-            let matches = outcome == scenario.expected
+            let outcome = try await outcome(of: scenario, on: server)
+            let matches = outcome.result == scenario.expected
             if !matches { failures += 1 }
             print(
                 Self.row(
                     "\(index + 1)", scenario.policy, scenario.server + (scenario.path == "/" ? "" : " " + scenario.path.prefix { $0 != "?" }),
-                    scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.text, why))
+                    scenario.expected.text, (matches ? "✓ " : "✗ ") + outcome.result.text, outcome.why))
         }
         let elapsed = ContinuousClock.now - started
         print(
@@ -131,10 +113,53 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 
+    /// What `scenario` comes to, in a session of its own: one request, or a live row's steps around its requests.
+    func outcome(of scenario: Scenario, on server: LabServer) async throws -> Outcome {
+        var configuration = SessionConfiguration()
+        configuration.resolve = LabPKI.loopbackResolve
+        configuration.requestTimeout = .seconds(10)
+        configuration.evaluationCache = nil
+        scenario.configure(&configuration)
+        let session = try Session(configuration: configuration)
+        let request = { try await self.request(scenario, on: server, session: session) }
+        let outcome: Outcome
+        if let steps = scenario.steps {
+            do {
+                outcome = try await steps(request)
+            } catch {
+                outcome = Outcome(result: .stepFailed, why: "\(error)")
+            }
+        } else {
+            outcome = try await request()
+        }
+        await session.shutdown()
+        return outcome
+    }
+
+    /// The scenario's request through `session`: its status, or why it was refused.
+    func request(_ scenario: Scenario, on server: LabServer, session: Session) async throws -> Outcome {
+        guard let url = URL(string: server.baseURL + scenario.path) else { return Outcome(result: .stepFailed, why: "not a URL") }
+        do {
+            let response = try await session.data(for: Request(url: url, credential: scenario.credential))
+            let firstLine = response.text.split(separator: "\n").first.map(String.init) ?? ""
+            if response.statusCode != 200 {
+                return Outcome(result: .status(response.statusCode), why: "HTTP \(response.statusCode): \(firstLine)")
+            } else if firstLine.hasPrefix("authenticated") || firstLine.hasPrefix("client:") {
+                return Outcome(result: .ok, why: firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine)
+            }
+            return Outcome(result: .ok, why: response.serverTrust.map(Self.trusted) ?? "trusted")
+        } catch let error as SessionError {
+            if verbose, let decision = error.trustDecision {
+                for reason in decision.reasons { print("      [\(reason.code)] \(reason)") }
+            }
+            return Outcome(result: .refused(error.code), why: Self.explain(error))
+        }
+    }
+
     /// One row of the table; `why` can quote a server (a body's first line, an error's message): escaped.
     static func row(_ number: String, _ policy: String, _ server: String, _ expected: String, _ outcome: String, _ why: String) -> String {
         func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text : text + String(repeating: " ", count: width - text.count) }
-        return pad(number, 3) + pad(policy, 34) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + DisplayText.escaped(why)
+        return pad(number, 3) + pad(policy, 36) + pad(server, 20) + pad(expected, 34) + pad(outcome, 36) + DisplayText.escaped(why)
     }
 
     /// A few words on why a request was refused: the library's summary of the first trust reason
@@ -151,6 +176,9 @@ struct DemoCommand: AsyncParsableCommand {
         }
         if let note = decision.notes.first {
             return "trusted; " + note
+        }
+        if let id = decision.validatedPath.first?.spiffeID {
+            return "trusted as \(id)"
         }
         return "trusted, validated path of \(decision.validatedPath.count)"
     }
