@@ -12,12 +12,6 @@ enum ExchangeBody: Sendable {
     /// declared length (nil when unknown, sent chunked or to END_STREAM).
     case stream(RequestBody.Writer, length: Int?)
 
-    /// Whether there are bytes to send after the head.
-    var hasContent: Bool {
-        if case .none = self { return false }
-        return true
-    }
-
     init(_ body: RequestBody?) {
         guard let body else {
             self = .none

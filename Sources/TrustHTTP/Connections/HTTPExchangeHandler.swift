@@ -75,8 +75,16 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
-        case (_, .none), (.bytesAndEnd, .stream):
+        case (_, .none):
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+        case (.bytesAndEnd, .stream):
+            // The machine sends a streamed body as `.stream` only. Were it told otherwise, writing the end alone
+            // would leave a request shorter than its head declares (RFC 9112 §6.3): the request fails instead,
+            // and the connection, its head written, closes.
+            assertionFailure("a streamed request body was to be written whole")
+            let failure = SessionError(.requestBodyStreamExhausted, "the request body could not be sent", url: exchange.url)
+            promise?.fail(failure)
+            perform(machine.failCurrent(.requestBodyFailed, close: true), context: context, cause: failure)
         }
     }
 
