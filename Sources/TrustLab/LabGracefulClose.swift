@@ -49,7 +49,8 @@ final class LabGracefulClose: ChannelInboundHandler, RemovableChannelHandler {
         closing = true
         let written = context.eventLoop.makePromise(of: Void.self)
         let deadline = context.eventLoop.scheduleTask(in: Self.drainTimeout) { written.succeed() }
-        written.futureResult.whenComplete { _ in
+        // Completed on the event loop (the PING's write, or the deadline's task), where the context may be used.
+        written.futureResult.assumeIsolated().whenComplete { _ in
             deadline.cancel()
             context.close(promise: nil)
         }
