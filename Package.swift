@@ -127,7 +127,11 @@ let package = Package(
         // Vapor's `Client` over a Session; its Vapor dependency only with the `Vapor` trait (the sources are `#if Vapor`).
         .target(
             name: "TrustVapor",
-            dependencies: ["TrustHTTP", .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"]))]
+            dependencies: [
+                "Trust", "TrustHTTP", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ]
         ),
         // grpc-swift 2: a client transport verified by a TrustEvaluator, a server verifying client certificates.
         // Its gRPC dependencies only with the `GRPC` trait (the sources are `#if GRPC`).
