@@ -69,7 +69,8 @@
         }
 
         /// Trusts the server `host` as the entry of `configuration` that matches it says: its anchors, pins (enforced
-        /// or report-only), minimums, revocation and CT rules, TLS minimum and client identity.
+        /// or report-only, their failures handed to `onReport`), minimums, revocation and CT rules, TLS minimum and
+        /// client identity.
         /// - Parameters:
         ///   - host: the host the server's certificate must name; it also chooses the entry.
         ///   - port: the server's port, as pin-failure reports name it.
@@ -78,9 +79,14 @@
         ///   - cache: where decisions are kept (see ``init(host:evaluator:clientIdentity:minimumTLSVersion:cache:logger:)``);
         ///     not used when the configuration switches its evaluation cache off.
         ///   - logger: where each decision is logged.
+        ///   - onReport: called with each pin-failure report an evaluation produces (a report-only entry whose pins
+        ///     did not hold, an expired pin set, a failure a lenient mode let through) and the entry's `reportURIs`:
+        ///     this type sends nothing itself. To post them as a Session does, pass them to TrustHTTP's
+        ///     `PinFailureReporter.enqueue(_:to:)`. A decision found in `cache` is not evaluated again and reports nothing.
         public init(
             host: String, port: Int, configuration: ConfiguredTrustEvaluator,
-            environment: [String: String] = ProcessInfo.processInfo.environment, cache: TrustEvaluationCache? = nil, logger: Logger? = nil
+            environment: [String: String] = ProcessInfo.processInfo.environment, cache: TrustEvaluationCache? = nil, logger: Logger? = nil,
+            onReport: (@Sendable (PinFailureReport, [URL]) -> Void)? = nil
         ) throws(GRPCClientTrustError) {
             let entry = configuration.entry(for: host)
             var identity: ClientIdentity?
@@ -97,9 +103,10 @@
             var known: ServerTrustVerifier.Known?
             if let cache { known = { trust in cache.decision(for: trust, policy: key) } }
             let verifier = ServerTrustVerifier(known: known, logger: logger) { trust in
-                let decision = await configuration.evaluation(for: trust, port: port).decision
-                cache?.store(decision, for: trust, policy: key)
-                return decision
+                let evaluation = await configuration.evaluation(for: trust, port: port)
+                if let report = evaluation.report, let onReport { onReport(report, evaluation.reportURIs) }
+                cache?.store(evaluation.decision, for: trust, policy: key)
+                return evaluation.decision
             }
             try self.init(
                 host: host, verifier: verifier, clientIdentity: identity, minimumTLSVersion: entry.minimumTLSVersion,
