@@ -102,6 +102,20 @@ struct SignedTrustConfigurationTests {
                 == true)
     }
 
+    /// A sequence's number text is quoted in the problem, but never more than a line of it.
+    @Test func aLongSequenceIsQuotedCut() throws {
+        let digits = String(repeating: "9", count: 10_000)
+        let text = #"{"bundleVersion": 1, "sequence": "# + digits + #", "expires": "2030-01-01T00:00:00Z", "configuration": {"version": 1}}"#
+        let bytes = Array(text.utf8)
+        guard case .malformed(let error)? = Self.rejection(Self.verify(bytes, try Self.key.signature(for: bytes))) else {
+            Issue.record("expected a malformed bundle")
+            return
+        }
+        let message = try #require(error.problems.first { $0.path == "$.sequence" }?.message)
+        #expect(message.hasSuffix("not " + String(repeating: "9", count: 32) + "…"), "\(message.prefix(200))")
+        #expect(message.count < 120)
+    }
+
     @Test func inputIsBounded() throws {
         let huge = [UInt8](repeating: 0x20, count: SignedTrustConfiguration.maximumSize + 1)
         guard case .malformed(let error)? = Self.rejection(Self.verify(huge, try Self.key.signature(for: huge))) else {

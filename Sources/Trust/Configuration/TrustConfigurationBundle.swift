@@ -101,7 +101,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
                 if case .number(let text) = value, let number = UInt64(text) {
                     sequence = number
                 } else {
-                    let seen = if case .number(let text) = value { text } else { value.kindName }
+                    let seen = if case .number(let text) = value { Self.quoted(text) } else { value.kindName }
                     checker.problem("$.sequence", "must be a whole number from 0 to \(UInt64.max), not \(seen)")
                 }
             } else {
@@ -117,6 +117,17 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
             } else {
                 checker.problem("$.expires", "is required: a bundle without an end would be valid forever")
             }
+        }
+
+        /// The longest number text quoted in a problem; a longer one is cut there and ends with "…".
+        static let quotedLimit = 32
+
+        /// A number's text as the bundle wrote it, escaped and at most ``quotedLimit`` characters: the signer wrote
+        /// it, but a problem is shown to people and logged, and JSON sets no bound on a number's length.
+        static func quoted(_ text: String) -> String {
+            let escaped = DisplayText.escaped(text)
+            guard escaped.count > quotedLimit else { return escaped }
+            return String(escaped.prefix(quotedLimit)) + "…"
         }
     }
 }
