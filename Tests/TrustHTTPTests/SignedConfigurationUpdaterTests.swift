@@ -140,6 +140,28 @@ struct SignedConfigurationUpdaterTests {
         }
     }
 
+    /// Two updaters sharing one state file: the one that read the file before the other recorded a later
+    /// sequence does not write a lower one over it, and refuses its bundle as the rollback it is.
+    @Test func twoUpdatersOnOneStateFileNeverLowerTheSequence() async throws {
+        try await Self.withServer { server, state in
+            let first = try Self.updater(server, state: state, installed: Installed())
+            let installed = Installed()
+            let second = try Self.updater(server, state: state, installed: installed)
+            try Self.publish(Self.bundle(5), on: server)
+            #expect(
+                await first.refresh(now: Self.now) == .installed(sequence: 5, expires: Self.now.addingTimeInterval(86_400), signedBy: Self.key.publicKey.id))
+            try Self.publish(Self.bundle(3, rsaBits: 4096), on: server)
+            #expect(await second.refresh(now: Self.now) == .rejected(.rollback(sequence: 3, lastAccepted: 5)))
+            #expect(installed.all.isEmpty)
+            #expect(await second.lastAcceptedSequence == 5)
+            await first.shutdown()
+            await second.shutdown()
+            let third = try Self.updater(server, state: state, installed: Installed())
+            #expect(await third.lastAcceptedSequence == 5, "the state file still holds the later sequence")
+            await third.shutdown()
+        }
+    }
+
     @Test func theFetchIsPinnedAndBounded() async throws {
         try await Self.withServer { server, state in
             let installed = Installed()

@@ -208,11 +208,15 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// - Parameters:
     ///   - configuration: the configuration offered.
     ///   - baseDirectory: where its relative paths are read from (nil: ``baseDirectory``).
+    ///   - allowingLockout: skip the lock-out check, for a configuration that must not be held back (the built-in
+    ///     one, back in force when a signed bundle expires); the hosts it locks out are no longer trusted.
     /// - Throws: why it was refused; the configuration in force stays.
-    public func apply(_ configuration: TrustConfiguration, baseDirectory: String? = nil) throws(TrustConfigurationRejection) {
+    public func apply(
+        _ configuration: TrustConfiguration, baseDirectory: String? = nil, allowingLockout: Bool = false
+    ) throws(TrustConfigurationRejection) {
         updating.lock()
         defer { updating.unlock() }
-        try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil)
+        try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil, allowingLockout: allowingLockout)
     }
 
     /// Polls the file every `interval` (see ``reloadIfChanged()``) until the task is cancelled; refusals go to the
@@ -228,11 +232,13 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         }
     }
 
-    private func apply(_ configuration: TrustConfiguration, baseDirectory: String, digest: [UInt8]?) throws(TrustConfigurationRejection) {
+    private func apply(
+        _ configuration: TrustConfiguration, baseDirectory: String, digest: [UInt8]?, allowingLockout: Bool = false
+    ) throws(TrustConfigurationRejection) {
         let pins = trustedHostPins
         let evaluator: ConfiguredTrustEvaluator
         do {
-            evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: pins, at: now())
+            evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: allowingLockout ? [:] : pins, at: now())
         } catch {
             throw report(error)
         }

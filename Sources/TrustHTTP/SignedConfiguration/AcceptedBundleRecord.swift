@@ -1,6 +1,14 @@
 import Foundation
 import Trust
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// What a ``SignedConfigurationUpdater`` keeps across restarts: the sequence and SHA-256 of the last bundle it
 /// accepted, in a small JSON file (`{"sequence": 42, "sha256": "…"}`) created private (0600) from its first byte.
 ///
@@ -30,7 +38,27 @@ struct AcceptedBundleRecord: Sendable, Hashable {
         return AcceptedBundleRecord(sequence: sequence, digest: digest)
     }
 
-    /// Replaces `path` with this record, atomically and private from its first byte.
+    /// Records `record` in `path` unless the file already holds a later sequence (another updater, in this process
+    /// or another, accepted a later bundle since this one read the file): then that record is returned and nothing
+    /// is written — the recorded sequence never goes down. The read and the write happen under an exclusive
+    /// `flock(2)` on `path` + `.lock` (the record itself is replaced by a rename, so it cannot carry the lock).
+    static func advance(_ path: String, to record: AcceptedBundleRecord) throws(TrustConfigurationRejection) -> AcceptedBundleRecord? {
+        let lock = open(path + ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw .sequenceNotRecorded(path: path, reason: "its lock file: " + String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .sequenceNotRecorded(path: path, reason: "its lock file: " + String(cString: strerror(errno))) }
+        }
+        defer { flock(lock, LOCK_UN) }
+        if let recorded = try read(path), recorded.sequence > record.sequence || (recorded.sequence == record.sequence && recorded != record) {
+            return recorded
+        }
+        try record.write(to: path)
+        return nil
+    }
+
+    /// Replaces `path` with this record, atomically and private from its first byte, and flushes its folder so the
+    /// rename survives a crash (the file's bytes are flushed before it).
     func write(to path: String) throws(TrustConfigurationRejection) {
         let hex = digest.map { String(format: "%02x", $0) }.joined()
         let text = "{\"sequence\": \(sequence), \"sha256\": \"\(hex)\"}\n"
@@ -39,6 +67,11 @@ struct AcceptedBundleRecord: Sendable, Hashable {
         } catch {
             throw .sequenceNotRecorded(path: path, reason: error.reason)
         }
+        let name = (path as NSString).deletingLastPathComponent
+        let folder = open(name.isEmpty ? "." : name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard folder >= 0 else { throw .sequenceNotRecorded(path: path, reason: "its folder: " + String(cString: strerror(errno))) }
+        defer { close(folder) }
+        guard fsync(folder) == 0 else { throw .sequenceNotRecorded(path: path, reason: "its folder: " + String(cString: strerror(errno))) }
     }
 
     static func bytes(hex: String) -> [UInt8]? {

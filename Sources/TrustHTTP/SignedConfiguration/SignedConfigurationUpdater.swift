@@ -14,7 +14,10 @@ import Trust
 /// reported three ways: the returned ``Event``, the `onEvent` callback and a log line.
 ///
 /// A bundle is used until its `expires`: an expired bundle — fetched, or the one in force when a fetch fails — makes
-/// the updater install the built-in configuration it was given, and say so (``Event/fellBackToBuiltIn(_:)``).
+/// the updater install the built-in configuration it was given, and say so (``Event/fellBackToBuiltIn(_:)``). That
+/// installation is not held back by a lock-out check; if it is refused all the same (its own pins have expired), a
+/// configuration that trusts no server is installed instead (``Event/failedClosed(expired:builtInRefused:)``): an
+/// expired bundle never stays in force. ``run(every:)`` refreshes periodically and at the `expires` in force.
 ///
 /// The application starts with its built-in configuration in force; the updater's state file remembers the last
 /// bundle accepted, and that very bundle (the same SHA-256) is accepted again after a restart, any other with the
@@ -64,6 +67,9 @@ public actor SignedConfigurationUpdater {
         case rejected(TrustConfigurationRejection)
         /// The bundle fetched, or the one in force, has expired: the built-in configuration is in force.
         case fellBackToBuiltIn(TrustConfigurationRejection)
+        /// The bundle in force has expired (`expired`) and the built-in configuration was refused too
+        /// (`builtInRefused`): a configuration that trusts no server is in force until a valid bundle is installed.
+        case failedClosed(expired: TrustConfigurationRejection, builtInRefused: TrustConfigurationRejection)
 
         /// One line for a log.
         public var description: String {
@@ -73,6 +79,8 @@ public actor SignedConfigurationUpdater {
             case .unchanged(let sequence): return "signed configuration \(sequence) unchanged"
             case .rejected(let rejection): return "signed configuration refused: \(rejection); the configuration in force stays"
             case .fellBackToBuiltIn(let rejection): return "signed configuration not used: \(rejection); the built-in configuration is in force"
+            case .failedClosed(let expired, let builtInRefused):
+                return "signed configuration not used: \(expired); the built-in configuration was refused (\(builtInRefused)): no server is trusted"
             }
         }
     }
@@ -85,7 +93,19 @@ public actor SignedConfigurationUpdater {
     enum InForce: Sendable, Hashable {
         case builtIn
         case bundle(sequence: UInt64, expires: Date, digest: [UInt8])
+        /// The configuration that trusts no server, since the built-in one was refused.
+        case closed(expired: TrustConfigurationRejection, builtInRefused: TrustConfigurationRejection)
     }
+
+    /// What is installed when the built-in configuration is refused: every host must present a key whose SPKI
+    /// digest is all zeros or all ones, which no key has (a preimage of SHA-256).
+    static let trustsNothing: TrustConfiguration = {
+        var configuration = TrustConfiguration()
+        let pins = [UInt8(0), 0xFF].compactMap { try? SPKIPin(digest: [UInt8](repeating: $0, count: 32)) }
+        configuration.base.pins = TrustConfiguration.Pins(sha256: pins)
+        configuration.base.mode = .enforce
+        return configuration
+    }()
 
     let source: Source
     let trustedKeys: [TrustConfigurationPublicKey]
@@ -95,6 +115,9 @@ public actor SignedConfigurationUpdater {
     let logger: Logger?
     let onEvent: (@Sendable (Event) -> Void)?
     let install: Install
+    /// Installs the built-in configuration (or ``trustsNothing``) when a bundle expires: `install`, or one that a
+    /// lock-out check cannot refuse.
+    let fallback: Install
     let session: Session
     var lastAccepted: AcceptedBundleRecord?
     var inForce = InForce.builtIn
@@ -119,6 +142,17 @@ public actor SignedConfigurationUpdater {
         configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), logger: Logger? = nil,
         onEvent: (@Sendable (Event) -> Void)? = nil, install: @escaping Install
     ) throws(TrustConfigurationRejection) {
+        try self.init(
+            source: source, trustedKeys: trustedKeys, builtIn: builtIn, stateFile: stateFile, configuration: configuration, limits: limits,
+            logger: logger, onEvent: onEvent, install: install, fallback: install)
+    }
+
+    /// As above; `fallback` installs the built-in configuration when a bundle expires.
+    init(
+        source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
+        configuration: SessionConfiguration, limits: Limits, logger: Logger?, onEvent: (@Sendable (Event) -> Void)?,
+        install: @escaping Install, fallback: @escaping Install
+    ) throws(TrustConfigurationRejection) {
         self.lastAccepted = try AcceptedBundleRecord.read(stateFile)
         var configuration = configuration
         configuration.responseLimits.maximumBodySize = max(limits.maximumBundleSize, limits.maximumSignatureSize)
@@ -132,7 +166,7 @@ public actor SignedConfigurationUpdater {
             throw .fetchFailed(reason: "the fetching session could not be made: \(error)")
         }
         (self.source, self.trustedKeys, self.builtIn, self.stateFile) = (source, trustedKeys, builtIn, stateFile)
-        (self.limits, self.logger, self.onEvent, self.install) = (limits, logger, onEvent, install)
+        (self.limits, self.logger, self.onEvent, self.install, self.fallback) = (limits, logger, onEvent, install, fallback)
     }
 
     /// The sequence of the last bundle accepted (kept in the state file), nil when none ever was.
@@ -148,6 +182,29 @@ public actor SignedConfigurationUpdater {
         let event = await task.value
         running = nil
         return event
+    }
+
+    /// Refreshes now, then every `interval` — and at the `expires` of the bundle in force when that comes first, so
+    /// an expired bundle is replaced by the built-in configuration even when no fetch succeeds — until the task is
+    /// cancelled.
+    public func run(every interval: Duration = .seconds(3600)) async {
+        while !Task.isCancelled {
+            await refresh()
+            do {
+                try await Task.sleep(for: wait(upTo: interval, now: Date()))
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// `interval`, or less: the time left until the bundle in force expires (a millisecond at least, since the
+    /// sleep's clock and `Date` may disagree by a little).
+    func wait(upTo interval: Duration, now: Date) -> Duration {
+        guard case .bundle(_, let expires, _) = inForce else { return interval }
+        let left = expires.timeIntervalSince(now)
+        guard left < Double(interval.components.seconds) else { return interval }
+        return max(.milliseconds(1), .milliseconds(Int64(max(0, left) * 1000) + 1))
     }
 
     /// Shuts the fetching session down.
@@ -178,7 +235,11 @@ public actor SignedConfigurationUpdater {
             let record = AcceptedBundleRecord(sequence: verified.sequence, digest: verified.digest)
             if case .bundle(_, _, let current) = inForce, current == verified.digest { return report(.unchanged(sequence: verified.sequence)) }
             // Recorded before it is used: a bundle in force is never one a restart would let an older one replace.
-            if !isLastAccepted { try record.write(to: stateFile) }
+            // Another updater may have recorded a later one in the same file since this one read it.
+            if !isLastAccepted, let later = try AcceptedBundleRecord.advance(stateFile, to: record) {
+                lastAccepted = later
+                throw .rollback(sequence: verified.sequence, lastAccepted: later.sequence)
+            }
             lastAccepted = record
             try await install(verified.configuration)
             inForce = .bundle(sequence: verified.sequence, expires: verified.expires, digest: verified.digest)
@@ -194,21 +255,38 @@ public actor SignedConfigurationUpdater {
         if case .bundle(_, let expires, _) = inForce, now >= expires { reason = .bundleExpired(expires: expires) }
         guard case .bundleExpired = reason else { return report(.rejected(rejection)) }
         if reason != rejection { _ = report(.rejected(rejection)) }
-        if inForce != .builtIn {
+        return await fallBack(reason)
+    }
+
+    /// Puts the built-in configuration in force; when it is refused, ``trustsNothing``: an expired bundle never
+    /// stays in force (unless even that is refused, by an `install` closure of the application's).
+    func fallBack(_ reason: TrustConfigurationRejection) async -> Event {
+        switch inForce {
+        case .builtIn: return report(.fellBackToBuiltIn(reason))
+        case .closed(_, let builtInRefused): return report(.failedClosed(expired: reason, builtInRefused: builtInRefused))
+        case .bundle: break
+        }
+        do throws(TrustConfigurationRejection) {
+            try await fallback(builtIn)
+            inForce = .builtIn
+            return report(.fellBackToBuiltIn(reason))
+        } catch {
+            let builtInRefused = error
             do throws(TrustConfigurationRejection) {
-                try await install(builtIn)
+                try await fallback(Self.trustsNothing)
             } catch {
                 return report(.rejected(error))
             }
-            inForce = .builtIn
+            inForce = .closed(expired: reason, builtInRefused: builtInRefused)
+            return report(.failedClosed(expired: reason, builtInRefused: builtInRefused))
         }
-        return report(.fellBackToBuiltIn(reason))
     }
 
     func report(_ event: Event) -> Event {
         switch event {
         case .installed, .unchanged: logger?.info("\(event)")
         case .rejected, .fellBackToBuiltIn: logger?.warning("\(event)")
+        case .failedClosed: logger?.error("\(event)")
         }
         onEvent?(event)
         return event
