@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import Trust
 import TrustLabPKI
 import TrustTestSupport
+
+@testable import Trust
 
 /// Collects a configuration's events.
 private final class EventLog: Sendable {
@@ -138,15 +139,60 @@ struct ReloadingTrustConfigurationTests {
         try file.write(textB, modified: modified.addingTimeInterval(1))
         #expect(try reloading.reloadIfChanged() == true)
         #expect(reloading.generation == 2)
-        // Settled (the clock well past the modification): an unchanged stamp is not read again.
+        // Settled (the clock well past the modification, and the last look too): an unchanged stamp is not read again.
         clock.withLock { $0 = modified.addingTimeInterval(60) }
+        #expect(try reloading.reloadIfChanged() == false)  // read: the last look was too recent to tell
+        let reads = reloading.fileReads
         #expect(try reloading.reloadIfChanged() == false)
+        #expect(reloading.fileReads == reads)
         // Malformed: refused once, not again for the same contents.
         try file.write("{", modified: modified.addingTimeInterval(70))
         #expect(throws: TrustConfigurationRejection.self) { try reloading.reloadIfChanged() }
         try file.write("{", modified: modified.addingTimeInterval(80))
         #expect(try reloading.reloadIfChanged() == false)
         #expect(log.codes == ["swapped 2", "malformed"])
+    }
+
+    /// A file refused as writable by others, then made private with `chmod 600` (same bytes, same modification
+    /// time, the clock long past it): the mode is in the stamp, so the next poll reads it and puts it in force.
+    @Test func aChmodAfterARefusalIsSeenAtTheNextPoll() async throws {
+        let file = try LabTrustConfigurationFile()
+        defer { file.remove() }
+        let modified = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down) - 600)
+        try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA), modified: modified)
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
+        try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB), modified: modified)
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
+        let refusal = #expect(throws: TrustConfigurationRejection.self) { try reloading.reloadIfChanged() }
+        guard case .unreadable = refusal else {
+            Issue.record("\(String(describing: refusal))")
+            return
+        }
+        #expect(try reloading.reloadIfChanged() == false)  // nothing moved: not read again
+        try FileManager.default.setAttributes([.posixPermissions: 0o600, .modificationDate: modified], ofItemAtPath: file.path)
+        #expect(try reloading.reloadIfChanged() == true)
+        #expect(reloading.generation == 2 && reloading.current.entry(for: "good.lab.test").pins?.sha256 == LabTrustConfigurationFile.pinsB)
+    }
+
+    /// An evaluation that ends after a swap (made under the configuration before) does not bring back the pins
+    /// the swap let go: the operator's next file is not refused as a lockout because of it.
+    @Test func anEvaluationEndingAfterASwapRemembersNothing() async throws {
+        let file = try LabTrustConfigurationFile()
+        defer { file.remove() }
+        try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA))
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
+        let underA = await reloading.evaluation(for: Lab.trust("good"))
+        #expect(underA.decision.isTrusted && reloading.trustedHostPins["good.lab.test"] != nil)
+        let lockingOut = LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsC)
+            .replacingOccurrences(of: #""pins""#, with: #""allowLockout": true, "pins""#)
+        try file.write(lockingOut)
+        #expect(try reloading.reload() == true)
+        #expect(reloading.trustedHostPins["good.lab.test"] == nil)
+        // The evaluation started under generation 1 ends now.
+        reloading.remember(underA.decision, host: try PeerName(host: "good.lab.test"), generation: underA.generation)
+        #expect(reloading.trustedHostPins["good.lab.test"] == nil)
+        try file.write(LabTrustConfigurationFile.text([LabTrustConfigurationFile.backups[1], LabTrustConfigurationFile.backups[2]]))
+        #expect(try reloading.reload() == true)
     }
 
     @Test func runPollsUntilCancelled() async throws {

@@ -52,16 +52,18 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     private struct State {
         var snapshot: Snapshot
         /// The file's stamp and the SHA-256 of its contents when it was last read, and of the contents in force.
-        var stamp: ConfigurationFileStamp?
+        var stamp: FileFingerprint?
         var digestSeen: [UInt8]?
         var digestInForce: [UInt8]?
         /// Per host (canonical name): the SPKI pins on the validated path of its last trusted evaluation.
         var trustedPins: [String: Set<SPKIPin>] = [:]
         var observers: [Int: @Sendable (Event) -> Void] = [:]
         var nextObserver = 0
+        /// How many times the file was read (for tests: a poll that trusts the stamp reads nothing).
+        var reads = 0
     }
 
-    /// Hosts whose last trusted path is remembered; beyond it the oldest-added go first.
+    /// Hosts whose last trusted path is remembered; beyond it one of them (not chosen) is forgotten for each new one.
     static let trackedHosts = 4096
 
     /// The configuration file (nil: configurations come only through ``apply(_:baseDirectory:)``).
@@ -94,11 +96,11 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         self.evaluationCacheSettings = evaluationCache
         self.publicSuffixes = publicSuffixes
         self.now = now
-        let stamp = ConfigurationFileStamp(path: path, now: now())
+        let stamp = FileFingerprint(paths: [path], now: now())
         let bytes = try Self.read(path)
         let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
         let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
-        let digest = ConfigurationFileStamp.digest(bytes)
+        let digest = FileFingerprint.digest([bytes])
         state = LockedState(
             State(
                 snapshot: Self.snapshot(evaluator, generation: 1, settings: evaluationCache), stamp: stamp, digestSeen: digest,
@@ -131,6 +133,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// The hosts this configuration has trusted, with the SPKI pins on the path each presented last (what a new
     /// pin set is checked against).
     public var trustedHostPins: [String: Set<SPKIPin>] { state.withLock { $0.trustedPins } }
+    /// How many times the file has been read since this configuration was made (the first read not counted).
+    var fileReads: Int { state.withLock { $0.reads } }
 
     // MARK: Offering a configuration
 
@@ -145,10 +149,10 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         guard let path else {
             throw report(.unreadable(path: "", reason: "this configuration has no file: configurations are offered with apply(_:baseDirectory:)"))
         }
-        let stamp = ConfigurationFileStamp(path: path, now: now())
+        let stamp = FileFingerprint(paths: [path], now: now())
         state.withLock { $0.stamp = stamp }
         let bytes = try readReporting(path)
-        let digest = ConfigurationFileStamp.digest(bytes)
+        let digest = FileFingerprint.digest([bytes])
         let unchanged = state.withLock { state in
             state.digestSeen = digest
             return state.digestInForce == digest
@@ -158,8 +162,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         return true
     }
 
-    /// What ``run(pollingEvery:)`` does at each tick: reads the file only when its stamp (modification time, size,
-    /// inode) moved or was too recent to tell a same-second rewrite, and offers it only when its contents differ
+    /// What ``run(pollingEvery:)`` does at each tick: reads the file only when its stamp (modification time,
+    /// size, inode, mode, owner: a `chmod 600` after a refusal as writable by others counts) moved or was too recent to tell a same-second rewrite, and offers it only when its contents differ
     /// from the last looked at — a file touched but not changed is no change, and contents already refused (or a
     /// file still missing) are not refused again at every tick.
     /// - Returns: whether a new configuration was put in force.
@@ -168,14 +172,14 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         guard let path else { return false }
         updating.lock()
         defer { updating.unlock() }
-        let stamp = ConfigurationFileStamp(path: path, now: now())
+        let stamp = FileFingerprint(paths: [path], now: now())
         let previous = state.withLock { state in
             defer { state.stamp = stamp }
             return state.stamp
         }
         if let previous, !previous.mayDiffer(from: stamp) { return false }
         let bytes = try readReporting(path)
-        let digest = ConfigurationFileStamp.digest(bytes)
+        let digest = FileFingerprint.digest([bytes])
         let seen = state.withLock { state in
             defer { state.digestSeen = digest }
             return state.digestSeen == digest
@@ -186,6 +190,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     }
 
     private func readReporting(_ path: String) throws(TrustConfigurationRejection) -> [UInt8] {
+        state.withLock { $0.reads += 1 }
         do {
             return try Self.read(path)
         } catch {
@@ -272,7 +277,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         }
         let evaluation = await snapshot.evaluator.evaluation(for: trust, port: port, entryName: entryName)
         snapshot.cache?.store(evaluation.decision, for: trust, policy: policy)
-        remember(evaluation.decision, host: trust.peerName ?? entryName)
+        remember(evaluation.decision, host: trust.peerName ?? entryName, generation: snapshot.generation)
         return Evaluation(generation: snapshot.generation, cached: false, evaluation: evaluation)
     }
 
@@ -383,12 +388,16 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         }
     }
 
-    /// Keeps the pins of a trusted decision's validated path as what `host` presents now.
-    private func remember(_ decision: TrustDecision, host: PeerName?) {
+    /// Keeps the pins of a trusted decision's validated path as what `host` presents now — only while the
+    /// configuration the decision was made under (`generation`) is in force: an evaluation that ends after a swap
+    /// must not bring back the pins of a path the new configuration may have just let go.
+    func remember(_ decision: TrustDecision, host: PeerName?, generation: UInt64) {
         guard decision.isTrusted, decision.override == nil, !decision.validatedPath.isEmpty, let host else { return }
         let pins = Set(decision.validatedPath.map(\.spkiPin))
         let name = host.description
         state.withLock { state in
+            guard state.snapshot.generation == generation else { return }
+            // Beyond the bound, one host (whichever the dictionary gives first, not the oldest) is forgotten.
             if state.trustedPins[name] == nil, state.trustedPins.count >= Self.trackedHosts, let first = state.trustedPins.keys.first {
                 state.trustedPins[first] = nil
             }

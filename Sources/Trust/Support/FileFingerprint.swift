@@ -10,14 +10,17 @@ import Foundation
 #endif
 
 /// What tells that files read earlier may have changed, for the identities that follow their files
-/// (`ReloadingClientIdentity`, `ReloadingServerIdentity` in TrustNIO): each file's stamp from `stat(2)` —
-/// modification time, size, inode and device, cheap to take at every poll — and the SHA-256 of all their bytes,
+/// (`ReloadingClientIdentity`, `ReloadingServerIdentity` in TrustNIO) and ``ReloadingTrustConfiguration``: each
+/// file's stamp from `stat(2)` — modification time, size, inode, device, permission bits and owner, cheap to take
+/// at every poll — and the SHA-256 of all their bytes,
 /// taken only when a stamp moved, so that a file touched but not changed (or rewritten with the same bytes) is no
 /// change.
 ///
 /// A stamp alone can miss a change: a file rewritten in place, to the same size, within the clock tick of the
 /// filesystem's last modification keeps its modification time. A file modified less than ``settlingTime`` before
 /// the previous look is therefore read again at the next one (as git treats an index entry as "racily clean").
+/// The mode and owner are in the stamp so that a `chmod` or `chown` alone (a file refused as writable by others,
+/// then made private) is seen at the next poll.
 package struct FileFingerprint: Sendable, Hashable {
     /// One file's `stat(2)` stamp; nil when the file cannot be examined (missing, no permission).
     package struct Stamp: Sendable, Hashable {
@@ -26,6 +29,9 @@ package struct FileFingerprint: Sendable, Hashable {
         package var size: Int
         package var inode: UInt64
         package var device: UInt64
+        /// The permission bits and file type (`st_mode`) and the owner (`st_uid`).
+        package var mode: UInt32
+        package var owner: UInt32
 
         /// When the file was last modified, as a date.
         package var modified: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9) }
@@ -75,6 +81,8 @@ package struct FileFingerprint: Sendable, Hashable {
         #else
             let (seconds, nanoseconds) = (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
         #endif
-        return Stamp(seconds: seconds, nanoseconds: nanoseconds, size: Int(info.st_size), inode: UInt64(info.st_ino), device: UInt64(info.st_dev))
+        return Stamp(
+            seconds: seconds, nanoseconds: nanoseconds, size: Int(info.st_size), inode: UInt64(info.st_ino), device: UInt64(info.st_dev),
+            mode: UInt32(info.st_mode), owner: UInt32(info.st_uid))
     }
 }
