@@ -13,8 +13,8 @@ extension LabAuthority {
     public static let svidLeafKeyUsage = KeyUsage(digitalSignature: true)
 
     /// A self-signed root for `trustDomain` (e.g. `example.org`), an SVID of the trust domain (URI SAN
-    /// `spiffe://trustDomain`, X509-SVID.md §3.2).
-    public static func spiffeRoot(trustDomain: String, keyType: LabKeyType = .p256) throws -> LabAuthority {
+    /// `spiffe://trustDomain`, X509-SVID.md §3.2); `keyUsageCritical` false marks its keyUsage non-critical.
+    public static func spiffeRoot(trustDomain: String, keyType: LabKeyType = .p256, keyUsageCritical: Bool = true) throws -> LabAuthority {
         let key = try keyType.generate()
         let name = try DistinguishedName {
             OrganizationName("swift-trust lab")
@@ -22,10 +22,10 @@ extension LabAuthority {
         }
         var extensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-            Critical(svidSigningKeyUsage)
             SubjectKeyIdentifier(keyIdentifier: keyIdentifier(key.publicKey))
             AuthorityKeyIdentifier(keyIdentifier: keyIdentifier(key.publicKey))
         }
+        try extensions.append(Certificate.Extension(svidSigningKeyUsage, critical: keyUsageCritical))
         try extensions.append(Certificate.Extension(SubjectAlternativeNames([.uniformResourceIdentifier("spiffe://" + trustDomain)]), critical: false))
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: Date(timeIntervalSinceNow: -86_400),

@@ -173,6 +173,36 @@ struct SVIDValidationTests {
         try await Self.expectRefused(try withPath.svid("spiffe://example.org/web"), .signingIDHasNoPath)
     }
 
+    /// §4.3's "MUST be marked critical" and §3.2's pathless ID bind signing SVIDs, not a bundle's root (§5.1: the
+    /// trust domain's authority): a root whose keyUsage is not critical vouches for its SVIDs, directly or through a
+    /// signing certificate; cA and keyCertSign (§4.1, §4.3) still bind it, and a signing certificate under it that is
+    /// no anchor is still held to criticality.
+    @Test func aBundleRootWithANonCriticalKeyUsageIsAnAnchor() async throws {
+        let root = try LabAuthority.spiffeRoot(trustDomain: "example.org", keyUsageCritical: false)
+        let bundles = SPIFFETrustBundles([SPIFFEBundle(trustDomain: try SPIFFETrustDomain(parsing: "example.org"), anchors: [root.certificate])])
+        let evaluator = try SPIFFETrustEvaluator(bundles: bundles, allowedIDs: [try SPIFFEIDMatcher(parsing: "spiffe://example.org")])
+        let signing = try root.spiffeSigningCertificate(commonName: "signing CA", uris: ["spiffe://example.org"])
+        for leaf in [try root.svid("spiffe://example.org/direct"), try signing.svid("spiffe://example.org/web")] {
+            let decision = await evaluator.evaluate(ServerTrust(presentedChain: leaf.chain, peerName: nil))
+            #expect(decision.isTrusted, "\(decision.reasons)")
+        }
+        let notCritical = try root.spiffeSigningCertificate(commonName: "keyUsage not critical", uris: ["spiffe://example.org"], keyUsageCritical: false)
+        let refused = await evaluator.evaluate(ServerTrust(presentedChain: try notCritical.svid("spiffe://example.org/web").chain, peerName: nil))
+        #expect(Self.broken(refused) == [.keyUsageCritical], "\(refused.reasons)")
+    }
+
+    /// A leaf may hold thousands of URI SANs: a broken rule's reason names the first 20 and counts the rest.
+    @Test func aReasonNamesAtMostTwentyURIs() async throws {
+        let uris = (0..<300).map { "spiffe://example.org/workload-\($0)" }
+        let decision = try await Self.decide(try Self.intermediate.svid("-", uris: uris, keyUsage: nil))
+        let shown = decision.reasons.compactMap { reason -> String? in
+            if case .svidRequirementNotMet(_, let seen, .keyUsagePresent) = reason { return seen }
+            return nil
+        }
+        #expect(shown.count == 1, "\(decision.reasons)")
+        #expect(shown.allSatisfy { $0.contains("workload-19") && !$0.contains("workload-20") && $0.hasSuffix("and 280 more") }, "\(shown)")
+    }
+
     // MARK: path validation and trust domains (X509-SVID §5.1, SPIFFE-ID §3)
 
     /// §5.1: RFC 5280 path validation: an expired SVID, or one signed by a CA in no bundle, is refused.

@@ -147,7 +147,8 @@ extension TrustFailureReason {
         case .svidInvalidSPIFFEID:
             return "have the SVID reissued with a valid spiffe://TRUST-DOMAIN/PATH ID (lowercase trust domain; no empty, '.' or '..' segment)"
         case .svidRequirementNotMet:
-            return "have the SVID reissued as X509-SVID requires (leaf: cA false, critical keyUsage with digitalSignature only; CA: cA true and keyCertSign)"
+            return
+                "have the SVID reissued as X509-SVID requires (leaf: cA false, critical keyUsage with digitalSignature, neither keyCertSign nor cRLSign — keyEncipherment and keyAgreement may be set; signing CA: cA true, critical keyUsage with keyCertSign)"
         case .spiffeTrustDomainNotTrusted(_, let domain, _):
             return "if you trust \(domain), add its SPIFFE bundle (TRUST-DOMAIN=FILE); otherwise this peer belongs to a domain you do not trust"
         case .spiffeIDNotAllowed(let id, _):

@@ -26,33 +26,21 @@ public struct SPIFFEBundle: Sendable, Hashable {
         } catch {
             throw .unreadable(error)
         }
+        return try bundles(of: certificates, source: path, trustDomain: trustDomain)
+    }
+
+    /// The bundles `certificates` make, read from `source` (named in an error): as ``load(contentsOf:trustDomain:)``
+    /// groups a file's.
+    public static func bundles(
+        of certificates: [Certificate], source: String, trustDomain: SPIFFETrustDomain? = nil
+    ) throws(SPIFFEBundleError) -> [SPIFFEBundle] {
         var byDomain: [SPIFFETrustDomain: [Certificate]] = [:]
         for certificate in certificates {
             guard let domain = trustDomain ?? certificate.spiffeID?.trustDomain else {
-                throw .noTrustDomain(source: path, subject: certificate.displayName)
+                throw .noTrustDomain(source: source, subject: certificate.displayName)
             }
             byDomain[domain, default: []].append(certificate)
         }
         return byDomain.keys.sorted().map { SPIFFEBundle(trustDomain: $0, anchors: byDomain[$0] ?? []) }
-    }
-}
-
-/// Why a SPIFFE bundle could not be read.
-public enum SPIFFEBundleError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The file could not be read as certificates.
-    case unreadable(CertificateLoadingError)
-    /// A certificate of `source` has no SPIFFE ID, and no trust domain was given for the file.
-    case noTrustDomain(source: String, subject: String)
-
-    /// What went wrong; names and paths escaped.
-    public var description: String {
-        switch self {
-        case .unreadable(let error):
-            return DisplayText.escaped(error.description)
-        case .noTrustDomain(let source, let subject):
-            return DisplayText.escaped(
-                "\(source): the certificate \(subject) has no SPIFFE ID (one URI SAN spiffe://TRUST-DOMAIN) to say its trust domain; give the trust domain with the file (TRUST-DOMAIN=FILE)"
-            )
-        }
     }
 }

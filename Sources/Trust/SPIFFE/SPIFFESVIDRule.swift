@@ -8,8 +8,10 @@ import X509
 ///   ``TrustFailureReason/svidInvalidSPIFFEID(subject:error:)``;
 /// - the leaf is no CA, its keyUsage is present, critical, asserts digitalSignature and neither keyCertSign nor
 ///   cRLSign (§4.1, §4.3, §5.2); without a subject its URI SAN is critical (§3.1);
-/// - every signing certificate above it is a CA with a present, critical keyUsage asserting keyCertSign, and a
-///   SPIFFE ID it holds has no path (§3.2, §4.1, §4.3);
+/// - every signing certificate above it is a CA with a present keyUsage asserting keyCertSign (§4.1, §4.3); one that
+///   is not the trust anchor is also held to the SVID rules (§3.2, §4.3): its keyUsage critical, a SPIFFE ID it
+///   holds without a path. A bundle's root is an authority of the trust domain (§5.1), not necessarily an SVID: a
+///   non-critical keyUsage or a SPIFFE ID with a path there does not refuse the path;
 /// - the path ends at an authority of the leaf's own trust domain (SPIFFE-ID.md §3, §3.1):
 ///   ``TrustFailureReason/spiffeTrustDomainNotTrusted(spiffeID:trustDomain:anchor:)``;
 /// - one of the matchers allows the ID: ``TrustFailureReason/spiffeIDNotAllowed(spiffeID:allowed:)``.
@@ -51,9 +53,10 @@ public struct SPIFFESVIDRule: PathRule {
         } else {
             do { id = try SPIFFEID(parsing: uris[0]) } catch { reasons.append(.svidInvalidSPIFFEID(subject: subject, error: error)) }
         }
-        let shownID = uris.joined(separator: ", ")
+        // A certificate may hold thousands of URI SANs: each reason names the first few (as TrustFailureReason lists do).
+        let shownID = TrustFailureReason.list(uris, atMost: Self.shownURIs)
         func broken(_ requirement: SVIDRequirement, _ index: Int) {
-            let seen = index == 0 ? shownID : (path.certificates[index].uniformResourceIdentifiers ?? []).joined(separator: ", ")
+            let seen = index == 0 ? shownID : TrustFailureReason.list(path.certificates[index].uniformResourceIdentifiers ?? [], atMost: Self.shownURIs)
             reasons.append(.svidRequirementNotMet(subject: path.certificates[index].displayName, spiffeID: seen, requirement: requirement))
         }
         if id?.isTrustDomainID == true { broken(.leafIDHasPath, 0) }
@@ -63,8 +66,9 @@ public struct SPIFFESVIDRule: PathRule {
         for index in path.issuerIndices {
             let certificate = path.certificates[index]
             let critical = certificate.extensions[oid: .X509ExtensionID.keyUsage]?.critical
-            for requirement in Self.signingProblems(path.facts[index], keyUsageCritical: critical) { broken(requirement, index) }
-            if let signingID = certificate.spiffeID, !signingID.isTrustDomainID { broken(.signingIDHasNoPath, index) }
+            let anchor = path.isAnchor(index)
+            for requirement in Self.signingProblems(path.facts[index], keyUsageCritical: critical, isAnchor: anchor) { broken(requirement, index) }
+            if !anchor, let signingID = certificate.spiffeID, !signingID.isTrustDomainID { broken(.signingIDHasNoPath, index) }
         }
         guard let id else { return reasons }
         let anchors = bundles.anchors(for: id.trustDomain)
@@ -98,15 +102,20 @@ public struct SPIFFESVIDRule: PathRule {
         return problems
     }
 
-    /// The signing-certificate MUSTs of X509-SVID.md §3.2, §4.1 and §4.3 that `facts` breaks.
-    static func signingProblems(_ facts: CertificateFacts, keyUsageCritical: Bool?) -> [SVIDRequirement] {
+    /// The URI SANs of a certificate a reason names, at most.
+    static let shownURIs = 20
+
+    /// The signing-certificate MUSTs of X509-SVID.md §4.1 and §4.3 that `facts` breaks: cA and keyCertSign for every
+    /// signing certificate; the keyUsage's criticality (§4.3: "MUST be marked critical" on SVIDs) only for one that is
+    /// not the path's trust anchor.
+    static func signingProblems(_ facts: CertificateFacts, keyUsageCritical: Bool?, isAnchor: Bool = false) -> [SVIDRequirement] {
         var problems: [SVIDRequirement] = []
         if case .success(let constraints) = facts.basicConstraints, !facts.isCertificateAuthority || constraints == nil {
             problems.append(.signingCertificateIsCA)
         }
         if case .success(let usage) = facts.keyUsage {
             if let usage {
-                if keyUsageCritical != true { problems.append(.keyUsageCritical) }
+                if keyUsageCritical != true && !isAnchor { problems.append(.keyUsageCritical) }
                 if !usage.keyCertSign { problems.append(.signingCertificateKeyCertSign) }
             } else {
                 problems.append(.keyUsagePresent)

@@ -25,8 +25,11 @@ public struct SPIFFETrustEvaluator: TrustEvaluator {
 
     /// An evaluator for the IDs `allowedIDs` accepts, each on a path to its own trust domain's anchors in `bundles`.
     ///
-    /// - Parameter policy: the path rules; the default validates a TLS server (EKU serverAuth when present). A server
-    ///   verifying client SVIDs uses `.tlsClient` (``ClientAuthentication`` in TrustNIO does).
+    /// - Parameters:
+    ///   - bundles: the trusted trust domains, each with its anchors.
+    ///   - allowedIDs: the SPIFFE IDs, trust domains or path prefixes a peer may have (at least one).
+    ///   - policy: the path rules; the default validates a TLS server (EKU serverAuth when present). A server
+    ///     verifying client SVIDs uses `.tlsClient` (`ClientAuthentication` in TrustNIO does).
     /// - Throws: ``SPIFFEConfigurationError`` when no ID is allowed, no bundle has an anchor, or an allowed ID's trust
     ///   domain has no bundle (it could never match) — at construction, never at the first connection.
     public init(
@@ -67,25 +70,4 @@ public struct SPIFFETrustEvaluator: TrustEvaluator {
 
     /// The validator's full search, its direct path already tried.
     public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision { await validator.evaluate(afterImmediateMiss: trust) }
-}
-
-/// A SPIFFE trust configuration that could never trust anything, refused when the evaluator is built.
-public enum SPIFFEConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// No allowed ID: every peer would be refused (or, worse, any ID accepted).
-    case noAllowedIDs
-    /// No bundle holds an anchor.
-    case noBundles
-    /// An allowed ID (or trust domain) whose trust domain has no bundle; the trusted ones follow.
-    case noBundleForAllowedID(String, trusted: [String])
-
-    /// What is wrong and how to fix it.
-    public var description: String {
-        switch self {
-        case .noAllowedIDs: return "no SPIFFE ID is allowed: give at least one ID, trust domain or path prefix"
-        case .noBundles: return "no SPIFFE bundle holds an anchor: give the bundle of each trust domain to trust"
-        case .noBundleForAllowedID(let id, let trusted):
-            return DisplayText.escaped(
-                "\(id) is allowed but no bundle is given for its trust domain (bundles: \(trusted.isEmpty ? "none" : trusted.joined(separator: ", ")))")
-        }
-    }
 }
