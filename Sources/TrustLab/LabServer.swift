@@ -169,11 +169,12 @@ public final class LabServer: Sendable {
 
     /// Accepts client certificates that chain to `anchors` (and names them as acceptable CAs in its
     /// CertificateRequest, RFC 8446 §4.3.2) on the connections accepted from now on; those already open keep
-    /// the verdict they had. Only for a server started with client authentication.
+    /// the verdict they had. Only for a server started with client authentication; with SPIFFE client authentication
+    /// the bundles are rebuilt from `anchors` as a `ReloadingServerIdentity` rebuilds them from its client-CA file.
     public func replaceClientCAs(_ anchors: [Certificate]) throws {
         try replaceTLS { configuration, clientAuthentication in
-            guard var replaced = clientAuthentication else { throw LabError.cannotWrite(name, "the server asks for no client certificate") }
-            replaced.anchors = anchors
+            guard let current = clientAuthentication else { throw LabError.cannotWrite(name, "the server asks for no client certificate") }
+            let replaced = try current.trusting(anchors, from: "\(name)'s client CAs")
             replaced.apply(to: &configuration)
             clientAuthentication = replaced
         }

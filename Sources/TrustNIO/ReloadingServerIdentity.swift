@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOSSL
+import SwiftASN1
 import Trust
 import X509
 
@@ -21,8 +22,11 @@ import X509
 ///
 /// Files are watched as a ``ReloadingClientIdentity``'s are (`stat(2)` stamps, then the SHA-256 of their bytes), and
 /// a replacement is checked the same way — readable, the key belonging to the certificate, the certificate within
-/// its validity period — plus a client-CA bundle holding at least one certificate and a context NIOSSL accepts. A
-/// replacement that fails keeps the context in force; the reason is a ``ReloadingServerIdentityError``.
+/// its validity period — plus a client-CA bundle holding at least one certificate, each of them parsable, and a
+/// context NIOSSL accepts. With SPIFFE client authentication (``ClientAuthentication/spiffeBundles``) the bundles
+/// are rebuilt from the client-CA file, each certificate in the trust domain of its SPIFFE ID, and every allowed
+/// SPIFFE ID must keep its trust domain's bundle. A replacement that fails keeps the context in force; the reason is
+/// a ``ReloadingServerIdentityError``, kept (``lastRejection``) and given to observers (``observe(_:)``).
 public final class ReloadingServerIdentity: Sendable {
     /// The files a server identity is read from (PEM).
     public struct Files: Sendable, Hashable {
@@ -54,6 +58,19 @@ public final class ReloadingServerIdentity: Sendable {
         case rejected(ReloadingServerIdentityError)
     }
 
+    /// What observers are told.
+    public enum Event: Sendable {
+        /// A new context is in force.
+        case reloaded(InForce)
+        /// Changed files were refused (told once for the same reason); the context in force stays.
+        case rejected(ReloadingServerIdentityError)
+    }
+
+    /// An observer's registration (``observe(_:)``), to end it with ``removeObserver(_:)``.
+    public struct Observation: Sendable, Hashable {
+        let id: Int
+    }
+
     /// What new connections are set up with.
     public struct InForce: Sendable {
         /// The TLS context.
@@ -71,6 +88,8 @@ public final class ReloadingServerIdentity: Sendable {
         var digest: [UInt8]
         var fingerprint: FileFingerprint
         var rejected: (digest: [UInt8], error: ReloadingServerIdentityError)?
+        var observers: [Int: @Sendable (Event) -> Void] = [:]
+        var nextObserver = 0
     }
 
     /// The files.
@@ -109,6 +128,22 @@ public final class ReloadingServerIdentity: Sendable {
     /// Why the files last read were not taken, while they stay as they are; nil once a context is taken.
     public var lastRejection: ReloadingServerIdentityError? { state.withLockedValue { $0.rejected?.error } }
 
+    /// Calls `observer` after each context taken and each change refused (on the thread that reloaded, once the
+    /// reload is over: it may call ``reload()`` or ``poll()``; keep it quick).
+    @discardableResult
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
+        state.withLockedValue { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = observer
+            return Observation(id: state.nextObserver)
+        }
+    }
+
+    /// Ends an observer's calls.
+    public func removeObserver(_ observation: Observation) {
+        _ = state.withLockedValue { $0.observers.removeValue(forKey: observation.id) }
+    }
+
     /// The TLS handler for a connection accepted now: the context in force, with the client-certificate
     /// verification of ``ClientAuthentication`` when the server asks for one (its verdict in `record`).
     public func makeServerHandler(record: ClientAuthenticationRecord = ClientAuthenticationRecord()) -> NIOSSLServerHandler {
@@ -120,18 +155,27 @@ public final class ReloadingServerIdentity: Sendable {
     /// Reads the files now, whatever their stamps, and takes them if they differ from those in force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        loading.withLock { load(FileFingerprint(paths: files.paths)) }
+        tellObservers(loading.withLock { load(FileFingerprint(paths: files.paths)) })
     }
 
     /// Reloads only when the files' stamps say they may have changed: what each tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        loading.withLock {
+        let loaded = loading.withLock { () -> (Outcome, Event?) in
             let now = FileFingerprint(paths: files.paths)
             let (before, retry) = state.withLockedValue { ($0.fingerprint, $0.rejected?.error.dependsOnTime == true) }
-            guard retry || before.mayDiffer(from: now) else { return .unchanged }
+            guard retry || before.mayDiffer(from: now) else { return (.unchanged, nil) }
             return load(now)
         }
+        return tellObservers(loaded)
+    }
+
+    /// Calls the observers with `loaded`'s event, once `loading` is released, and returns its outcome.
+    private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
+        if let event = loaded.event {
+            for observer in state.withLockedValue({ Array($0.observers.values) }) { observer(event) }
+        }
+        return loaded.outcome
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled.
@@ -146,7 +190,8 @@ public final class ReloadingServerIdentity: Sendable {
         }
     }
 
-    private func load(_ fingerprint: FileFingerprint) -> Outcome {
+    /// Loads the files (under `loading`); the event is for the observers, called once `loading` is released.
+    private func load(_ fingerprint: FileFingerprint) -> (Outcome, Event?) {
         let generation = state.withLockedValue { $0.inForce.generation } + 1
         do throws(ReloadingServerIdentityError) {
             let (inForce, digest) = try Self.make(files, clientAuthentication: clientAuthentication, configure: configure, generation: generation)
@@ -154,14 +199,17 @@ public final class ReloadingServerIdentity: Sendable {
                 state.fingerprint = fingerprint
                 guard digest != state.digest else {
                     state.rejected = nil
-                    return .unchanged
+                    return (.unchanged, nil)
                 }
                 (state.inForce, state.digest, state.rejected) = (inForce, digest, nil)
-                return .reloaded(generation: generation)
+                return (.reloaded(generation: generation), .reloaded(inForce))
             }
         } catch {
-            state.withLockedValue { ($0.fingerprint, $0.rejected) = (fingerprint, ([], error)) }
-            return .rejected(error)
+            let told = state.withLockedValue { state in
+                defer { (state.fingerprint, state.rejected) = (fingerprint, ([], error)) }
+                return state.rejected?.error == error
+            }
+            return (.rejected(error), told ? nil : .rejected(error))
         }
     }
 
@@ -179,13 +227,9 @@ public final class ReloadingServerIdentity: Sendable {
         }
         var authentication = clientAuthentication
         if let path = files.clientCAs {
-            let bundle = try? LocalFile.read(path, limit: LocalFile.certificateLimit)
-            let anchors = (bundle.flatMap { try? NIOSSLCertificate.fromPEMBytes($0) } ?? []).compactMap {
-                (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) }
-            }
-            guard let bundle, !anchors.isEmpty else { throw .clientCAs(path: path) }
+            let (bundle, anchors) = try clientCAs(path)
             contents.append(bundle)
-            authentication?.anchors = anchors
+            authentication = try authentication?.trusting(anchors, from: path)
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.certificateChain.map { .certificate($0) }, privateKey: .privateKey(identity.privateKey))
@@ -201,10 +245,47 @@ public final class ReloadingServerIdentity: Sendable {
     }
 }
 
-extension ReloadingServerIdentityError {
-    /// Whether the same files may be taken later without changing (a certificate not yet valid).
-    var dependsOnTime: Bool {
-        if case .identity(let error) = self { return error.dependsOnTime }
-        return false
+/// The client-CA file's bytes and its certificates: at least one, every PEM certificate parsable (RFC 7468 §5).
+private func clientCAs(_ path: String) throws(ReloadingServerIdentityError) -> ([UInt8], [Certificate]) {
+    guard let bundle = try? LocalFile.read(path, limit: LocalFile.certificateLimit),
+        let documents = try? PEMDocument.parseMultiple(pemString: String(decoding: bundle, as: UTF8.self))
+    else { throw .clientCAs(path: path) }
+    var anchors: [Certificate] = []
+    for (index, document) in documents.filter({ $0.discriminator == "CERTIFICATE" }).enumerated() {
+        guard let anchor = try? Certificate(derEncoded: document.derBytes) else { throw .clientCACertificate(path: path, index: index + 1) }
+        anchors.append(anchor)
+    }
+    guard !anchors.isEmpty else { throw .clientCAs(path: path) }
+    return (bundle, anchors)
+}
+
+extension ClientAuthentication {
+    /// These requirements with the client CAs read from `path`: its anchors; with ``spiffeBundles``, the bundles
+    /// rebuilt from them — each certificate in the trust domain of its own SPIFFE ID (X509-SVID.md §3.2), or, when
+    /// one bundle was trusted, the certificates without a SPIFFE ID in its domain — and the allowed SPIFFE IDs checked
+    /// again, so that the new bundles, not the anchors alone, decide each client.
+    package func trusting(_ anchors: [Certificate], from path: String) throws(ReloadingServerIdentityError) -> ClientAuthentication {
+        var replaced = self
+        replaced.anchors = anchors
+        guard let current = spiffeBundles else { return replaced }
+        let domains = current.trustDomains
+        let unnamed = anchors.filter { $0.spiffeID == nil }
+        let bundles: [SPIFFEBundle]
+        do {
+            bundles =
+                try SPIFFEBundle.bundles(of: anchors.filter { $0.spiffeID != nil }, source: path)
+                + SPIFFEBundle.bundles(of: unnamed, source: path, trustDomain: domains.count == 1 ? domains.first : nil)
+        } catch {
+            throw .spiffeBundle(error)
+        }
+        let spiffeBundles = SPIFFETrustBundles(bundles)
+        do {
+            _ = try SPIFFETrustEvaluator(bundles: spiffeBundles, allowedIDs: allowedSPIFFEIDs, policy: validationPolicy)
+        } catch {
+            throw .spiffeConfiguration(path: path, error)
+        }
+        replaced.spiffeBundles = spiffeBundles
+        replaced.anchors = spiffeBundles.allAnchors
+        return replaced
     }
 }

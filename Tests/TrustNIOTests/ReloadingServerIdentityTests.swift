@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -88,5 +89,72 @@ struct ReloadingServerIdentityTests {
             #expect(identity.reload() == .rejected(.clientCAs(path: folder["client-cas.pem"])))
             #expect(try await Self.presented(port: port, client: partner) != nil)
         }
+    }
+
+    /// SPIFFE client authentication follows the client-CA file too: its bundles, not only the anchors NIOSSL is
+    /// given, are rebuilt from the file, so that a rotated trust-domain root decides new connections.
+    @Test func aRotatedSPIFFEBundleDecidesNewConnections() async throws {
+        let folder = IdentityFolder()
+        try folder.writePEM(try Self.server("server A"))
+        let (rootA, rootB) = (try LabAuthority.spiffeRoot(trustDomain: "example.org"), try LabAuthority.spiffeRoot(trustDomain: "example.org"))
+        let clientID = "spiffe://example.org/ns/prod/sa/web"
+        let (underA, underB) = (try rootA.svid(clientID), try rootB.svid(clientID))
+        let cas = folder["client-cas.pem"]
+        try rootA.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
+        let authentication = try ClientAuthentication(
+            spiffeBundles: SPIFFETrustBundles([SPIFFEBundle(trustDomain: try SPIFFETrustDomain(parsing: "example.org"), anchors: [rootA.certificate])]),
+            allowedSPIFFEIDs: [try SPIFFEIDMatcher(parsing: "spiffe://example.org/ns/prod/*")])
+        let identity = try ReloadingServerIdentity(
+            .init(certificateChain: folder.chain, key: folder.key, clientCAs: cas), clientAuthentication: authentication
+        ) { $0.maximumTLSVersion = .tlsv12 }
+        try await Self.withListener(identity) { port in
+            #expect(try await Self.presented(port: port, client: underA) != nil)
+            await #expect(throws: (any Error).self) { _ = try await Self.presented(port: port, client: underB) }
+            try rootB.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
+            #expect(identity.reload() == .reloaded(generation: 2))
+            #expect(identity.inForce.clientAuthentication?.spiffeBundles?.allAnchors == [rootB.certificate])
+            #expect(try await Self.presented(port: port, client: underB) != nil)
+            await #expect(throws: (any Error).self) { _ = try await Self.presented(port: port, client: underA) }
+            // A bundle of another trust domain only: the allowed IDs would lose theirs, so it is refused.
+            try LabAuthority.spiffeRoot(trustDomain: "other.test").certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
+            guard case .rejected(.spiffeConfiguration(cas, .noBundleForAllowedID(_, ["other.test"]))) = identity.reload() else {
+                Issue.record("a bundle without the allowed IDs' trust domain was not refused: \(String(describing: identity.lastRejection))")
+                return
+            }
+            #expect(identity.inForce.generation == 2)
+            #expect(try await Self.presented(port: port, client: underB) != nil)
+        }
+    }
+
+    /// A client-CA certificate that cannot be parsed refuses the bundle, naming it (not dropped while the others
+    /// are trusted); observers are told each context taken and each refusal once, after the reload: one may poll.
+    @Test func refusalsAreTypedAndObserversAreTold() throws {
+        let folder = IdentityFolder()
+        try folder.writePEM(try Self.server("server A"))
+        let cas = folder["client-cas.pem"]
+        try Lab.pki.root.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
+        let identity = try ReloadingServerIdentity(
+            .init(certificateChain: folder.chain, key: folder.key, clientCAs: cas), clientAuthentication: ClientAuthentication(anchors: []))
+        let events = NIOLockedValueBox<[String]>([])
+        identity.observe { [weak identity] event in
+            // Called once the reload is over: polling from here does not deadlock.
+            let polled = identity?.poll()
+            switch event {
+            case .reloaded(let inForce): events.withLockedValue { $0.append("reloaded \(inForce.generation) \(polled.map { "\($0)" } ?? "-")") }
+            case .rejected(let error): events.withLockedValue { $0.append("rejected \(error)") }
+            }
+        }
+        let garbage = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+        try (Lab.pki.root.certificate.pemString + "\n" + garbage).write(toFile: cas, atomically: true, encoding: .utf8)
+        #expect(identity.reload() == .rejected(.clientCACertificate(path: cas, index: 2)))
+        #expect(identity.reload() == .rejected(.clientCACertificate(path: cas, index: 2)))
+        #expect(identity.inForce.clientAuthentication?.anchors == [Lab.pki.root.certificate])
+        try Lab.pki.clientCA.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
+        #expect(identity.reload() == .reloaded(generation: 2))
+        #expect(identity.inForce.clientAuthentication?.anchors == [Lab.pki.clientCA.certificate])
+        #expect(
+            events.withLockedValue { $0 } == [
+                "rejected \(ReloadingServerIdentityError.clientCACertificate(path: cas, index: 2))", "reloaded 2 unchanged",
+            ])
     }
 }
