@@ -27,7 +27,7 @@ import Trust
 /// a reload waits for it, a poll whose files did not change does not.
 public final class ReloadingClientIdentity: Sendable {
     /// The files an identity is read from.
-    public enum Files: Sendable, Hashable, CustomStringConvertible {
+    public enum Files: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// A PKCS#12 file and its passphrase.
         case pkcs12(path: String, passphrase: Passphrase = .empty)
         /// A PEM certificate chain (leaf first) and its private key (PKCS#8, SEC1 or PKCS#1; nil: in the chain's
@@ -44,10 +44,13 @@ public final class ReloadingClientIdentity: Sendable {
 
         /// The files, named (escaped, ``DisplayText``); never a passphrase.
         public var description: String { paths.map { DisplayText.escaped($0) }.joined(separator: ", ") }
+
+        /// Only ``description``: `dump` and debuggers never show a passphrase given in code.
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
     }
 
     /// Where a passphrase comes from, read again at each load (a rotated file may come with a new passphrase).
-    public enum Passphrase: Sendable, Hashable, CustomStringConvertible {
+    public enum Passphrase: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// None: an empty passphrase for a PKCS#12 file, an unencrypted PEM key.
         case empty
         /// This one.
@@ -71,6 +74,9 @@ public final class ReloadingClientIdentity: Sendable {
             case .file(let path): return "the file \(DisplayText.escaped(path))"
             }
         }
+
+        /// Only ``description``: `dump` and debuggers never show the passphrase.
+        public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
     }
 
     /// What a reload did.
@@ -162,19 +168,29 @@ public final class ReloadingClientIdentity: Sendable {
     /// force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        loading.withLock { load(FileFingerprint(paths: files.paths), retryingRejected: true) }
+        tellObservers(loading.withLock { load(FileFingerprint(paths: files.paths), retryingRejected: true) })
     }
 
     /// Looks at the files' stamps and reloads only when they may have changed: what each
     /// tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        loading.withLock {
+        let loaded = loading.withLock { () -> (Outcome, Event?) in
             let now = FileFingerprint(paths: files.paths)
             let (before, retry) = state.withLockedValue { ($0.fingerprint, $0.rejected?.error.dependsOnTime == true) }
-            guard retry || before.mayDiffer(from: now) else { return .unchanged }
+            guard retry || before.mayDiffer(from: now) else { return (.unchanged, nil) }
             return load(now, retryingRejected: retry)
         }
+        return tellObservers(loaded)
+    }
+
+    /// Calls the observers with `loaded`'s event, once `loading` is released (an observer may reload or poll), and
+    /// returns its outcome.
+    private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
+        if let event = loaded.event {
+            for observer in state.withLockedValue({ Array($0.observers.values) }) { observer(event) }
+        }
+        return loaded.outcome
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled (as a `swift-service-lifecycle` service's
@@ -223,8 +239,9 @@ public final class ReloadingClientIdentity: Sendable {
         state.withLockedValue { $0.poller?.cancel() }
     }
 
-    /// Loads the files as they are (`fingerprint` taken before they were read), under `loading`.
-    private func load(_ fingerprint: FileFingerprint, retryingRejected: Bool) -> Outcome {
+    /// Loads the files as they are (`fingerprint` taken before they were read), under `loading`; the event is for
+    /// the observers, called once `loading` is released.
+    private func load(_ fingerprint: FileFingerprint, retryingRejected: Bool) -> (Outcome, Event?) {
         let outcome: Outcome
         let event: Event?
         do throws(ReloadingClientIdentityError) {
@@ -235,11 +252,11 @@ public final class ReloadingClientIdentity: Sendable {
                     $0.fingerprint = fingerprint
                     $0.rejected = nil
                 }
-                return .unchanged
+                return (.unchanged, nil)
             }
             if !retryingRejected, let rejected, rejected.digest == digest {
                 state.withLockedValue { $0.fingerprint = fingerprint }
-                return .unchanged
+                return (.unchanged, nil)
             }
             do throws(ReloadingClientIdentityError) {
                 let identity = try Self.load(files, contents: contents, budget: budget)
@@ -256,10 +273,7 @@ public final class ReloadingClientIdentity: Sendable {
             // Unreadable: nothing to compare; the next poll tries again once a stamp moves.
             (outcome, event) = (.rejected(error), reject(error, digest: [], fingerprint: fingerprint))
         }
-        if let event {
-            for observer in state.withLockedValue({ Array($0.observers.values) }) { observer(event) }
-        }
-        return outcome
+        return (outcome, event)
     }
 
     /// Keeps the rejection; the event for observers, unless they were told the same of the same bytes (a

@@ -49,17 +49,43 @@ struct ReloadingClientIdentityTests {
 
     @Test func pollReadsFilesOnlyWhenTheyMayHaveChanged() throws {
         let folder = IdentityFolder()
-        try folder.writePEM(try Lab.rotatingClient("rotation A"))
-        let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
-        // Rewritten with the same bytes: the stamps moved, the digest did not.
-        let chain = try String(contentsOfFile: folder.chain, encoding: .utf8)
-        try chain.write(toFile: folder.chain, atomically: true, encoding: .utf8)
+        // The passphrase comes from the environment, read at each load but stamped by no file: changing it shows
+        // whether a poll read the files although their stamps did not move. A variable of this test's own.
+        let variable = "SWIFT_TRUST_TEST_PASSPHRASE_" + UUID().uuidString.replacingOccurrences(of: "-", with: "_")
+        setenv(variable, "first secret", 1)
+        defer { unsetenv(variable) }
+        let p12 = URL(fileURLWithPath: folder["id.p12"])
+        try Data(try Self.pkcs12(try Lab.rotatingClient("rotation A"), passphrase: "first secret")).write(to: p12)
+        // Modified an hour ago: settled (FileFingerprint.settlingTime), so only a stamp that moves makes a poll read.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3_600)], ofItemAtPath: p12.path)
+        let identity = try ReloadingClientIdentity(.pkcs12(path: p12.path, passphrase: .environment(variable)))
+        setenv(variable, "second secret", 1)
         #expect(identity.poll() == .unchanged)
-        #expect(identity.generation == 1)
-        // Rewritten in place with another identity: taken at the next poll.
-        try folder.writePEM(try Lab.rotatingClient("rotation B"), inPlace: true)
+        #expect(identity.lastRejection == nil)
+        // reload() reads whatever the stamps: the file does not open with the new passphrase.
+        #expect(identity.reload() == .rejected(.wrongPassphrase(path: p12.path)))
+        // A new file (its stamps moved) under the new passphrase: taken at the next poll.
+        try Data(try Self.pkcs12(try Lab.rotatingClient("rotation B"), passphrase: "second secret")).write(to: p12)
         #expect(identity.poll() == .reloaded(generation: 2))
         #expect(Self.commonName(identity).contains("rotation B"))
+        // Rewritten with the same bytes: the stamps moved, the digest did not.
+        try Data(contentsOf: p12).write(to: p12, options: .atomic)
+        #expect(identity.poll() == .unchanged)
+        #expect(identity.generation == 2)
+    }
+
+    /// Observers are called once the reload is over: one that polls (or reloads) does not deadlock.
+    @Test func anObserverMayPoll() throws {
+        let folder = IdentityFolder()
+        try folder.writePEM(try Lab.rotatingClient("rotation A"))
+        let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
+        let polled = NIOLockedValueBox<[ReloadingClientIdentity.Outcome]>([])
+        identity.observe { [weak identity] _ in
+            if let outcome = identity?.poll() { polled.withLockedValue { $0.append(outcome) } }
+        }
+        try folder.writePEM(try Lab.rotatingClient("rotation B"))
+        #expect(identity.reload() == .reloaded(generation: 2))
+        #expect(polled.withLockedValue { $0 } == [.unchanged])
     }
 
     @Test func aKeyThatDoesNotMatchKeepsTheIdentityInForce() throws {
@@ -142,6 +168,15 @@ struct ReloadingClientIdentityTests {
         #expect(Self.commonName(identity).contains("rotation B"))
         #expect(!"\(identity.files)".contains("secret"))
         #expect(!"\(ReloadingClientIdentity.Passphrase.value("hunter2"))".contains("hunter2"))
+        // Nor through reflection: `dump`, debuggers and `String(reflecting:)` see the description only.
+        for value in [ReloadingClientIdentity.Files.pem(certificateChain: "chain.pem", passphrase: .value("hunter2")), identity.files] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            #expect(!dumped.contains("hunter2") && !dumped.contains("secret") && !String(reflecting: value).contains("hunter2"), "\(dumped)")
+        }
+        var dumped = ""
+        dump(ReloadingClientIdentity.Passphrase.value("hunter2"), to: &dumped)
+        #expect(!dumped.contains("hunter2") && dumped.contains("a passphrase given in code"), "\(dumped)")
     }
 
     @Test func aFirstLoadThatFailsThrowsItsReason() {
