@@ -35,7 +35,7 @@ public final class Session: Sendable {
     /// Digest nonces in use per origin.
     let digestSessions = DigestSessionCache()
     /// Per-host decisions (evaluator, pool key, TLS minimum, identity, proxy), made once per host.
-    private let router: SessionRouter
+    let router: SessionRouter
     /// Logs, metrics and the decision observer.
     private let telemetry: SessionTelemetry
     private let tracing: SessionTracing
@@ -548,14 +548,20 @@ public final class Session: Sendable {
         throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlyingError: error)
     }
 
-    static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> [String: ClientIdentity] {
-        let evaluator: ConfiguredTrustEvaluator
+    /// The client identities the session's trust configuration names; with a reloading one, those of the
+    /// configuration in force, labelled with its generation (read first: never newer than what was loaded).
+    static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> SessionRouter.ConfiguredIdentities {
         switch trust {
-        case .configuration(let configured, _): evaluator = configured
-        // The identities of the configuration in force when the session is made.
-        case .reloading(let reloading, _): evaluator = reloading.current
-        default: return [:]
+        case .configuration(let configured, _): return SessionRouter.ConfiguredIdentities(generation: 0, identities: try loadConfiguredIdentities(configured))
+        case .reloading(let reloading, _):
+            let generation = reloading.generation
+            return SessionRouter.ConfiguredIdentities(generation: generation, identities: try loadConfiguredIdentities(reloading.current))
+        default: return SessionRouter.ConfiguredIdentities(generation: 0, identities: [:])
         }
+    }
+
+    /// The client identities `evaluator`'s configuration names, by entry host (the base's under "").
+    static func loadConfiguredIdentities(_ evaluator: ConfiguredTrustEvaluator) throws(ClientIdentityError) -> [String: ClientIdentity] {
         var identities: [String: ClientIdentity] = [:]
         let configuration = evaluator.configuration
         for entry in [configuration.base] + configuration.hosts {

@@ -18,10 +18,11 @@ public enum ServerTrustConfiguration: Sendable {
     /// A per-host `TrustConfiguration` (pins, patterns, report-only…); failure reports go out
     /// through `reporter` (nil: none are sent).
     case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
-    /// The configuration a ``ReloadingTrustConfiguration`` has in force, for every new connection at once: after
-    /// a swap, each pooled connection is checked again, and one whose decision no longer holds lends no more
-    /// requests (closed now when idle; requests in flight on it finish first). Decisions are cached by the
-    /// reloading configuration, per configuration put in force. Failure reports go out through `reporter`.
+    /// The configuration a `ReloadingTrustConfiguration` has in force: connections are pooled by its
+    /// generation, so a request that starts after a swap is sent on a connection made under the new configuration
+    /// (its decision, TLS minimum and client identity); the connections made before lend no more requests (closed
+    /// now when idle; requests in flight on them finish first). Decisions are cached by the reloading
+    /// configuration, per configuration put in force. Failure reports go out through `reporter`.
     case reloading(ReloadingTrustConfiguration, reporter: PinFailureReporter?)
 }
 

@@ -15,13 +15,20 @@ final class SessionRouter: Sendable {
     /// One host's decisions: made once, shared by reference by every request to the host (its
     /// client identity alone is hundreds of bytes, which a value would copy into each request's plan).
     final class Route: Sendable {
-        /// Names the evaluator within the session — and, with a reloading identity, the identity's generation:
-        /// connections are pooled by it, so that a connection made with an identity since replaced is given to no
-        /// new request.
+        /// Names the evaluator within the session — with a reloading trust configuration, the generation the route
+        /// was made under (and that of the identities it took), and with a reloading identity, the identity's
+        /// generation: connections are pooled by it, so that a connection made under a configuration or with an
+        /// identity since replaced is given to no new request.
         var key: String {
-            guard let reloadingIdentity else { return evaluatorKey }
-            return evaluatorKey + "#identity-\(reloadingIdentity.generation)"
+            guard let reloadingIdentity else { return trustKey }
+            return trustKey + "#identity-\(reloadingIdentity.generation)"
         }
+        /// With a reloading trust configuration: the generation in force when the route was made (read before
+        /// anything else, so a route never claims a newer generation than what it was made from) and the
+        /// generation of the configured identities it took. A route is given out only while both are current.
+        let generation: UInt64?
+        let identitiesGeneration: UInt64?
+        private let trustKey: String
         /// Names the evaluator within the session: decisions are cached under it.
         let evaluatorKey: String
         /// The host's one evaluation entry point (a decision without suspending when one is known, else the
@@ -35,8 +42,18 @@ final class SessionRouter: Sendable {
         private let fixedIdentity: ClientIdentity?
         private let reloadingIdentity: ReloadingClientIdentity?
 
-        init(key: String, evaluation: RouteEvaluation, requiresTLS13: Bool, clientIdentity: ClientIdentity?, reloading: ReloadingClientIdentity? = nil) {
+        init(
+            key: String, evaluation: RouteEvaluation, requiresTLS13: Bool, clientIdentity: ClientIdentity?, reloading: ReloadingClientIdentity? = nil,
+            generation: UInt64? = nil, identitiesGeneration: UInt64? = nil
+        ) {
             self.evaluatorKey = key
+            self.generation = generation
+            self.identitiesGeneration = identitiesGeneration
+            if let generation, let identitiesGeneration {
+                trustKey = key + "#trust-\(generation)-\(identitiesGeneration)"
+            } else {
+                trustKey = key
+            }
             self.evaluation = evaluation
             self.requiresTLS13 = requiresTLS13
             self.fixedIdentity = clientIdentity
@@ -50,7 +67,18 @@ final class SessionRouter: Sendable {
 
     private let configuration: SessionConfiguration
     private let cache: TrustEvaluationCache?
-    private let configuredIdentities: [String: ClientIdentity]
+    /// The client identities the trust configuration names, by entry host; with a reloading configuration, loaded
+    /// again after each swap (``configurationSwapped(to:evaluator:)``), labelled with the generation they follow.
+    private let configuredIdentities: NIOLockedValueBox<ConfiguredIdentities>
+    /// The reloading trust configuration, if that is the session's.
+    private let reloading: ReloadingTrustConfiguration?
+
+    /// The client identities a trust configuration names, by entry host (the base's under ""), with the
+    /// generation of the configuration they were loaded for (0 for a fixed configuration).
+    struct ConfiguredIdentities: Sendable {
+        var generation: UInt64
+        var identities: [String: ClientIdentity]
+    }
     /// `.systemDefault`'s evaluator, shared by every host.
     private let defaultEvaluator: DefaultTrustEvaluator?
     /// `.perHost`'s map with canonical keys.
@@ -68,11 +96,12 @@ final class SessionRouter: Sendable {
     /// Where each decision is logged, counted and observed.
     private let telemetry: SessionTelemetry
 
-    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: [String: ClientIdentity], telemetry: SessionTelemetry) {
+    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: ConfiguredIdentities, telemetry: SessionTelemetry) {
         self.configuration = configuration
         self.telemetry = telemetry
         self.cache = cache
-        self.configuredIdentities = configuredIdentities
+        self.configuredIdentities = NIOLockedValueBox(configuredIdentities)
+        if case .reloading(let reloading, _) = configuration.serverTrust { self.reloading = reloading } else { self.reloading = nil }
         if case .systemDefault = configuration.serverTrust { defaultEvaluator = DefaultTrustEvaluator() } else { defaultEvaluator = nil }
         if case .perHost(let evaluators, _) = configuration.serverTrust {
             var canonical: [String: any TrustEvaluator] = [:]
@@ -87,11 +116,16 @@ final class SessionRouter: Sendable {
             : configuration.proxyEnvironment ?? (configuration.usesEnvironmentProxies ? ProxyEnvironment() : nil)
     }
 
-    /// The route for `origin`, made on the first request to its host and port.
+    /// The route for `origin`, made on the first request to its host and port — and, with a reloading trust
+    /// configuration, again on the first request after each swap: a route made under an earlier generation (even
+    /// one stored after the swap by a request that looked it up before) is a miss.
     func route(for origin: Origin) -> Route {
         let name = RouteKey(host: origin.host, port: origin.port)
-        if let route = routes.withLockedValue({ $0[name] }) { return route }
-        let route = makeRoute(for: origin)
+        let generation = reloading?.generation
+        if let route = routes.withLockedValue({ $0[name] }), route.generation == generation, route.identitiesGeneration == generation {
+            return route
+        }
+        let route = makeRoute(for: origin, generation: generation)
         routes.withLockedValue { routes in
             if routes.count >= Self.capacity { routes.removeAll(keepingCapacity: true) }
             routes[name] = route
@@ -99,11 +133,28 @@ final class SessionRouter: Sendable {
         return route
     }
 
-    /// Forgets every route (the trust configuration in force changed: entries, TLS minimums): made again on each
-    /// host's next request.
-    func forgetRoutes() {
-        routes.withLockedValue { $0.removeAll() }
+    /// Loads the client identities `evaluator` (generation `generation`, just put in force) names. When one
+    /// cannot be loaded, the identities loaded before stay (labelled with `generation`, so routes follow the
+    /// swap) and the error is returned, to report.
+    func configurationSwapped(to generation: UInt64, evaluator: ConfiguredTrustEvaluator) -> ClientIdentityError? {
+        guard configuredIdentities.withLockedValue({ $0.generation < generation }) else { return nil }
+        var failure: ClientIdentityError?
+        let loaded: [String: ClientIdentity]?
+        do {
+            loaded = try Session.loadConfiguredIdentities(evaluator)
+        } catch {
+            loaded = nil
+            failure = error
+        }
+        configuredIdentities.withLockedValue { current in
+            guard current.generation < generation else { return }
+            current = ConfiguredIdentities(generation: generation, identities: loaded ?? current.identities)
+        }
+        return failure
     }
+
+    /// The generation the configured identities follow.
+    var identitiesGeneration: UInt64 { configuredIdentities.withLockedValue { $0.generation } }
 
     /// The proxy for a request to `origin`, if any (nil, too, when the setting that applies cannot be used:
     /// ``proxyOrFailure(for:url:)`` has failed that request before it connected).
@@ -134,25 +185,28 @@ final class SessionRouter: Sendable {
         return chosen
     }
 
-    private func makeRoute(for origin: Origin) -> Route {
+    private func makeRoute(for origin: Origin, generation: UInt64?) -> Route {
         let evaluator = evaluator(for: origin)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
-        if case .reloading(let reloading, _) = configuration.serverTrust { entry = reloading.current.entry(for: origin.host) }
-        let (identity, reloading) = identities(for: origin.host, entry: entry)
+        if let reloading { entry = reloading.current.entry(for: origin.host) }
+        let configured = configuredIdentities.withLockedValue { $0 }
+        let (identity, reloadingIdentity) = identities(for: origin.host, entry: entry, configured: configured.identities)
         let evaluation = RouteEvaluation(
             evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,
             key: evaluator.key, telemetry: telemetry, origin: origin)
         return Route(
             key: evaluator.key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity,
-            reloading: reloading)
+            reloading: reloadingIdentity, generation: generation, identitiesGeneration: generation == nil ? nil : configured.generation)
     }
 
     /// The host's client identity, the most specific first: a reloading one for the host, a fixed one for the host,
     /// the trust configuration entry's, the default reloading one, the default fixed one.
-    private func identities(for host: String, entry: TrustConfiguration.Entry?) -> (ClientIdentity?, ReloadingClientIdentity?) {
+    private func identities(
+        for host: String, entry: TrustConfiguration.Entry?, configured: [String: ClientIdentity]
+    ) -> (ClientIdentity?, ReloadingClientIdentity?) {
         if let reloading = configuration.reloadingClientIdentities[host] { return (nil, reloading) }
-        if let identity = configuration.clientIdentities[host] ?? entry.flatMap({ configuredIdentities[$0.host?.description ?? ""] }) {
+        if let identity = configuration.clientIdentities[host] ?? entry.flatMap({ configured[$0.host?.description ?? ""] }) {
             return (identity, nil)
         }
         if let reloading = configuration.defaultReloadingClientIdentity { return (nil, reloading) }

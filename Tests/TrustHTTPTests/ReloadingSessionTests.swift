@@ -121,10 +121,11 @@ struct ReloadingSessionTests {
         }
     }
 
-    /// A swap to pins that still hold leaves the pooled connection in use; a swap to pins that refuse the server
-    /// closes the idle connection at once, lets the request in flight on the other finish (its whole body), closes
-    /// that one after it, and refuses the next connection.
-    @Test func pooledConnectionsAreCheckedAgainAndInFlightRequestsFinish() async throws {
+    /// Every swap retires the connections made before it: the idle one closes at once, a request that starts
+    /// after the swap gets a new connection (even under pins that still trust the server), and a request in flight
+    /// finishes (its whole body) before its connection closes; under pins that refuse the server the next
+    /// connection is refused.
+    @Test func aSwapRetiresPooledConnectionsAndInFlightRequestsFinish() async throws {
         let file = try File()
         defer { file.remove() }
         try file.write(File.text(File.pinsA))
@@ -139,8 +140,10 @@ struct ReloadingSessionTests {
             #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
             try file.write(File.text(File.pinsB))
             try reloading.reload()
-            try await eventually("the pool checked once") { watcher.checked.passes == 1 }
-            #expect(watcher.checked.distrusted == 0 && session.openConnectionCount == 1)
+            #expect(watcher.checked == (passes: 1, distrusted: 1))
+            try await eventually("the idle connection made under A closed") { session.openConnectionCount == 0 }
+            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(server.acceptedConnectionCount == 2)
             // In flight: an upload whose body is held back holds its connection; another request makes a second one.
             let (chunks, feed) = AsyncStream.makeStream(of: Data.self)
             let (started, sending) = AsyncStream.makeStream(of: Void.self)
@@ -156,7 +159,7 @@ struct ReloadingSessionTests {
             #expect(session.openConnectionCount == 2)
             try file.write(Self.lockingOut())
             try reloading.reload()
-            try await eventually("both connections found distrusted") { watcher.checked == (passes: 2, distrusted: 2) }
+            #expect(watcher.checked == (passes: 2, distrusted: 3))
             try await eventually("the idle connection closed") { session.openConnectionCount == 1 }
             feed.yield(Data("done".utf8))
             feed.finish()
@@ -165,6 +168,57 @@ struct ReloadingSessionTests {
             let error = await sessionError { try await session.data(for: Request(url: url(server))) }
             #expect(error?.trustDecision?.codes.contains("pin-mismatch") == true, "\(String(describing: error))")
         }
+    }
+
+    /// A configuration whose entry asks for TLS 1.3 and names a client identity: after the swap, the next request
+    /// to a TLS 1.2 server is refused (its pooled connection, made before, is not used), and a server that requires
+    /// a client certificate gets the identity the new configuration names.
+    @Test func aSwapReachesTheTLSMinimumAndTheClientIdentity() async throws {
+        let lab = CLI.lab
+        let anchors = #"{"certificates": ["roots.pem"], "replaceSystem": true}"#
+        func configuration(_ hosts: String) throws -> TrustConfiguration {
+            try TrustConfiguration.parse(#"{"version": 1, "base": {"anchors": \#(anchors)}, "hosts": [\#(hosts)]}"#, publicSuffixes: File.psl)
+        }
+        let reloading = try ReloadingTrustConfiguration(
+            configuration: try configuration(#"{"host": "*.good.lab.test", "anchors": \#(anchors)}"#), baseDirectory: lab, publicSuffixes: File.psl)
+        let session = try session(reloading, Observed())
+        let good = Lab.pki.servers["good"]
+        let tls12 = try await LabServer.start(
+            name: "old", host: "good.lab.test", chain: try #require(good).chain, privateKey: try #require(good).privateKey, maximumTLSVersion: .tlsv12)
+        let mtls = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
+        try await withTeardown({
+            await session.shutdown()
+            for server in [tls12, mtls] { try? await server.shutdown() }
+        }) {
+            #expect(try await session.data(for: Request(url: url(tls12, "/"))).statusCode == 200)
+            #expect(await sessionError { try await session.data(for: Request(url: url(mtls, "/whoami"))) } != nil)
+            try reloading.apply(
+                try configuration(
+                    #"{"host": "good.lab.test", "minimumTLSVersion": "1.3", "anchors": \#(anchors)}, "#
+                        + #"{"host": "*.good.lab.test", "anchors": \#(anchors), "#
+                        + #""clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"}}"#))
+            let refused = await sessionError { try await session.data(for: Request(url: url(tls12, "/"))) }
+            #expect(refused?.message.contains("TLS 1.3") == true, "\(String(describing: refused))")
+            #expect(try await session.data(for: Request(url: url(mtls, "/whoami"))).text.contains("lab client"))
+        }
+    }
+
+    /// A route is made again after a swap, under the new generation: its pool key differs from the one before.
+    @Test func routesFollowTheGeneration() async throws {
+        let file = try File()
+        defer { file.remove() }
+        try file.write(File.text(File.pinsA))
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: File.psl)
+        let session = try session(reloading, Observed())
+        let target = try #require(URL(string: "https://good.lab.test:8443/"))
+        let origin = try #require(Origin(target))
+        let before = session.router.route(for: origin)
+        #expect(before.generation == 1 && session.router.route(for: origin) === before)
+        try file.write(File.text(File.pinsB))
+        try reloading.reload()
+        let after = session.router.route(for: origin)
+        #expect(after.generation == 2 && after.identitiesGeneration == 2 && after.key != before.key)
+        await session.shutdown()
     }
 
     /// 200 requests at once, the configuration swapped from A to B after the first 50 have ended: every request

@@ -2,7 +2,7 @@ import Foundation
 
 /// A trust configuration that can be replaced while the process runs: a pin rotated, an anchor added, without a
 /// restart. It reads its file again (``reload(force:)``, ``reloadIfChanged()``, ``run(pollingEvery:)``) or takes a
-/// configuration from another source (``apply(_:baseDirectory:)``, a signed bundle fetched over HTTPS), checks it
+/// configuration from another source (``apply(_:baseDirectory:allowingLockout:)``, a signed bundle fetched over HTTPS), checks it
 /// completely, and swaps it in at once: every evaluation that starts after the swap uses it.
 ///
 /// A new configuration is refused, and the one in force stays, when it is unreadable, malformed (every problem
@@ -66,7 +66,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// Hosts whose last trusted path is remembered; beyond it one of them (not chosen) is forgotten for each new one.
     static let trackedHosts = 4096
 
-    /// The configuration file (nil: configurations come only through ``apply(_:baseDirectory:)``).
+    /// The configuration file (nil: configurations come only through ``apply(_:baseDirectory:allowingLockout:)``).
     public let path: String?
     /// Where relative paths in a configuration are read from (the file's folder by default).
     public let baseDirectory: String
@@ -107,7 +107,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
                 digestInForce: digest))
     }
 
-    /// Checks `configuration` and puts it in force as generation 1; later ones come through ``apply(_:baseDirectory:)``.
+    /// Checks `configuration` and puts it in force as generation 1; later ones come through ``apply(_:baseDirectory:allowingLockout:)``.
     public init(
         configuration: TrustConfiguration, baseDirectory: String = FileManager.default.currentDirectoryPath,
         evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(), publicSuffixes: PublicSuffixList? = PublicSuffixList.shared,

@@ -34,9 +34,7 @@ struct ConnectionFactory: Sendable {
         tls.shutdownTimeout = .milliseconds(100)
         self.tlsConfiguration = tls
         self.sslContext = try Self.makeContext(tls)
-        if tls.minimumTLSVersion != .tlsv13, case .configuration(let evaluator, _) = configuration.serverTrust,
-            ([evaluator.configuration.base] + evaluator.configuration.hosts).contains(where: { $0.minimumTLSVersion == .tls13 })
-        {
+        if tls.minimumTLSVersion != .tlsv13, Self.mayRequireTLS13(configuration.serverTrust) {
             var tls13 = tls
             tls13.minimumTLSVersion = .tlsv13
             self.tls13Context = try Self.makeContext(tls13)
@@ -45,6 +43,17 @@ struct ConnectionFactory: Sendable {
         }
         self.group = group
         self.resolve = configuration.resolve
+    }
+
+    /// Whether a trust configuration entry may ask for TLS 1.3: one of a fixed configuration's does, or the
+    /// configuration reloads (a later one may).
+    private static func mayRequireTLS13(_ trust: ServerTrustConfiguration) -> Bool {
+        switch trust {
+        case .configuration(let evaluator, _):
+            return ([evaluator.configuration.base] + evaluator.configuration.hosts).contains { $0.minimumTLSVersion == .tls13 }
+        case .reloading: return true
+        default: return false
+        }
     }
 
     /// A TLS context, counted (``ConstructionCounter/tlsContexts``): made when the session is, and per

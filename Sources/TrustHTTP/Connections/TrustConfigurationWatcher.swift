@@ -3,17 +3,19 @@ import Trust
 
 /// What a ``Session`` with ``ServerTrustConfiguration/reloading(_:reporter:)`` does when its configuration
 /// changes. Every swap and refusal is logged, counted and given to the configuration observer
-/// (``SessionTelemetry``). After a swap the routes are made again (a host's entry, TLS minimum), and every pooled
-/// connection is checked again under the new configuration: one whose decision no longer holds lends nothing
-/// more — closed at once when idle, after the requests in flight on it end otherwise. A connection whose
-/// handshake straddled the swap is checked once it is made (``created(_:since:)``).
+/// (``SessionTelemetry``). Connections are pooled by the generation of the configuration their route was made
+/// under (``SessionRouter/Route/key``), so no request that starts after a swap is sent on a connection made
+/// before it: its decision, TLS minimum and client identity are those of the new configuration. After a swap
+/// the client identities the configuration names are loaded again, and the connections made before it, which
+/// no new request can use, are closed — at once when idle, after the requests in flight on them end otherwise.
+/// A connection whose handshake straddled the swap is closed likewise once it is made (``created(_:since:)``).
 final class TrustConfigurationWatcher: Sendable {
     private let reloading: ReloadingTrustConfiguration
     private let pool: ConnectionPool
     private let router: SessionRouter
     private let telemetry: SessionTelemetry
     private let observation = NIOLockedValueBox<ReloadingTrustConfiguration.Observation?>(nil)
-    /// Checks of the pool after a swap finished, and connections found no longer trusted (for diagnostics and tests).
+    /// Swaps handled, and connections made before one and closed for it (for diagnostics and tests).
     private let counts = NIOLockedValueBox((passes: 0, distrusted: 0))
 
     init(_ reloading: ReloadingTrustConfiguration, pool: ConnectionPool, router: SessionRouter, telemetry: SessionTelemetry) {
@@ -23,6 +25,9 @@ final class TrustConfigurationWatcher: Sendable {
         self.telemetry = telemetry
         let observation = reloading.observe { [weak self] event in self?.changed(event) }
         self.observation.withLockedValue { $0 = observation }
+        // A swap between the session's first load of the identities and this observation: load them again.
+        let generation = reloading.generation
+        if router.identitiesGeneration < generation { loadIdentities(generation: generation, evaluator: reloading.current) }
     }
 
     deinit { stop() }
@@ -30,7 +35,7 @@ final class TrustConfigurationWatcher: Sendable {
     /// The generation in force (read before a connection is made, for ``created(_:since:)``).
     var generation: UInt64 { reloading.generation }
 
-    /// Checks of the pool finished after swaps, and connections they (or ``created(_:since:)``) found no longer trusted.
+    /// Swaps handled, and connections closed because a swap came after they were made.
     var checked: (passes: Int, distrusted: Int) { counts.withLockedValue { $0 } }
 
     /// Stops watching (the session shuts down).
@@ -38,31 +43,34 @@ final class TrustConfigurationWatcher: Sendable {
         if let observation = observation.withLockedValue({ $0.take() }) { reloading.stopObserving(observation) }
     }
 
-    /// A connection made while `generation` was in force: checked again if another has been put in force since.
+    /// A connection made while `generation` was in force (leased to the request that made it): closed once that
+    /// request ends if another has been put in force since (pooled under the earlier generation, no new request
+    /// would use it).
     func created(_ connection: Connection, since generation: UInt64) {
         guard reloading.generation != generation else { return }
-        Task { await self.check(connection) }
+        retire([connection])
     }
 
     private func changed(_ event: ReloadingTrustConfiguration.Event) {
         telemetry.trustConfigurationChanged(event)
-        guard case .swapped = event else { return }
-        router.forgetRoutes()
-        let connections = pool.openConnections
-        Task {
-            for connection in connections { await self.check(connection) }
-            self.counts.withLockedValue { $0.passes += 1 }
-        }
+        guard case .swapped(let generation) = event else { return }
+        // Observers are called while the swap holds the configuration's lock: `current` is `generation`'s
+        // unless an observer offered another, whose own event has then been handled first.
+        if reloading.generation == generation { loadIdentities(generation: generation, evaluator: reloading.current) }
+        retire(pool.openConnections)
+        counts.withLockedValue { $0.passes += 1 }
     }
 
-    /// Whether the decision `connection` was made with holds under the configuration in force; when it does
-    /// not, the pool lends the connection no more. Decisions a challenge handler made (an override) are the
-    /// handler's, not the configuration's: they stay.
-    func check(_ connection: Connection) async {
-        guard let decision = connection.serverTrust, decision.isTrusted, decision.override == nil else { return }
-        let trust = ServerTrust(presentedChain: decision.presentedChain, peerName: decision.peerName)
-        guard await !reloading.evaluation(for: trust).decision.isTrusted else { return }
-        pool.distrust(connection)
-        counts.withLockedValue { $0.distrusted += 1 }
+    private func loadIdentities(generation: UInt64, evaluator: ConfiguredTrustEvaluator) {
+        guard let error = router.configurationSwapped(to: generation, evaluator: evaluator) else { return }
+        telemetry.logger?.warning(
+            "a client identity in the trust configuration could not be loaded; the identities loaded before stay",
+            metadata: ["trust.generation": "\(generation)", "error": "\(error)"])
+    }
+
+    /// The pool lends `connections` no more: closed now when idle, after the requests in flight on them otherwise.
+    private func retire(_ connections: [Connection]) {
+        for connection in connections { pool.distrust(connection) }
+        counts.withLockedValue { $0.distrusted += connections.count }
     }
 }
