@@ -186,7 +186,7 @@ struct ReloadingClientIdentityTests {
         }
         #expect(throws: ReloadingClientIdentityError.passphraseUnavailable(source: "$SWIFT_TRUST_UNSET_PASSPHRASE_VARIABLE")) {
             try "x".write(toFile: folder["id.p12"], atomically: true, encoding: .utf8)
-            try ReloadingClientIdentity(.pkcs12(path: folder["id.p12"], passphrase: .environment("SWIFT_TRUST_UNSET_PASSPHRASE_VARIABLE")))
+            _ = try ReloadingClientIdentity(.pkcs12(path: folder["id.p12"], passphrase: .environment("SWIFT_TRUST_UNSET_PASSPHRASE_VARIABLE")))
         }
     }
 
