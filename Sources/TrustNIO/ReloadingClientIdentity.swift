@@ -109,8 +109,6 @@ public final class ReloadingClientIdentity: Sendable {
         var fingerprint: FileFingerprint
         /// The bytes last rejected, and why.
         var rejected: (digest: [UInt8], error: ReloadingClientIdentityError)?
-        var observers: [Int: @Sendable (Event) -> Void] = [:]
-        var nextObserver = 0
         var poller: Task<Void, Never>?
     }
 
@@ -121,6 +119,7 @@ public final class ReloadingClientIdentity: Sendable {
     /// The budget of each PKCS#12 load.
     public let budget: PKCS12Budget
     private let state: NIOLockedValueBox<State>
+    private let observers = ObserverList<Event>()
     /// Held through a whole load: one reload at a time (the state's lock is never held while loading).
     private let loading = NIOLock()
 
@@ -152,16 +151,12 @@ public final class ReloadingClientIdentity: Sendable {
     /// Calls `observer` after each identity taken and each change rejected (on the thread that reloaded: keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        state.withLockedValue { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = observer
-            return Observation(id: state.nextObserver)
-        }
+        Observation(id: observers.add(observer))
     }
 
     /// Ends an observer's calls.
     public func removeObserver(_ observation: Observation) {
-        _ = state.withLockedValue { $0.observers.removeValue(forKey: observation.id) }
+        observers.remove(observation.id)
     }
 
     /// Reads the files now, whatever their stamps, and takes the identity they hold if it differs from the one in
@@ -188,7 +183,7 @@ public final class ReloadingClientIdentity: Sendable {
     /// returns its outcome.
     private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
         if let event = loaded.event {
-            for observer in state.withLockedValue({ Array($0.observers.values) }) { observer(event) }
+            observers.notify(event)
         }
         return loaded.outcome
     }
@@ -196,14 +191,7 @@ public final class ReloadingClientIdentity: Sendable {
     /// Polls every ``pollInterval`` until the calling task is cancelled (as a `swift-service-lifecycle` service's
     /// `run()` would).
     public func run() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: pollInterval)
-            } catch {
-                return
-            }
-            poll()
-        }
+        await pollInterval.repeatUntilCancelled { poll() }
     }
 
     /// Polls every ``pollInterval`` in a task of the identity's own, until ``stopPolling()``; does nothing if it

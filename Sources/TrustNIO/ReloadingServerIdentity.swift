@@ -88,8 +88,6 @@ public final class ReloadingServerIdentity: Sendable {
         var digest: [UInt8]
         var fingerprint: FileFingerprint
         var rejected: (digest: [UInt8], error: ReloadingServerIdentityError)?
-        var observers: [Int: @Sendable (Event) -> Void] = [:]
-        var nextObserver = 0
     }
 
     /// The files.
@@ -99,6 +97,7 @@ public final class ReloadingServerIdentity: Sendable {
     private let clientAuthentication: ClientAuthentication?
     private let configure: @Sendable (inout TLSConfiguration) -> Void
     private let state: NIOLockedValueBox<State>
+    private let observers = ObserverList<Event>()
     private let loading = NIOLock()
 
     /// Loads the files and makes the first context now.
@@ -132,16 +131,12 @@ public final class ReloadingServerIdentity: Sendable {
     /// reload is over: it may call ``reload()`` or ``poll()``; keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        state.withLockedValue { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = observer
-            return Observation(id: state.nextObserver)
-        }
+        Observation(id: observers.add(observer))
     }
 
     /// Ends an observer's calls.
     public func removeObserver(_ observation: Observation) {
-        _ = state.withLockedValue { $0.observers.removeValue(forKey: observation.id) }
+        observers.remove(observation.id)
     }
 
     /// The TLS handler for a connection accepted now: the context in force, with the client-certificate
@@ -173,21 +168,14 @@ public final class ReloadingServerIdentity: Sendable {
     /// Calls the observers with `loaded`'s event, once `loading` is released, and returns its outcome.
     private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
         if let event = loaded.event {
-            for observer in state.withLockedValue({ Array($0.observers.values) }) { observer(event) }
+            observers.notify(event)
         }
         return loaded.outcome
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled.
     public func run() async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: pollInterval)
-            } catch {
-                return
-            }
-            poll()
-        }
+        await pollInterval.repeatUntilCancelled { poll() }
     }
 
     /// Loads the files (under `loading`); the event is for the observers, called once `loading` is released.

@@ -37,7 +37,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         public var decision: TrustDecision { evaluation.decision }
     }
 
-    /// An observer's registration, to end it with ``stopObserving(_:)``.
+    /// An observer's registration, to end it with ``removeObserver(_:)``.
     public struct Observation: Sendable, Hashable {
         let id: Int
     }
@@ -57,8 +57,6 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         var digestInForce: [UInt8]?
         /// Per host (canonical name): the SPKI pins on the validated path of its last trusted evaluation.
         var trustedPins: [String: Set<SPKIPin>] = [:]
-        var observers: [Int: @Sendable (Event) -> Void] = [:]
-        var nextObserver = 0
         /// How many times the file was read (for tests: a poll that trusts the stamp reads nothing).
         var reads = 0
     }
@@ -76,6 +74,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     public let publicSuffixes: PublicSuffixList?
     private let now: @Sendable () -> Date
     private let state: LockedState<State>
+    private let observers = ObserverList<Event>()
     /// Held while a configuration is checked and swapped in, and its event sent: offers are taken one at a time,
     /// in order (recursive, so an observer may offer another).
     private let updating = NSRecursiveLock()
@@ -227,14 +226,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// Polls the file every `interval` (see ``reloadIfChanged()``) until the task is cancelled; refusals go to the
     /// observers, and the configuration in force stays.
     public func run(pollingEvery interval: Duration = .seconds(5)) async {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                return
-            }
-            _ = try? reloadIfChanged()
-        }
+        await interval.repeatUntilCancelled { _ = try? reloadIfChanged() }
     }
 
     private func apply(
@@ -294,26 +286,22 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     // MARK: Observing
 
     /// Calls `handler` with every swap and refusal, in order, on the thread that offered the configuration, until
-    /// ``stopObserving(_:)``. Keep it quick.
+    /// ``removeObserver(_:)``. Keep it quick.
     @discardableResult
     public func observe(_ handler: @escaping @Sendable (Event) -> Void) -> Observation {
-        state.withLock { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = handler
-            return Observation(id: state.nextObserver)
-        }
+        Observation(id: observers.add(handler))
     }
 
     /// Ends an observation.
-    public func stopObserving(_ observation: Observation) {
-        _ = state.withLock { $0.observers.removeValue(forKey: observation.id) }
+    public func removeObserver(_ observation: Observation) {
+        observers.remove(observation.id)
     }
 
     /// Every swap and refusal from now on, until the stream's consumer stops.
     public func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
         let observation = observe { continuation.yield($0) }
-        continuation.onTermination = { [weak self] _ in self?.stopObserving(observation) }
+        continuation.onTermination = { [weak self] _ in self?.removeObserver(observation) }
         return stream
     }
 
@@ -412,7 +400,6 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     }
 
     private func send(_ event: Event) {
-        let observers = state.withLock { $0.observers.sorted { $0.key < $1.key }.map(\.value) }
-        for observer in observers { observer(event) }
+        observers.notify(event)
     }
 }

@@ -40,7 +40,7 @@ final class TrustConfigurationWatcher: Sendable {
 
     /// Stops watching (the session shuts down).
     func stop() {
-        if let observation = observation.withLockedValue({ $0.take() }) { reloading.stopObserving(observation) }
+        if let observation = observation.withLockedValue({ $0.take() }) { reloading.removeObserver(observation) }
     }
 
     /// A connection made while `generation` was in force (leased to the request that made it): closed once that
