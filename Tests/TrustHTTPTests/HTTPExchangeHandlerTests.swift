@@ -282,7 +282,7 @@ struct HTTPExchangeHandlerTests {
     @Test func anHTTP2BadStatusIsRefused() async throws {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
-        try? await stream.writeInbound(Self.headers("2x"))
+        _ = try? await stream.writeInbound(Self.headers("2x"))
         #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
         try await stream.closeFuture.get()
     }
@@ -292,7 +292,7 @@ struct HTTPExchangeHandlerTests {
         limits.maximumInformationalResponses = 2
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(limits: limits, on: stream)
-        for _ in 0..<3 { try? await stream.writeInbound(Self.headers("103")) }
+        for _ in 0..<3 { _ = try? await stream.writeInbound(Self.headers("103")) }
         let error = try await Self.failure(of: exchange.responseHead.futureResult)
         #expect((error as? ResponseLimitExceeded)?.limit == ResponseLimit(.informationalResponses, observed: 3, limit: 2))
         try await stream.closeFuture.get()
