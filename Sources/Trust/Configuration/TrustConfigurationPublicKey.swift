@@ -13,10 +13,6 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
     public let rawRepresentation: [UInt8]
     let key: Curve25519.Signing.PublicKey
 
-    /// The DER prefix of an Ed25519 SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { OID 1.3.101.112 }, BIT STRING (32
-    /// bytes) } (RFC 8410 §4); the key's 32 bytes follow.
-    static let spkiPrefix: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
-
     /// A key made by swift-crypto.
     init(key: Curve25519.Signing.PublicKey) {
         self.key = key
@@ -45,20 +41,7 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
 
     /// The key in a PEM `PUBLIC KEY` block (an Ed25519 SubjectPublicKeyInfo, RFC 8410 §4).
     public init(pemEncoded text: String) throws(TrustConfigurationKeyError) {
-        let document: PEMDocument
-        do {
-            document = try PEMDocument(pemString: text)
-        } catch {
-            throw TrustConfigurationKeyError("not a PEM block")
-        }
-        guard document.discriminator == "PUBLIC KEY" else {
-            throw TrustConfigurationKeyError("a PEM \(DisplayText.escaped(document.discriminator)) block, not a PUBLIC KEY")
-        }
-        let der = document.derBytes
-        guard der.count == Self.spkiPrefix.count + 32, der.starts(with: Self.spkiPrefix) else {
-            throw TrustConfigurationKeyError("the PUBLIC KEY is not an Ed25519 key (RFC 8410 §4)")
-        }
-        try self.init(rawRepresentation: der.dropFirst(Self.spkiPrefix.count))
+        try self.init(rawRepresentation: Ed25519KeyPEM.publicKey.keyBytes(text))
     }
 
     /// The key a file holds: PEM, base64 of the 32 bytes (one line), or the 32 bytes themselves.
@@ -82,7 +65,7 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
 
     /// The key as a PEM `PUBLIC KEY` block (RFC 8410 §4), with a final line end.
     public var pemRepresentation: String {
-        PEMDocument(type: "PUBLIC KEY", derBytes: Self.spkiPrefix + rawRepresentation).pemString + "\n"
+        Ed25519KeyPEM.publicKey.pem(rawRepresentation)
     }
 
     /// A short name for the key in messages and logs: `ed25519:` and the first 8 bytes of its SHA-256, in hex.

@@ -11,12 +11,6 @@ import SwiftASN1
 public struct TrustConfigurationSigningKey: Sendable, CustomStringConvertible, CustomReflectable {
     private let key: Curve25519.Signing.PrivateKey
 
-    /// The DER prefix of an Ed25519 PKCS#8 PrivateKeyInfo: SEQUENCE { INTEGER 0, SEQUENCE { OID 1.3.101.112 },
-    /// OCTET STRING { OCTET STRING (32 bytes) } } (RFC 8410 §7); the 32-byte seed follows.
-    static let pkcs8Prefix: [UInt8] = [
-        0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
-    ]
-
     /// A new random key.
     public init() {
         key = Curve25519.Signing.PrivateKey()
@@ -42,20 +36,7 @@ public struct TrustConfigurationSigningKey: Sendable, CustomStringConvertible, C
         guard let text = StrictUTF8.string(bytes), text.contains("-----BEGIN") else {
             throw TrustConfigurationKeyError("neither a PEM PRIVATE KEY nor a 32-byte Ed25519 seed (\(bytes.count) bytes)")
         }
-        let document: PEMDocument
-        do {
-            document = try PEMDocument(pemString: text)
-        } catch {
-            throw TrustConfigurationKeyError("not a PEM block")
-        }
-        guard document.discriminator == "PRIVATE KEY" else {
-            throw TrustConfigurationKeyError("a PEM \(DisplayText.escaped(document.discriminator)) block, not a PKCS#8 PRIVATE KEY")
-        }
-        let der = document.derBytes
-        guard der.count == Self.pkcs8Prefix.count + 32, der.starts(with: Self.pkcs8Prefix) else {
-            throw TrustConfigurationKeyError("the PRIVATE KEY is not an Ed25519 key (RFC 8410 §7)")
-        }
-        try self.init(rawRepresentation: der.dropFirst(Self.pkcs8Prefix.count))
+        try self.init(rawRepresentation: Ed25519KeyPEM.privateKey.keyBytes(text))
     }
 
     /// The public key to pin.
@@ -64,7 +45,7 @@ public struct TrustConfigurationSigningKey: Sendable, CustomStringConvertible, C
     /// The key as a PEM `PRIVATE KEY` block (PKCS#8, RFC 8410 §7), with a final line end. For a file created
     /// private (0600) from its first byte.
     public var pemRepresentation: String {
-        PEMDocument(type: "PRIVATE KEY", derBytes: Self.pkcs8Prefix + Array(key.rawRepresentation)).pemString + "\n"
+        Ed25519KeyPEM.privateKey.pem(key.rawRepresentation)
     }
 
     /// The Ed25519 signature of exactly `message` (RFC 8032 §5.1.6): 64 bytes.
