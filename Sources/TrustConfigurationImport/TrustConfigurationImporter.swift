@@ -278,56 +278,9 @@ public enum TrustConfigurationImporter {
 
     // MARK: - Android Network Security Config
 
-    /// The offset of the first processing instruction (`<?…?>`, XML 1.0 §2.6) outside comments and CDATA sections,
-    /// other than an XML declaration (`<?xml` and white space) at the very start (after a UTF-8 byte order mark).
-    static func firstProcessingInstruction(in bytes: [UInt8]) -> Int? {
-        func starts(_ pattern: [UInt8], at index: Int) -> Bool {
-            index + pattern.count <= bytes.count && bytes[index..<index + pattern.count].elementsEqual(pattern)
-        }
-        func skip(past end: [UInt8], from index: Int) -> Int {
-            var index = index
-            while index < bytes.count && !starts(end, at: index) { index += 1 }
-            return index + end.count
-        }
-        let (comment, commentEnd, cdata, cdataEnd, pi, piEnd, declaration) = (
-            Array("<!--".utf8), Array("-->".utf8), Array("<![CDATA[".utf8), Array("]]>".utf8), Array("<?".utf8), Array("?>".utf8), Array("<?xml".utf8)
-        )
-        let start = starts([0xEF, 0xBB, 0xBF], at: 0) ? 3 : 0
-        var index = start
-        while index < bytes.count {
-            guard bytes[index] == UInt8(ascii: "<") else {
-                index += 1
-                continue
-            }
-            if starts(comment, at: index) {
-                index = skip(past: commentEnd, from: index + comment.count)
-            } else if starts(cdata, at: index) {
-                index = skip(past: cdataEnd, from: index + cdata.count)
-            } else if starts(pi, at: index) {
-                let isDeclaration =
-                    index == start && starts(declaration, at: index) && index + 5 < bytes.count && [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index + 5])
-                guard isDeclaration else { return index }
-                index = skip(past: piEnd, from: index + declaration.count)
-            } else {
-                index += 1
-            }
-        }
-        return nil
-    }
-
     static func android(_ data: Data) throws(ImportError) -> Result {
-        // libxml2 hands names that are not UTF-8 straight to FoundationXML, which traps on them
-        // (force-unwrapped UTF-8 decoding in XMLParser, found by fuzzing): refuse such a file first.
-        guard StrictUTF8.string(data) != nil else {
-            throw ImportError(message: "the Network Security Config is not UTF-8 text")
-        }
-        // FoundationXML also reads a processing instruction's data with strlen, and libxml2 passes NULL for one
-        // without data (`<?name?>`): a null-pointer read that takes the process down (found by fuzzing). A Network
-        // Security Config has no use for processing instructions, so any but the XML declaration is refused first.
-        if let offset = firstProcessingInstruction(in: Array(data)) {
-            throw ImportError(
-                message: "the Network Security Config has a processing instruction at byte \(offset) (only the <?xml …?> declaration is accepted)")
-        }
+        // FoundationXML cannot be given hostile XML as it is: see NetworkSecurityConfigPreflight.
+        try NetworkSecurityConfigPreflight.check(Array(data))
         let parser = NSCParser()
         let xml = XMLParser(data: data)
         xml.delegate = parser

@@ -105,8 +105,7 @@ struct TrustConfigurationImporterTests {
             }
         }
         // Found by Fuzz/FuzzConfiguration: a processing instruction without data (`<?xml?>` after the start) made
-        // FoundationXML read a null pointer. Every processing instruction but the leading declaration is refused;
-        // one in a comment or CDATA section is text.
+        // FoundationXML read a null pointer. Every processing instruction but the leading declaration is refused.
         let head = #"<?xml version="1.0"?><network-security-config><base-config>"#
         for pi in ["<?xml?>", "<?a?>", "<?php echo 1 ?>", "<?xml version=\"1.0\"?>"] {
             let xml = Data((head + pi + "</base-config></network-security-config>").utf8)
@@ -116,12 +115,63 @@ struct TrustConfigurationImporterTests {
         #expect(throws: TrustConfigurationImporter.ImportError.self) {
             try TrustConfigurationImporter.convert(Data("<?xml?><network-security-config/>".utf8), from: .androidNSC)
         }
-        let quoted =
-            "\u{FEFF}"
-            + #"<?xml version="1.0"?><network-security-config><!-- <?a?> --><domain-config><domain><![CDATA[<?b?>]]>example.com</domain><pin-set><pin digest="SHA-256">"#
-            + Self.bareA + "</pin></pin-set></domain-config></network-security-config>"
-        let imported = try TrustConfigurationImporter.convert(Data(quoted.utf8), from: .androidNSC)
-        #expect(imported.configuration.hosts.count == 1)
+    }
+
+    /// libxml2 runs in recovery mode under FoundationXML, so where it resumes after an error cannot be predicted:
+    /// anything from which it could read a processing instruction or a DTD is refused before it parses.
+    @Test func androidRefusesWhatLibxml2CouldReadAsAProcessingInstruction() throws {
+        func refusal(_ text: [UInt8]) -> String? {
+            do {
+                _ = try TrustConfigurationImporter.convert(Data(text), from: .androidNSC)
+                return nil
+            } catch {
+                return error.message
+            }
+        }
+        let declarationError =
+            "the Network Security Config has an XML declaration that is not `<?xml version=\"1.x\" encoding=\"UTF-8\" standalone=\"yes|no\"?>` (XML 1.0 §2.8)"
+        // Found by Fuzz/FuzzConfiguration: libxml2 skips a malformed declaration to its first `>` and then read
+        // `<?xmy?>`, which a scan to the declaration's first `?>` had passed over.
+        let fuzzed = Data(
+            base64Encoded:
+                "PD94bWwgdmVyLz4KIDxrZVQ8P3hteT8+VFNLUGlubmVkRW9tYWluc008L2tleT48ZGljdAAAAAAAAAB1dgBleHBpcmF0aW9uPSIyMDMwLTAxLTB0dGVkPSJmYWxzZSI+PHRydXN0LWFuY2hvcnM+Pgo8IUFleQ=="
+        )
+        #expect(fuzzed != nil)
+        #expect(refusal(Array(fuzzed ?? Data())) != nil)
+        let body = "<network-security-config/>"
+        for declaration in [
+            "<?xml ver/>", "<?xml ver/>\n <keT<?xmy?>", "<?xml version='2.0'?>", "<?xml version=\"1.\"?>", "<?xml version=\"1.0\" encoding=\"UTF-7\"?>",
+            "<?xml version=\"1.0\" encoding=\"IBM037\"?>", "<?xml version=\"1.0\" standalone=\"maybe\"?>",
+            "<?xml version=\"1.0\" standalone=\"yes\" encoding=\"UTF-8\"?>", "<?xml version=\"1.0\"encoding=\"UTF-8\"?>",
+            "<?xml version=\"1.0\" ?", "<?xml version=\"1.0",
+        ] {
+            #expect(refusal(Array((declaration + body).utf8)) == declarationError, "\(declaration)")
+        }
+        for (text, expected) in [
+            ("<!-- <?a?> -->" + body, "has a processing instruction at byte 5"),
+            ("<network-security-config><![CDATA[<?b?>]]></network-security-config>", "has a processing instruction at byte 34"),
+            (" <?xml version=\"1.0\"?>" + body, "has a processing instruction at byte 1"),
+            ("<!DOCTYPE n [<!ENTITY e \"&#60;?a?>\">]><network-security-config>&e;</network-security-config>", "has a DTD or declaration at byte 0"),
+            ("<network-security-config><!NOTATION n SYSTEM \"x\"></network-security-config>", "has a DTD or declaration at byte 25"),
+        ] {
+            #expect(refusal(Array(text.utf8))?.hasPrefix("the Network Security Config " + expected) == true, "\(text)")
+        }
+        // UTF-16 (libxml2 detects it from `<\0?\0`) cannot be written without NUL bytes.
+        #expect(
+            refusal(Array("<?xml version=\"1.0\"?>".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+                == "the Network Security Config has a NUL byte at byte 1")
+        // What is accepted: a byte order mark, each part of the declaration, single quotes, comments and CDATA.
+        for declaration in [
+            "", "<?xml version=\"1.0\"?>", "<?xml version='1.1' encoding='utf-8' standalone='no' ?>",
+            "\u{FEFF}<?xml\tversion = \"1.0\"\r\nencoding=\"UTF-8\"?>",
+        ] {
+            let text =
+                declaration
+                + "<network-security-config><!-- a comment --><domain-config><domain>example.com</domain><![CDATA[text]]><pin-set><pin digest=\"SHA-256\">"
+                + Self.bareA + "</pin></pin-set></domain-config></network-security-config>"
+            let imported = try TrustConfigurationImporter.convert(Data(text.utf8), from: .androidNSC)
+            #expect(imported.configuration.hosts.count == 1, "\(declaration)")
+        }
     }
 
     @Test func atsPinnedDomains() throws {
