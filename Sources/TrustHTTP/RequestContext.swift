@@ -75,9 +75,7 @@ final class RequestContext: Sendable {
         }
     }
 
-    /// What ``mapErrors(url:_:)`` throws for `error`. A synchronous function of its own: the errors it
-    /// builds then live on the thread's stack, not in the frame every request's task keeps while it waits.
-    @inline(never)
+    /// What ``mapErrors(url:_:)`` throws for `error`.
     private func mapped(_ error: any Error, url: URL) -> SessionError {
         if let error = error as? SessionError {
             if timedOut && error.code != .timedOut && error.trustDecision == nil {

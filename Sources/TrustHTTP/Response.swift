@@ -107,8 +107,6 @@ public struct StreamingResponse: Sendable {
     }
 
     /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
-    /// The errors and the response are built by synchronous functions kept apart (`@inline(never)`), so
-    /// that they take no room in this frame, which every task reading a body holds.
     private func read(limit: Int, truncating: Bool) async throws -> Response {
         if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
             throw tooLarge(observed: announced, limit: limit)
@@ -127,13 +125,11 @@ public struct StreamingResponse: Sendable {
     }
 
     /// Gives up on the body (its connection closes) and says why.
-    @inline(never)
     private func tooLarge(observed: Int, limit: Int) -> SessionError {
         body.abandon()
         return SessionError(ResponseLimit(.body, observed: observed, limit: limit), url: url)
     }
 
-    @inline(never)
     private func response(body data: Data) -> Response {
         Response(
             url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
@@ -208,9 +204,7 @@ public struct ResponseBody: AsyncSequence, Sendable {
             return nil
         }
 
-        /// The error a failed read means for the caller. Kept apart (`@inline(never)`), as are the errors
-        /// it builds: the frame of `next()` is held by every task waiting for body bytes.
-        @inline(never)
+        /// The error a failed read means for the caller.
         private func failure(_ error: any Error) async -> any Error {
             if error is SessionError { return error }
             if error is CancellationError { return Self.cancelled(url: url, underlying: nil) }
@@ -225,7 +219,6 @@ public struct ResponseBody: AsyncSequence, Sendable {
             return SessionError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlyingError: error)
         }
 
-        @inline(never)
         private static func cancelled(url: URL?, underlying: (any Error)?) -> SessionError {
             let message = "reading the response body was cancelled"
             guard let underlying else { return SessionError(.cancelled, message, url: url) }

@@ -167,21 +167,16 @@ public final class Session: Sendable {
 
     // MARK: - Request flow
 
-    /// Sends `original`, answering authentication challenges and following redirects. Only what lives
-    /// across the sends stays in this function's frame, which every request's task holds until its
-    /// response head is in; what is done with each response is ``step(after:to:_:original:authenticator:redirects:context:)``'s.
+    /// Sends `original`, answering authentication challenges and following redirects: one send per
+    /// ``perform(_:)``, and what follows its response is ``step(after:_:authenticator:)``'s.
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
-        var request = original
-        var redirects: [URL] = []
         var authenticator = HTTPAuthenticator(
             request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
+        let flight = InFlightRequest(original: original, context: context, plan: try plan(for: original, authenticator: &authenticator))
         while true {
-            let prepared = authenticator.prepare(request)
-            let response = try await perform(prepared, redirects: redirects, context: context)
-            switch try await step(
-                after: response, to: prepared, request, original: original, authenticator: &authenticator, redirects: &redirects, context: context)
-            {
-            case .send(let next): request = next
+            let response = try await perform(flight)
+            switch try await step(after: response, flight, authenticator: &authenticator) {
+            case .send(let next): flight.send(next, plan: try plan(for: next, authenticator: &authenticator))
             case .finish(let final): return final
             }
         }
@@ -194,24 +189,17 @@ public final class Session: Sendable {
         case finish(StreamingResponse)
     }
 
-    /// What follows `response` to `prepared` (`request` with the authenticator's answer): the request
-    /// again without `Expect`, an answer to its challenge, the redirect's target, or nothing.
-    @inline(never)
-    private func step(
-        after response: StreamingResponse, to prepared: Request, _ request: Request, original: Request,
-        authenticator: inout HTTPAuthenticator, redirects: inout [URL], context: RequestContext
-    ) async throws -> Step {
-        if response.statusCode == 417, prepared.waitsForContinue {
+    /// What follows `response` to the send in progress: the request again without `Expect`, an answer to its
+    /// challenge, the redirect's target, or nothing.
+    private func step(after response: StreamingResponse, _ flight: InFlightRequest, authenticator: inout HTTPAuthenticator) async throws -> Step {
+        if response.statusCode == 417, flight.plan.request.waitsForContinue {
             // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
             // SHOULD repeat the request without it. Its body was never sent.
             response.body.abandon()
-            var next = request
-            next.expectsContinue = false
-            next.removeHeaders(named: ["expect"])
-            return .send(next)
+            return .send(Self.withoutContinue(flight.unprepared))
         }
         if response.statusCode == 401 || response.statusCode == 407 {
-            switch try await authenticator.respond(to: response, request: prepared, remaining: try context.remaining(url: request.url)) {
+            switch try await authenticator.respond(to: response, request: flight.plan.request, remaining: try flight.context.remaining(url: flight.url)) {
             case .retry(let next):
                 return .send(next)
             case .final(let final):
@@ -221,27 +209,40 @@ public final class Session: Sendable {
                 return .finish(final)
             }
         }
-        try authenticator.succeeded(response, request: prepared)
-        guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: request) else {
-            return .finish(response)
-        }
-        // Answers the session computed belong to the URL they were computed for (a Digest
-        // answer names it); the next one is computed afresh. A caller's own header stays
-        // (same origin only: Redirects drops it elsewhere).
-        if original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
+        try authenticator.succeeded(response, request: flight.plan.request)
+        guard let next = try redirect(after: response, flight) else { return .finish(response) }
         // Drain (bounded) so the connection can be reused, then follow.
         _ = try? await response.collect(limit: 1 << 20)
-        redirects.append(request.url)
-        if redirects.count > configuration.maximumRedirects {
-            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: original.url)
-        }
         return .send(next)
     }
 
-    /// One request on one connection (pooled or new), retried once on a new connection when it never
+    /// `request` without `Expect: 100-continue`.
+    private static func withoutContinue(_ request: Request) -> Request {
+        var next = request
+        next.expectsContinue = false
+        next.removeHeaders(named: ["expect"])
+        return next
+    }
+
+    /// The request `response` redirects the send in progress to, when the session follows redirects; the
+    /// redirect is counted (and refused beyond ``SessionConfiguration/maximumRedirects``).
+    private func redirect(after response: StreamingResponse, _ flight: InFlightRequest) throws -> Request? {
+        guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: flight.unprepared) else { return nil }
+        // Answers the session computed belong to the URL they were computed for (a Digest
+        // answer names it); the next one is computed afresh. A caller's own header stays
+        // (same origin only: Redirects drops it elsewhere).
+        if flight.original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
+        flight.redirected()
+        if flight.redirects.count > configuration.maximumRedirects {
+            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
+        }
+        return next
+    }
+
+    /// One send on one connection (pooled or new), retried once on a new connection when it never
     /// reached the application; no redirects or authentication here (``send(_:context:)`` does those).
-    private func perform(_ request: Request, redirects: [URL], context: RequestContext) async throws -> StreamingResponse {
-        let plan = try plan(for: request)
+    private func perform(_ flight: InFlightRequest) async throws -> StreamingResponse {
+        let plan = flight.plan
         // One retry, on a new connection, when the request never reached the application: a pooled
         // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
         // server going away before any response (see `Connection.mayRetryHTTP2Request`).
@@ -250,7 +251,7 @@ public final class Session: Sendable {
             var reused = false
             let connection: Connection
             var handshake: HandshakeChallenges?
-            switch try await obtainConnection(plan, fromPool: !plan.taskScoped && !avoidsPool, request: request, redirects: redirects, context: context) {
+            switch try await obtainConnection(flight, fromPool: !plan.taskScoped && !avoidsPool) {
             case .pooled(let pooled):
                 connection = pooled
                 reused = true
@@ -260,15 +261,14 @@ public final class Session: Sendable {
             case .proxyAnswer(let answer): return answer
             }
             do {
-                return try await exchange(on: connection, plan, request: request, redirects: redirects, context: context)
+                return try await exchange(on: connection, flight)
             } catch let error as SessionError {
                 // No response, so no body to give the connection back: the pool frees its stream (HTTP/2) or closes it.
                 pool.release(connection, key: plan.key, reusable: false)
                 throw error
             } catch {
                 pool.release(connection, key: plan.key, reusable: false)
-                let recovery = try await recover(
-                    from: error, on: connection, handshake: handshake, plan, request: request, reused: reused, attempt: attempt, context: context)
+                let recovery = try await recover(from: error, on: connection, handshake: handshake, flight, reused: reused, attempt: attempt)
                 // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
                 // another request takes it again (requests that share a new connection meet this after a GOAWAY).
                 if connection.isHTTP2 {
@@ -278,64 +278,7 @@ public final class Session: Sendable {
                 if case .retryOnNewConnection = recovery { avoidsPool = true }
             }
         }
-        throw SessionError(.networkConnectionLost, "the connection to \(plan.origin) was lost", url: request.url)
-    }
-
-    /// What a request needs before any connection: its origin and route, the pool key, the head.
-    private struct Plan {
-        let origin: Origin
-        let route: SessionRouter.Route
-        /// A task-level handler answers this request's challenges: its connection is its own.
-        let taskScoped: Bool
-        /// No handler to ask: default handling decides alone (a cached decision may answer in the handshake).
-        let alone: Bool
-        let proxy: ProxyConfiguration?
-        let key: PoolKey
-        let head: HTTPRequestHead
-        let body: ExchangeBody
-        /// How long the body waits for `100 Continue` (nil: sent with the head).
-        let continueTimeout: Duration?
-    }
-
-    private func plan(for request: Request) throws -> Plan {
-        let origin = try Self.validate(request)
-        let route = router.route(for: origin)
-        let taskScoped = request.challengeHandler != nil && origin.isSecure
-        let proxy = try router.proxyOrFailure(for: origin, url: request.url)
-        return Plan(
-            origin: origin, route: route, taskScoped: taskScoped, alone: request.challengeHandler == nil && sessionHandler == nil, proxy: proxy,
-            key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
-            head: makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure),
-            body: ExchangeBody(request.bodySource), continueTimeout: request.waitsForContinue ? configuration.continueTimeout : nil)
-    }
-
-    /// The request's origin, once its URL, method and header fields are known to be sendable.
-    private static func validate(_ request: Request) throws -> Origin {
-        // Before the origin: Foundation reads an overflowing port as none, which would be the default port.
-        do {
-            _ = try InvalidPort.port(of: request.url)
-        } catch {
-            throw SessionError(.badURL, "\(error): cannot request \(request.url.redactingPassword)", url: request.url, underlyingError: error)
-        }
-        guard let origin = Origin(request.url) else {
-            let scheme = request.url.scheme?.lowercased()
-            throw SessionError(
-                scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
-        }
-        guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
-            throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
-        }
-        // RFC 9110 §5.1, §5.5: a field name is a token; a value never holds CR, LF or NUL (they would
-        // split the request). The value is not quoted: it may be a secret.
-        for (name, value) in request.headers {
-            let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
-            guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
-                throw SessionError(
-                    .badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token",
-                    url: request.url)
-            }
-        }
-        return origin
+        throw SessionError(.networkConnectionLost, "the connection to \(plan.origin) was lost", url: flight.url)
     }
 
     private enum Connected {
@@ -348,21 +291,18 @@ public final class Session: Sendable {
         case proxyAnswer(StreamingResponse)
     }
 
-    /// A pooled connection for `plan` when `fromPool` allows one, else a new one, made in this request's task
-    /// when the pool lets it (``ConnectionPool/connection(for:mayUseHTTP2:deadline:)``: the per-origin limit,
-    /// the queue, HTTP/2 sharing) and reported to the pool. Apart from ``perform(_:redirects:context:)``
-    /// (`@inline(never)`): inlined, its waiting took room in perform's async frame, which every request's task
-    /// keeps until its response head is in.
-    @inline(never)
-    private func obtainConnection(_ plan: Plan, fromPool: Bool, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
+    /// A pooled connection for the send in progress when `fromPool` allows one, else a new one, made in this
+    /// request's task when the pool lets it (``ConnectionPool/connection(for:mayUseHTTP2:deadline:)``: the
+    /// per-origin limit, the queue, HTTP/2 sharing) and reported to the pool.
+    private func obtainConnection(_ flight: InFlightRequest, fromPool: Bool) async throws -> Connected {
         let id: ConnectionPool.ConnectionID
-        switch try await lease(plan, fromPool: fromPool, url: request.url, context: context) {
+        switch try await lease(flight, fromPool: fromPool) {
         case .pooled(let connection): return .pooled(connection)
         case .connect(let new): id = new
         }
         do {
-            // `connect` reports the connection made, or a proxy's refusal, itself: no result kept in this frame.
-            return try await connect(plan, id: id, request: request, redirects: redirects, context: context)
+            // `connect` reports the connection made, or a proxy's refusal, itself.
+            return try await connect(flight, id: id)
         } catch {
             // No connection (a spent deadline, a failed handshake, a cancelled task): its place goes to another request.
             pool.failed(id)
@@ -370,42 +310,36 @@ public final class Session: Sendable {
         }
     }
 
-    /// What the pool gives a request for `plan`: a connection, or the right to make one — at once, or once
-    /// the origin has room (within the request's deadline; a cancelled request stops waiting). Not inlined into
-    /// ``obtainConnection(_:fromPool:request:redirects:context:)``, whose frame a new connection's task holds
-    /// while it connects.
-    @inline(never)
-    private func lease(_ plan: Plan, fromPool: Bool, url: URL, context: RequestContext) async throws -> ConnectionPool.Lease {
+    /// What the pool gives the send in progress: a connection, or the right to make one — at once, or once the
+    /// origin has room (within the request's deadline; a cancelled request stops waiting).
+    private func lease(_ flight: InFlightRequest, fromPool: Bool) async throws -> ConnectionPool.Lease {
+        let plan = flight.plan
         do {
             guard fromPool else { return .connect(try pool.newConnection(for: plan.key)) }
             // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
             let mayUseHTTP2 = configuration.httpVersion == .automatic && plan.origin.isSecure
-            let deadline = NIODeadline.now() + .nanoseconds(try context.remaining(url: url).nanoseconds)
+            let deadline = NIODeadline.now() + .nanoseconds(try flight.context.remaining(url: flight.url).nanoseconds)
             return try await pool.connection(for: plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
         } catch let failure as ConnectionPoolStateMachine.Failure {
-            throw Self.sessionError(failure, context: context, url: url)
+            throw Self.sessionError(failure, flight)
         }
     }
 
-    /// What a request that got no connection from the pool fails with: its request timeout, or cancelled. A
-    /// synchronous function of its own, so that the errors it builds take no room in the waiting task's frame.
-    @inline(never)
-    private static func sessionError(_ failure: ConnectionPoolStateMachine.Failure, context: RequestContext, url: URL) -> SessionError {
+    /// What a request that got no connection from the pool fails with: its request timeout, or cancelled.
+    private static func sessionError(_ failure: ConnectionPoolStateMachine.Failure, _ flight: InFlightRequest) -> SessionError {
         switch failure {
         case .timedOut:
-            context.markTimedOut()
-            return SessionError(.timedOut, context.requestTimedOut, url: url)
-        case .cancelled: return SessionError(.cancelled, "the request was cancelled", url: url)
-        case .shutDown: return SessionError(.cancelled, "the session was shut down", url: url)
+            flight.context.markTimedOut()
+            return SessionError(.timedOut, flight.context.requestTimedOut, url: flight.url)
+        case .cancelled: return SessionError(.cancelled, "the request was cancelled", url: flight.url)
+        case .shutDown: return SessionError(.cancelled, "the session was shut down", url: flight.url)
         }
     }
 
-    /// A new connection for `plan`, with this request's challenges (server trust, client certificate).
-    /// Apart from ``perform(_:redirects:context:)`` (`@inline(never)`), so that a request sent on a pooled
-    /// connection holds no room for connecting in its task's frames.
-    @inline(never)
-    private func connect(_ plan: Plan, id: ConnectionPool.ConnectionID, request: Request, redirects: [URL], context: RequestContext) async throws -> Connected {
-        let specification = try connectionSpecification(plan, request: request, context: context)
+    /// A new connection for the send in progress, with its challenges (server trust, client certificate).
+    private func connect(_ flight: InFlightRequest, id: ConnectionPool.ConnectionID) async throws -> Connected {
+        let specification = try connectionSpecification(flight)
+        let origin = flight.plan.origin
         let started = ContinuousClock.now
         let generation = trustWatcher?.generation
         let connection: Connection
@@ -413,95 +347,86 @@ public final class Session: Sendable {
             // The handshake's challenge handlers are answered in this (the request's) task while it connects.
             connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
         } catch {
-            telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: true)
+            telemetry.connected(origin, duration: started.duration(to: .now), failed: true)
             guard let refusal = error as? ProxyRefusal else { throw error }
             pool.failed(id)
-            return try answer(to: refusal, plan, request: request, redirects: redirects)
+            return try answer(to: refusal, flight)
         }
-        telemetry.connected(plan.origin, duration: started.duration(to: .now), failed: false)
+        telemetry.connected(origin, duration: started.duration(to: .now), failed: false)
         pool.created(id, connection)
         if let generation { trustWatcher?.created(connection, since: generation) }
         return .connection(connection, specification.handshake)
     }
 
-    /// What the factory needs for a new connection for `plan`: its handshake's challenges, its TLS
-    /// minimum, whether others may share it, and its timeout (the connect timeout, or what is left of
-    /// the request's).
-    @inline(never)
-    private func connectionSpecification(_ plan: Plan, request: Request, context: RequestContext) throws -> ConnectionSpecification {
-        let origin = plan.origin
-        let remaining = try context.remaining(url: request.url)
+    /// What the factory needs for a new connection for the send in progress: its handshake's challenges, its
+    /// TLS minimum, whether others may share it, and its timeout (the connect timeout, or what is left of the
+    /// request's).
+    private func connectionSpecification(_ flight: InFlightRequest) throws -> ConnectionSpecification {
+        let (plan, request) = (flight.plan, flight.request)
+        let remaining = try flight.context.remaining(url: request.url)
         return ConnectionSpecification(
-            origin: origin, handshake: origin.isSecure ? makeHandshake(plan, request: request, handlerTimeout: remaining) : nil,
+            origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: remaining) : nil,
             requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
             proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"))
     }
 
-    /// A proxy's refusal of CONNECT: its 407 for HTTP authentication to answer, else the error. A
-    /// synchronous function of its own, so that the responses and errors it builds take no room in
-    /// the frame every new connection's task keeps while it connects.
-    @inline(never)
-    private func answer(to refusal: ProxyRefusal, _ plan: Plan, request: Request, redirects: [URL]) throws -> Connected {
-        guard let proxy = plan.proxy else { throw refusal }
+    /// A proxy's refusal of CONNECT: its 407 for HTTP authentication to answer, else the error.
+    private func answer(to refusal: ProxyRefusal, _ flight: InFlightRequest) throws -> Connected {
+        guard let proxy = flight.plan.proxy else { throw refusal }
         if refusal.statusCode == 407 {
             var answer = StreamingResponse(
                 Response(
-                    url: request.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
-                    redirects: redirects))
+                    url: flight.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                    redirects: flight.redirects))
             answer.isProxyAnswer = true
             return .proxyAnswer(answer)
         }
-        let origin = plan.origin
+        let origin = flight.plan.origin
         throw SessionError(
             .badServerResponse,
             refusal.statusCode == 0
                 ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
-                : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: request.url)
+                : "the proxy \(proxy) refused CONNECT to \(origin.authority) with status \(refusal.statusCode)", url: flight.url)
     }
 
-    /// The challenges of a TLS handshake for this request: server trust (the route's evaluation alone
+    /// The challenges of a TLS handshake for the send in progress: server trust (the route's evaluation alone
     /// when no handler is to be asked), and a client certificate when a handler or an identity can answer one.
-    private func makeHandshake(_ plan: Plan, request: Request, handlerTimeout: Duration) -> HandshakeChallenges {
+    private func makeHandshake(_ flight: InFlightRequest, handlerTimeout: Duration) -> HandshakeChallenges {
+        let (plan, taskHandler) = (flight.plan, flight.request.challengeHandler)
         let origin = plan.origin
         let identity = plan.route.clientIdentity
         let serverTrust =
             plan.alone
             ? nil
             : ServerTrustChallenge(
-                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler,
-                evaluation: plan.route.evaluation, handlerTimeout: handlerTimeout)
+                origin: origin, taskHandler: taskHandler, sessionHandler: sessionHandler, evaluation: plan.route.evaluation, handlerTimeout: handlerTimeout)
         let clientCertificate =
-            request.challengeHandler != nil || sessionHandler != nil || identity != nil
+            taskHandler != nil || sessionHandler != nil || identity != nil
             ? ClientCertificateChallenge(
-                origin: origin, taskHandler: request.challengeHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout
-            )
+                origin: origin, taskHandler: taskHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
             : nil
         return HandshakeChallenges(
-            origin: origin, url: request.url, evaluation: plan.route.evaluation, serverTrust: serverTrust, clientCertificate: clientCertificate)
+            origin: origin, url: flight.url, evaluation: plan.route.evaluation, serverTrust: serverTrust, clientCertificate: clientCertificate)
     }
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
-    /// and the connection goes back to the pool when it ends. Apart from ``perform(_:redirects:context:)``
-    /// (`@inline(never)`), as are connecting and recovering, so that its frame holds only what waits.
-    @inline(never)
-    private func exchange(on connection: Connection, _ plan: Plan, request: Request, redirects: [URL], context: RequestContext) async throws
-        -> StreamingResponse
-    {
-        if let span = context.span { SessionTracing.describe(connection, on: span) }
+    /// and the connection goes back to the pool when it ends.
+    private func exchange(on connection: Connection, _ flight: InFlightRequest) async throws -> StreamingResponse {
+        let plan = flight.plan
+        if let span = flight.context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
-            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: request.url, timeouts: try context.exchangeTimeouts(url: request.url),
-            limits: configuration.responseLimits,
-            uploadProgress: request.uploadProgress)
-        return makeResponse(responseHead, exchange, on: connection, plan, url: request.url, redirects: redirects)
+            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: plan.request.url,
+            timeouts: try flight.context.exchangeTimeouts(url: plan.request.url), limits: configuration.responseLimits,
+            uploadProgress: plan.request.uploadProgress)
+        return makeResponse(responseHead, exchange, on: connection, flight)
     }
 
     /// The response whose head arrived, its body streaming from `exchange`; the connection goes back
-    /// to the pool when the body ends. Synchronous and kept apart, so that what it builds takes no room
-    /// in the frame every request's task holds while it waits for the head.
-    @inline(never)
-    private func makeResponse(
-        _ responseHead: HTTPResponseHead, _ exchange: HTTPExchange, on connection: Connection, _ plan: Plan, url: URL, redirects: [URL]
-    ) -> StreamingResponse {
+    /// to the pool when the body ends.
+    private func makeResponse(_ responseHead: HTTPResponseHead, _ exchange: HTTPExchange, on connection: Connection, _ flight: InFlightRequest)
+        -> StreamingResponse
+    {
+        let (plan, url) = (flight.plan, flight.url)
         let link = ExchangeLink(
             exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: url, decompression: configuration.decompression)
         var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
@@ -512,7 +437,7 @@ public final class Session: Sendable {
         responseBody.unreadGuard = UnreadBodyGuard { link.dropped() }
         var response = StreamingResponse(
             url: url, statusCode: Int(responseHead.status.code),
-            headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: redirects,
+            headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: flight.redirects,
             tlsVersion: connection.tlsVersion, serverTrust: connection.serverTrust,
             body: responseBody)
         response.bodyless = plan.head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304
@@ -527,25 +452,23 @@ public final class Session: Sendable {
     }
 
     /// What an exchange that failed before its response head means: a retry, or the error to throw.
-    @inline(never)
     private func recover(
-        from error: any Error, on connection: Connection, handshake: HandshakeChallenges?, _ plan: Plan, request: Request, reused: Bool, attempt: Int,
-        context: RequestContext
+        from error: any Error, on connection: Connection, handshake: HandshakeChallenges?, _ flight: InFlightRequest, reused: Bool, attempt: Int
     ) async throws -> Recovery {
-        let origin = plan.origin
+        let (origin, url) = (flight.plan.origin, flight.url)
         // A server that broke a limit or a protocol rule is not asked again.
         if let violation = await connection.settledViolation(explaining: error) {
-            throw violation.sessionError(origin: origin, url: request.url)
+            throw violation.sessionError(origin: origin, url: url)
         }
-        if context.timedOut { throw SessionError(.timedOut, context.requestTimedOut, url: request.url) }
-        if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: request.url) }
+        if flight.context.timedOut { throw SessionError(.timedOut, flight.context.requestTimedOut, url: url) }
+        if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: url) }
         // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
         if let clientError = handshake?.error(after: "\(error) \(connection.errors.text)") {
             throw clientError
         }
         if reused && attempt == 0 && error is ConnectionClosedError { return .retry }
-        if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: request.method) { return .retryOnNewConnection }
-        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: request.url, underlyingError: error)
+        if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: flight.plan.request.method) { return .retryOnNewConnection }
+        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: url, underlyingError: error)
     }
 
     /// The client identities the session's trust configuration names; with a reloading one, those of the
@@ -571,40 +494,5 @@ public final class Session: Sendable {
             identities[entry.host?.description ?? ""] = identity
         }
         return identities
-    }
-
-    /// The request head. Proxy credentials go only to a proxy that receives the request itself
-    /// (absolute form): never to an origin, and never through a tunnel.
-    private func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
-        let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
-        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
-        head.headers.add(name: "host", value: origin.hostHeader)
-        for (name, value) in request.headers where !HeaderName.equal(name, "host") && (absoluteForm || !HeaderName.equal(name, "proxy-authorization")) {
-            head.headers.add(name: name, value: value)
-        }
-        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
-        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
-        if let body = request.bodySource {
-            if let length = body.length {
-                head.headers.replaceOrAdd(name: "content-length", value: String(length))
-            } else {
-                // Of unknown length: chunked over HTTP/1.1 (RFC 9112 §7.1); HTTP/2 drops the field
-                // and ends the stream instead (RFC 9113 §8.2.2).
-                head.headers.remove(name: "content-length")
-                head.headers.replaceOrAdd(name: "transfer-encoding", value: "chunked")
-            }
-            if request.waitsForContinue { head.headers.replaceOrAdd(name: "expect", value: "100-continue") }
-        } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
-            head.headers.replaceOrAdd(name: "content-length", value: "0")
-        }
-        return head
-    }
-
-    /// The request target: path and query, percent-encoded as in the URL.
-    static func target(of url: URL) -> String {
-        let path = url.path(percentEncoded: true)
-        var target = path.isEmpty ? "/" : path
-        if let query = url.query(percentEncoded: true) { target += "?" + query }
-        return target
     }
 }

@@ -24,7 +24,8 @@ struct HTTPAuthenticator {
     }
 
     /// What authentication reads of the session's configuration — a few fields, not the whole
-    /// ``SessionConfiguration`` (kilobytes, held in the frame of every request's task).
+    /// ``SessionConfiguration`` (kilobytes; the authenticator is in the frame of every request's task: "Frame
+    /// sizes" in the "How a request flows" article).
     struct Settings {
         let credentialStore: CredentialStore?
         let authenticationSchemes: HTTPAuthenticationSchemes
@@ -58,8 +59,7 @@ struct HTTPAuthenticator {
     func refusals(in space: ProtectionSpace) -> Int { ledger.failureCount(in: space) }
     /// The credential sent to the origin, and to the proxy. Each is kept on the heap, in a box made
     /// afresh on every change (so the authenticator keeps value semantics): an attempt is some 250
-    /// bytes, set only once a credential is sent, and the authenticator lives in the frame of every
-    /// request's task.
+    /// bytes, set only once a credential is sent (see `Settings` for why size matters here).
     private var origin: Attempt? {
         get { originAttempt?.attempt }
         set { originAttempt = newValue.map(AttemptBox.init) }

@@ -73,10 +73,9 @@ struct ConnectionFactory: Sendable {
     /// handshake and its trust decision), or throws the ``SessionError`` that says why not (a proxy's
     /// refusal of CONNECT throws ``ProxyRefusal``).
     ///
-    /// Every new connection's task holds this function's frame, and its callees', while it connects: the
-    /// work that does not wait (the pipeline's setup, the connection's making, the errors) is done in
-    /// synchronous functions kept apart (`@inline(never)`), so that their temporaries take room on the
-    /// thread's stack for a moment rather than in the task's frames for the whole handshake.
+    /// The work that does not wait (the pipeline's setup, the connection's making, the errors) is done in
+    /// synchronous functions kept apart (`@inline(never)`): see "Frame sizes" in the "How a request flows"
+    /// article for why, and the measurement.
     func connect(_ specification: ConnectionSpecification) async throws -> Connection {
         let attempt = ConnectionAttempt(handshake: group.next().makePromise(of: NegotiatedProtocol.self))
         let channel = try await startConnecting(specification, attempt).get()

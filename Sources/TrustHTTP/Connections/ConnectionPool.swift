@@ -66,8 +66,7 @@ final class ConnectionPool: Sendable {
 
     /// A pooled connection for a request to `key`, the right to make a new one, or — when the key is at its
     /// limit — a wait in the key's queue until one of those, the request's `deadline` (a timer on an event
-    /// loop) or its cancellation. Not inlined: its caller's frame is held while a new connection is made.
-    @inline(never)
+    /// loop) or its cancellation.
     func connection(for key: PoolKey, mayUseHTTP2: Bool, deadline: NIODeadline) async throws(Machine.Failure) -> Lease {
         let (admitted, effects) = state.withLockedValue { state in admit(key, mayUseHTTP2: mayUseHTTP2, &state) }
         effects.run()
@@ -110,9 +109,7 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Waits for the machine's answer to `request`, until `deadline` or the task's cancellation. Kept apart
-    /// (`@inline(never)`): only a queued request needs room for waiting in its task's frames.
-    @inline(never)
+    /// Waits for the machine's answer to `request`, until `deadline` or the task's cancellation.
     private func wait(_ id: Machine.RequestID, deadline: NIODeadline) async -> Outcome {
         let timer = group.next().scheduleTask(deadline: deadline) { self.execute { $0.requestDeadlinePassed(id) } }
         defer { timer.cancel() }

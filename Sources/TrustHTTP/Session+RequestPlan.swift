@@ -1,0 +1,86 @@
+import Foundation
+import NIOHTTP1
+
+/// What a send needs before any connection (``InFlightRequest/Plan``): the request checked, its route and
+/// pool key, and its head as it goes on the wire.
+extension Session {
+    /// The plan of a send of `unprepared` with `authenticator`'s credentials: its origin (once the request is
+    /// known to be sendable), route, proxy, pool key and head.
+    func plan(for unprepared: Request, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest.Plan {
+        let request = authenticator.prepare(unprepared)
+        let origin = try Self.validate(request)
+        let route = router.route(for: origin)
+        let taskScoped = request.challengeHandler != nil && origin.isSecure
+        let proxy = try router.proxyOrFailure(for: origin, url: request.url)
+        return InFlightRequest.Plan(
+            request: request, origin: origin, route: route, taskScoped: taskScoped, alone: request.challengeHandler == nil && sessionHandler == nil,
+            proxy: proxy,
+            key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
+            head: makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure),
+            body: ExchangeBody(request.bodySource), continueTimeout: request.waitsForContinue ? configuration.continueTimeout : nil)
+    }
+
+    /// The request's origin, once its URL, method and header fields are known to be sendable.
+    private static func validate(_ request: Request) throws -> Origin {
+        // Before the origin: Foundation reads an overflowing port as none, which would be the default port.
+        do {
+            _ = try InvalidPort.port(of: request.url)
+        } catch {
+            throw SessionError(.badURL, "\(error): cannot request \(request.url.redactingPassword)", url: request.url, underlyingError: error)
+        }
+        guard let origin = Origin(request.url) else {
+            let scheme = request.url.scheme?.lowercased()
+            throw SessionError(
+                scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
+        }
+        guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
+            throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
+        }
+        // RFC 9110 §5.1, §5.5: a field name is a token; a value never holds CR, LF or NUL (they would
+        // split the request). The value is not quoted: it may be a secret.
+        for (name, value) in request.headers {
+            let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
+            guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
+                throw SessionError(
+                    .badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token",
+                    url: request.url)
+            }
+        }
+        return origin
+    }
+
+    /// The request head. Proxy credentials go only to a proxy that receives the request itself
+    /// (absolute form): never to an origin, and never through a tunnel.
+    func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
+        let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
+        var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
+        head.headers.add(name: "host", value: origin.hostHeader)
+        for (name, value) in request.headers where !HeaderName.equal(name, "host") && (absoluteForm || !HeaderName.equal(name, "proxy-authorization")) {
+            head.headers.add(name: name, value: value)
+        }
+        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
+        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
+        if let body = request.bodySource {
+            if let length = body.length {
+                head.headers.replaceOrAdd(name: "content-length", value: String(length))
+            } else {
+                // Of unknown length: chunked over HTTP/1.1 (RFC 9112 §7.1); HTTP/2 drops the field
+                // and ends the stream instead (RFC 9113 §8.2.2).
+                head.headers.remove(name: "content-length")
+                head.headers.replaceOrAdd(name: "transfer-encoding", value: "chunked")
+            }
+            if request.waitsForContinue { head.headers.replaceOrAdd(name: "expect", value: "100-continue") }
+        } else if ["POST", "PUT", "PATCH"].contains(head.method.rawValue) {
+            head.headers.replaceOrAdd(name: "content-length", value: "0")
+        }
+        return head
+    }
+
+    /// The request target: path and query, percent-encoded as in the URL.
+    static func target(of url: URL) -> String {
+        let path = url.path(percentEncoded: true)
+        var target = path.isEmpty ? "/" : path
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
+        return target
+    }
+}
