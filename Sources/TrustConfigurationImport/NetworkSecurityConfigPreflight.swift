@@ -16,7 +16,7 @@ import Trust
 /// - the text is UTF-8 (RFC 3629) without U+0000 (not an XML `Char`, XML 1.0 §2.2) — so libxml2's detection of
 ///   UTF-16, UTF-32 and EBCDIC from the first bytes (XML 1.0 Appendix F) cannot apply;
 /// - an XML declaration, if there is one, is at the very start and matches XML 1.0 §2.8 exactly, and its encoding
-///   (§4.3.3), if named, is UTF-8 — an encoding such as UTF-7 or an EBCDIC code page would make other bytes
+///   (§4.3.3), if named, is UTF-8 (or `UTF8`) — an encoding such as UTF-7 or an EBCDIC code page would make other bytes
 ///   decode to `<?`;
 /// - no other `<?` appears anywhere, comments and CDATA sections included;
 /// - every `<!` begins a comment or a CDATA section: no DOCTYPE, hence no entity, notation or external subset.
@@ -76,7 +76,7 @@ private struct DeclarationReader {
     /// encoding other than UTF-8).
     mutating func read() -> Int? {
         guard let version = attribute("version"), isVersion(version) else { return nil }
-        if let encoding = attribute("encoding"), String(decoding: encoding, as: UTF8.self).lowercased() != "utf-8" { return nil }
+        if let encoding = attribute("encoding"), !isUTF8(encoding) { return nil }
         if let standalone = attribute("standalone"), standalone != Array("yes".utf8), standalone != Array("no".utf8) { return nil }
         skipSpace()
         guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "?"), bytes[index + 1] == UInt8(ascii: ">") else { return nil }
@@ -109,6 +109,13 @@ private struct DeclarationReader {
         let value = Array(bytes[(index + 1)..<close])
         index = close + 1
         return value
+    }
+
+    /// `UTF-8` or `UTF8`, ASCII letters in any case (XML 1.0 §4.3.3: encoding names are case-insensitive; libxml2
+    /// takes both spellings as UTF-8). Compared byte by byte: no Unicode case mapping decides this.
+    private func isUTF8(_ name: [UInt8]) -> Bool {
+        let lowered = name.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
+        return lowered == Array("utf-8".utf8) || lowered == Array("utf8".utf8)
     }
 
     /// `VersionNum ::= '1.' [0-9]+`.

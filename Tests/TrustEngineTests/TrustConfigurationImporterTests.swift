@@ -141,7 +141,8 @@ struct TrustConfigurationImporterTests {
         let body = "<network-security-config/>"
         for declaration in [
             "<?xml ver/>", "<?xml ver/>\n <keT<?xmy?>", "<?xml version='2.0'?>", "<?xml version=\"1.\"?>", "<?xml version=\"1.0\" encoding=\"UTF-7\"?>",
-            "<?xml version=\"1.0\" encoding=\"IBM037\"?>", "<?xml version=\"1.0\" standalone=\"maybe\"?>",
+            "<?xml version=\"1.0\" encoding=\"IBM037\"?>", "<?xml version=\"1.0\" encoding=\"US-ASCII\"?>", "<?xml version=\"1.0\" encoding=\"\u{FF35}TF-8\"?>",
+            "<?xml version=\"1.0\" standalone=\"maybe\"?>",
             "<?xml version=\"1.0\" standalone=\"yes\" encoding=\"UTF-8\"?>", "<?xml version=\"1.0\"encoding=\"UTF-8\"?>",
             "<?xml version=\"1.0\" ?", "<?xml version=\"1.0",
         ] {
@@ -162,7 +163,7 @@ struct TrustConfigurationImporterTests {
                 == "the Network Security Config has a NUL byte at byte 1")
         // What is accepted: a byte order mark, each part of the declaration, single quotes, comments and CDATA.
         for declaration in [
-            "", "<?xml version=\"1.0\"?>", "<?xml version='1.1' encoding='utf-8' standalone='no' ?>",
+            "", "<?xml version=\"1.0\"?>", "<?xml version='1.1' encoding='utf-8' standalone='no' ?>", "<?xml version=\"1.0\" encoding=\"UTF8\"?>",
             "\u{FEFF}<?xml\tversion = \"1.0\"\r\nencoding=\"UTF-8\"?>",
         ] {
             let text =
