@@ -213,6 +213,10 @@ public final class Session: Sendable {
         guard let next = try redirect(after: response, flight) else { return .finish(response) }
         // Drain (bounded) so the connection can be reused, then follow.
         _ = try? await response.collect(limit: 1 << 20)
+        flight.redirected()
+        if flight.redirects.count > configuration.maximumRedirects {
+            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
+        }
         return .send(next)
     }
 
@@ -224,18 +228,13 @@ public final class Session: Sendable {
         return next
     }
 
-    /// The request `response` redirects the send in progress to, when the session follows redirects; the
-    /// redirect is counted (and refused beyond ``SessionConfiguration/maximumRedirects``).
+    /// The request `response` redirects the send in progress to, when the session follows redirects.
     private func redirect(after response: StreamingResponse, _ flight: InFlightRequest) throws -> Request? {
         guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: flight.unprepared) else { return nil }
         // Answers the session computed belong to the URL they were computed for (a Digest
         // answer names it); the next one is computed afresh. A caller's own header stays
         // (same origin only: Redirects drops it elsewhere).
         if flight.original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
-        flight.redirected()
-        if flight.redirects.count > configuration.maximumRedirects {
-            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
-        }
         return next
     }
 
