@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import Trust
 
 /// A ``ClientIdentity`` that follows its files: a PKCS#12 file and its passphrase, or a PEM certificate chain and
@@ -87,6 +86,15 @@ public final class ReloadingClientIdentity: Sendable {
         case reloaded(generation: UInt64)
         /// The files changed but cannot be used: the identity in force stays.
         case rejected(ReloadingClientIdentityError)
+
+        /// The shared reload's outcome as this type's.
+        init(_ outcome: ReloadingValue<ClientIdentity, ReloadingClientIdentityError>.Outcome) {
+            switch outcome {
+            case .unchanged: self = .unchanged
+            case .taken(let generation): self = .reloaded(generation: generation)
+            case .rejected(let error): self = .rejected(error)
+            }
+        }
     }
 
     /// What observers are told.
@@ -102,26 +110,13 @@ public final class ReloadingClientIdentity: Sendable {
         let id: Int
     }
 
-    private struct State {
-        var identity: ClientIdentity
-        var generation: UInt64
-        var digest: [UInt8]
-        var fingerprint: FileFingerprint
-        /// The bytes last rejected, and why.
-        var rejected: (digest: [UInt8], error: ReloadingClientIdentityError)?
-        var poller: Task<Void, Never>?
-    }
-
     /// The files.
     public let files: Files
     /// How often ``run()`` and ``startPolling()`` look at the files.
-    public let pollInterval: Duration
+    public var pollInterval: Duration { reloading.pollInterval }
     /// The budget of each PKCS#12 load.
     public let budget: PKCS12Budget
-    private let state: NIOLockedValueBox<State>
-    private let observers = ObserverList<Event>()
-    /// Held through a whole load: one reload at a time (the state's lock is never held while loading).
-    private let loading = NIOLock()
+    private let reloading: ReloadingValue<ClientIdentity, ReloadingClientIdentityError>
 
     /// Loads the identity from `files` now.
     /// - Parameters:
@@ -131,151 +126,76 @@ public final class ReloadingClientIdentity: Sendable {
     /// - Throws: why the files cannot be used (there is no identity to keep).
     public init(_ files: Files, pollInterval: Duration = .seconds(30), budget: PKCS12Budget = PKCS12Budget()) throws(ReloadingClientIdentityError) {
         self.files = files
-        self.pollInterval = pollInterval
         self.budget = budget
-        let fingerprint = FileFingerprint(paths: files.paths)
-        let (contents, digest) = try Self.read(files)
-        let identity = try Self.load(files, contents: contents, budget: budget)
-        state = NIOLockedValueBox(State(identity: identity, generation: 1, digest: digest, fingerprint: fingerprint))
+        reloading = try ReloadingValue(
+            paths: files.paths, pollInterval: pollInterval, dependsOnTime: { $0.dependsOnTime },
+            read: { () throws(ReloadingClientIdentityError) in try ReloadingClientIdentity.read(files) },
+            make: { (contents, _) throws(ReloadingClientIdentityError) in try ReloadingClientIdentity.load(files, contents: contents, budget: budget) })
     }
 
     /// The identity in force.
-    public var current: ClientIdentity { state.withLockedValue { $0.identity } }
+    public var current: ClientIdentity { reloading.value }
 
     /// The identity in force's generation: 1 for the first, one more at each identity taken.
-    public var generation: UInt64 { state.withLockedValue { $0.generation } }
+    public var generation: UInt64 { reloading.generation }
 
     /// Why the files last read were not taken, while they stay as they are; nil once an identity is taken.
-    public var lastRejection: ReloadingClientIdentityError? { state.withLockedValue { $0.rejected?.error } }
+    public var lastRejection: ReloadingClientIdentityError? { reloading.lastRejection }
 
     /// Calls `observer` after each identity taken and each change rejected (on the thread that reloaded: keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        Observation(id: observers.add(observer))
+        Observation(
+            id: reloading.observe { event in
+                switch event {
+                case .taken(let identity, let generation): observer(.reloaded(generation: generation, identity: identity))
+                case .rejected(let error): observer(.rejected(error))
+                }
+            })
     }
 
     /// Ends an observer's calls.
     public func removeObserver(_ observation: Observation) {
-        observers.remove(observation.id)
+        reloading.removeObserver(observation.id)
     }
 
     /// Reads the files now, whatever their stamps, and takes the identity they hold if it differs from the one in
     /// force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        tellObservers(loading.withLock { load(FileFingerprint(paths: files.paths), retryingRejected: true) })
+        Outcome(reloading.reload())
     }
 
     /// Looks at the files' stamps and reloads only when they may have changed: what each
     /// tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        let loaded = loading.withLock { () -> (Outcome, Event?) in
-            let now = FileFingerprint(paths: files.paths)
-            let (before, retry) = state.withLockedValue { ($0.fingerprint, $0.rejected?.error.dependsOnTime == true) }
-            guard retry || before.mayDiffer(from: now) else { return (.unchanged, nil) }
-            return load(now, retryingRejected: retry)
-        }
-        return tellObservers(loaded)
-    }
-
-    /// Calls the observers with `loaded`'s event, once `loading` is released (an observer may reload or poll), and
-    /// returns its outcome.
-    private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
-        if let event = loaded.event {
-            observers.notify(event)
-        }
-        return loaded.outcome
+        Outcome(reloading.poll())
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled (as a `swift-service-lifecycle` service's
     /// `run()` would).
     public func run() async {
-        await pollInterval.repeatUntilCancelled { poll() }
+        await reloading.run()
     }
 
     /// Polls every ``pollInterval`` in a task of the identity's own, until ``stopPolling()``; does nothing if it
     /// already polls. The task holds the identity weakly: one no longer used stops.
     public func startPolling() {
-        state.withLockedValue { state in
-            guard state.poller == nil else { return }
-            let interval = pollInterval
-            state.poller = Task { [weak self] in
-                while !Task.isCancelled {
-                    do {
-                        try await Task.sleep(for: interval)
-                    } catch {
-                        return
-                    }
-                    guard let self else { return }
-                    self.poll()
-                }
-            }
-        }
+        reloading.startPolling()
     }
 
     /// Stops the polling ``startPolling()`` started.
     public func stopPolling() {
-        let poller = state.withLockedValue { state in
-            defer { state.poller = nil }
-            return state.poller
-        }
-        poller?.cancel()
+        reloading.stopPolling()
     }
 
     deinit {
-        state.withLockedValue { $0.poller?.cancel() }
+        reloading.stopPolling()
     }
 
-    /// Loads the files as they are (`fingerprint` taken before they were read), under `loading`; the event is for
-    /// the observers, called once `loading` is released.
-    private func load(_ fingerprint: FileFingerprint, retryingRejected: Bool) -> (Outcome, Event?) {
-        let outcome: Outcome
-        let event: Event?
-        do throws(ReloadingClientIdentityError) {
-            let (contents, digest) = try Self.read(files)
-            let (known, rejected) = state.withLockedValue { ($0.digest, $0.rejected) }
-            if digest == known {
-                state.withLockedValue {
-                    $0.fingerprint = fingerprint
-                    $0.rejected = nil
-                }
-                return (.unchanged, nil)
-            }
-            if !retryingRejected, let rejected, rejected.digest == digest {
-                state.withLockedValue { $0.fingerprint = fingerprint }
-                return (.unchanged, nil)
-            }
-            do throws(ReloadingClientIdentityError) {
-                let identity = try Self.load(files, contents: contents, budget: budget)
-                let generation = state.withLockedValue { state in
-                    state.generation += 1
-                    (state.identity, state.digest, state.fingerprint, state.rejected) = (identity, digest, fingerprint, nil)
-                    return state.generation
-                }
-                (outcome, event) = (.reloaded(generation: generation), .reloaded(generation: generation, identity: identity))
-            } catch {
-                (outcome, event) = (.rejected(error), reject(error, digest: digest, fingerprint: fingerprint))
-            }
-        } catch {
-            // Unreadable: nothing to compare; the next poll tries again once a stamp moves.
-            (outcome, event) = (.rejected(error), reject(error, digest: [], fingerprint: fingerprint))
-        }
-        return (outcome, event)
-    }
-
-    /// Keeps the rejection; the event for observers, unless they were told the same of the same bytes (a
-    /// certificate not yet valid, tried at each poll).
-    private func reject(_ error: ReloadingClientIdentityError, digest: [UInt8], fingerprint: FileFingerprint) -> Event? {
-        state.withLockedValue { state in
-            let told = state.rejected.map { $0.digest == digest && $0.error == error } ?? false
-            (state.fingerprint, state.rejected) = (fingerprint, (digest, error))
-            return told ? nil : .rejected(error)
-        }
-    }
-
-    /// The files' bytes (the passphrase's, when it is read from a file or the environment, among them) and their digest.
-    static func read(_ files: Files) throws(ReloadingClientIdentityError) -> (contents: [[UInt8]], digest: [UInt8]) {
+    /// The files' bytes, the passphrase's (when it is read from a file or the environment) last.
+    static func read(_ files: Files) throws(ReloadingClientIdentityError) -> [[UInt8]] {
         var contents: [[UInt8]] = []
         switch files {
         case .pkcs12(let path, _):
@@ -285,7 +205,7 @@ public final class ReloadingClientIdentity: Sendable {
             if let key { contents.append(try bytes(key)) }
         }
         contents.append(Array((try passphrase(files)).utf8))
-        return (contents, FileFingerprint.digest(contents))
+        return contents
     }
 
     private static func bytes(_ path: String) throws(ReloadingClientIdentityError) -> [UInt8] {

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import NIOSSL
 import SwiftASN1
 import Trust
@@ -20,8 +19,9 @@ import X509
 /// await identity.run()
 /// ```
 ///
-/// Files are watched as a ``ReloadingClientIdentity``'s are (`stat(2)` stamps, then the SHA-256 of their bytes), and
-/// a replacement is checked the same way — readable, the key belonging to the certificate, the certificate within
+/// Files are watched as a ``ReloadingClientIdentity``'s are (`stat(2)` stamps, then the SHA-256 of their bytes,
+/// compared before any context is made; bytes refused once are not tried again at a poll until they change, but for
+/// a certificate not yet valid), and a replacement is checked the same way — readable, the key belonging to the certificate, the certificate within
 /// its validity period — plus a client-CA bundle holding at least one certificate, each of them parsable, and a
 /// context NIOSSL accepts. With SPIFFE client authentication (``ClientAuthentication/spiffeBundles``) the bundles
 /// are rebuilt from the client-CA file, each certificate in the trust domain of its SPIFFE ID, and every allowed
@@ -56,6 +56,15 @@ public final class ReloadingServerIdentity: Sendable {
         case reloaded(generation: UInt64)
         /// The files changed but cannot be used: the context in force stays.
         case rejected(ReloadingServerIdentityError)
+
+        /// The shared reload's outcome as this type's.
+        init(_ outcome: ReloadingValue<InForce, ReloadingServerIdentityError>.Outcome) {
+            switch outcome {
+            case .unchanged: self = .unchanged
+            case .taken(let generation): self = .reloaded(generation: generation)
+            case .rejected(let error): self = .rejected(error)
+            }
+        }
     }
 
     /// What observers are told.
@@ -83,22 +92,11 @@ public final class ReloadingServerIdentity: Sendable {
         public let generation: UInt64
     }
 
-    private struct State {
-        var inForce: InForce
-        var digest: [UInt8]
-        var fingerprint: FileFingerprint
-        var rejected: (digest: [UInt8], error: ReloadingServerIdentityError)?
-    }
-
     /// The files.
     public let files: Files
     /// How often ``run()`` looks at the files.
-    public let pollInterval: Duration
-    private let clientAuthentication: ClientAuthentication?
-    private let configure: @Sendable (inout TLSConfiguration) -> Void
-    private let state: NIOLockedValueBox<State>
-    private let observers = ObserverList<Event>()
-    private let loading = NIOLock()
+    public var pollInterval: Duration { reloading.pollInterval }
+    private let reloading: ReloadingValue<InForce, ReloadingServerIdentityError>
 
     /// Loads the files and makes the first context now.
     /// - Parameters:
@@ -113,30 +111,37 @@ public final class ReloadingServerIdentity: Sendable {
         configure: @escaping @Sendable (inout TLSConfiguration) -> Void = { _ in }
     ) throws(ReloadingServerIdentityError) {
         self.files = files
-        self.clientAuthentication = clientAuthentication
-        self.pollInterval = pollInterval
-        self.configure = configure
-        let fingerprint = FileFingerprint(paths: files.paths)
-        let (inForce, digest) = try Self.make(files, clientAuthentication: clientAuthentication, configure: configure, generation: 1)
-        state = NIOLockedValueBox(State(inForce: inForce, digest: digest, fingerprint: fingerprint))
+        reloading = try ReloadingValue(
+            paths: files.paths, pollInterval: pollInterval, dependsOnTime: { $0.dependsOnTime },
+            read: { () throws(ReloadingServerIdentityError) in try ReloadingServerIdentity.read(files) },
+            make: { (contents, generation) throws(ReloadingServerIdentityError) in
+                try ReloadingServerIdentity.make(
+                    files, contents: contents, clientAuthentication: clientAuthentication, configure: configure, generation: generation)
+            })
     }
 
     /// The context, client authentication and certificate new connections are set up with.
-    public var inForce: InForce { state.withLockedValue { $0.inForce } }
+    public var inForce: InForce { reloading.value }
 
     /// Why the files last read were not taken, while they stay as they are; nil once a context is taken.
-    public var lastRejection: ReloadingServerIdentityError? { state.withLockedValue { $0.rejected?.error } }
+    public var lastRejection: ReloadingServerIdentityError? { reloading.lastRejection }
 
     /// Calls `observer` after each context taken and each change refused (on the thread that reloaded, once the
     /// reload is over: it may call ``reload()`` or ``poll()``; keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        Observation(id: observers.add(observer))
+        Observation(
+            id: reloading.observe { event in
+                switch event {
+                case .taken(let inForce, _): observer(.reloaded(inForce))
+                case .rejected(let error): observer(.rejected(error))
+                }
+            })
     }
 
     /// Ends an observer's calls.
     public func removeObserver(_ observation: Observation) {
-        observers.remove(observation.id)
+        reloading.removeObserver(observation.id)
     }
 
     /// The TLS handler for a connection accepted now: the context in force, with the client-certificate
@@ -150,74 +155,50 @@ public final class ReloadingServerIdentity: Sendable {
     /// Reads the files now, whatever their stamps, and takes them if they differ from those in force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        tellObservers(loading.withLock { load(FileFingerprint(paths: files.paths)) })
+        Outcome(reloading.reload())
     }
 
     /// Reloads only when the files' stamps say they may have changed: what each tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        let loaded = loading.withLock { () -> (Outcome, Event?) in
-            let now = FileFingerprint(paths: files.paths)
-            let (before, retry) = state.withLockedValue { ($0.fingerprint, $0.rejected?.error.dependsOnTime == true) }
-            guard retry || before.mayDiffer(from: now) else { return (.unchanged, nil) }
-            return load(now)
-        }
-        return tellObservers(loaded)
-    }
-
-    /// Calls the observers with `loaded`'s event, once `loading` is released, and returns its outcome.
-    private func tellObservers(_ loaded: (outcome: Outcome, event: Event?)) -> Outcome {
-        if let event = loaded.event {
-            observers.notify(event)
-        }
-        return loaded.outcome
+        Outcome(reloading.poll())
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled.
     public func run() async {
-        await pollInterval.repeatUntilCancelled { poll() }
+        await reloading.run()
     }
 
-    /// Loads the files (under `loading`); the event is for the observers, called once `loading` is released.
-    private func load(_ fingerprint: FileFingerprint) -> (Outcome, Event?) {
-        let generation = state.withLockedValue { $0.inForce.generation } + 1
-        do throws(ReloadingServerIdentityError) {
-            let (inForce, digest) = try Self.make(files, clientAuthentication: clientAuthentication, configure: configure, generation: generation)
-            return state.withLockedValue { state in
-                state.fingerprint = fingerprint
-                guard digest != state.digest else {
-                    state.rejected = nil
-                    return (.unchanged, nil)
-                }
-                (state.inForce, state.digest, state.rejected) = (inForce, digest, nil)
-                return (.reloaded(generation: generation), .reloaded(inForce))
-            }
-        } catch {
-            let told = state.withLockedValue { state in
-                defer { (state.fingerprint, state.rejected) = (fingerprint, ([], error)) }
-                return state.rejected?.error == error
-            }
-            return (.rejected(error), told ? nil : .rejected(error))
-        }
-    }
-
-    /// The context the files make, and the digest of their bytes.
-    private static func make(
-        _ files: Files, clientAuthentication: ClientAuthentication?, configure: (inout TLSConfiguration) -> Void, generation: UInt64
-    ) throws(ReloadingServerIdentityError) -> (InForce, [UInt8]) {
-        let identity: ClientIdentity
+    /// The files' bytes: the identity's (as ``ReloadingClientIdentity`` reads them), then the client-CA bundle's.
+    private static func read(_ files: Files) throws(ReloadingServerIdentityError) -> [[UInt8]] {
         var contents: [[UInt8]]
         do {
-            (contents, _) = try ReloadingClientIdentity.read(files.identity)
-            identity = try ReloadingClientIdentity.load(files.identity, contents: contents, budget: PKCS12Budget())
+            contents = try ReloadingClientIdentity.read(files.identity)
+        } catch {
+            throw .identity(error)
+        }
+        if let path = files.clientCAs {
+            guard let bundle = try? LocalFile.read(path, limit: LocalFile.certificateLimit) else { throw .clientCAs(path: path) }
+            contents.append(bundle)
+        }
+        return contents
+    }
+
+    /// The context the files' bytes (as ``read(_:)`` returned them) make, under `generation`.
+    private static func make(
+        _ files: Files, contents: [[UInt8]], clientAuthentication: ClientAuthentication?, configure: (inout TLSConfiguration) -> Void,
+        generation: UInt64
+    ) throws(ReloadingServerIdentityError) -> InForce {
+        let identity: ClientIdentity
+        do {
+            identity = try ReloadingClientIdentity.load(
+                files.identity, contents: files.clientCAs == nil ? contents : Array(contents.dropLast()), budget: PKCS12Budget())
         } catch {
             throw .identity(error)
         }
         var authentication = clientAuthentication
-        if let path = files.clientCAs {
-            let (bundle, anchors) = try clientCAs(path)
-            contents.append(bundle)
-            authentication = try authentication?.trusting(anchors, from: path)
+        if let path = files.clientCAs, let bundle = contents.last {
+            authentication = try authentication?.trusting(try clientCAs(bundle, from: path), from: path)
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.certificateChain.map { .certificate($0) }, privateKey: .privateKey(identity.privateKey))
@@ -225,26 +206,26 @@ public final class ReloadingServerIdentity: Sendable {
         authentication?.apply(to: &configuration)
         do {
             let context = try NIOSSLContext(configuration: configuration)
-            let inForce = InForce(context: context, clientAuthentication: authentication, certificate: identity.certificate, generation: generation)
-            return (inForce, FileFingerprint.digest(contents))
+            return InForce(context: context, clientAuthentication: authentication, certificate: identity.certificate, generation: generation)
         } catch {
             throw .context("\(error)")
         }
     }
 }
 
-/// The client-CA file's bytes and its certificates: at least one, every PEM certificate parsable (RFC 7468 §5).
-private func clientCAs(_ path: String) throws(ReloadingServerIdentityError) -> ([UInt8], [Certificate]) {
-    guard let bundle = try? LocalFile.read(path, limit: LocalFile.certificateLimit),
-        let documents = try? PEMDocument.parseMultiple(pemString: String(decoding: bundle, as: UTF8.self))
-    else { throw .clientCAs(path: path) }
+/// The certificates of the client-CA file `path` (its bytes, `bundle`): at least one, every PEM certificate
+/// parsable (RFC 7468 §5).
+private func clientCAs(_ bundle: [UInt8], from path: String) throws(ReloadingServerIdentityError) -> [Certificate] {
+    guard let documents = try? PEMDocument.parseMultiple(pemString: String(decoding: bundle, as: UTF8.self)) else {
+        throw .clientCAs(path: path)
+    }
     var anchors: [Certificate] = []
     for (index, document) in documents.filter({ $0.discriminator == "CERTIFICATE" }).enumerated() {
         guard let anchor = try? Certificate(derEncoded: document.derBytes) else { throw .clientCACertificate(path: path, index: index + 1) }
         anchors.append(anchor)
     }
     guard !anchors.isEmpty else { throw .clientCAs(path: path) }
-    return (bundle, anchors)
+    return anchors
 }
 
 extension ClientAuthentication {
