@@ -4,9 +4,29 @@ import NIOHTTP1
 /// What a send needs before any connection (``InFlightRequest/Plan``): the request checked, its route and
 /// pool key, and its head as it goes on the wire.
 extension Session {
+    /// The first send of `original`. Not inlined, as ``nextSend(_:after:redirected:authenticator:)``: inlined into
+    /// `send`, the requests they build took room in its frame (measured: "Frame sizes" in RequestFlow.md).
+    @inline(never)
+    func firstSend(of original: Request, context: RequestContext, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest {
+        InFlightRequest(
+            original: original, context: context, redirects: [], unprepared: original, plan: try plan(for: original, authenticator: &authenticator))
+    }
+
+    /// The send of `unprepared` that follows `previous`, which was answered with a redirect (`redirected`) or
+    /// otherwise (a retry without `Expect`, an answer to a challenge).
+    @inline(never)
+    func nextSend(_ unprepared: Request, after previous: InFlightRequest, redirected: Bool, authenticator: inout HTTPAuthenticator) throws
+        -> InFlightRequest
+    {
+        InFlightRequest(
+            original: previous.original, context: previous.context,
+            redirects: redirected ? previous.redirects + [previous.unprepared.url] : previous.redirects, unprepared: unprepared,
+            plan: try plan(for: unprepared, authenticator: &authenticator))
+    }
+
     /// The plan of a send of `unprepared` with `authenticator`'s credentials: its origin (once the request is
     /// known to be sendable), route, proxy, pool key and head.
-    func plan(for unprepared: Request, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest.Plan {
+    private func plan(for unprepared: Request, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest.Plan {
         let request = authenticator.prepare(unprepared)
         let origin = try Self.validate(request)
         let route = router.route(for: origin)

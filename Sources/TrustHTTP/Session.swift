@@ -172,11 +172,12 @@ public final class Session: Sendable {
     private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
         var authenticator = HTTPAuthenticator(
             request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
-        let flight = InFlightRequest(original: original, context: context, plan: try plan(for: original, authenticator: &authenticator))
+        var flight = try firstSend(of: original, context: context, authenticator: &authenticator)
         while true {
             let response = try await perform(flight)
             switch try await step(after: response, flight, authenticator: &authenticator) {
-            case .send(let next): flight.send(next, plan: try plan(for: next, authenticator: &authenticator))
+            case .send(let next): flight = try nextSend(next, after: flight, redirected: false, authenticator: &authenticator)
+            case .redirect(let next): flight = try nextSend(next, after: flight, redirected: true, authenticator: &authenticator)
             case .finish(let final): return final
             }
         }
@@ -185,12 +186,14 @@ public final class Session: Sendable {
     private enum Step {
         /// Send this request next.
         case send(Request)
+        /// Send this request next, where the response redirected.
+        case redirect(Request)
         /// The caller's response.
         case finish(StreamingResponse)
     }
 
-    /// What follows `response` to the send in progress: the request again without `Expect`, an answer to its
-    /// challenge, the redirect's target, or nothing.
+    /// What follows `response` to `flight`: the request again without `Expect`, an answer to its challenge, the
+    /// redirect's target, or nothing.
     private func step(after response: StreamingResponse, _ flight: InFlightRequest, authenticator: inout HTTPAuthenticator) async throws -> Step {
         if response.statusCode == 417, flight.plan.request.waitsForContinue {
             // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
@@ -213,11 +216,15 @@ public final class Session: Sendable {
         guard let next = try redirect(after: response, flight) else { return .finish(response) }
         // Drain (bounded) so the connection can be reused, then follow.
         _ = try? await response.collect(limit: 1 << 20)
-        flight.redirected()
-        if flight.redirects.count > configuration.maximumRedirects {
-            throw SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
-        }
-        return .send(next)
+        if flight.redirects.count + 1 > configuration.maximumRedirects { throw tooManyRedirects(flight) }
+        return .redirect(next)
+    }
+
+    /// The error of a redirect beyond ``SessionConfiguration/maximumRedirects``. Not inlined: in `step`, its
+    /// message took room in the frame (measured: "Frame sizes" in RequestFlow.md).
+    @inline(never)
+    private func tooManyRedirects(_ flight: InFlightRequest) -> SessionError {
+        SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
     }
 
     /// `request` without `Expect: 100-continue`.
@@ -228,7 +235,7 @@ public final class Session: Sendable {
         return next
     }
 
-    /// The request `response` redirects the send in progress to, when the session follows redirects.
+    /// The request `response` redirects `flight` to, when the session follows redirects.
     private func redirect(after response: StreamingResponse, _ flight: InFlightRequest) throws -> Request? {
         guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: flight.unprepared) else { return nil }
         // Answers the session computed belong to the URL they were computed for (a Digest
@@ -241,7 +248,6 @@ public final class Session: Sendable {
     /// One send on one connection (pooled or new), retried once on a new connection when it never
     /// reached the application; no redirects or authentication here (``send(_:context:)`` does those).
     private func perform(_ flight: InFlightRequest) async throws -> StreamingResponse {
-        let plan = flight.plan
         // One retry, on a new connection, when the request never reached the application: a pooled
         // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
         // server going away before any response (see `Connection.mayRetryHTTP2Request`).
@@ -250,7 +256,7 @@ public final class Session: Sendable {
             var reused = false
             let connection: Connection
             var handshake: HandshakeChallenges?
-            switch try await obtainConnection(flight, fromPool: !plan.taskScoped && !avoidsPool) {
+            switch try await obtainConnection(flight, fromPool: !flight.plan.taskScoped && !avoidsPool) {
             case .pooled(let pooled):
                 connection = pooled
                 reused = true
@@ -263,21 +269,21 @@ public final class Session: Sendable {
                 return try await exchange(on: connection, flight)
             } catch let error as SessionError {
                 // No response, so no body to give the connection back: the pool frees its stream (HTTP/2) or closes it.
-                pool.release(connection, key: plan.key, reusable: false)
+                pool.release(connection, key: flight.plan.key, reusable: false)
                 throw error
             } catch {
-                pool.release(connection, key: plan.key, reusable: false)
+                pool.release(connection, key: flight.plan.key, reusable: false)
                 let recovery = try await recover(from: error, on: connection, handshake: handshake, flight, reused: reused, attempt: attempt)
                 // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
                 // another request takes it again (requests that share a new connection meet this after a GOAWAY).
                 if connection.isHTTP2 {
-                    pool.retire(connection, key: plan.key)
+                    pool.retire(connection, key: flight.plan.key)
                     avoidsPool = true
                 }
                 if case .retryOnNewConnection = recovery { avoidsPool = true }
             }
         }
-        throw SessionError(.networkConnectionLost, "the connection to \(plan.origin) was lost", url: flight.url)
+        throw SessionError(.networkConnectionLost, "the connection to \(flight.plan.origin) was lost", url: flight.url)
     }
 
     private enum Connected {
@@ -312,13 +318,12 @@ public final class Session: Sendable {
     /// What the pool gives the send in progress: a connection, or the right to make one — at once, or once the
     /// origin has room (within the request's deadline; a cancelled request stops waiting).
     private func lease(_ flight: InFlightRequest, fromPool: Bool) async throws -> ConnectionPool.Lease {
-        let plan = flight.plan
         do {
-            guard fromPool else { return .connect(try pool.newConnection(for: plan.key)) }
+            guard fromPool else { return .connect(try pool.newConnection(for: flight.plan.key)) }
             // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
-            let mayUseHTTP2 = configuration.httpVersion == .automatic && plan.origin.isSecure
+            let mayUseHTTP2 = configuration.httpVersion == .automatic && flight.plan.origin.isSecure
             let deadline = NIODeadline.now() + .nanoseconds(try flight.context.remaining(url: flight.url).nanoseconds)
-            return try await pool.connection(for: plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
+            return try await pool.connection(for: flight.plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
         } catch let failure as ConnectionPoolStateMachine.Failure {
             throw Self.sessionError(failure, flight)
         }
@@ -361,7 +366,7 @@ public final class Session: Sendable {
     /// TLS minimum, whether others may share it, and its timeout (the connect timeout, or what is left of the
     /// request's).
     private func connectionSpecification(_ flight: InFlightRequest) throws -> ConnectionSpecification {
-        let (plan, request) = (flight.plan, flight.request)
+        let (plan, request) = (flight.plan, flight.plan.request)
         let remaining = try flight.context.remaining(url: request.url)
         return ConnectionSpecification(
             origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: remaining) : nil,
@@ -391,7 +396,7 @@ public final class Session: Sendable {
     /// The challenges of a TLS handshake for the send in progress: server trust (the route's evaluation alone
     /// when no handler is to be asked), and a client certificate when a handler or an identity can answer one.
     private func makeHandshake(_ flight: InFlightRequest, handlerTimeout: Duration) -> HandshakeChallenges {
-        let (plan, taskHandler) = (flight.plan, flight.request.challengeHandler)
+        let (plan, taskHandler) = (flight.plan, flight.plan.request.challengeHandler)
         let origin = plan.origin
         let identity = plan.route.clientIdentity
         let serverTrust =
@@ -411,12 +416,11 @@ public final class Session: Sendable {
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
     /// and the connection goes back to the pool when it ends.
     private func exchange(on connection: Connection, _ flight: InFlightRequest) async throws -> StreamingResponse {
-        let plan = flight.plan
         if let span = flight.context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
-            head: plan.head, body: plan.body, continueTimeout: plan.continueTimeout, url: plan.request.url,
-            timeouts: try flight.context.exchangeTimeouts(url: plan.request.url), limits: configuration.responseLimits,
-            uploadProgress: plan.request.uploadProgress)
+            head: flight.plan.head, body: flight.plan.body, continueTimeout: flight.plan.continueTimeout, url: flight.plan.request.url,
+            timeouts: try flight.context.exchangeTimeouts(url: flight.plan.request.url), limits: configuration.responseLimits,
+            uploadProgress: flight.plan.request.uploadProgress)
         return makeResponse(responseHead, exchange, on: connection, flight)
     }
 
