@@ -5,7 +5,11 @@ import Trust
 /// cache consulted first and filled after — plus one diagnostics hook, ``record(_:measured:)``, through which
 /// the decision a handshake went by (whoever made it: the evaluator, a challenge handler) is logged, counted,
 /// traced and given to the decision observer (``SessionTelemetry``).
-struct RouteEvaluation: Sendable {
+///
+/// A class, made once per route: the verifier of every connection on the route captures it in two closures, and a
+/// closure that captures one reference needs no context of its own — as a struct it was copied into each, two
+/// allocations of 216 bytes held for the life of every pooled connection (`trust-http-bench`'s `BENCH_HEAP_SITES`).
+final class RouteEvaluation: Sendable {
     /// An evaluation's decision, with whether the cache answered and how long the evaluator took.
     struct Measured: Sendable {
         let decision: TrustDecision
