@@ -86,7 +86,9 @@ struct RevocationMatrixTests {
     static func evaluator(_ mode: RevocationPolicy.Mode, anchor: LabAuthority) throws -> RevocationCheckingEvaluator {
         var policy = ValidationPolicy.webPKI
         policy.revocation = RevocationPolicy(mode: mode, depth: .chain)
-        return try RevocationCheckingEvaluator(anchors: .only([anchor.certificate]), policy: policy)
+        // The matrix is about what each answer means, not about the fetch budget (RevocationBudgetTests): a full
+        // `swift test` beside a build can take longer than the default 4 s to fetch from loopback.
+        return try RevocationCheckingEvaluator(anchors: .only([anchor.certificate]), policy: policy, fetchBudget: .seconds(60))
     }
 
     @Test(arguments: Source.allCases)
