@@ -152,7 +152,7 @@ struct CRLFetchingTests {
                 "inspect", "https://good.lab.test:\(server.port)", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
                 "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard",
             ]
-            let (status, out, err) = try await Self.runOnTime(base, attempts: &attempts)
+            let (status, out, err) = try await runOnTime(base, attempts: &attempts)
             #expect(status == expectedExit, "\(out) \(err)")
             #expect(
                 out.contains("revocation (hard, leaf):") && out.contains("only the leaf is checked") && out.contains("the anchor is trusted as configured"),
@@ -162,7 +162,7 @@ struct CRLFetchingTests {
             } else {
                 #expect(out.contains(": good — CRL issued by") && out.contains("next update"), "\(out)")
             }
-            let (_, json, _) = try await Self.runOnTime(base + ["--json"], attempts: &attempts)
+            let (_, json, _) = try await runOnTime(base + ["--json"], attempts: &attempts)
             let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
             let rows = report?["revocation"] as? [[String: String]]
             #expect(rows?.map { $0["status"] ?? "" } == [expectedStatus, "not-checked", "not-checked"], "\(json)")
@@ -172,19 +172,6 @@ struct CRLFetchingTests {
         // having fetched too, or not yet).
         #expect(attempts == 4 ? crls.requestCount("inspect.crl") == 4 : (4...attempts).contains(crls.requestCount("inspect.crl")))
         await crls.shutdown()
-    }
-
-    /// `trust` with `arguments`, run again (twice at most) when the machine was too slow for the CRL to arrive within
-    /// the revocation fetch budget (4 s, which the command line cannot raise): a full `swift test` beside a build
-    /// can take that long. What the output says is asserted by the caller on the run that was not cut short.
-    private static func runOnTime(_ arguments: [String], attempts: inout Int) async throws -> (Int32, String, String) {
-        var result = try await run(CLI.binary, arguments)
-        attempts += 1
-        for _ in 0..<2 where result.1.contains("no answer within the revocation fetch budget") {
-            result = try await run(CLI.binary, arguments)
-            attempts += 1
-        }
-        return result
     }
 
     @Test func throughTheSession() async throws {
