@@ -128,8 +128,9 @@ struct GetCommandCurlTests {
             let cases: [(String, [String], String)] = [
                 ("/upload", ["-T", small], "5000"),
                 ("/echo", ["-d", "a=1"], "3"),
-                // Over HTTP/1.1: curl 7.88 sends `Expect` over HTTP/1.1 only.
-                ("/expect/refuse", ["-T", large, "--http1.1"], "0"),
+                // Over HTTP/1.1: curl 7.88 sends `Expect` over HTTP/1.1 only. Both wait up to 30 s for the answer
+                // (not the default 1 s): on a loaded machine the refusal can come later, and both would send.
+                ("/expect/refuse", ["-T", large, "--http1.1", "--expect100-timeout", "30"], "0"),
                 ("/", [], "0"),
             ]
             for (path, extra, expected) in cases {
