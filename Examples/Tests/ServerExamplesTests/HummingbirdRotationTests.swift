@@ -86,24 +86,8 @@ private func whoamiSeeingServer(port: Int, identity: ClientIdentity?) async -> (
 
 /// The Hummingbird example with `identity`, started on a free loopback port.
 private func startHummingbird(identity: ReloadingServerIdentity) async throws -> RunningServer {
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = HummingbirdMutualTLSServer.application(
-        identity: identity,
-        onServerRunning: { channel in
-            portContinuation.yield(channel.localAddress?.port ?? 0)
-            portContinuation.finish()
-        })
-    let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "hummingbird-rotation")))
-    let running = Task { try await group.run() }
-    var port = 0
-    for await bound in ports { port = bound }
-    guard port > 0 else {
-        running.cancel()
-        throw LabError.cannotWrite("hummingbird", "the server did not start")
-    }
-    return RunningServer(port: port) {
-        await group.triggerGracefulShutdown()
-        _ = await running.result
+    try await RunningServer.hummingbird(label: "hummingbird-rotation") { onServerRunning in
+        HummingbirdMutualTLSServer.application(identity: identity, onServerRunning: onServerRunning)
     }
 }
 

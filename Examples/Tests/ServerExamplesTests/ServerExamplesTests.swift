@@ -18,6 +18,32 @@ struct RunningServer: Sendable {
     let stop: @Sendable () async -> Void
 }
 
+extension RunningServer {
+    /// The Hummingbird application `makeApplication` builds (given the callback that reports its port), run in a
+    /// service group on a free loopback port until ``stop``.
+    static func hummingbird(
+        label: String, _ makeApplication: (@escaping @Sendable (any Channel) async -> Void) throws -> some ApplicationProtocol
+    ) async throws -> RunningServer {
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try makeApplication { channel in
+            portContinuation.yield(channel.localAddress?.port ?? 0)
+            portContinuation.finish()
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: label)))
+        let running = Task { try await group.run() }
+        var port = 0
+        for await bound in ports { port = bound }
+        guard port > 0 else {
+            running.cancel()
+            throw LabError.cannotWrite("hummingbird", "the server did not start")
+        }
+        return RunningServer(port: port) {
+            await group.triggerGracefulShutdown()
+            _ = await running.result
+        }
+    }
+}
+
 /// One lab PKI per test process (key generation is the slow part).
 enum Lab {
     static let pki: LabPKI = {
@@ -53,24 +79,9 @@ enum Framework: String, CaseIterable, CustomTestStringConvertible {
     }
 
     static func startHummingbird(_ requirement: ClientAuthentication.Requirement) async throws -> RunningServer {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = HummingbirdMutualTLSServer.application(
-            tlsConfiguration: try Lab.serverTLS(), clientAuthentication: Lab.clientAuthentication(requirement),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            })
-        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "hummingbird-example")))
-        let running = Task { try await group.run() }
-        var port = 0
-        for await bound in ports { port = bound }
-        guard port > 0 else {
-            running.cancel()
-            throw LabError.cannotWrite("hummingbird", "the server did not start")
-        }
-        return RunningServer(port: port) {
-            await group.triggerGracefulShutdown()
-            _ = await running.result
+        try await RunningServer.hummingbird(label: "hummingbird-example") { onServerRunning in
+            HummingbirdMutualTLSServer.application(
+                tlsConfiguration: try Lab.serverTLS(), clientAuthentication: Lab.clientAuthentication(requirement), onServerRunning: onServerRunning)
         }
     }
 
