@@ -7,7 +7,7 @@ import TrustHTTP
 /// refusal goes to the configuration's observers (and a Session's log, metrics and observer).
 ///
 /// ```swift
-/// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json")
+/// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", members: .transport)
 /// configuration.serverTrust = .reloading(reloading, reporter: PinFailureReporter())
 /// let session = try Session(configuration: configuration)
 /// let group = ServiceGroup(

@@ -64,7 +64,7 @@ struct CheckConfigCommand: ParsableCommand {
         }
         let evaluator: ConfiguredTrustEvaluator
         do {
-            evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
+            evaluator = try ConfiguredTrustEvaluator(contentsOf: file, members: .transport)
         } catch {
             // Refused before it was read (a device, too large, writable by others, a FIFO without an end): unreadable input, exit 2.
             if let refused = error.fileError {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Trust
+import TrustNIO
 
 /// `trust config sign --key K FILE`: signs a configuration bundle, writing FILE.sig.
 struct ConfigSignCommand: ParsableCommand {
@@ -25,7 +26,7 @@ struct ConfigSignCommand: ParsableCommand {
         let bytes = try ConfigCommand.readInput(file, limit: SignedTrustConfiguration.maximumSize)
         let bundle: TrustConfigurationBundle
         do {
-            bundle = try TrustConfigurationBundle(parsing: bytes)
+            bundle = try TrustConfigurationBundle(parsing: bytes, members: .transport)
         } catch {
             ConfigCommand.printRejection(error, file: file)
             throw ExitCode(TrustExitCode.notTrusted)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Trust
+import TrustNIO
 
 /// `trust config verify --pub P FILE`: verifies a configuration bundle as an application would.
 struct ConfigVerifyCommand: ParsableCommand {
@@ -36,7 +37,8 @@ struct ConfigVerifyCommand: ParsableCommand {
         let signatureBytes = try ConfigCommand.readInput(signature ?? file + ".sig", limit: 4096)
         let verified: SignedTrustConfiguration
         do {
-            verified = try SignedTrustConfiguration.verify(bundle: bytes, signature: signatureBytes, trustedKeys: keys, lastAcceptedSequence: afterSequence)
+            verified = try SignedTrustConfiguration.verify(
+                bundle: bytes, signature: signatureBytes, trustedKeys: keys, lastAcceptedSequence: afterSequence, members: .transport)
         } catch {
             ConfigCommand.printRejection(error, file: file)
             throw ExitCode(TrustExitCode.notTrusted)

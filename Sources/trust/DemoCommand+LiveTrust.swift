@@ -73,7 +73,7 @@ extension DemoCommand {
         func reloadScenario(from first: String, to second: String) throws -> Scenario {
             let path = directory + "/trust.json"
             try PrivateFile.write(Array(first.utf8), to: path)
-            let reloading = try ReloadingTrustConfiguration(contentsOf: path)
+            let reloading = try ReloadingTrustConfiguration(contentsOf: path, members: .transport)
             return Scenario(
                 policy: "reloaded config (pin A → B)", server: "good", expected: .ok, configure: { $0.serverTrust = .reloading(reloading, reporter: nil) },
                 steps: { request in

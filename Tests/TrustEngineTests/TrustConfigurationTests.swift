@@ -32,27 +32,6 @@ struct TrustConfigurationTests {
         }
     }
 
-    @Test func exactBeatsPatternsAndTheMostSpecificWins() throws {
-        let text = """
-            {"version": 1, "base": {"mode": "report-only"},
-             "hosts": [
-               {"host": "**.example.com", "minimumTLSVersion": "1.3"},
-               {"host": "*.example.com", "minimumRSABits": 3072, "exclude": ["legacy.example.com"]},
-               {"host": "**.api.example.com", "minimumECBits": 384},
-               {"host": "www.example.com", "minimumRSABits": 4096}
-             ]}
-            """
-        let configuration = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nco.uk\n"))
-        #expect(configuration.entry(for: "www.example.com").minimumRSABits == 4096)
-        #expect(configuration.entry(for: "WWW.Example.COM.").minimumRSABits == 4096)
-        #expect(configuration.entry(for: "mail.example.com").minimumRSABits == 3072)
-        #expect(configuration.entry(for: "legacy.example.com").minimumTLSVersion == .tls13)  // excluded from *. → falls to **.
-        #expect(configuration.entry(for: "example.com").minimumTLSVersion == .tls13)
-        #expect(configuration.entry(for: "v1.api.example.com").minimumECBits == 384)
-        #expect(configuration.entry(for: "api.example.com").minimumECBits == 384)
-        #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base
-    }
-
     /// Every problem at once, with its JSON path.
     @Test func validationReportsEveryProblemWithItsPath() throws {
         let pin = Lab.pki.root.certificate.spkiPin.description

@@ -19,7 +19,7 @@ struct ConfiguredTrustEvaluatorTests {
             {"version": 1, "base": {"anchors": {"pem": [\(String(reflecting: Self.rootPEM))], "replaceSystem": true}},
              "hosts": [\(hostEntry)]}
             """
-        return try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl))
+        return try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport))
     }
 
     func anchored(_ host: String, _ rest: String) -> String {
@@ -153,7 +153,8 @@ struct ConfiguredTrustEvaluatorTests {
                        {"host": "*.good.lab.test", "anchors": {"certificates": ["roots.pem"], "replaceSystem": true},
                         "clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"}}]}
             """
-        let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl), baseDirectory: lab)
+        let evaluator = try ConfiguredTrustEvaluator(
+            configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport), baseDirectory: lab)
         var configuration = SessionConfiguration()
         configuration.serverTrust = .configuration(evaluator, reporter: nil)
         configuration.resolve = LabPKI.loopbackResolve

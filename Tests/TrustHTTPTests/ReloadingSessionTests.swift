@@ -177,7 +177,8 @@ struct ReloadingSessionTests {
         let lab = CLI.lab
         let anchors = #"{"certificates": ["roots.pem"], "replaceSystem": true}"#
         func configuration(_ hosts: String) throws -> TrustConfiguration {
-            try TrustConfiguration.parse(#"{"version": 1, "base": {"anchors": \#(anchors)}, "hosts": [\#(hosts)]}"#, publicSuffixes: File.psl)
+            try TrustConfiguration.parse(
+                #"{"version": 1, "base": {"anchors": \#(anchors)}, "hosts": [\#(hosts)]}"#, publicSuffixes: File.psl, members: .transport)
         }
         let reloading = try ReloadingTrustConfiguration(
             configuration: try configuration(#"{"host": "*.good.lab.test", "anchors": \#(anchors)}"#), baseDirectory: lab, publicSuffixes: File.psl)

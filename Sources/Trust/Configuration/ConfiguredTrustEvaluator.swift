@@ -47,11 +47,15 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     private let resolvedHosts: [ResolvedEntry]
 
     /// Reads, validates and prepares the configuration file at `path`; relative anchor paths are
-    /// read from the file's folder.
-    public init(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError) {
+    /// read from the file's folder. `publicSuffixes` and `members` are as
+    /// ``TrustConfiguration/parse(_:publicSuffixes:members:)`` takes them (a session's file: `members: .transport`).
+    public init(
+        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+    ) throws(TrustConfigurationFileError) {
         let folder = (path as NSString).deletingLastPathComponent
         try self.init(
-            configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes), baseDirectory: folder.isEmpty ? "." : folder)
+            configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes, members: members),
+            baseDirectory: folder.isEmpty ? "." : folder)
     }
 
     /// Prepares every entry of `configuration` once: its anchors read, its validators built.

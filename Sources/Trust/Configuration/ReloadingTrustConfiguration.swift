@@ -70,8 +70,10 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     public let baseDirectory: String
     /// The cache settings the file's own `evaluationCache` is combined with (the stricter wins); nil: no cache.
     public let evaluationCacheSettings: EvaluationCacheSettings?
-    /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:)``).
+    /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:members:)``).
     public let publicSuffixes: PublicSuffixList?
+    /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``).
+    public let members: TrustConfigurationMembers
     private let now: @Sendable () -> Date
     private let state: LockedState<State>
     private let observers = ObserverList<Event>()
@@ -84,20 +86,24 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     ///   - path: the configuration file (see ``TrustConfiguration``); relative anchor paths are read from its folder.
     ///   - evaluationCache: the cache of each configuration's decisions, combined with the file's `evaluationCache`.
     ///   - publicSuffixes: for refusing host patterns on public suffixes.
+    ///   - members: the members defined above the engine the file may hold (a session's file: `.transport`, from
+    ///     TrustNIO); a file naming any other is refused, at the start and at every reload.
     ///   - now: the clock pin-set expiry is checked against.
     public init(
         contentsOf path: String, evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(),
-        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, now: @escaping @Sendable () -> Date = { Date() }
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrustConfigurationRejection) {
         let folder = (path as NSString).deletingLastPathComponent
         self.path = path
         self.baseDirectory = folder.isEmpty ? "." : folder
         self.evaluationCacheSettings = evaluationCache
         self.publicSuffixes = publicSuffixes
+        self.members = members
         self.now = now
         let stamp = FileFingerprint(paths: [path], now: now())
         let bytes = try Self.read(path)
-        let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
+        let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes, members: members)
         let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
         let digest = FileFingerprint.digest([bytes])
         state = LockedState(
@@ -116,6 +122,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         self.baseDirectory = baseDirectory
         self.evaluationCacheSettings = evaluationCache
         self.publicSuffixes = publicSuffixes
+        self.members = .engine
         self.now = now
         let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
         state = LockedState(State(snapshot: Self.snapshot(evaluator, generation: 1, settings: evaluationCache)))
@@ -200,7 +207,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     private func offer(_ bytes: [UInt8], digest: [UInt8]) throws(TrustConfigurationRejection) {
         let configuration: TrustConfiguration
         do {
-            configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
+            configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes, members: members)
         } catch {
             throw report(error)
         }
@@ -365,12 +372,14 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         }
     }
 
-    private static func parse(_ bytes: [UInt8], publicSuffixes: PublicSuffixList?) throws(TrustConfigurationRejection) -> TrustConfiguration {
+    private static func parse(
+        _ bytes: [UInt8], publicSuffixes: PublicSuffixList?, members: TrustConfigurationMembers
+    ) throws(TrustConfigurationRejection) -> TrustConfiguration {
         guard let text = String(data: Data(bytes), encoding: .utf8) else {
             throw .malformed(TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "the file is not UTF-8 text")]))
         }
         do {
-            return try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes)
+            return try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes, members: members)
         } catch {
             throw .malformed(error)
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 extension TrustConfiguration {
-    /// The configuration in its file format (what ``parse(_:publicSuffixes:)`` reads), members in a
+    /// The configuration in its file format (what ``parse(_:publicSuffixes:members:)`` reads), members in a
     /// fixed order, defaults left out.
     public func jsonText() -> String {
         var top: [JSONValue.Member] = [.init(key: "version", value: .number(String(version)))]
@@ -47,18 +47,11 @@ extension TrustConfiguration {
             add("pins", .object(fields))
         }
         if entry.mode != .enforce { add("mode", .string(entry.mode.rawValue)) }
-        if entry.minimumTLSVersion != .tls12 { add("minimumTLSVersion", .string(entry.minimumTLSVersion.rawValue)) }
         if entry.minimumRSABits != 2048 { add("minimumRSABits", .number(String(entry.minimumRSABits))) }
         if entry.minimumECBits != 256 { add("minimumECBits", .number(String(entry.minimumECBits))) }
         if !entry.reportURIs.isEmpty { add("reportURIs", strings(entry.reportURIs.map(\.absoluteString))) }
-        if let identity = entry.clientIdentity {
-            var fields: [JSONValue.Member] = []
-            if let value = identity.pkcs12 { fields.append(.init(key: "pkcs12", value: .string(value))) }
-            if let value = identity.passphraseEnvironment { fields.append(.init(key: "passphraseEnvironment", value: .string(value))) }
-            if let value = identity.certificate { fields.append(.init(key: "certificate", value: .string(value))) }
-            if let value = identity.key { fields.append(.init(key: "key", value: .string(value))) }
-            add("clientIdentity", .object(fields))
-        }
+        // Members defined above the engine (TrustConfigurationMembers), in name order.
+        for (name, member) in entry.layeredMembers.sorted(by: { $0.key < $1.key }) { add(name, member.json) }
         if let revocation = entry.revocation {
             var fields: [JSONValue.Member] = [.init(key: "mode", value: .string(revocation.mode.rawValue))]
             if revocation.depth != .leaf { fields.append(.init(key: "depth", value: .string(revocation.depth.rawValue))) }

@@ -27,10 +27,8 @@ import X509
 ///   validated path; at least two pins (a backup) unless `allowSinglePin`; past `expires` not enforced
 ///   (a warning and a report instead).
 /// - `mode`: `"enforce"` (default) or `"report-only"`.
-/// - `minimumTLSVersion`: `"1.2"` (default) or `"1.3"`; `minimumRSABits` (≥ 2048), `minimumECBits` (≥ 256),
-///   `allowSHA1`: false.
+/// - `minimumRSABits` (≥ 2048), `minimumECBits` (≥ 256), `allowSHA1`: false.
 /// - `reportURIs`: `https` URIs for failure reports (none by default).
-/// - `clientIdentity`: `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}`.
 /// - `debugOverrides`: `{"anchors": {…}, "overridesPins": false}` — honoured only in DEBUG builds.
 /// - `revocation`: `{"mode": "off"|"soft"|"hard", "depth": "leaf"|"chain", "crls": [PATH…], "exemptShortLived": true}`
 ///   (see ``RevocationPolicy``; CRLs are read from the given files).
@@ -40,10 +38,15 @@ import X509
 /// - `allowLockout`: `true` lets a ``ReloadingTrustConfiguration`` put in force pins that match no key a host
 ///   presented in its last trusted connection (see ``Entry/allowLockout``); `false` by default.
 ///
+/// Members that act on the connection rather than on trust are defined by the module that makes the connection and
+/// read only when the loader is given them (``TrustConfigurationMembers``): TrustNIO's `minimumTLSVersion`
+/// (`"1.2"` or `"1.3"`) and `clientIdentity` (`{"pkcs12": PATH, "passphraseEnvironment": NAME}` or
+/// `{"certificate": PATH, "key": PATH}`), in `TrustConfigurationMembers.transport`.
+///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
 /// Top-level `ctLogList`: the path of a CT log list in Chrome's v3 schema (``CTLogList``), relative to the file.
 ///
-/// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:)`` (or
+/// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:members:)`` (or
 /// `ConfiguredTrustEvaluator(contentsOf:)`), where every member is validated, and written with
 /// ``jsonText()`` in the same form — a decoder that filled the fields directly would skip every check.
 public struct TrustConfiguration: Sendable, Hashable {
@@ -151,26 +154,6 @@ public struct TrustConfiguration: Sendable, Hashable {
         }
     }
 
-    /// Where an entry's client certificate is read from: a PKCS#12 file, or a certificate file and a key file.
-    public struct ClientIdentityReference: Sendable, Hashable {
-        /// The PKCS#12 file, relative to the configuration file.
-        public var pkcs12: String?
-        /// The name of the environment variable that holds the passphrase.
-        public var passphraseEnvironment: String?
-        /// The certificate file, relative to the configuration file.
-        public var certificate: String?
-        /// The private key file, relative to the configuration file.
-        public var key: String?
-
-        /// Creates a reference.
-        public init(pkcs12: String? = nil, passphraseEnvironment: String? = nil, certificate: String? = nil, key: String? = nil) {
-            self.pkcs12 = pkcs12
-            self.passphraseEnvironment = passphraseEnvironment
-            self.certificate = certificate
-            self.key = key
-        }
-    }
-
     /// Certificate Transparency (see ``CertificateTransparencyPolicy``): in the file,
     /// `{"mode": "off"|"report-only"|"enforce", "customAnchors": false}`.
     public struct CertificateTransparency: Sendable, Hashable {
@@ -250,8 +233,6 @@ public struct TrustConfiguration: Sendable, Hashable {
         public var pins: Pins?
         /// Whether a pin failure refuses the connection or is only reported.
         public var mode: Mode = .enforce
-        /// The lowest TLS version accepted: `"1.2"` or `"1.3"`.
-        public var minimumTLSVersion: TLSMinimum = .tls12
         /// The smallest RSA key accepted, in bits.
         public var minimumRSABits: Int = 2048
         /// The smallest EC key accepted, in bits.
@@ -260,8 +241,6 @@ public struct TrustConfiguration: Sendable, Hashable {
         public var allowSHA1: Bool = false
         /// Where failure reports are sent (`https` only).
         public var reportURIs: [URL] = []
-        /// The client certificate to present to these hosts, if any.
-        public var clientIdentity: ClientIdentityReference?
         /// Overrides honoured only in DEBUG builds.
         public var debugOverrides: DebugOverrides?
         /// Revocation checking for these hosts; `nil`: off.
@@ -272,6 +251,9 @@ public struct TrustConfiguration: Sendable, Hashable {
         /// the path a host it covers presented in its last trusted connection (a compromised key removed on
         /// purpose). `false` by default: such a pin set is refused as `wouldLockOut`. In the file: `"allowLockout": true`.
         public var allowLockout: Bool = false
+        /// The values of members defined above the engine (``TrustConfigurationMembers``), by member name; read and
+        /// written through ``subscript(member:)``.
+        package var layeredMembers: [String: MemberValue] = [:]
 
         /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {

@@ -38,16 +38,18 @@ extension TrustConfiguration {
     ///   - text: the file's JSON text.
     ///   - publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
     ///     list by default — its absence is itself a problem when a pattern needs it.
-    public static func parse(_ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError)
-        -> TrustConfiguration
-    {
+    ///   - members: the members defined above the engine that entries may hold (TrustNIO's
+    ///     `TrustConfigurationMembers.transport`); any other is an unknown member.
+    public static func parse(
+        _ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+    ) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let document: JSONValue
         do {
             document = try JSONValue.parse(text)
         } catch {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "not valid JSON: \(error)")])
         }
-        var checker = Checker(publicSuffixes: publicSuffixes)
+        var checker = Checker(publicSuffixes: publicSuffixes, members: members)
         let configuration = checker.configuration(document)
         guard checker.problems.isEmpty, let configuration else { throw TrustConfigurationFileError(problems: checker.problems) }
         return configuration
@@ -58,10 +60,11 @@ extension TrustConfiguration {
     /// The file decides whom to trust, so it is refused, as ssh refuses its configuration, when another user could
     /// have written it: owned by someone other than root or the user running the program, or group- or
     /// world-writable. A device, a file over 4 MiB or a FIFO or pipe that does not end within 5 s is refused too
-    /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``).
-    public static func load(contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared) throws(TrustConfigurationFileError)
-        -> TrustConfiguration
-    {
+    /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``). `publicSuffixes` and `members`
+    /// are as ``parse(_:publicSuffixes:members:)`` takes them.
+    public static func load(
+        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+    ) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let data: [UInt8]
         do {
             data = try LocalFile.read(path, limit: LocalFile.configurationLimit, ownership: .ownerOnlyWritable)
@@ -72,25 +75,29 @@ extension TrustConfiguration {
         guard let text = String(data: Data(data), encoding: .utf8) else {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "\(path) is not UTF-8 text")])
         }
-        return try parse(text, publicSuffixes: publicSuffixes)
+        return try parse(text, publicSuffixes: publicSuffixes, members: members)
     }
 
-    /// Validates field by field, collecting problems with their JSON paths.
-    struct Checker {
+    /// Validates field by field, collecting problems with their JSON paths; members defined above the engine read
+    /// their values with its helpers.
+    package struct Checker {
         let publicSuffixes: PublicSuffixList?
-        var problems: [TrustConfigurationProblem] = []
+        let layered: TrustConfigurationMembers
+        package var problems: [TrustConfigurationProblem] = []
         var warnedMissingList = false
 
-        init(publicSuffixes: PublicSuffixList?) {
+        init(publicSuffixes: PublicSuffixList?, members: TrustConfigurationMembers = .engine) {
             self.publicSuffixes = publicSuffixes
+            self.layered = members
         }
 
-        mutating func problem(_ path: String, _ message: String) {
+        package mutating func problem(_ path: String, _ message: String) {
             problems.append(TrustConfigurationProblem(path: path, message: message))
         }
 
         /// The members of an object, reporting unknown ones; nil (with a problem) if not an object.
-        mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>) -> [String: JSONValue]? {
+        /// `note` follows the list of known members in the problem an unknown one makes.
+        package mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>, note: String = "") -> [String: JSONValue]? {
             guard case .object(let list) = value else {
                 problem(path, "must be an object, not \(value.kindName)")
                 return nil
@@ -100,13 +107,13 @@ extension TrustConfiguration {
                 if allowed.contains(member.key) {
                     result[member.key] = member.value
                 } else {
-                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", ")))")
+                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", "))\(note))")
                 }
             }
             return result
         }
 
-        mutating func string(_ value: JSONValue, _ path: String) -> String? {
+        package mutating func string(_ value: JSONValue, _ path: String) -> String? {
             guard case .string(let text) = value else {
                 problem(path, "must be a string, not \(value.kindName)")
                 return nil
@@ -216,9 +223,14 @@ extension TrustConfiguration {
         }
 
         static let entryMembers: Set<String> = [
-            "host", "exclude", "anchors", "pins", "mode", "minimumTLSVersion", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs",
-            "clientIdentity", "debugOverrides", "revocation", "certificateTransparency", "allowLockout",
+            "host", "exclude", "anchors", "pins", "mode", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs", "debugOverrides",
+            "revocation", "certificateTransparency", "allowLockout",
         ]
+
+        /// Where the members that act on the connection come from, for a file read without them.
+        static let layeredNote =
+            "; members that act on the connection, such as minimumTLSVersion and clientIdentity, are known only when the file is read with"
+            + " the members of the module that acts on them (TrustNIO's TrustConfigurationMembers.transport)"
 
         mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
             guard let text = string(value, path) else { return nil }
@@ -245,9 +257,9 @@ extension TrustConfiguration {
         }
 
         mutating func entry(_ value: JSONValue, _ path: String, isBase: Bool) -> Entry? {
-            var allowed = Self.entryMembers
+            var allowed = Self.entryMembers.union(layered.readers.keys)
             if isBase { allowed.subtract(["host", "exclude"]) }
-            guard let fields = members(value, path, allowed: allowed) else { return nil }
+            guard let fields = members(value, path, allowed: allowed, note: layered.readers.isEmpty ? Self.layeredNote : "") else { return nil }
             var entry = Entry()
             if !isBase {
                 // A missing or bad host is reported; the rest of the entry is still checked.
@@ -280,13 +292,6 @@ extension TrustConfiguration {
                 }
             }
             if let pinsValue = fields["pins"] { entry.pins = pins(pinsValue, path + ".pins", mode: entry.mode) }
-            if let tlsValue = fields["minimumTLSVersion"], let text = string(tlsValue, path + ".minimumTLSVersion") {
-                if let minimum = TLSMinimum(rawValue: text) {
-                    entry.minimumTLSVersion = minimum
-                } else {
-                    problem(path + ".minimumTLSVersion", "must be \"1.2\" or \"1.3\", not \"\(text)\"")
-                }
-            }
             if let value = fields["minimumRSABits"], let bits = integer(value, path + ".minimumRSABits") {
                 if bits >= 2048 && bits <= 16384 {
                     entry.minimumRSABits = bits
@@ -315,7 +320,6 @@ extension TrustConfiguration {
                     }
                 }
             }
-            if let value = fields["clientIdentity"] { entry.clientIdentity = clientIdentity(value, path + ".clientIdentity") }
             if let value = fields["debugOverrides"], let overrideFields = members(value, path + ".debugOverrides", allowed: ["anchors", "overridesPins"]) {
                 let overridesPins = overrideFields["overridesPins"].flatMap { bool($0, path + ".debugOverrides.overridesPins") } ?? false
                 if let anchorsValue = overrideFields["anchors"] {
@@ -331,6 +335,9 @@ extension TrustConfiguration {
                 entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency")
             }
             if let value = fields["allowLockout"], let flag = bool(value, path + ".allowLockout") { entry.allowLockout = flag }
+            for (name, reader) in layered.readers.sorted(by: { $0.key < $1.key }) {
+                if let value = fields[name] { reader.read(value, path + "." + name, &self, &entry) }
+            }
             guard isBase || entry.host != nil else { return nil }
             return entry
         }
@@ -439,19 +446,6 @@ extension TrustConfiguration {
                 problem(path + ".sha256", "an enforced pin set needs a backup pin (at least two), or \"allowSinglePin\": true")
             }
             return Pins(sha256: pins, expires: expires, allowSinglePin: allowSingle)
-        }
-
-        mutating func clientIdentity(_ value: JSONValue, _ path: String) -> ClientIdentityReference? {
-            guard let fields = members(value, path, allowed: ["pkcs12", "passphraseEnvironment", "certificate", "key"]) else { return nil }
-            var reference = ClientIdentityReference()
-            reference.pkcs12 = fields["pkcs12"].flatMap { string($0, path + ".pkcs12") }
-            reference.passphraseEnvironment = fields["passphraseEnvironment"].flatMap { string($0, path + ".passphraseEnvironment") }
-            reference.certificate = fields["certificate"].flatMap { string($0, path + ".certificate") }
-            reference.key = fields["key"].flatMap { string($0, path + ".key") }
-            if (reference.pkcs12 == nil) == (reference.certificate == nil) {
-                problem(path, "needs either \"pkcs12\" or \"certificate\" (with \"key\" unless the file holds it)")
-            }
-            return reference
         }
     }
 }

@@ -1,0 +1,44 @@
+/// The entry members a configuration is read with beyond the engine's own (see ``TrustConfiguration``).
+///
+/// The engine reads what it acts on: anchors, pins, modes, key minimums, revocation, CT. Members that act on the
+/// connection are defined by the module that makes it — TrustNIO's `minimumTLSVersion` and `clientIdentity`
+/// (`TrustConfigurationMembers.transport`) — and a file that uses them is read with them:
+///
+/// ```swift
+/// let evaluator = try ConfiguredTrustEvaluator(contentsOf: "trust.json", members: .transport)
+/// ```
+///
+/// Read without them, such a member is an unknown member, and the file is refused: a setting nothing would act on
+/// is never dropped in silence.
+public struct TrustConfigurationMembers: Sendable {
+    /// How one member is read: its name, and the reader that stores its value on the entry.
+    struct Reader: Sendable {
+        let read: @Sendable (JSONValue, String, inout TrustConfiguration.Checker, inout TrustConfiguration.Entry) -> Void
+    }
+
+    let readers: [String: Reader]
+
+    /// The engine's members only.
+    public static let engine = TrustConfigurationMembers(readers: [:])
+
+    private init(readers: [String: Reader]) {
+        self.readers = readers
+    }
+
+    /// A set holding one member.
+    package init<Member: TrustConfigurationMember>(_: Member.Type) {
+        readers = [
+            Member.name: Reader { value, path, checker, entry in
+                entry[member: Member.self] = Member.read(value, at: path, checker: &checker)
+            }
+        ]
+    }
+
+    /// The members of both sets.
+    public func union(_ other: TrustConfigurationMembers) -> TrustConfigurationMembers {
+        TrustConfigurationMembers(readers: readers.merging(other.readers) { first, _ in first })
+    }
+
+    /// The names of the members, sorted.
+    public var names: [String] { readers.keys.sorted() }
+}

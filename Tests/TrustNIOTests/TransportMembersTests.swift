@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import Trust
+import TrustLabPKI
+import TrustNIO
+import TrustTestSupport
+
+/// The configuration members this module defines (`TrustConfigurationMembers.transport`): `minimumTLSVersion` and
+/// `clientIdentity` are read with the engine's strictness when the file is read with them, refused as unknown
+/// members when it is not (nothing would act on them), and written back by `jsonText()`.
+@Suite("Transport members of the configuration file: read where they act")
+struct TransportMembersTests {
+    static let psl = PublicSuffixList(contents: "test\ncom\nco.uk\n")
+
+    func problems(_ text: String, members: TrustConfigurationMembers = .transport) -> [TrustConfigurationProblem] {
+        do {
+            _ = try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: members)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func exactBeatsPatternsAndTheMostSpecificWins() throws {
+        let text = """
+            {"version": 1, "base": {"mode": "report-only"},
+             "hosts": [
+               {"host": "**.example.com", "minimumTLSVersion": "1.3"},
+               {"host": "*.example.com", "minimumRSABits": 3072, "exclude": ["legacy.example.com"]},
+               {"host": "**.api.example.com", "minimumECBits": 384},
+               {"host": "www.example.com", "minimumRSABits": 4096}
+             ]}
+            """
+        let configuration = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nco.uk\n"), members: .transport)
+        #expect(configuration.entry(for: "www.example.com").minimumRSABits == 4096)
+        #expect(configuration.entry(for: "WWW.Example.COM.").minimumRSABits == 4096)
+        #expect(configuration.entry(for: "mail.example.com").minimumRSABits == 3072)
+        #expect(configuration.entry(for: "legacy.example.com").minimumTLSVersion == .tls13)  // excluded from *. → falls to **.
+        #expect(configuration.entry(for: "example.com").minimumTLSVersion == .tls13)
+        #expect(configuration.entry(for: "v1.api.example.com").minimumECBits == 384)
+        #expect(configuration.entry(for: "api.example.com").minimumECBits == 384)
+        #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base
+    }
+
+    /// Read without the transport members (the engine alone), a file that uses them is refused, each at its path,
+    /// with where such members come from: a TLS minimum or an identity nothing would apply is never dropped in
+    /// silence.
+    @Test func withoutTheTransportMembersTheyAreUnknown() {
+        let text = #"""
+            {"version": 1, "base": {"minimumTLSVersion": "1.3"},
+             "hosts": [{"host": "a.example.com", "clientIdentity": {"pkcs12": "id.p12"}}]}
+            """#
+        let refused = problems(text, members: .engine)
+        #expect(refused.map(\.path) == ["$.base.minimumTLSVersion", "$.hosts[0].clientIdentity"])
+        #expect(refused.allSatisfy { $0.message.contains("unknown member") && $0.message.contains("TrustConfigurationMembers.transport") }, "\(refused)")
+        #expect(problems(text).isEmpty)
+        #expect(TrustConfigurationMembers.transport.names == ["clientIdentity", "minimumTLSVersion"])
+        #expect(TrustConfigurationMembers.engine.names.isEmpty)
+    }
+
+    /// Their values are checked as strictly as the engine's, every problem at once with the engine's own.
+    @Test func badValuesAreProblemsAtTheirPaths() {
+        let refused = problems(
+            #"""
+            {"version": 1, "base": {"minimumTLSVersion": "1.1"},
+             "hosts": [
+               {"host": "a.example.com", "minimumTLSVersion": 1.3},
+               {"host": "b.example.com", "clientIdentity": {"pkcs12": "id.p12", "certificate": "chain.pem"}},
+               {"host": "c.example.com", "clientIdentity": {"passphraseEnvironment": "PASS"}},
+               {"host": "d.example.com", "clientIdentity": {"pkcs12": "id.p12", "password": "hunter2"}},
+               {"host": "e.example.com", "clientIdentity": "id.p12", "minimumRSABits": 1024}
+             ]}
+            """#)
+        #expect(
+            refused.map(\.path) == [
+                "$.base.minimumTLSVersion", "$.hosts[0].minimumTLSVersion", "$.hosts[1].clientIdentity", "$.hosts[2].clientIdentity",
+                "$.hosts[3].clientIdentity.password", "$.hosts[4].minimumRSABits", "$.hosts[4].clientIdentity",
+            ], "\(refused)")
+        #expect(refused[0].message == #"must be "1.2" or "1.3", not "1.1""#)
+        #expect(!refused.contains { $0.message.contains("hunter2") }, "a value is not quoted in an unknown member's problem")
+    }
+
+    /// `jsonText()` writes them back; the parsed file equals the configuration it was written from. The default
+    /// (TLS 1.2) is neither stored nor written: a file that says "1.2" is the same as one that says nothing.
+    @Test func theyRoundTripAndTheDefaultIsNotStored() throws {
+        var entry = TrustConfiguration.Entry(host: try HostPattern("api.example.com"))
+        entry.minimumTLSVersion = .tls13
+        entry.clientIdentity = TrustConfiguration.ClientIdentityReference(pkcs12: "id.p12", passphraseEnvironment: "ID_PASSPHRASE")
+        let configuration = TrustConfiguration(hosts: [entry])
+        let text = configuration.jsonText()
+        #expect(text.contains(#""minimumTLSVersion": "1.3""#) && text.contains(#""passphraseEnvironment": "ID_PASSPHRASE""#), "\(text)")
+        #expect(try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport) == configuration)
+
+        let explicit = try TrustConfiguration.parse(#"{"version": 1, "base": {"minimumTLSVersion": "1.2"}}"#, publicSuffixes: Self.psl, members: .transport)
+        #expect(explicit == TrustConfiguration())
+        #expect(explicit.base.minimumTLSVersion == .tls12 && explicit.base.clientIdentity == nil)
+        #expect(!explicit.jsonText().contains("minimumTLSVersion"))
+        var lowered = configuration
+        lowered.hosts[0].minimumTLSVersion = .tls12
+        lowered.hosts[0].clientIdentity = nil
+        #expect(lowered.hosts[0] == TrustConfiguration.Entry(host: try HostPattern("api.example.com")))
+    }
+
+    /// A reloading configuration reads its file with the members it was made with, at the start and at every reload:
+    /// a reload to a TLS minimum it cannot read keeps the configuration in force.
+    @Test func aReloadingConfigurationReadsThemAtEveryReload() throws {
+        let file = try LabTrustConfigurationFile()
+        defer { file.remove() }
+        func text(_ minimum: String) -> String { #"{"version": 1, "hosts": [{"host": "good.lab.test", "minimumTLSVersion": "\#(minimum)"}]}"# }
+        try file.write(text("1.3"))
+        #expect(throws: TrustConfigurationRejection.self) {
+            try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
+        }
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl, members: .transport)
+        #expect(reloading.current.configuration.entry(for: "good.lab.test").minimumTLSVersion == .tls13)
+        try file.write(text("1.1"), modified: Date(timeIntervalSinceNow: 5))
+        #expect {
+            _ = try reloading.reload(force: true)
+        } throws: { error in
+            guard case .malformed(let file) = error as? TrustConfigurationRejection else { return false }
+            return file.problems.map(\.path) == ["$.hosts[0].minimumTLSVersion"]
+        }
+        #expect(reloading.generation == 1)
+        #expect(reloading.current.configuration.entry(for: "good.lab.test").minimumTLSVersion == .tls13)
+    }
+
+    /// A signed bundle's configuration is read with the members the verifier is given.
+    @Test func aSignedBundleIsReadWithTheMembersGiven() throws {
+        var entry = TrustConfiguration.Entry(host: try HostPattern("good.lab.test"))
+        entry.clientIdentity = TrustConfiguration.ClientIdentityReference(certificate: "chain.pem", key: "key.pem")
+        let bytes = Array(
+            TrustConfigurationBundle(configuration: TrustConfiguration(hosts: [entry]), sequence: 1, expires: Date(timeIntervalSinceNow: 3600))
+                .jsonText().utf8)
+        #expect(throws: TrustConfigurationRejection.self) { try TrustConfigurationBundle(parsing: bytes, publicSuffixes: Self.psl) }
+        let parsed = try TrustConfigurationBundle(parsing: bytes, publicSuffixes: Self.psl, members: .transport)
+        #expect(parsed.configuration.hosts.first?.clientIdentity?.key == "key.pem")
+    }
+}
