@@ -115,7 +115,7 @@ struct ConnectionPoolStateMachine: Sendable {
         guard !isShutDown else { return .fail(.shutDown) }
         let waiter = Waiter(id: request, mayUseHTTP2: mayUseHTTP2)
         let configuration = self.configuration
-        let admission = withKey(key, creating: true) { $0.admit(waiter, key: key, &$1, configuration) } ?? .wait
+        let admission = withKey(key, creating: true) { $0.admit(waiter, &$1, configuration) } ?? .wait
         if admission == .wait { waiting[request] = key }
         return admission
     }
@@ -123,7 +123,7 @@ struct ConnectionPoolStateMachine: Sendable {
     /// A request that needs a new connection of its own (see the type's notes).
     mutating func newConnectionRequested(key: PoolKey) -> Admission {
         guard !isShutDown else { return .fail(.shutDown) }
-        guard let connection = withKey(key, creating: true, { $0.startConnecting(key: key, &$1) }) else { return .fail(.shutDown) }
+        guard let connection = withKey(key, creating: true, { $0.startConnecting(&$1) }) else { return .fail(.shutDown) }
         return .connect(connection)
     }
 
@@ -261,7 +261,7 @@ struct ConnectionPoolStateMachine: Sendable {
     /// request `actions` serves (these and the event's own) stops waiting.
     private mutating func served(_ key: PoolKey, into actions: inout [Action]) {
         let configuration = self.configuration
-        withKey(key) { $0.serve(key: key, &$1, configuration, into: &actions) }
+        withKey(key) { $0.serve(&$1, configuration, into: &actions) }
         for action in actions {
             switch action {
             case .lease(_, let request), .connect(_, let request): waiting[request] = nil
@@ -276,7 +276,7 @@ struct ConnectionPoolStateMachine: Sendable {
     /// allocations per keep-alive request).
     @discardableResult
     private mutating func withKey<T>(_ key: PoolKey, creating: Bool = false, _ body: (inout KeyState, inout Registry) -> T) -> T? {
-        guard var state = keys.removeValue(forKey: key) ?? (creating ? KeyState() : nil) else { return nil }
+        guard var state = keys.removeValue(forKey: key) ?? (creating ? KeyState(key: key) : nil) else { return nil }
         let result = body(&state, &registry)
         if !state.isUnused { keys[key] = state }
         return result
