@@ -52,6 +52,7 @@ let package = Package(
             dependencies: [
                 "FuzzSupport",
                 .product(name: "Trust", package: "swift-trust"),
+                .product(name: "TrustNIO", package: "swift-trust"),
                 .product(name: "TrustConfigurationImport", package: "swift-trust"),
             ]
         ),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Trust
+import TrustNIO
 import X509
 
 /// `trust check-config FILE`: validates a trust configuration file and summarises it per host.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Trust
 import TrustHTTP
+import TrustNIO
 import X509
 
 /// Trust options shared by `evaluate` and `get` (each command names its own anchor-file option:

@@ -53,6 +53,22 @@ struct ConfigSigningCLITests {
         #expect(try await run(CLI.binary, ["config", "verify", "--pub", dir + "/other/signing.pub", "--pub", publicKey, bundle]).0 == 0)
     }
 
+    /// A bundle whose configuration uses TrustNIO's members (`minimumTLSVersion`, `clientIdentity`) is signed and
+    /// verified: both commands read it as a session would.
+    @Test func aBundleWithTransportMembersIsSignedAndVerified() async throws {
+        let dir = try temporaryDirectory()
+        #expect(try await run(CLI.binary, ["config", "keygen", "--out", dir]).0 == 0)
+        let bundle = dir + "/bundle.json"
+        try """
+        {"bundleVersion": 1, "sequence": 1, "expires": "2099-01-01T00:00:00Z",
+         "configuration": {"version": 1, "base": {"minimumTLSVersion": "1.3", "clientIdentity": {"pkcs12": "id.p12"}}}}
+        """.write(toFile: bundle, atomically: true, encoding: .utf8)
+        let (signed, _, signErr) = try await run(CLI.binary, ["config", "sign", "--key", dir + "/signing.key", bundle])
+        #expect(signed == 0, "\(signErr)")
+        let (valid, _, validErr) = try await run(CLI.binary, ["config", "verify", "--pub", dir + "/signing.pub", bundle])
+        #expect(valid == 0, "\(validErr)")
+    }
+
     @Test func keysAndBundlesAreChecked() async throws {
         let dir = try temporaryDirectory()
         #expect(try await run(CLI.binary, ["config", "keygen", "--out", dir]).0 == 0)

@@ -34,6 +34,34 @@ struct TrustConfigurationCLITests {
         #expect(try await run(CLI.binary, ["check-config"]).0 == 2)
     }
 
+    /// `minimumTLSVersion` and `clientIdentity` (TrustNIO's members) are read by every command that reads a file:
+    /// `check-config` shows them, and `get` applies the TLS minimum — a server that stops at TLS 1.2 is refused.
+    @Test func transportMembersAreReadAndApplied() async throws {
+        let server = try await LabServer.start(
+            name: "tls12", host: "good.lab.test", chain: Lab.chain("good"), privateKey: try #require(Lab.pki.servers["good"]).privateKey,
+            maximumTLSVersion: .tlsv12)
+        try await withTeardown({ try? await server.shutdown() }) {
+            let lab = CLI.lab
+            func config(_ members: String) throws -> String {
+                try write(
+                    """
+                    {"version": 1, "hosts": [{"host": "good.lab.test", \(members)
+                      "anchors": {"certificates": ["\(lab)/roots.pem"], "replaceSystem": true}}]}
+                    """)
+            }
+            let both = try config(
+                #""minimumTLSVersion": "1.3", "clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"},"#)
+            let (checked, summary, checkErr) = try await run(CLI.binary, ["check-config", both])
+            #expect(checked == 0, "\(checkErr)")
+            #expect(summary.contains("TLS ≥ 1.3") && summary.contains("client identity"), "\(summary)")
+            let base = ["get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1", "-o", "/dev/null"]
+            let (refused, _, why) = try await run(CLI.binary, base + ["--config", try config(#""minimumTLSVersion": "1.3","#)])
+            #expect(refused != 0 && why.contains("TLS 1.3"), "\(refused): \(why)")
+            let (fetched, _, fetchErr) = try await run(CLI.binary, base + ["--config", try config(#""minimumTLSVersion": "1.2","#)])
+            #expect(fetched == 0, "\(fetchErr)")
+        }
+    }
+
     @Test func getWithAConfiguration() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         try await withTeardown({ try? await server.shutdown() }) {

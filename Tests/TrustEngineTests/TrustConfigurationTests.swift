@@ -67,6 +67,20 @@ struct TrustConfigurationTests {
         }
     }
 
+    /// A file of mistakes is listed up to a limit, then counted; the note on members defined above the engine is
+    /// given once, on the first unknown member.
+    @Test func problemsAreListedUpToALimitAndTheNoteOnce() {
+        let members = (0..<1_500).map { #""m\#($0)": 0"# }.joined(separator: ", ")
+        do {
+            _ = try TrustConfiguration.parse(#"{"version": 1, "base": {\#(members)}}"#, publicSuffixes: nil)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.problems.count == 1_001)
+            #expect(error.problems.last?.path == "$" && error.problems.last?.message == "500 more problems not listed")
+            #expect(error.problems.filter { $0.message.contains("TrustConfigurationMembers.transport") }.map(\.path) == ["$.base.m0"])
+        }
+    }
+
     /// Explicit true and false are read as written; numbers and strings are not booleans.
     @Test func booleansRoundTripExactly() throws {
         let psl = PublicSuffixList(contents: "com\n")

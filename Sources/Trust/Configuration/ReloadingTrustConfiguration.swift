@@ -72,7 +72,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     public let evaluationCacheSettings: EvaluationCacheSettings?
     /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:members:)``).
     public let publicSuffixes: PublicSuffixList?
-    /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``).
+    /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``); `.engine`
+    /// for one made from a configuration, which reads no file.
     public let members: TrustConfigurationMembers
     private let now: @Sendable () -> Date
     private let state: LockedState<State>

@@ -6,7 +6,7 @@ import X509
 /// ```json
 /// {
 ///   "version": 1,
-///   "base": { "minimumTLSVersion": "1.2" },
+///   "base": { "minimumRSABits": 2048 },
 ///   "hosts": [
 ///     { "host": "**.example.com", "exclude": ["legacy.example.com"],
 ///       "pins": { "sha256": ["sha256/…", "sha256/…"], "expires": "2027-06-01T00:00:00Z" },

@@ -59,7 +59,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
         }
         var checker = TrustConfiguration.Checker(publicSuffixes: publicSuffixes)
         guard let fields = checker.members(document, "$", allowed: ["bundleVersion", "sequence", "expires", "configuration"]) else {
-            throw TrustConfigurationRejection.malformed(TrustConfigurationFileError(problems: checker.problems))
+            throw TrustConfigurationRejection.malformed(TrustConfigurationFileError(problems: checker.reported))
         }
         var envelope = Envelope()
         envelope.read(fields, into: &checker)
@@ -67,7 +67,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
         var inner = TrustConfiguration.Checker(publicSuffixes: publicSuffixes, members: members)
         let configuration = fields["configuration"].flatMap { inner.configuration($0) }
         if fields["configuration"] == nil { checker.problem("$.configuration", "is required (a configuration file's object)") }
-        let problems = checker.problems + inner.problems.map { TrustConfigurationProblem(path: "$.configuration" + $0.path.dropFirst(), message: $0.message) }
+        let problems = checker.reported + inner.reported.map { TrustConfigurationProblem(path: "$.configuration" + $0.path.dropFirst(), message: $0.message) }
         guard problems.isEmpty, let sequence = envelope.sequence, let expires = envelope.expires, let configuration else {
             throw TrustConfigurationRejection.malformed(TrustConfigurationFileError(problems: problems))
         }

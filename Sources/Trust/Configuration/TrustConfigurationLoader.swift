@@ -51,7 +51,7 @@ extension TrustConfiguration {
         }
         var checker = Checker(publicSuffixes: publicSuffixes, members: members)
         let configuration = checker.configuration(document)
-        guard checker.problems.isEmpty, let configuration else { throw TrustConfigurationFileError(problems: checker.problems) }
+        guard checker.problems.isEmpty, let configuration else { throw TrustConfigurationFileError(problems: checker.reported) }
         return configuration
     }
 
@@ -83,8 +83,22 @@ extension TrustConfiguration {
     package struct Checker {
         let publicSuffixes: PublicSuffixList?
         let layered: TrustConfigurationMembers
-        package var problems: [TrustConfigurationProblem] = []
+        /// The problems found, the first ``problemLimit`` of them (see ``reported``).
+        package private(set) var problems: [TrustConfigurationProblem] = []
+        /// Problems found beyond ``problemLimit``: counted, not kept.
+        private(set) var unlisted = 0
         var warnedMissingList = false
+        /// A note on unknown members has been given: it is given once a file.
+        var noted = false
+
+        /// The most problems listed: a 4 MiB file of one-character mistakes would otherwise make hundreds of
+        /// thousands, each quoting the members known, and hold hundreds of megabytes.
+        static let problemLimit = 1000
+
+        /// Every problem listed, then how many more there were.
+        package var reported: [TrustConfigurationProblem] {
+            unlisted == 0 ? problems : problems + [TrustConfigurationProblem(path: "$", message: "\(unlisted) more problems not listed")]
+        }
 
         init(publicSuffixes: PublicSuffixList?, members: TrustConfigurationMembers = .engine) {
             self.publicSuffixes = publicSuffixes
@@ -92,11 +106,15 @@ extension TrustConfiguration {
         }
 
         package mutating func problem(_ path: String, _ message: String) {
+            guard problems.count < Self.problemLimit else {
+                unlisted += 1
+                return
+            }
             problems.append(TrustConfigurationProblem(path: path, message: message))
         }
 
         /// The members of an object, reporting unknown ones; nil (with a problem) if not an object.
-        /// `note` follows the list of known members in the problem an unknown one makes.
+        /// `note` follows the list of known members in the problem the first unknown one of the file makes.
         package mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>, note: String = "") -> [String: JSONValue]? {
             guard case .object(let list) = value else {
                 problem(path, "must be an object, not \(value.kindName)")
@@ -107,7 +125,9 @@ extension TrustConfiguration {
                 if allowed.contains(member.key) {
                     result[member.key] = member.value
                 } else {
-                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", "))\(note))")
+                    let suffix = noted ? "" : note
+                    noted = noted || !note.isEmpty
+                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", "))\(suffix))")
                 }
             }
             return result

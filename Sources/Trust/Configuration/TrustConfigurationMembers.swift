@@ -13,6 +13,8 @@
 public struct TrustConfigurationMembers: Sendable {
     /// How one member is read: its name, and the reader that stores its value on the entry.
     struct Reader: Sendable {
+        /// The member's type, to tell two members of one name apart.
+        let type: ObjectIdentifier
         let read: @Sendable (JSONValue, String, inout TrustConfiguration.Checker, inout TrustConfiguration.Entry) -> Void
     }
 
@@ -28,15 +30,20 @@ public struct TrustConfigurationMembers: Sendable {
     /// A set holding one member.
     package init<Member: TrustConfigurationMember>(_: Member.Type) {
         readers = [
-            Member.name: Reader { value, path, checker, entry in
+            Member.name: Reader(type: ObjectIdentifier(Member.self)) { value, path, checker, entry in
                 entry[member: Member.self] = Member.read(value, at: path, checker: &checker)
             }
         ]
     }
 
-    /// The members of both sets.
+    /// The members of both sets. Two different members of one name would be a programming error in the modules
+    /// that define them (one would read the other's values); a set holding the same member twice is fine.
     public func union(_ other: TrustConfigurationMembers) -> TrustConfigurationMembers {
-        TrustConfigurationMembers(readers: readers.merging(other.readers) { first, _ in first })
+        TrustConfigurationMembers(
+            readers: readers.merging(other.readers) { first, second in
+                precondition(first.type == second.type, "two configuration members are named alike")
+                return first
+            })
     }
 
     /// The names of the members, sorted.
