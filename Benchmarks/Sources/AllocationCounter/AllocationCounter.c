@@ -41,7 +41,7 @@ static inline void count_one(void) { atomic_fetch_add_explicit(&allocations, 1, 
 //
 // While on, every allocation records its call stack (glibc's backtrace) in a table keyed by address,
 // and every free removes it, so the report lists what is still allocated, grouped by where it was
-// allocated. The tables are mmapped (not allocated through malloc); a thread-local flag keeps the
+// allocated — or, ranked by allocations made (mode 2), where an allocation count comes from. The tables are mmapped (not allocated through malloc); a thread-local flag keeps the
 // tracker from tracking its own allocations (backtrace loads libgcc_s on first use). Slow: for
 // finding where memory goes, not for timing.
 
@@ -54,6 +54,7 @@ struct site {
     long long bytes;
     long long count;
     long long peak;  // the most bytes live at once
+    long long made;  // allocations made here while tracking, freed or not
 };
 
 struct live {
@@ -95,6 +96,7 @@ static void track_allocation(void *pointer) {
         if (site->hash == hash) {
             site->bytes += bytes;
             site->count += 1;
+            site->made += 1;
             if (site->bytes > site->peak) site->peak = site->bytes;
             unsigned int entry = (unsigned int)(mix((unsigned long long)pointer) & (LIVE_SLOTS - 1));
             unsigned int probes = 0;
@@ -134,6 +136,10 @@ void allocation_counter_sites_start(void) {
             site_table = NULL;
             return;
         }
+    } else {
+        // A new recording: the kernel gives back the tables' pages zeroed, when next touched.
+        madvise(site_table, sizeof(struct site) * SITE_SLOTS, MADV_DONTNEED);
+        madvise(live_table, sizeof(struct live) * LIVE_SLOTS, MADV_DONTNEED);
     }
     void *frames[4];
     in_tracker = 1;
@@ -142,16 +148,27 @@ void allocation_counter_sites_start(void) {
     atomic_store(&sites_on, 1);
 }
 
-static int by_peak = 0;
+static int report_mode = 0;  // 0: live bytes, 1: peak live bytes, 2: allocations made
+
+// What a site is ranked by in the report (`mode` of allocation_counter_sites_report).
+static long long ranked(const struct site *site) {
+    switch (report_mode) {
+        case 1: return site->peak;
+        case 2: return site->made;
+        default: return site->bytes;
+    }
+}
 
 static int by_bytes(const void *left, const void *right) {
-    const struct site *l = &site_table[*(const unsigned int *)left], *r = &site_table[*(const unsigned int *)right];
-    long long a = by_peak ? l->peak : l->bytes, b = by_peak ? r->peak : r->bytes;
+    long long a = ranked(&site_table[*(const unsigned int *)left]), b = ranked(&site_table[*(const unsigned int *)right]);
     return a < b ? 1 : (a > b ? -1 : 0);
 }
 
-void allocation_counter_sites_report(int top, long long divisor, int peak) {
-    by_peak = peak;
+static const char *const report_titles[] = {"live heap allocated while tracking", "sum of each call site's peak live heap while tracking",
+                                             "allocations made while tracking"};
+
+void allocation_counter_sites_report(int top, long long divisor, int mode) {
+    report_mode = mode >= 0 && mode <= 2 ? mode : 0;
     atomic_store(&sites_on, 0);
     if (site_table == NULL) return;
     in_tracker = 1;
@@ -159,20 +176,20 @@ void allocation_counter_sites_report(int top, long long divisor, int peak) {
     int used = 0;
     long long total = 0;
     for (unsigned int slot = 0; slot < SITE_SLOTS; slot++) {
-        if (site_table[slot].depth > 0 && (peak ? site_table[slot].peak : site_table[slot].bytes) > 0) {
+        if (site_table[slot].depth > 0 && ranked(&site_table[slot]) > 0) {
             order[used++] = slot;
-            total += peak ? site_table[slot].peak : site_table[slot].bytes;
+            total += ranked(&site_table[slot]);
         }
     }
     qsort(order, (size_t)used, sizeof(unsigned int), by_bytes);
     if (divisor < 1) divisor = 1;
-    fprintf(stderr, "%s: %lld bytes (%.1f per unit) at %d call sites\n", peak ? "sum of each call site's peak live heap while tracking" : "live heap allocated while tracking",
-            total, (double)total / (double)divisor, used);
+    const char *unit = report_mode == 2 ? "allocations" : "bytes";
+    fprintf(stderr, "%s: %lld %s (%.1f per unit) at %d call sites\n", report_titles[report_mode], total, unit, (double)total / (double)divisor, used);
     for (int rank = 0; rank < used && rank < top; rank++) {
         struct site *site = &site_table[order[rank]];
-        long long shown = peak ? site->peak : site->bytes;
-        fprintf(stderr, "#%d %lld bytes (%.1f per unit), %lld blocks (%.2f per unit)\n", rank + 1, shown, (double)shown / (double)divisor, site->count,
-                (double)site->count / (double)divisor);
+        long long shown = ranked(site);
+        fprintf(stderr, "#%d %lld %s (%.2f per unit), %lld blocks still live (%.2f per unit)\n", rank + 1, shown, unit, (double)shown / (double)divisor,
+                site->count, (double)site->count / (double)divisor);
         for (int index = 0; index < site->depth; index++) {
             Dl_info info;
             // Module and offset, for a symbolizer (symbols of the executable itself are not in its dynamic table).
@@ -242,7 +259,7 @@ long long allocation_counter_count(void) { return atomic_load_explicit(&allocati
 #else
 long long allocation_counter_count(void) { return -1; }
 void allocation_counter_sites_start(void) {}
-void allocation_counter_sites_report(int top, long long divisor, int peak) {}
+void allocation_counter_sites_report(int top, long long divisor, int mode) {}
 #endif
 
 #if defined(__linux__) && defined(__GLIBC__)

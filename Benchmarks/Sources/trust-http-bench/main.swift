@@ -30,6 +30,9 @@ import X509
 // the burst (its transient memory). Valgrind's heap tools cannot run this binary.
 // BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name holds one of the texts: "HTTP/2 new connection",
 // "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection.
+// BENCH_ALLOC_SITES=N prints, after each Session allocation figure, the N call sites (stacks) that made the most
+// allocations per request during its loop (the in-process server's included), as module+offset: pipe the output
+// through Benchmarks/symbolize-sites.py. Tracking slows the loop; the figure itself is counted as without it.
 
 enum Client: String {
     case session
@@ -289,16 +292,21 @@ for proto in [Protocol.http1, .http2] {
             label: "  … evaluation cache off, \(count) client\(count > 1 ? "s" : "")", clients: count,
             { try await sessionGet(uncached[$0], base + "/close") }, { try await clientGet(clients[$0], base + "/close") })
     }
-    // Heap allocations per keep-alive request, one client, after a warm-up.
+    // Heap allocations per keep-alive request, one client, after a warm-up. With `sites`, the call sites
+    // that made the most allocations during the loop are printed after it (the server's included).
     let requests = 2000
-    func allocations(_ request: @Sendable () async throws -> Void) async throws -> Double {
+    func allocations(sites: Int? = nil, _ request: @Sendable () async throws -> Void) async throws -> Double {
         for _ in 0..<50 { try await request() }
+        if sites != nil { allocation_counter_sites_start() }  // before the count: its first call loads the unwinder
         let start = allocation_counter_count()
         for _ in 0..<requests { try await request() }
-        return Double(allocation_counter_count() - start) / Double(requests)
+        let made = allocation_counter_count() - start
+        if let sites { allocation_counter_sites_report(Int32(sites), Int64(requests), 2) }
+        return Double(made) / Double(requests)
     }
     if wanted("\(proto.rawValue) allocations per keep-alive GET") {
-        let ourAllocations = try await allocations { try await sessionGet(session, base + "/") }
+        let sites = ProcessInfo.processInfo.environment["BENCH_ALLOC_SITES"].flatMap { Int($0) }
+        let ourAllocations = try await allocations(sites: sites) { try await sessionGet(session, base + "/") }
         let theirAllocations = try await allocations { try await clientGet(client, base + "/") }
         row("\(proto.rawValue) allocations per keep-alive GET", ourAllocations, theirAllocations, unit: "", format: "%10.1f")
     }

@@ -18,12 +18,14 @@ void allocation_counter_trim(void);
 void allocation_counter_print_arenas(void);
 
 /// Starts recording, for every allocation from now on, where it was made (its call stack); frees remove
-/// it. Slow; nothing on Linux/glibc builds with ALLOCATION_COUNTER_OFF or elsewhere.
+/// it. Each call starts a new recording, forgetting the last. Slow; nothing on Linux/glibc builds with
+/// ALLOCATION_COUNTER_OFF or elsewhere.
 void allocation_counter_sites_start(void);
 
 /// Stops recording and prints to standard error the `top` call sites holding the most bytes still
-/// allocated (`peak` 0), or that held the most at once while recording (`peak` 1: transient memory), with
-/// figures per unit (`divisor`: e.g. the number of connections).
-void allocation_counter_sites_report(int top, long long divisor, int peak);
+/// allocated (`mode` 0), that held the most at once while recording (`mode` 1: transient memory), or that
+/// made the most allocations while recording, freed or not (`mode` 2: where an allocation count comes from),
+/// with figures per unit (`divisor`: e.g. the number of connections or requests).
+void allocation_counter_sites_report(int top, long long divisor, int mode);
 
 #endif
