@@ -85,19 +85,7 @@ final class Connection: Sendable {
         if multiplexer == nil { _ = exchange.bind(channel) }
         let responseHead = try await withTaskCancellationHandler {
             channel.eventLoop.execute { [self] in
-                @Sendable func arm<T>(_ timeout: Duration, total: Bool, until end: EventLoopFuture<T>) {
-                    let timer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                        timeouts.onTimeout()
-                        exchange.abort(SessionError(.timedOut, exchange.timeoutMessage(timeouts.message(total)), url: url))
-                    }
-                    end.whenComplete { _ in timer.cancel() }
-                }
-                if let total = timeouts.total, timeouts.totalCoversHead {
-                    arm(total, total: true, until: exchange.completion.futureResult)
-                } else {
-                    arm(timeouts.head, total: false, until: exchange.responseHead.futureResult)
-                    if let total = timeouts.total { arm(total, total: true, until: exchange.completion.futureResult) }
-                }
+                exchange.armDeadlines(timeouts, on: channel.eventLoop)
                 if let multiplexer {
                     openStream(for: exchange, on: multiplexer)
                 } else {

@@ -53,6 +53,11 @@ final class HTTPExchange: Sendable {
         /// The channel the exchange runs on, once known (``bind(_:)``): the connection's for HTTP/1.1,
         /// its stream's for HTTP/2.
         var channel: (any Channel)?
+        /// The armed deadlines (``armDeadlines(_:on:)``): until the response head, until the end.
+        var headDeadline: NIOScheduledCallback?
+        var totalDeadline: NIOScheduledCallback?
+        /// What a deadline that passes runs and says (set when the first is armed).
+        var timeouts: Connection.ExchangeTimeouts?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -61,7 +66,9 @@ final class HTTPExchange: Sendable {
     var endedReusable: Bool { state.withLockedValue { $0.reusable } }
 
     /// An exchange whose channel is bound later, on `eventLoop` (``bind(_:)``): an HTTP/2 stream opened
-    /// in the same event-loop turn as the request is written.
+    /// in the same event-loop turn as the request is written. Not inlined: in `Session.exchange`, where a request
+    /// waits for its head, the state it builds took room in the frame (measured: "Frame sizes" in RequestFlow.md).
+    @inline(never)
     init(
         head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, eventLoop: any EventLoop, url: URL? = nil, readTimeout: Duration? = nil,
         limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
@@ -166,18 +173,26 @@ final class HTTPExchange: Sendable {
         channel.writeAndFlush(self, promise: written)
     }
 
-    /// The final response head arrived.
+    /// The final response head arrived: its deadline is cancelled.
     func deliver(_ head: HTTPResponseHead) {
-        state.withLockedValue { $0.headDelivered = true }
+        let deadline = state.withLockedValue { state in
+            state.headDelivered = true
+            return state.headDeadline.take()
+        }
         responseHead.succeed(head)
+        deadline?.cancel()
     }
 
-    /// The response ended normally.
+    /// The response ended normally: the deadline of the end is cancelled.
     func finish(keepAlive: Bool) {
         guard markEnded() else { return }
-        state.withLockedValue { $0.reusable = keepAlive }
+        let deadline = state.withLockedValue { state in
+            state.reusable = keepAlive
+            return state.totalDeadline.take()
+        }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
+        deadline?.cancel()
     }
 
     /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
@@ -189,10 +204,31 @@ final class HTTPExchange: Sendable {
     }
 
     private func failEnded(_ error: any Error) {
-        if !state.withLockedValue({ $0.headDelivered }) { responseHead.fail(error) }
+        let (headDelivered, deadlines) = state.withLockedValue { state in
+            (state.headDelivered, (state.headDeadline.take(), state.totalDeadline.take()))
+        }
+        if !headDelivered { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
         completion.fail(error)
+        deadlines.0?.cancel()
+        deadlines.1?.cancel()
     }
+
+    /// Keeps `deadline` (``armDeadlines(_:on:)``), and what it runs and says when it passes (`timeouts`), until the
+    /// end it waits for — the response head, or the end (`total`) — or cancels it at once when that end came first
+    /// (the exchange failed before the deadlines were armed).
+    func keepDeadline(_ deadline: NIOScheduledCallback, total: Bool, timeouts: Connection.ExchangeTimeouts) {
+        let settled = state.withLockedValue { state -> Bool in
+            if state.ended || (!total && state.headDelivered) { return true }
+            if total { state.totalDeadline = deadline } else { state.headDeadline = deadline }
+            state.timeouts = timeouts
+            return false
+        }
+        if settled { deadline.cancel() }
+    }
+
+    /// What the armed deadlines run and say when they pass (nil before one is armed).
+    var deadlineTimeouts: Connection.ExchangeTimeouts? { state.withLockedValue { $0.timeouts } }
 
     /// The reader gave up on the response: as ``abort(_:)``, but only while it has not ended — checked and
     /// marked at once, so that a connection already back in the pool (or carrying another request) is

@@ -22,7 +22,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The task that streams the body (see ``streamBody(_:length:id:of:context:)``), until it has written the end.
     private var bodyTask: Task<Void, Never>?
     /// The read timeout's next check.
-    private var readTimer: Scheduled<Void>?
+    private var readTimer: NIOScheduledCallback?
     /// At the end of an HTTP/2 stream channel's pipeline (not an HTTP/1.1 connection's).
     private let isHTTP2Stream: Bool
 
@@ -305,16 +305,32 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The read timeout: checked when it could have run out, re-armed for what is left while bytes
-    /// keep arriving; not counted while the reader is behind (the channel is not reading then).
+    /// keep arriving; not counted while the reader is behind (the channel is not reading then). A loop that is
+    /// shutting down runs no check, as a task scheduled on it would have failed.
     private func scheduleReadTimer(_ id: Machine.RequestID, of exchange: HTTPExchange, in delay: TimeAmount, context: ChannelHandlerContext) {
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        readTimer = context.eventLoop.scheduleTask(in: delay) {
-            let (handler, context) = loopBound.value
-            switch handler.machine.readTimerFired(id, now: context.eventLoop.now, readsHeld: exchange.flow.isHoldingReads) {
-            case .none: break
-            case .reschedule(let next): handler.scheduleReadTimer(id, of: exchange, in: next, context: context)
-            case .end(let ending): handler.perform(ending, context: context)
-            }
+        let check = ReadTimeoutCheck(handler: self, context: context, id: id, exchange: exchange)
+        readTimer = try? context.eventLoop.assumeIsolated().scheduleCallback(in: delay, handler: check)
+    }
+
+    /// The read timeout's check of request `id` is due.
+    private func readTimerFired(_ id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext) {
+        switch machine.readTimerFired(id, now: context.eventLoop.now, readsHeld: exchange.flow.isHoldingReads) {
+        case .none: break
+        case .reschedule(let next): scheduleReadTimer(id, of: exchange, in: next, context: context)
+        case .end(let ending): perform(ending, context: context)
+        }
+    }
+
+    /// A read timeout check (``scheduleReadTimer(_:of:in:context:)``), run by the event loop as a scheduled
+    /// callback: one box per check, where a scheduled task allocated its promise and three closure contexts.
+    private struct ReadTimeoutCheck: NIOScheduledCallbackHandler {
+        let handler: HTTPExchangeHandler
+        let context: ChannelHandlerContext
+        let id: Machine.RequestID
+        let exchange: HTTPExchange
+
+        func handleScheduledCallback(eventLoop: some EventLoop) {
+            handler.readTimerFired(id, of: exchange, context: context)
         }
     }
 }

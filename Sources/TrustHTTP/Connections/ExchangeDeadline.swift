@@ -1,0 +1,46 @@
+import NIOCore
+
+/// A deadline of an ``HTTPExchange`` — until its response head, or until its end (`total`) — run by its event
+/// loop as a scheduled callback: when it passes first, the exchange fails as timed out, and the exchange cancels it
+/// when the end it waits for comes first.
+///
+/// Two references, held in the loop's timer queue as they are: arming one allocates nothing, where a scheduled task
+/// allocated its promise, three closure contexts and a callback to cancel it when the awaited future completed.
+struct ExchangeDeadline: NIOScheduledCallbackHandler, Sendable {
+    let exchange: HTTPExchange
+    let total: Bool
+
+    func handleScheduledCallback(eventLoop: some EventLoop) {
+        exchange.deadlinePassed(total: total)
+    }
+}
+
+extension HTTPExchange {
+    /// Arms the deadlines of `timeouts` on `eventLoop` (the exchange's): one for the whole exchange when it also
+    /// bounds the head, else one for the head and, when set, one for the end. On the event loop, before the request
+    /// is written. `timeouts` is kept with the deadlines rather than given to the exchange's initializer, whose
+    /// argument took room in the frame of `Session.exchange` (measured: "Frame sizes" in RequestFlow.md).
+    func armDeadlines(_ timeouts: Connection.ExchangeTimeouts, on eventLoop: any EventLoop) {
+        if let total = timeouts.total, timeouts.totalCoversHead {
+            armDeadline(total: true, in: total, timeouts, on: eventLoop)
+        } else {
+            armDeadline(total: false, in: timeouts.head, timeouts, on: eventLoop)
+            if let total = timeouts.total { armDeadline(total: true, in: total, timeouts, on: eventLoop) }
+        }
+    }
+
+    /// One deadline, kept until the end it waits for (``keepDeadline(_:total:timeouts:)``); a loop that is shutting
+    /// down runs no timer, as a task scheduled on it would have failed.
+    private func armDeadline(total: Bool, in timeout: Duration, _ timeouts: Connection.ExchangeTimeouts, on eventLoop: any EventLoop) {
+        let handler = ExchangeDeadline(exchange: self, total: total)
+        guard let deadline = try? eventLoop.scheduleCallback(in: .nanoseconds(timeout.nanoseconds), handler: handler) else { return }
+        keepDeadline(deadline, total: total, timeouts: timeouts)
+    }
+
+    /// A deadline passed before the end it waits for: whoever waits hears of the timeout at once.
+    func deadlinePassed(total: Bool) {
+        guard let timeouts = deadlineTimeouts else { return }
+        timeouts.onTimeout()
+        abort(SessionError(.timedOut, timeoutMessage(timeouts.message(total)), url: url))
+    }
+}
