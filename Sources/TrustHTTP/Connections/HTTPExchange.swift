@@ -232,10 +232,10 @@ final class HTTPExchange: Sendable {
 
     /// The reader gave up on the response: as ``abort(_:)``, but only while it has not ended — checked and
     /// marked at once, so that a connection already back in the pool (or carrying another request) is
-    /// never closed.
-    func abandonUnlessEnded(_ error: any Error) {
+    /// never closed. `error` is made only then: a body read to its end, the common case, boxes no error.
+    func abandonUnlessEnded(_ error: @autoclosure () -> any Error) {
         guard markEnded() else { return }
-        failEnded(error)
+        failEnded(error())
         state.withLockedValue { $0.channel }?.close(promise: nil)
     }
 
