@@ -4,7 +4,10 @@ import NIOCore
 /// Backpressure for a streamed response body: the channel stops reading from the socket while more
 /// than `highWatermark` bytes wait unread, and resumes once the reader is below `lowWatermark`.
 /// (For HTTP/2 the stream's flow-control window then stops the server as well.)
-final class BodyFlowControl: Sendable {
+///
+/// A value whose copies share one state (its lock's box): one allocation per exchange, where a class holding the
+/// box took two.
+struct BodyFlowControl: Sendable {
     private struct State {
         var buffered = 0
         var readPending = false
