@@ -19,12 +19,18 @@ final class HTTP2StatusGuard: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         if case .headers(let headers) = unwrapInboundIn(data) {
-            for status in headers.headers[":status"] where status.utf8.count != 3 || !status.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            // Each `:status` field (its name in any case, as HPACKHeaders' subscript finds it), without the array of
+            // values that subscript builds.
+            for (name, status, _) in headers.headers where HeaderName.equal(name, ":status") && !Self.isThreeDigits(status) {
                 failed = true
                 context.fireErrorCaught(InvalidStatus())
                 return
             }
         }
         context.fireChannelRead(data)
+    }
+
+    private static func isThreeDigits(_ status: String) -> Bool {
+        status.utf8.count == 3 && status.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 }
