@@ -183,16 +183,17 @@ final class HTTPExchange: Sendable {
         deadline?.cancel()
     }
 
-    /// The response ended normally: the deadline of the end is cancelled.
+    /// The response ended normally: its deadlines are cancelled — the end's, and the head's should it still be armed.
     func finish(keepAlive: Bool) {
         guard markEnded() else { return }
-        let deadline = state.withLockedValue { state in
+        let deadlines = state.withLockedValue { state in
             state.reusable = keepAlive
-            return state.totalDeadline.take()
+            return (state.headDeadline.take(), state.totalDeadline.take())
         }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
-        deadline?.cancel()
+        deadlines.0?.cancel()
+        deadlines.1?.cancel()
     }
 
     /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
