@@ -137,6 +137,19 @@ struct HTTPExchangeDeadlineTests {
         try await loop.shutdownGracefully()
     }
 
+    @Test func aDeadlinePassingAfterTheEndDoesNothing() async throws {
+        let channel = try await Self.http1Channel()
+        let passed = NIOLockedValueBox(0)
+        let exchange = try await Self.send(Self.timeouts(head: .seconds(10), total: .seconds(20), counting: passed), on: channel)
+        try await Self.receive("HTTP/1.1 204 No Content\r\n\r\n", on: channel)
+        #expect(try await exchange.completion.futureResult.get())
+        // A deadline already due as the response ended runs after its cancel.
+        try await channel.testingEventLoop.executeInContext { exchange.deadlinePassed(total: true) }
+        #expect(exchange.deadlineTimeouts == nil)
+        #expect(passed.withLockedValue { $0 } == 0)
+        #expect(channel.isActive)
+    }
+
     // MARK: Passed first
 
     @Test func theHeadDeadlineFailsTheHeadAndClosesTheChannel() async throws {

@@ -56,7 +56,8 @@ final class HTTPExchange: Sendable {
         /// The armed deadlines (``armDeadlines(_:on:)``): until the response head, until the end.
         var headDeadline: NIOScheduledCallback?
         var totalDeadline: NIOScheduledCallback?
-        /// What a deadline that passes runs and says (set when the first is armed).
+        /// What a deadline that passes runs and says: set when the first is armed, dropped when the exchange ends
+        /// (with the request's context it captures), so that a deadline passing after its cancel does nothing.
         var timeouts: Connection.ExchangeTimeouts?
     }
 
@@ -188,6 +189,7 @@ final class HTTPExchange: Sendable {
         guard markEnded() else { return }
         let deadlines = state.withLockedValue { state in
             state.reusable = keepAlive
+            state.timeouts = nil
             return (state.headDeadline.take(), state.totalDeadline.take())
         }
         bodyContinuation.finish()
@@ -206,7 +208,8 @@ final class HTTPExchange: Sendable {
 
     private func failEnded(_ error: any Error) {
         let (headDelivered, deadlines) = state.withLockedValue { state in
-            (state.headDelivered, (state.headDeadline.take(), state.totalDeadline.take()))
+            state.timeouts = nil
+            return (state.headDelivered, (state.headDeadline.take(), state.totalDeadline.take()))
         }
         if !headDelivered { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
