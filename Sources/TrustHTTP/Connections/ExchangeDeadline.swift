@@ -6,6 +6,10 @@ import NIOCore
 ///
 /// Two references, held in the loop's timer queue as they are: arming one allocates nothing, where a scheduled task
 /// allocated its promise, three closure contexts and a callback to cancel it when the awaited future completed.
+///
+/// `didCancelScheduledCallback(eventLoop:)` keeps its empty default and must stay empty: SwiftNIO runs it on the
+/// thread that cancels — possibly off the loop (``HTTPExchange/abort(_:)`` for a cancelled request) — while holding
+/// the loop's tasks lock, and when a shutting-down loop drops its pending timers.
 struct ExchangeDeadline: NIOScheduledCallbackHandler, Sendable {
     let exchange: HTTPExchange
     let total: Bool
@@ -29,8 +33,10 @@ extension HTTPExchange {
         }
     }
 
-    /// One deadline, kept until the end it waits for (``keepDeadline(_:total:timeouts:)``); a loop that is shutting
-    /// down runs no timer, as a task scheduled on it would have failed.
+    /// One deadline, kept until the end it waits for (``keepDeadline(_:total:timeouts:)``). Armed on the loop, where
+    /// SwiftNIO's scheduling does not throw (that the loop is still open is a precondition there); only scheduling
+    /// from another thread can, when waking the loop fails, and a loop already shut down then logs and drops the
+    /// callback. A deadline pending when its loop shuts down never runs (NIO cancels it).
     private func armDeadline(total: Bool, in timeout: Duration, _ timeouts: Connection.ExchangeTimeouts, on eventLoop: any EventLoop) {
         let handler = ExchangeDeadline(exchange: self, total: total)
         guard let deadline = try? eventLoop.scheduleCallback(in: .nanoseconds(timeout.nanoseconds), handler: handler) else { return }

@@ -305,8 +305,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The read timeout: checked when it could have run out, re-armed for what is left while bytes
-    /// keep arriving; not counted while the reader is behind (the channel is not reading then). A loop that is
-    /// shutting down runs no check, as a task scheduled on it would have failed.
+    /// keep arriving; not counted while the reader is behind (the channel is not reading then). Scheduled on the
+    /// loop, where SwiftNIO's scheduling does not throw (that the loop is still open is a precondition there); a check
+    /// pending when the loop shuts down never runs (NIO cancels it).
     private func scheduleReadTimer(_ id: Machine.RequestID, of exchange: HTTPExchange, in delay: TimeAmount, context: ChannelHandlerContext) {
         let check = ReadTimeoutCheck(handler: self, context: context, id: id, exchange: exchange)
         readTimer = try? context.eventLoop.assumeIsolated().scheduleCallback(in: delay, handler: check)
