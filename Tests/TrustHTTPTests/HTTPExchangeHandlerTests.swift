@@ -287,6 +287,23 @@ struct HTTPExchangeHandlerTests {
         try await stream.closeFuture.get()
     }
 
+    @Test func anHTTP2EmptyStatusNamedInCapitalsIsRefused() async throws {
+        let stream = try await Self.http2Stream()
+        let exchange = await Self.send(on: stream)
+        _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders([(":STATUS", "")]))))
+        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
+        try await stream.closeFuture.get()
+    }
+
+    @Test func anHTTP2EmptySecondStatusIsRefused() async throws {
+        let stream = try await Self.http2Stream()
+        let exchange = await Self.send(on: stream)
+        let headers = HPACKHeaders([(":status", "200"), (":status", "")])
+        _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers)))
+        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
+        try await stream.closeFuture.get()
+    }
+
     @Test func anHTTP2FloodOfInterimResponsesIsRefused() async throws {
         var limits = ResponseLimits()
         limits.maximumInformationalResponses = 2

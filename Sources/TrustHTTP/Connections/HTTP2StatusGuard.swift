@@ -19,8 +19,11 @@ final class HTTP2StatusGuard: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed else { return }
         if case .headers(let headers) = unwrapInboundIn(data) {
-            // Each `:status` field (its name in any case, as HPACKHeaders' subscript finds it), without the array of
-            // values that subscript builds.
+            // Each field named `:status` in any ASCII case (A–Z folded to a–z, every other byte exact), without the
+            // array of values HPACKHeaders' subscript builds. That subscript matches more loosely (it clears bit 0x20
+            // of each ASCII byte and skips non-ASCII positions), yet a name only it would match never gets here from
+            // a server: NIOHTTP2's header block validation, on by default, refuses names that are not lowercase
+            // tokens first (RFC 9113 §8.2.1), and its HTTP/1 codec reads `:status` by exact match.
             for (name, status, _) in headers.headers where HeaderName.equal(name, ":status") && !Self.isThreeDigits(status) {
                 failed = true
                 context.fireErrorCaught(InvalidStatus())
