@@ -183,6 +183,29 @@ struct HTTPExchangeDeadlineTests {
         #expect(passed.withLockedValue { $0 } == 1)
     }
 
+    /// A deadline passing ends the exchange as it checks it has not ended, before it runs `onTimeout`: a
+    /// cancellation landing after that check (here, from `onTimeout` itself) finds the exchange ended, so the
+    /// outcome the session reports (timed out, as `onTimeout` told it) is the one the exchange fails with.
+    @Test func aCancellationLandingAsTheDeadlinePassesDoesNotChangeItsOutcome() async throws {
+        let channel = try await Self.http1Channel()
+        let passed = NIOLockedValueBox(0)
+        let cancel = NIOLockedValueBox<HTTPExchange?>(nil)
+        let timeouts = Connection.ExchangeTimeouts(
+            head: .seconds(10), total: nil, read: nil,
+            onTimeout: {
+                passed.withLockedValue { $0 += 1 }
+                cancel.withLockedValue { $0 }?.abort(CancellationError())
+            })
+        let exchange = try await Self.send(timeouts, on: channel)
+        cancel.withLockedValue { $0 = exchange }
+        await channel.testingEventLoop.advanceTime(by: .seconds(10))
+        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        #expect(passed.withLockedValue { $0 } == 1)
+        #expect((error as? SessionError)?.code == .timedOut, "\(error)")
+        try await channel.closeFuture.get()
+        cancel.withLockedValue { $0 = nil }
+    }
+
     // MARK: The read timeout
 
     @Test func theReadTimeoutIsResetByEveryReadAndFailsAfterTheIdleInterval() async throws {

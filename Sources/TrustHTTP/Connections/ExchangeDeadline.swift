@@ -43,10 +43,9 @@ extension HTTPExchange {
         keepDeadline(deadline, total: total, timeouts: timeouts)
     }
 
-    /// A deadline passed before the end it waits for: whoever waits hears of the timeout at once.
+    /// A deadline passed before the end it waits for: whoever waits hears of the timeout at once
+    /// (``endTimedOut(_:)``: nothing if the exchange ended meanwhile).
     func deadlinePassed(total: Bool) {
-        guard let timeouts = deadlineTimeouts else { return }
-        timeouts.onTimeout()
-        abort(SessionError(.timedOut, timeoutMessage(timeouts.message(total)), url: url))
+        endTimedOut { SessionError(.timedOut, timeoutMessage($0.message(total)), url: url) }
     }
 }

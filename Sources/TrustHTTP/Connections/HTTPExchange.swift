@@ -231,6 +231,22 @@ final class HTTPExchange: Sendable {
         if settled { deadline.cancel() }
     }
 
+    /// A deadline passed: unless the exchange has ended, it ends — checked and marked at once, as
+    /// ``abandonUnlessEnded(_:)`` does, so that a cancellation or a response end racing the deadline keeps its own
+    /// outcome and `onTimeout` runs only for an exchange that fails timed out. Whoever waits then hears of
+    /// `error(timeouts)` and the channel closes. Nothing once the deadlines were dropped (the exchange ended).
+    func endTimedOut(_ error: (Connection.ExchangeTimeouts) -> any Error) {
+        let timeouts = state.withLockedValue { state -> Connection.ExchangeTimeouts? in
+            guard !state.ended, let timeouts = state.timeouts else { return nil }
+            state.ended = true
+            return timeouts
+        }
+        guard let timeouts else { return }
+        timeouts.onTimeout()
+        failEnded(error(timeouts))
+        state.withLockedValue { $0.channel }?.close(promise: nil)
+    }
+
     /// What the armed deadlines run and say when they pass (nil before one is armed).
     var deadlineTimeouts: Connection.ExchangeTimeouts? { state.withLockedValue { $0.timeouts } }
 
