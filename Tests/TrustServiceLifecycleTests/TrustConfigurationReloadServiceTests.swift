@@ -21,7 +21,9 @@ struct TrustConfigurationReloadServiceTests {
         let group = ServiceGroup(services: [TrustConfigurationReloadService(reloading, pollingEvery: .milliseconds(20))], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB))
+            // Atomically: a poll (every 20 ms) that read the file half written would refuse it first, and the
+            // event awaited here would be that refusal (the next poll would put the whole file in force).
+            try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB), atomically: true)
             var iterator = events.makeAsyncIterator()
             #expect(await iterator.next() == .swapped(generation: 2))
             await group.triggerGracefulShutdown()

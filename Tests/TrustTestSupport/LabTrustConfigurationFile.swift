@@ -30,8 +30,10 @@ package struct LabTrustConfigurationFile {
             """
     }
 
-    package func write(_ text: String, modified: Date? = nil) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    /// Writes the file in place, as an editor without atomic saves does (a poll may then read it half written);
+    /// `atomically`, through a new file renamed over it, so that no reader sees it half written.
+    package func write(_ text: String, modified: Date? = nil, atomically: Bool = false) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: atomically ? .atomic : [])
         var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
         if let modified { attributes[.modificationDate] = modified }
         try FileManager.default.setAttributes(attributes, ofItemAtPath: path)
