@@ -22,18 +22,6 @@ struct HTTPExchangeBindingTests {
         return channel
     }
 
-    private struct Succeeded: Error {}
-
-    /// The error `future` failed with (`Succeeded` thrown if it succeeded).
-    private func failure<T: Sendable>(of future: EventLoopFuture<T>) async throws -> any Error {
-        do {
-            _ = try await future.get()
-        } catch {
-            return error
-        }
-        throw Succeeded()
-    }
-
     @Test func anExchangeThatEndedBeforeItsStreamOpenedRefusesTheStream() async throws {
         let channel = try await connectedChannel()
         let exchange = makeExchange(on: channel.eventLoop)

@@ -13,8 +13,6 @@ import TrustTestSupport
 /// runs, however far time moves on. Time is the test loop's.
 @Suite("HTTPExchange deadlines: kept, cancelled, and passed", .paced)
 struct HTTPExchangeDeadlineTests {
-    private struct Succeeded: Error {}
-
     /// The HTTP/1.1 pipeline of a connection (no TLS), connected.
     private static func http1Channel() async throws -> NIOAsyncTestingChannel {
         let channel = try await NIOAsyncTestingChannel { channel in
@@ -50,16 +48,6 @@ struct HTTPExchangeDeadlineTests {
 
     private static func receive(_ text: String, on channel: NIOAsyncTestingChannel) async throws {
         try await channel.writeInbound(ByteBuffer(string: text))
-    }
-
-    /// The error `future` failed with (`Succeeded` thrown if it succeeded).
-    private static func failure<T: Sendable>(of future: EventLoopFuture<T>) async throws -> any Error {
-        do {
-            _ = try await future.get()
-        } catch {
-            return error
-        }
-        throw Succeeded()
     }
 
     /// The error that ended the body, nil if it ended normally.
@@ -120,7 +108,7 @@ struct HTTPExchangeDeadlineTests {
         try await channel.testingEventLoop.executeInContext { exchange.armDeadlines(timeouts, on: channel.eventLoop) }
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
-        #expect(try await Self.failure(of: exchange.completion.futureResult) is CancellationError)
+        #expect(try await failure(of: exchange.completion.futureResult) is CancellationError)
     }
 
     @Test func deadlinesArmedAfterAnUnboundExchangeFailedNeverRun() async throws {
@@ -133,7 +121,7 @@ struct HTTPExchangeDeadlineTests {
         try await loop.executeInContext { exchange.armDeadlines(timeouts, on: loop) }
         await loop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
-        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
         try await loop.shutdownGracefully()
     }
 
@@ -159,7 +147,7 @@ struct HTTPExchangeDeadlineTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(9))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
-        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHead.futureResult)
         #expect((error as? SessionError)?.code == .timedOut)
         #expect("\(error)".contains("the request timed out"))
         try await channel.closeFuture.get()
@@ -199,7 +187,7 @@ struct HTTPExchangeDeadlineTests {
         let exchange = try await Self.send(timeouts, on: channel)
         cancel.withLockedValue { $0 = exchange }
         await channel.testingEventLoop.advanceTime(by: .seconds(10))
-        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHead.futureResult)
         #expect(passed.withLockedValue { $0 } == 1)
         #expect((error as? SessionError)?.code == .timedOut, "\(error)")
         try await channel.closeFuture.get()
@@ -219,7 +207,7 @@ struct HTTPExchangeDeadlineTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(9))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
-        let error = try await Self.failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.completion.futureResult)
         #expect((error as? SessionError)?.code == .timedOut)
         #expect("\(error)".contains("no data from the server for \(Duration.seconds(10)) (read timeout)"))
         try await channel.closeFuture.get()

@@ -14,8 +14,6 @@ import TrustTestSupport
 /// as a server would send them. Time is the test loop's: timeouts run when the test moves it on.
 @Suite("HTTPExchangeHandler: the request state machine on a test channel", .paced)
 struct HTTPExchangeHandlerTests {
-    private struct Succeeded: Error {}
-
     /// The HTTP/1.1 pipeline of `HandshakeWaiter`, connected.
     private static func http1Channel(limits: ResponseLimits = ResponseLimits()) async throws -> NIOAsyncTestingChannel {
         let channel = try await NIOAsyncTestingChannel { channel in
@@ -71,16 +69,6 @@ struct HTTPExchangeHandlerTests {
         } catch {
             return (String(decoding: bytes, as: UTF8.self), error)
         }
-    }
-
-    /// The error `future` failed with (`Succeeded` thrown if it succeeded).
-    private static func failure<T: Sendable>(of future: EventLoopFuture<T>) async throws -> any Error {
-        do {
-            _ = try await future.get()
-        } catch {
-            return error
-        }
-        throw Succeeded()
     }
 
     // MARK: HTTP/1.1
@@ -160,7 +148,7 @@ struct HTTPExchangeHandlerTests {
         struct SourceFailed: Error {}
         let body = ExchangeBody.stream({ _ in throw SourceFailed() }, length: nil)
         let exchange = await Self.send(.PUT, body: body, headers: ["host": "a.test", "transfer-encoding": "chunked"], on: channel)
-        let error = try await Self.failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.completion.futureResult)
         #expect((error as? SessionError)?.code == .requestBodyStreamExhausted)
         try await channel.closeFuture.get()
     }
@@ -173,7 +161,7 @@ struct HTTPExchangeHandlerTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(6))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(4))
-        let error = try await Self.failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.completion.futureResult)
         #expect((error as? SessionError)?.code == .timedOut)
         try await channel.closeFuture.get()
     }
@@ -195,7 +183,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel(limits: limits)
         let exchange = await Self.send(limits: limits, on: channel)
         try? await Self.receive("HTTP/1.1 200 OK\r\nx-filler: \(String(repeating: "a", count: 400))\r\n\r\n", on: channel)
-        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHead.futureResult)
         #expect((error as? ResponseLimitExceeded)?.limit.kind == .headSize)
         try await channel.closeFuture.get()
     }
@@ -204,7 +192,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel()
         let exchange = await Self.send(on: channel)
         try? await Self.receive("HTTP/1.1 2000 Nope\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTPParserError)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTPParserError)
         try await channel.closeFuture.get()
     }
 
@@ -214,7 +202,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel(limits: limits)
         let exchange = await Self.send(limits: limits, on: channel)
         try? await Self.receive(String(repeating: "HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n", count: 3), on: channel)
-        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHead.futureResult)
         #expect((error as? ResponseLimitExceeded)?.limit.kind == .informationalResponses)
         try await channel.closeFuture.get()
     }
@@ -246,9 +234,9 @@ struct HTTPExchangeHandlerTests {
         let first = await Self.send(on: channel)
         // A second request while the first is under way is refused.
         let second = await Self.send(on: channel)
-        #expect(try await Self.failure(of: second.completion.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: second.completion.futureResult) is ConnectionClosedError)
         try await channel.close()
-        #expect(try await Self.failure(of: first.completion.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: first.completion.futureResult) is ConnectionClosedError)
     }
 
     // MARK: HTTP/2 streams
@@ -283,7 +271,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(Self.headers("2x"))
-        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -291,7 +279,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders([(":STATUS", "")]))))
-        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -300,7 +288,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: stream)
         let headers = HPACKHeaders([(":status", "200"), (":status", "")])
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers)))
-        #expect(try await Self.failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2StatusGuard.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -310,7 +298,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(limits: limits, on: stream)
         for _ in 0..<3 { _ = try? await stream.writeInbound(Self.headers("103")) }
-        let error = try await Self.failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHead.futureResult)
         #expect((error as? ResponseLimitExceeded)?.limit == ResponseLimit(.informationalResponses, observed: 3, limit: 2))
         try await stream.closeFuture.get()
     }
@@ -339,7 +327,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: stream)
         try await stream.writeInbound(Self.headers("200"))
         try await stream.close()
-        let error = try await Self.failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.completion.futureResult)
         #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true)
     }
 }
