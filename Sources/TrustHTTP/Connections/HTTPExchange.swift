@@ -59,6 +59,19 @@ final class HTTPExchange: Sendable {
         /// What a deadline that passes runs and says: set when the first is armed, dropped when the exchange ends
         /// (with the request's context it captures), so that a deadline passing after its cancel does nothing.
         var timeouts: Connection.ExchangeTimeouts?
+
+        /// The exchange ended: what its deadlines run is dropped, and both are taken, to be cancelled once the lock
+        /// is released (``cancel(_:)``).
+        mutating func takeDeadlines() -> (head: NIOScheduledCallback?, total: NIOScheduledCallback?) {
+            timeouts = nil
+            return (headDeadline.take(), totalDeadline.take())
+        }
+    }
+
+    /// Cancels the deadlines ``State/takeDeadlines()`` took.
+    private static func cancel(_ deadlines: (head: NIOScheduledCallback?, total: NIOScheduledCallback?)) {
+        deadlines.head?.cancel()
+        deadlines.total?.cancel()
     }
 
     private let state = NIOLockedValueBox(State())
@@ -189,13 +202,11 @@ final class HTTPExchange: Sendable {
         guard markEnded() else { return }
         let deadlines = state.withLockedValue { state in
             state.reusable = keepAlive
-            state.timeouts = nil
-            return (state.headDeadline.take(), state.totalDeadline.take())
+            return state.takeDeadlines()
         }
         bodyContinuation.finish()
         completion.succeed(keepAlive)
-        deadlines.0?.cancel()
-        deadlines.1?.cancel()
+        Self.cancel(deadlines)
     }
 
     /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
@@ -207,15 +218,11 @@ final class HTTPExchange: Sendable {
     }
 
     private func failEnded(_ error: any Error) {
-        let (headDelivered, deadlines) = state.withLockedValue { state in
-            state.timeouts = nil
-            return (state.headDelivered, (state.headDeadline.take(), state.totalDeadline.take()))
-        }
+        let (headDelivered, deadlines) = state.withLockedValue { state in (state.headDelivered, state.takeDeadlines()) }
         if !headDelivered { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
         completion.fail(error)
-        deadlines.0?.cancel()
-        deadlines.1?.cancel()
+        Self.cancel(deadlines)
     }
 
     /// Keeps `deadline` (``armDeadlines(_:on:)``), and what it runs and says when it passes (`timeouts`), until the
