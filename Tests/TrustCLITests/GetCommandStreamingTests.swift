@@ -80,7 +80,7 @@ struct GetCommandStreamingTests {
         let dir = try temporaryDirectory()
         let child = try SpawnedCommand(
             CLI.binary, ["get", server.baseURL + "/big", "-o", dir + "/out"], stdout: "/dev/null",
-            stderr: NSTemporaryDirectory() + "/trust-int-\(UUID().uuidString)")
+            stderr: try TestScratch.file("interrupted.err"))
         let streaming = await eventually {
             filesIn(dir).contains { name in
                 name.hasPrefix(".out.trust-") && ((try? FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.size] as? Int) ?? 0) >= 65_536

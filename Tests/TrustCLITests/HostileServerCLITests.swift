@@ -89,7 +89,7 @@ struct HostileServerCLITests {
 
     /// Runs `trust ARGUMENTS` as a child with its body to /dev/null; its exit, time and own peak RSS.
     static func runChild(_ arguments: [String], limit: Double = 60) async throws -> Outcome {
-        let errPath = NSTemporaryDirectory() + "trust-hostile-cli-\(UUID().uuidString).err"
+        let errPath = try TestScratch.file("hostile-cli.err")
         defer { unlink(errPath) }
         let clock = ContinuousClock()
         let start = clock.now

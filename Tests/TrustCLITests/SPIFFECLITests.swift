@@ -26,8 +26,7 @@ struct SPIFFECLITests {
 
     static let files: Files = {
         do {
-            let dir = NSTemporaryDirectory() + "swift-trust-spiffe-cli-" + UUID().uuidString
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let dir = try TestScratch.folder("spiffe-cli")
             let root = try LabAuthority.spiffeRoot(trustDomain: "example.org")
             let signing = try root.spiffeSigningCertificate(commonName: "example.org workload CA", uris: ["spiffe://example.org"])
             let server = try signing.svid(serverID)

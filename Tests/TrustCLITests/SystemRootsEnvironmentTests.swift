@@ -19,8 +19,7 @@ struct SystemRootsEnvironmentTests {
         let (byFile, out, err) = try await evaluate(["-u", "SSL_CERT_DIR", "SSL_CERT_FILE=" + CLI.lab + "/roots.pem"])
         #expect(byFile == 0, "\(out)\(err)")
         // SSL_CERT_DIR adds a folder of PEM files (here beside a file that is no certificate).
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("certdir-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.copyItem(atPath: CLI.lab + "/roots.pem", toPath: folder + "/1a2b3c4d.0")
         try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: folder + "/README"))

@@ -61,8 +61,9 @@ struct CTConfigurationTests {
             let error = #expect(throws: TrustConfigurationFileError.self) { try TrustConfiguration.parse(bad) }
             #expect(error?.problems.contains { $0.path.hasPrefix(path) } == true, "\(path): \(String(describing: error?.problems))")
         }
-        // A list that cannot be read is a problem at $.ctLogList when the evaluator is made.
-        let dir = NSTemporaryDirectory()
+        // A list that cannot be read is a problem at $.ctLogList when the evaluator is made (an empty folder: no list).
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let error = #expect(throws: TrustConfigurationFileError.self) {
             try ConfiguredTrustEvaluator(configuration: TrustConfiguration.parse(#"{"version": 1, "ctLogList": "no-such-list.json"}"#), baseDirectory: dir)
         }

@@ -204,8 +204,7 @@ struct PublicSuffixListTests {
     }
 
     @Test func aNewerSystemCopyOverridesTheEmbeddedOneAndAnOlderDoesNot() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("psl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = URL(fileURLWithPath: try temporaryDirectory())
         defer { try? FileManager.default.removeItem(at: folder) }
         let newer = folder.appendingPathComponent("newer.dat")
         try Data("// VERSION: 2999-12-31_00-00-00_UTC\nexample\n".utf8).write(to: newer)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Trust
 import TrustLabPKI
+import TrustTestSupport
 import X509
 
 /// Every MUST of the X.509-SVID validation rules (X509-SVID.md; SPIFFE-ID.md §3), accepted and refused, with
@@ -269,8 +270,7 @@ struct SVIDValidationTests {
 
     /// Bundles load from PEM files: each certificate's own SPIFFE ID names its trust domain, or the caller does.
     @Test func bundlesLoadFromPEMFiles() throws {
-        let dir = NSTemporaryDirectory() + "swift-trust-spiffe-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let both = dir + "/both.pem"
         try (Self.root.identity.certificatePEM + Self.domains.otherRoot.identity.certificatePEM).write(toFile: both, atomically: true, encoding: .utf8)

@@ -15,7 +15,7 @@ struct IdentityRotationTests {
         protocols: LabServer.Protocols = .http2AndHTTP1, first: String = "rotation A",
         _ body: (LabServer, Session, ReloadingClientIdentity, IdentityFolder) async throws -> T
     ) async throws -> T {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient(first))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki, protocols: protocols)

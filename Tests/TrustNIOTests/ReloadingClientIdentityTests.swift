@@ -20,7 +20,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func aReplacedPEMPairIsTakenUnderANewGeneration() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient("rotation A"))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         let events = NIOLockedValueBox<[ReloadingClientIdentity.Event]>([])
@@ -48,7 +48,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func pollReadsFilesOnlyWhenTheyMayHaveChanged() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         // The passphrase comes from the environment, read at each load but stamped by no file: changing it shows
         // whether a poll read the files although their stamps did not move. A variable of this test's own.
         let variable = "SWIFT_TRUST_TEST_PASSPHRASE_" + UUID().uuidString.replacingOccurrences(of: "-", with: "_")
@@ -76,7 +76,7 @@ struct ReloadingClientIdentityTests {
 
     /// Observers are called once the reload is over: one that polls (or reloads) does not deadlock.
     @Test func anObserverMayPoll() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient("rotation A"))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         let polled = NIOLockedValueBox<[ReloadingClientIdentity.Outcome]>([])
@@ -89,7 +89,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func aKeyThatDoesNotMatchKeepsTheIdentityInForce() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         let a = try Lab.rotatingClient("rotation A")
         try folder.writePEM(a)
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
@@ -109,7 +109,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func anExpiredOrNotYetValidCertificateIsRefused() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient("rotation A"))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         let expired = try Lab.rotatingClient("expired", notBefore: Date(timeIntervalSinceNow: -3 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400))
@@ -132,7 +132,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func unreadableOrCorruptFilesKeepTheIdentityInForce() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient("rotation A"))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         try FileManager.default.removeItem(atPath: folder.key)
@@ -147,7 +147,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func aPKCS12FileWithTheWrongPassphraseIsRefusedWithoutSayingIt() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         let passphraseFile = folder["passphrase"]
         try "first secret\n".write(toFile: passphraseFile, atomically: true, encoding: .utf8)
         try Data(try Self.pkcs12(try Lab.rotatingClient("rotation A"), passphrase: "first secret")).write(to: URL(fileURLWithPath: folder["id.p12"]))
@@ -179,8 +179,8 @@ struct ReloadingClientIdentityTests {
         #expect(!dumped.contains("hunter2") && dumped.contains("a passphrase given in code"), "\(dumped)")
     }
 
-    @Test func aFirstLoadThatFailsThrowsItsReason() {
-        let folder = IdentityFolder()
+    @Test func aFirstLoadThatFailsThrowsItsReason() throws {
+        let folder = try IdentityFolder()
         #expect(throws: ReloadingClientIdentityError.unreadable(path: folder["missing.pem"])) {
             try ReloadingClientIdentity(.pem(certificateChain: folder["missing.pem"]))
         }
@@ -191,7 +191,7 @@ struct ReloadingClientIdentityTests {
     }
 
     @Test func pollingTakesAChangeWithoutBeingAsked() async throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient("rotation A"))
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key), pollInterval: .milliseconds(20))
         let (reloads, continuation) = AsyncStream<UInt64>.makeStream()

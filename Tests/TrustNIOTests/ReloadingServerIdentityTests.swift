@@ -47,7 +47,7 @@ struct ReloadingServerIdentityTests {
     }
 
     @Test func aNewConnectionIsShownTheNewCertificate() async throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         let a = try Self.server("server A")
         try folder.writePEM(a)
         let identity = try ReloadingServerIdentity(.init(certificateChain: folder.chain, key: folder.key))
@@ -68,7 +68,7 @@ struct ReloadingServerIdentityTests {
     }
 
     @Test func aNewClientCABundleDecidesNewConnections() async throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Self.server("server A"))
         try Lab.pki.root.certificate.pemString.write(toFile: folder["client-cas.pem"], atomically: true, encoding: .utf8)
         // TLS 1.2: the server's verdict on the client certificate ends the handshake itself.
@@ -94,7 +94,7 @@ struct ReloadingServerIdentityTests {
     /// SPIFFE client authentication follows the client-CA file too: its bundles, not only the anchors NIOSSL is
     /// given, are rebuilt from the file, so that a rotated trust-domain root decides new connections.
     @Test func aRotatedSPIFFEBundleDecidesNewConnections() async throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Self.server("server A"))
         let (rootA, rootB) = (try LabAuthority.spiffeRoot(trustDomain: "example.org"), try LabAuthority.spiffeRoot(trustDomain: "example.org"))
         let clientID = "spiffe://example.org/ns/prod/sa/web"
@@ -129,7 +129,7 @@ struct ReloadingServerIdentityTests {
     /// A client-CA certificate that cannot be parsed refuses the bundle, naming it (not dropped while the others
     /// are trusted); observers are told each context taken and each refusal once, after the reload: one may poll.
     @Test func refusalsAreTypedAndObserversAreTold() throws {
-        let folder = IdentityFolder()
+        let folder = try IdentityFolder()
         try folder.writePEM(try Self.server("server A"))
         let cas = folder["client-cas.pem"]
         try Lab.pki.root.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)

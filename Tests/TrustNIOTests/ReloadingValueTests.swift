@@ -19,13 +19,15 @@ struct ReloadingValueTests {
     /// One file, the reads and makes counted. Its value is its text and the generation (`text#2`); a text that
     /// starts with `bad` is refused, one that starts with `later` is not yet valid until ``valid`` is set.
     final class Harness: Sendable {
-        let folder = IdentityFolder()
+        let folder: IdentityFolder
         let reads = NIOLockedValueBox(0)
         let makes = NIOLockedValueBox(0)
         let valid = NIOLockedValueBox(false)
         let events = NIOLockedValueBox<[String]>([])
         let writes = NIOLockedValueBox(0)
         var path: String { folder["value.txt"] }
+
+        init() throws { folder = try IdentityFolder() }
 
         /// Writes `text` by a rename, modified well before now (settled: `FileFingerprint.settlingTime`), so that
         /// only a stamp that moves makes a poll read it (each write a second earlier than the one before, so that
@@ -72,7 +74,7 @@ struct ReloadingValueTests {
     }
 
     @Test func newBytesAreTakenAndTheSameBytesAreNoChange() throws {
-        let harness = Harness()
+        let harness = try Harness()
         try harness.write("a")
         let value = try harness.value()
         #expect(value.value == "a#1" && value.generation == 1)
@@ -94,7 +96,7 @@ struct ReloadingValueTests {
     }
 
     @Test func aRejectionIsToldOnceAndItsBytesAreNotMadeAgainAtAPoll() throws {
-        let harness = Harness()
+        let harness = try Harness()
         try harness.write("a")
         let value = try harness.value()
         try harness.write("bad 1")
@@ -129,7 +131,7 @@ struct ReloadingValueTests {
     }
 
     @Test func aTimeDependentRejectionIsTriedAtEachPoll() throws {
-        let harness = Harness()
+        let harness = try Harness()
         try harness.write("a")
         let value = try harness.value()
         try harness.write("later")
@@ -145,7 +147,7 @@ struct ReloadingValueTests {
 
     /// Observers are called once the load is over, with no lock held: one that polls and reloads does not deadlock.
     @Test func anObserverMayPollAndReload() throws {
-        let harness = Harness()
+        let harness = try Harness()
         try harness.write("a")
         let value = try harness.value()
         let outcomes = NIOLockedValueBox<[ReloadingValue<String, Refusal>.Outcome]>([])
@@ -164,7 +166,7 @@ struct ReloadingValueTests {
     }
 
     @Test func pollingTakesAChangeUntilStopped() async throws {
-        let harness = Harness()
+        let harness = try Harness()
         try harness.write("a")
         let value = try harness.value()
         let (taken, continuation) = AsyncStream<UInt64>.makeStream()

@@ -19,8 +19,12 @@ package enum CLI {
 
     /// A folder holding ``Lab/pki`` as files (`roots.pem`, `good/chain.pem`, `clients/…`; see `LabPKI.write(to:)`).
     package static let lab: String = {
-        let dir = NSTemporaryDirectory() + "swift-trust-cli-" + UUID().uuidString
-        _ = try? Lab.pki.write(to: dir)
-        return dir
+        do {
+            let dir = try TestScratch.folder("cli")
+            _ = try? Lab.pki.write(to: dir)
+            return dir
+        } catch {
+            fatalError("cannot make the CLI lab folder: \(error)")
+        }
     }()
 }

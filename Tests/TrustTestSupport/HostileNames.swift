@@ -16,16 +16,14 @@ package enum HostileNames {
     package static let dnsName = "x\u{1B}[31m\u{07}\r\n\u{0}\u{7F}.lab.test"
 
     /// The hostile root; a leaf for `good.lab.test` and ``dnsName``; the same expired two days ago; their
-    /// PEM files in ``directory`` (`root.pem`, `chain.pem`, `expired.pem`).
+    /// PEM files in ``directory`` (`root.pem`, `chain.pem`, `expired.pem`), in the test process's scratch folder
+    /// (``TestScratch``).
     package struct PKI: Sendable {
         package let directory: String
         package let root: LabAuthority
         package let leaf: LabIdentity
         package let expiredLeaf: LabIdentity
     }
-
-    /// The folder of ``pki``'s files: one per test process, removed when it exits.
-    static var directory: String { NSTemporaryDirectory() + "swift-trust-hostile-names-\(getpid())" }
 
     /// Made once per test process.
     package static let pki: PKI = {
@@ -35,9 +33,8 @@ package enum HostileNames {
             let root = try LabAuthority.root(commonName: rootCommonName)
             let leaf = try root.leaf(commonName: commonName, dnsNames: ["good.lab.test", dnsName])
             let expired = try root.leaf(commonName: commonName, dnsNames: ["good.lab.test", dnsName], notBefore: now - 30 * day, notAfter: now - 2 * day)
-            let directory = HostileNames.directory
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            atexit { try? FileManager.default.removeItem(atPath: HostileNames.directory) }
+            // One folder per test process, shared by every test that reads these files; removed when it exits.
+            let directory = try TestScratch.folder("hostile-names")
             try Data(root.identity.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/root.pem"))
             try Data(leaf.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/chain.pem"))
             try Data(expired.certificatePEM.utf8).write(to: URL(fileURLWithPath: directory + "/expired.pem"))

@@ -1,14 +1,14 @@
 import Foundation
 import TrustLabPKI
 
-/// A temporary folder of a test's own for identity files that are replaced while a test runs, removed when the
-/// last reference goes.
+/// A temporary folder of a test's own (in ``TestScratch``) for identity files that are replaced while a test runs,
+/// removed when the last reference goes.
 package final class IdentityFolder: Sendable {
     /// The folder.
-    package let path = NSTemporaryDirectory() + "swift-trust-rotation-" + UUID().uuidString
+    package let path: String
 
-    package init() {
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    package init() throws {
+        path = try TestScratch.folder("rotation")
     }
 
     deinit {

@@ -36,8 +36,8 @@ extension TrustDecision {
 extension Lab {
     /// A lab client certificate (clientAuth) issued by the lab intermediate, written as PEM files.
     package static let clientIdentityFiles: (dir: String, cert: String, key: String, chain: String) = {
-        let dir = NSTemporaryDirectory() + "swift-trust-identity-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir: String
+        do { dir = try TestScratch.folder("identity") } catch { fatalError("cannot make the client identity folder: \(error)") }
         let identity = try! Lab.pki.intermediate.leaf(commonName: "lab client", extendedKeyUsage: [.clientAuth])
         try? identity.certificatePEM.write(toFile: dir + "/cert.pem", atomically: true, encoding: .utf8)
         try? identity.privateKeyPEM.write(toFile: dir + "/key.pem", atomically: true, encoding: .utf8)

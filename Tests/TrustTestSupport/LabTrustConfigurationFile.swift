@@ -18,8 +18,7 @@ package struct LabTrustConfigurationFile {
     package var path: String { directory + "/trust.json" }
 
     package init() throws {
-        directory = NSTemporaryDirectory() + "swift-trust-reloading-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try TestScratch.folder("reloading")
     }
 
     package static func text(_ pins: [SPKIPin], extra: String = "") -> String {

@@ -47,8 +47,7 @@ package let commandTimeLimitSeconds = 90
 private func runBlocking(_ executable: String, _ arguments: [String], stdin: String?, timeLimitSeconds: Int) throws -> (Int32, String, String) {
     // Files, not pipes: a pipe inherited by another child spawned meanwhile (a long-running openssl
     // s_server, say) would never report end-of-file. Here we only ever wait for our own child to exit.
-    let dir = NSTemporaryDirectory() + "swift-trust-run-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let dir = try TestScratch.folder("run")
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let inPath = dir + "/in"
     let outPath = dir + "/out"
@@ -85,10 +84,10 @@ private func runBlocking(_ executable: String, _ arguments: [String], stdin: Str
     return (process.terminationStatus, stdout, stderr)
 }
 
+/// A new, empty folder of the test's own in the process's scratch folder (``TestScratch``), removed with it
+/// when the test process exits.
 package func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "swift-trust-tests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+    try TestScratch.folder("tests")
 }
 
 /// A file named `name` holding `text`, in a new temporary folder of its own.

@@ -39,7 +39,7 @@ package struct SpawnedCommand {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let timePath = (measuresPeak ? Self.gnuTime : nil).map { _ in NSTemporaryDirectory() + "trust-spawned-\(UUID().uuidString).time" }
+        let timePath = try (measuresPeak ? Self.gnuTime : nil).map { _ in try TestScratch.file("spawned.time") }
         let command = timePath.map { path in [Self.gnuTime ?? "", "-f", "%M", "-o", path, executable] } ?? [executable]
         let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
