@@ -18,20 +18,7 @@ extension TrustDecision {
 
         /// Who replaced the decision.
         public let origin: Origin
-        private let storage: Storage
-
         /// The decision replaced: the evaluator's (or an earlier override's).
-        public var replaced: TrustDecision { storage.decision }
-
-        init(origin: Origin, replaced: TrustDecision) {
-            self.origin = origin
-            self.storage = Storage(decision: replaced)
-        }
-
-        /// A decision cannot hold a decision by value (its size would be infinite): the replaced one is kept by reference.
-        private final class Storage: Sendable {
-            let decision: TrustDecision
-            init(decision: TrustDecision) { self.decision = decision }
-        }
+        public let replaced: TrustDecision
     }
 }

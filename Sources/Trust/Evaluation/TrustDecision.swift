@@ -3,43 +3,84 @@ import X509
 
 /// The outcome of a trust evaluation, with everything needed to explain it.
 ///
-/// A decision is a value that cannot be changed once made: every member is a `let`, set by an
+/// A decision is a value that cannot be changed once made: every member is read-only, set by an
 /// initialiser. A decision that something else changes — a challenge handler that accepts or refuses what
 /// the evaluator decided, `allowInvalidCertificates` accepting a chain that did not validate — is a new
 /// decision made by ``overridden(by:isTrusted:reasons:notes:policy:)``, which keeps the decision it replaces
 /// (``override``), so that logs, metrics and observers can tell the two apart.
 public struct TrustDecision: Sendable {
     /// Whether the server is trusted.
-    public let isTrusted: Bool
+    public var isTrusted: Bool { storage.isTrusted }
     /// Why not (empty when trusted). Every reason found is listed.
-    public let reasons: [TrustFailureReason]
+    public var reasons: [TrustFailureReason] { storage.reasons }
     /// Things worth knowing even when trusted (validation switched off by configuration, …).
-    public let notes: [String]
+    public var notes: [String] { storage.notes }
     /// What the server presented, leaf first.
-    public let presentedChain: [Certificate]
+    public var presentedChain: [Certificate] { storage.presentedChain }
     /// The path that validated, leaf → anchor (empty when not trusted).
-    public let validatedPath: [Certificate]
+    public var validatedPath: [Certificate] { storage.validatedPath }
     /// When not trusted: the candidate path that came closest (or the presented chain as far
     /// as it links up), to show what was examined.
-    public let closestPath: [Certificate]
+    public var closestPath: [Certificate] { storage.closestPath }
     /// The name checked, if any.
-    public let peerName: PeerName?
+    public var peerName: PeerName? { storage.peerName }
     /// When validity was judged.
     public let evaluationTime: Date
     /// The evaluator or policy that decided (its `description` names it in words).
-    public let policy: Policy
+    public var policy: Policy { storage.policy }
     /// The pins the policy expected (empty when it does not pin).
-    public let expectedPins: [SPKIPin]
+    public var expectedPins: [SPKIPin] { storage.expectedPins }
     /// When a trusted decision's time-bounded inputs besides the certificates' own validity hold (the CRLs that
     /// vouched for the path: latest `thisUpdate` to earliest `nextUpdate`); `nil` when nothing but the certificates
     /// bounds it. A cache never reuses the decision outside it.
-    public let validity: ClosedRange<Date>?
+    public var validity: ClosedRange<Date>? { storage.validity }
     /// Failures a lenient mode let through on a trusted path — an unknown revocation status under soft checking,
     /// a Certificate Transparency policy not met or a pin set not matched under report-only — for failure reports
     /// and telemetry (each is also in ``notes`` in words).
-    public let allowedFailures: [TrustFailureReason]
+    public var allowedFailures: [TrustFailureReason] { storage.allowedFailures }
     /// Who replaced the evaluator's decision by this one, and the decision replaced; `nil` for an evaluator's own.
-    public let override: Override?
+    public var override: Override? { storage.override }
+
+    /// The other parts, in one object shared by every copy. A decision never changes, so its copies can share them:
+    /// a decision is one reference (and its time) wherever it goes — into a response, an error, a log record, the
+    /// async frames of the requests that wait while holding one — rather than thirteen members to copy and
+    /// retain. The time is kept beside it: a cached decision reused for a new connection (``reused(at:)``) is
+    /// the same judgement at another time, and shares the rest.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let isTrusted: Bool
+        let reasons: [TrustFailureReason]
+        let notes: [String]
+        let presentedChain: [Certificate]
+        let validatedPath: [Certificate]
+        let closestPath: [Certificate]
+        let peerName: PeerName?
+        let policy: Policy
+        let expectedPins: [SPKIPin]
+        let validity: ClosedRange<Date>?
+        let allowedFailures: [TrustFailureReason]
+        let override: Override?
+
+        init(
+            isTrusted: Bool, reasons: [TrustFailureReason], notes: [String], presentedChain: [Certificate], validatedPath: [Certificate],
+            closestPath: [Certificate], peerName: PeerName?, policy: Policy, expectedPins: [SPKIPin], validity: ClosedRange<Date>?,
+            allowedFailures: [TrustFailureReason], override: Override?
+        ) {
+            self.isTrusted = isTrusted
+            self.reasons = reasons
+            self.notes = notes
+            self.presentedChain = presentedChain
+            self.validatedPath = validatedPath
+            self.closestPath = closestPath
+            self.peerName = peerName
+            self.policy = policy
+            self.expectedPins = expectedPins
+            self.validity = validity
+            self.allowedFailures = allowedFailures
+            self.override = override
+        }
+    }
 
     /// Creates a decision from its parts.
     public init(
@@ -58,19 +99,15 @@ public struct TrustDecision: Sendable {
         closestPath: [Certificate], peerName: PeerName?, evaluationTime: Date, policy: Policy, expectedPins: [SPKIPin],
         validity: ClosedRange<Date>?, allowedFailures: [TrustFailureReason], override: Override?
     ) {
-        self.isTrusted = isTrusted
-        self.reasons = reasons
-        self.notes = notes
-        self.presentedChain = presentedChain
-        self.validatedPath = validatedPath
-        self.closestPath = closestPath
-        self.peerName = peerName
+        storage = Storage(
+            isTrusted: isTrusted, reasons: reasons, notes: notes, presentedChain: presentedChain, validatedPath: validatedPath, closestPath: closestPath,
+            peerName: peerName, policy: policy, expectedPins: expectedPins, validity: validity, allowedFailures: allowedFailures, override: override)
         self.evaluationTime = evaluationTime
-        self.policy = policy
-        self.expectedPins = expectedPins
-        self.validity = validity
-        self.allowedFailures = allowedFailures
-        self.override = override
+    }
+
+    private init(storage: Storage, evaluationTime: Date) {
+        self.storage = storage
+        self.evaluationTime = evaluationTime
     }
 
     /// A failed decision for a reason found before any path was examined.
@@ -139,16 +176,16 @@ public struct TrustDecision: Sendable {
 
     /// This (cached) decision as reached at `time`: the same judgement, the time of the evaluation it answers.
     package func reused(at time: Date) -> TrustDecision {
-        replacing(evaluationTime: time)
+        TrustDecision(storage: storage, evaluationTime: time)
     }
 
     private func replacing(
-        reasons: [TrustFailureReason]? = nil, notes: [String]? = nil, evaluationTime: Date? = nil,
-        allowedFailures: [TrustFailureReason]? = nil, validity: ClosedRange<Date>?? = nil
+        reasons: [TrustFailureReason]? = nil, notes: [String]? = nil, allowedFailures: [TrustFailureReason]? = nil,
+        validity: ClosedRange<Date>?? = nil
     ) -> TrustDecision {
         TrustDecision(
             isTrusted: isTrusted, reasons: reasons ?? self.reasons, notes: notes ?? self.notes, presentedChain: presentedChain,
-            validatedPath: validatedPath, closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime ?? self.evaluationTime,
+            validatedPath: validatedPath, closestPath: closestPath, peerName: peerName, evaluationTime: evaluationTime,
             policy: policy, expectedPins: expectedPins, validity: validity ?? self.validity, allowedFailures: allowedFailures ?? self.allowedFailures,
             override: override)
     }
