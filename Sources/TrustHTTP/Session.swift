@@ -220,9 +220,7 @@ public final class Session: Sendable {
         return .redirect(next)
     }
 
-    /// The error of a redirect beyond ``SessionConfiguration/maximumRedirects``. Not inlined: in `step`, its
-    /// message took room in the frame (measured: "Frame sizes" in RequestFlow.md).
-    @inline(never)
+    /// The error of a redirect beyond ``SessionConfiguration/maximumRedirects``.
     private func tooManyRedirects(_ flight: InFlightRequest) -> SessionError {
         SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
     }
@@ -343,23 +341,40 @@ public final class Session: Sendable {
     /// A new connection for the send in progress, with its challenges (server trust, client certificate).
     private func connect(_ flight: InFlightRequest, id: ConnectionPool.ConnectionID) async throws -> Connected {
         let specification = try connectionSpecification(flight)
-        let origin = flight.plan.origin
         let started = ContinuousClock.now
         let generation = trustWatcher?.generation
-        let connection: Connection
         do {
             // The handshake's challenge handlers are answered in this (the request's) task while it connects.
-            connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
+            let connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
+            connected(connection, id: id, origin: specification.origin, started: started, since: generation)
+            return .connection(connection, specification.handshake)
         } catch {
-            telemetry.connected(origin, duration: started.duration(to: .now), failed: true)
-            guard let refusal = error as? ProxyRefusal else { throw error }
-            pool.failed(id)
-            return try answer(to: refusal, flight)
+            return try notConnected(error, id: id, started: started, flight)
         }
+    }
+
+    /// A new connection is made: measured, logged, and handed to the pool (and to the trust watcher of a
+    /// reloading configuration). Not inlined: its work took room in `connect`'s frame (measured: "Frame sizes" in
+    /// RequestFlow.md).
+    @inline(never)
+    private func connected(
+        _ connection: Connection, id: ConnectionPool.ConnectionID, origin: Origin, started: ContinuousClock.Instant, since generation: UInt64?
+    ) {
         telemetry.connected(origin, duration: started.duration(to: .now), failed: false)
         pool.created(id, connection)
         if let generation { trustWatcher?.created(connection, since: generation) }
-        return .connection(connection, specification.handshake)
+    }
+
+    /// No connection: measured and logged, and a proxy's refusal of CONNECT answered (``answer(to:_:)``); any
+    /// other error is thrown. Not inlined, for the same reason as ``connected(_:id:origin:started:since:)``.
+    @inline(never)
+    private func notConnected(_ error: any Error, id: ConnectionPool.ConnectionID, started: ContinuousClock.Instant, _ flight: InFlightRequest) throws
+        -> Connected
+    {
+        telemetry.connected(flight.plan.origin, duration: started.duration(to: .now), failed: true)
+        guard let refusal = error as? ProxyRefusal else { throw error }
+        pool.failed(id)
+        return try answer(to: refusal, flight)
     }
 
     /// What the factory needs for a new connection for the send in progress: its handshake's challenges, its

@@ -51,8 +51,12 @@ final class HandshakeChallenges: Sendable {
     /// child task of it answers the handshake's challenges as NIOSSL raises them: the challenge handlers run
     /// on behalf of the request, and cancelling the request cancels them. When `connect` returns or throws,
     /// the child ends and a challenge raised after it is refused (no one is left to answer).
-    func answering<T>(_ connect: () async throws -> T) async throws -> T {
-        guard asksHandlers else { return try await connect() }
+    ///
+    /// Only for a handshake that asks handlers (``answering(_:_:)``). Not inlined: the task group took room in the
+    /// frame of `Session.connect`, which a request holds through every handshake, most of which ask none
+    /// (measured: "Frame sizes" in RequestFlow.md).
+    @inline(never)
+    private func answering<T>(_ connect: () async throws -> T) async throws -> T {
         let queue = self.queue
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await queue.serve() }
@@ -61,9 +65,10 @@ final class HandshakeChallenges: Sendable {
         }
     }
 
-    /// ``answering(_:)`` for a connection's handshake, if it has one (plain HTTP has none).
+    /// ``answering(_:)`` for a connection's handshake when it asks challenge handlers; otherwise `connect` alone
+    /// (plain HTTP has no handshake).
     static func answering<T>(_ handshake: HandshakeChallenges?, _ connect: () async throws -> T) async throws -> T {
-        guard let handshake else { return try await connect() }
+        guard let handshake, handshake.asksHandlers else { return try await connect() }
         return try await handshake.answering(connect)
     }
 
