@@ -122,7 +122,7 @@ struct HTTPExchangeDeadlineTests {
         await loop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
         #expect(try await failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
-        try await loop.shutdownGracefully()
+        await loop.shutdownGracefully()
     }
 
     @Test func aDeadlinePassingAfterTheEndDoesNothing() async throws {
