@@ -29,7 +29,8 @@ import X509
 // an idle connection's memory goes; with BENCH_HEAP_PEAK=1, the sites that held the most at once during
 // the burst (its transient memory). Valgrind's heap tools cannot run this binary.
 // BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name holds one of the texts: "HTTP/2 new connection",
-// "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection.
+// "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection, and
+// BENCH_CACHE=off turns the session's evaluation cache off.
 // BENCH_ALLOC_SITES=N prints, after each Session allocation figure, the N call sites (stacks) that made the most
 // allocations per request during its loop (the in-process server's included), as module+offset: pipe the output
 // through Benchmarks/symbolize-sites.py. Tracking slows the loop; the figure itself is counted as without it.
@@ -152,7 +153,8 @@ if arguments.first == "gets" {
         exit(2)
     }
     let url = "https://127.0.0.1:\(port)" + (ProcessInfo.processInfo.environment["BENCH_PATH"] ?? "/")
-    let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: proto) : nil
+    let cache = ProcessInfo.processInfo.environment["BENCH_CACHE"] != "off"
+    let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: proto, cache: cache) : nil
     let httpClient = client == .ahc ? try makeHTTPClient(roots: roots, protocol: proto) : nil
     let get: @Sendable () async throws -> Void = {
         if let session { try await sessionGet(session, url) } else if let httpClient { try await clientGet(httpClient, url) }
