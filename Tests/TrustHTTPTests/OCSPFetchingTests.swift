@@ -225,15 +225,17 @@ struct OCSPFetchingTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try leaf.chainPEM.write(toFile: dir + "/chain.pem", atomically: true, encoding: .utf8)
         let base = ["evaluate", "--anchors", CLI.lab + "/roots.pem", "--anchors-only", "--chain", dir + "/chain.pem", "--host", "good.lab.test"]
+        // A run the fetch budget cut short on a loaded machine is run again (runOnTime): each asks the responder once.
         let before = responder.received.count
-        let (status, out, _) = try await run(CLI.binary, base + ["--revocation", "hard"])
+        var asked = 0
+        let (status, out, _) = try await runOnTime(base + ["--revocation", "hard"], attempts: &asked)
         #expect(status == 1 && out.contains("privilegeWithdrawn") && out.contains("OCSP"), "\(out)")
-        #expect(responder.received.count == before + 1)
+        #expect(responder.received.count == before + asked)
         let (noOCSP, noOCSPOut, _) = try await run(CLI.binary, base + ["--revocation", "hard", "--no-ocsp"])
-        #expect(noOCSP == 1 && noOCSPOut.contains("revocation-status-unknown") && responder.received.count == before + 1, "\(noOCSPOut)")
+        #expect(noOCSP == 1 && noOCSPOut.contains("revocation-status-unknown") && responder.received.count == before + asked, "\(noOCSPOut)")
         #expect(try await run(CLI.binary, base + ["--revocation", "soft", "--no-ocsp"]).0 == 0)
-        let (nonce, _, _) = try await run(CLI.binary, base + ["--revocation", "hard", "--ocsp-nonce"])
-        #expect(nonce == 1 && responder.received.last?.method == "POST" && responder.received.last?.request?.nonce != nil)
+        let (nonce, nonceOut, _) = try await runOnTime(base + ["--revocation", "hard", "--ocsp-nonce"], attempts: &asked)
+        #expect(nonce == 1 && responder.received.last?.method == "POST" && responder.received.last?.request?.nonce != nil, "\(nonceOut)")
         #expect(try await run(CLI.binary, base + ["--no-ocsp"]).0 == 2)  // needs --revocation
         let get = [
             "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
