@@ -17,11 +17,18 @@ import TrustLab
         return folder + "/trust.json"
     }
 
+    /// Removes the folder ``configurationFile(_:)`` made for `file`.
+    func removeFolder(of file: String) {
+        try? FileManager.default.removeItem(atPath: (file as NSString).deletingLastPathComponent)
+    }
+
     @Test func theFilesAnchorsTrustTheLab() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         // 127.0.0.1: AsyncHTTPClient resolves the URL's host itself; the lab's certificate names that address.
         let url = "https://127.0.0.1:\(server.port)/"
-        let (client, warnings) = try makeConfiguredHTTPClient(configurationFile: try configurationFile(), host: "127.0.0.1")
+        let file = try configurationFile()
+        defer { removeFolder(of: file) }
+        let (client, warnings) = try makeConfiguredHTTPClient(configurationFile: file, host: "127.0.0.1")
         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
         #expect(response.status.code == 200)
         #expect(warnings.contains { $0.contains("minimums") })
@@ -36,6 +43,7 @@ import TrustLab
     @Test func pinsAreRefusedUnlessAcceptedAsNotApplied() throws {
         let pins = #", "pins": {"sha256": ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "sha256/AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="]}"#
         let path = try configurationFile(pins)
+        defer { removeFolder(of: path) }
         #expect(throws: UnpinnedConnectionRefused.self) { try makeConfiguredHTTPClient(configurationFile: path, host: "api.example") }
         let (client, warnings) = try makeConfiguredHTTPClient(configurationFile: path, host: "api.example", acceptingUnpinned: true)
         #expect(warnings.contains { $0.contains("2 pins (enforce) not applied") })
