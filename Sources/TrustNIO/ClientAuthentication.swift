@@ -40,7 +40,7 @@ public struct ClientAuthentication: Sendable {
     /// as text) or its whole subject DN as text.
     public var allowedNames: Set<String>
     /// When set, clients are workloads verified by SPIFFE ID (X509-SVID.md): each chain must end at an anchor of its
-    /// own trust domain's bundle and pass ``SPIFFESVIDRule`` with ``allowedSPIFFEIDs`` (empty: any ID of a bundled
+    /// own trust domain's bundle and pass `SPIFFESVIDRule` with ``allowedSPIFFEIDs`` (empty: any ID of a bundled
     /// trust domain); ``anchors`` are then the bundles' anchors (``init(requirement:spiffeBundles:allowedSPIFFEIDs:pins:validationPolicy:)``).
     public var spiffeBundles: SPIFFETrustBundles?
     /// The SPIFFE IDs, trust domains or path prefixes a client may have (with ``spiffeBundles``).
@@ -64,7 +64,7 @@ public struct ClientAuthentication: Sendable {
     /// Asks for client X.509-SVIDs: each must chain to its own trust domain's bundle in `spiffeBundles` and hold an
     /// ID `allowedSPIFFEIDs` accepts (``VerifiedClient/spiffeID`` then names it).
     ///
-    /// - Throws: ``SPIFFEConfigurationError`` when no ID is allowed, no bundle has an anchor, or an allowed ID's trust
+    /// - Throws: `SPIFFEConfigurationError` when no ID is allowed, no bundle has an anchor, or an allowed ID's trust
     ///   domain has no bundle.
     public init(
         requirement: Requirement = .required, spiffeBundles: SPIFFETrustBundles, allowedSPIFFEIDs: [SPIFFEIDMatcher], pins: Set<SPKIPin> = [],

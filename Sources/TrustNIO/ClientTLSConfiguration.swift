@@ -60,7 +60,7 @@ public struct ClientTLSConfiguration: Sendable {
 
     /// The TLS settings of `entry`.
     /// - Parameters:
-    ///   - entry: one entry of a trust configuration (``TrustConfiguration/entry(for:)``).
+    ///   - entry: one entry of a trust configuration (`TrustConfiguration.entry(for:)`).
     ///   - baseDirectory: where the entry's relative paths are read from (the configuration file's folder).
     ///   - environment: where the client identity's `passphraseEnvironment` is looked up.
     ///   - now: when the client certificate's validity is judged for ``warnings``.
@@ -90,7 +90,7 @@ public struct ClientTLSConfiguration: Sendable {
         self.warnings = warnings
     }
 
-    /// BoringSSL's roots: the engine's view of the system roots (``SystemRoots``, so both verifications start from
+    /// BoringSSL's roots: the engine's view of the system roots (`SystemRoots`, so both verifications start from
     /// the same store) unless the entry replaces them, plus the entry's anchors.
     private static func roots(_ anchors: TrustConfiguration.Anchors?, baseDirectory: String) throws(ClientTLSConfigurationError) -> [NIOSSLCertificate] {
         var certificates = anchors?.replaceSystem == true ? [] : SystemRoots.certificates
@@ -130,7 +130,7 @@ public enum ClientTLSConfigurationError: Error, Sendable, CustomStringConvertibl
     case anchors(TrustConfigurationFileError)
     /// An anchor the engine read that BoringSSL cannot (its subject, as the certificate has it).
     case anchorNotReadableByBoringSSL(subject: String)
-    /// No anchor at all: the system has no root store (``SystemRoots``) and the entry names none.
+    /// No anchor at all: the system has no root store (`SystemRoots`) and the entry names none.
     case noAnchors
     /// The entry's client identity could not be loaded.
     case clientIdentity(ClientIdentityError)

@@ -41,7 +41,7 @@ public final class ReloadingClientIdentity: Sendable {
             }
         }
 
-        /// The files, named (escaped, ``DisplayText``); never a passphrase.
+        /// The files, named (escaped, `DisplayText`); never a passphrase.
         public var description: String { paths.map { DisplayText.escaped($0) }.joined(separator: ", ") }
 
         /// Only ``description``: `dump` and debuggers never show a passphrase given in code.

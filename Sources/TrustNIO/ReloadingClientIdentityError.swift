@@ -40,7 +40,7 @@ public enum ReloadingClientIdentityError: Error, Hashable, Sendable, CustomStrin
         return false
     }
 
-    /// The problem, in words, with the file's name escaped (``DisplayText``).
+    /// The problem, in words, with the file's name escaped (`DisplayText`).
     public var description: String {
         let file = DisplayText.escaped(path)
         switch self {

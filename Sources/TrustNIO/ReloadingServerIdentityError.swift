@@ -21,7 +21,7 @@ public enum ReloadingServerIdentityError: Error, Hashable, Sendable, CustomStrin
     /// NIOSSL refused the configuration made from the files; the detail is its error.
     case context(String)
 
-    /// The problem, in words, with file names escaped (``DisplayText``).
+    /// The problem, in words, with file names escaped (`DisplayText`).
     public var description: String {
         switch self {
         case .identity(let error): return "the server identity: \(error)"

@@ -6,7 +6,7 @@ import Trust
 import X509
 
 /// Runs a `Trust` evaluation inside the TLS handshake, through NIOSSL's custom verification
-/// callback, and turns the ``TrustDecision`` into NIOSSL's verdict.
+/// callback, and turns the `TrustDecision` into NIOSSL's verdict.
 ///
 /// ```swift
 /// let verifier = ServerTrustVerifier(evaluator: try PublicKeysTrustEvaluator(pins: pins))
@@ -26,7 +26,7 @@ public struct ServerTrustVerifier: Sendable {
     public typealias Decide = @Sendable (ServerTrust) async -> TrustDecision
 
     /// A decision that is already known (e.g. from a cache), answered synchronously in the
-    /// handshake without a hop to a Swift Task; `nil` falls back to ``decide``.
+    /// handshake without a hop to a Swift Task; `nil` falls back to the `decide` closure.
     public typealias Known = @Sendable (ServerTrust) -> TrustDecision?
 
     /// Hands a presented chain to whoever decides — a request's task, which runs its challenge handlers as its own
@@ -54,7 +54,7 @@ public struct ServerTrustVerifier: Sendable {
     /// server or NIO client reads it back (`peerValidatedCertificateChain`, Vapor's
     /// `req.peerCertificateChain`). NIOSSL then keeps BoringSSL's parsed copy of each certificate for
     /// as long as the connection lives — about 2 KiB per certificate. A client that keeps the
-    /// ``TrustDecision`` itself (a `Session` does) turns this off. Default: on.
+    /// `TrustDecision` itself (a `Session` does) turns this off. Default: on.
     public var keepsValidatedChain = true
 
     /// Verifies with `decide` (a challenge handler, a per-host evaluator…); `known` may answer first.
@@ -187,7 +187,7 @@ public struct ServerTrustVerifier: Sendable {
     }
 
     /// Converts NIOSSL's certificates (as a verification callback receives them, leaf first) into the
-    /// engine's ``ServerTrust``, for code that runs its own `TrustEvaluator` inside a NIOSSL callback.
+    /// engine's `ServerTrust`, for code that runs its own `TrustEvaluator` inside a NIOSSL callback.
     /// Each certificate is parsed once per process (cached by DER); an extra certificate that cannot be
     /// parsed is left out (it could only be a distractor); an unusable leaf throws ``UnusableLeaf``.
     public static func serverTrust(presented: [NIOSSLCertificate], peerName: PeerName?, evaluationTime: Date = Date()) throws(UnusableLeaf) -> ServerTrust {

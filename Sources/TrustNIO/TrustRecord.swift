@@ -5,7 +5,7 @@ import Trust
 ///
 /// NIOSSL reports a refused certificate only as `CERTIFICATE_VERIFY_FAILED` (and an error passed
 /// to the verification promise is not surfaced), so the verifier writes the full
-/// ``TrustDecision`` here, where the code that opened the connection can read it back.
+/// `TrustDecision` here, where the code that opened the connection can read it back.
 public final class TrustRecord: Sendable {
     private let state = NIOLockedValueBox<(decision: TrustDecision?, evaluations: Int)>((nil, 0))
 

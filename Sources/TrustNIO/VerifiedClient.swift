@@ -26,7 +26,7 @@ public struct VerifiedClient: Sendable, Hashable {
     /// the chain (a CA outside SPIFFE may write any URI).
     public var spiffeID: SPIFFEID?
 
-    /// The client of a validated path (leaf first, as a trusted ``TrustDecision/validatedPath`` is); `nil` for an empty path.
+    /// The client of a validated path (leaf first, as a trusted `TrustDecision.validatedPath` is); `nil` for an empty path.
     public init?(validatedPath: [Certificate]) {
         guard let leaf = validatedPath.first else { return nil }
         self.subject = leaf.subject.description
