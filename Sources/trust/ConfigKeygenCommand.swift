@@ -30,17 +30,32 @@ struct ConfigKeygenCommand: ParsableCommand {
         }
         let keyPath = (out as NSString).appendingPathComponent("signing.key")
         let publicPath = (out as NSString).appendingPathComponent("signing.pub")
-        for path in [keyPath, publicPath] where FileManager.default.fileExists(atPath: path) {
-            throw UsageError("\(DisplayText.escaped(path)) already exists: a key is never replaced (remove it first)")
-        }
         let key = TrustConfigurationSigningKey()
+        let publicPEM = Array(key.publicKey.pemRepresentation.utf8)
+        // Each file takes its name only if the name is free (PrivateFile's `.newFile`: link(2), decided by the
+        // kernel), so of several runs at once exactly one writes the pair and every other is refused; a check for
+        // the names first would let them all pass it. The public half comes first: whoever finds signing.key finds
+        // its own signing.pub beside it, never another run's.
         do {
-            try PrivateFile.write(Array(key.pemRepresentation.utf8), to: keyPath)
-            try PrivateFile.write(Array(key.publicKey.pemRepresentation.utf8), to: publicPath, mode: 0o644)
+            try PrivateFile.write(publicPEM, to: publicPath, mode: 0o644, publication: .newFile)
         } catch {
-            throw UsageError(DisplayText.escaped(error.description))
+            throw Self.refusal(error)
+        }
+        do {
+            try PrivateFile.write(Array(key.pemRepresentation.utf8), to: keyPath, publication: .newFile)
+        } catch {
+            // signing.key was there without this signing.pub: take back the public half written above (still ours:
+            // no other run can have replaced it, and its bytes are checked), and leave the existing key alone.
+            if (try? LocalFile.read(publicPath, limit: publicPEM.count + 1)) == publicPEM { unlink(publicPath) }
+            throw Self.refusal(error)
         }
         print("wrote \(DisplayText.escaped(keyPath)) (private, 0600) and \(DisplayText.escaped(publicPath))")
         print("public key \(key.publicKey.id): \(key.publicKey.base64)")
+    }
+
+    /// Exit 2 for a file that could not be written: "already exists" when the name was taken.
+    private static func refusal(_ error: PrivateFile.WriteError) -> UsageError {
+        guard error.destinationExists else { return UsageError(DisplayText.escaped(error.description)) }
+        return UsageError("\(DisplayText.escaped(error.path)) already exists: a key is never replaced (remove it first)")
     }
 }

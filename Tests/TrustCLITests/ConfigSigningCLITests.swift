@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trust
 import TrustTestSupport
 
 @Suite("trust config keygen, sign and verify", .timeLimit(.minutes(5)), .paced)
@@ -51,6 +52,71 @@ struct ConfigSigningCLITests {
         #expect(try await run(CLI.binary, ["config", "verify", "--pub", dir + "/other/signing.pub", bundle]).0 == 1)
         // Both keys (a rotation): valid.
         #expect(try await run(CLI.binary, ["config", "verify", "--pub", dir + "/other/signing.pub", "--pub", publicKey, bundle]).0 == 0)
+    }
+
+    /// Several `keygen` runs at once into one new folder: exactly one writes the pair and says so, every other is
+    /// refused (exit 2, "already exists"), the key it printed is the one on disk, and signing.key and signing.pub are
+    /// a pair. Before the names were taken with link(2), the runs all passed a check for the names and renamed their
+    /// files over each other: two to six of six printed a key, and in some rounds the files on disk did not match.
+    @Test func concurrentKeygensLeaveOnePairAndOneWinner() async throws {
+        let runs = 8
+        for round in 1...4 {
+            let dir = try temporaryDirectory() + "/keys"
+            try Self.startTogether(runs, [CLI.binary, "config", "keygen", "--out", dir], outputs: dir)
+            var winners: [String] = []
+            for index in 1...runs {
+                let out = try String(contentsOfFile: "\(dir).out.\(index)", encoding: .utf8)
+                let err = try String(contentsOfFile: "\(dir).err.\(index)", encoding: .utf8)
+                if let line = out.split(separator: "\n").first(where: { $0.hasPrefix("public key ") }) {
+                    winners.append(String(line.split(separator: " ").last ?? ""))
+                    #expect(err.isEmpty, "round \(round), run \(index): \(err)")
+                } else {
+                    #expect(err.contains("already exists: a key is never replaced") && out.isEmpty, "round \(round), run \(index): \(out) \(err)")
+                }
+            }
+            #expect(winners.count == 1, "round \(round): \(winners.count) runs printed a key")
+            let key = try TrustConfigurationSigningKey(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/signing.key"))))
+            let publicKey = try TrustConfigurationPublicKey(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: dir + "/signing.pub"))))
+            #expect(key.publicKey.base64 == publicKey.base64, "round \(round): signing.key and signing.pub are not a pair")
+            #expect(winners == [publicKey.base64], "round \(round): printed \(winners), on disk \(publicKey.base64)")
+            // Nothing else is left in the folder (no temporary file of a run that lost).
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["signing.key", "signing.pub"])
+        }
+    }
+
+    /// Starts `count` copies of `command` one right after the other (posix_spawn: well under a millisecond apart, a
+    /// key's write and fsync take longer), each writing to `PREFIX.out.N` and `PREFIX.err.N`, and waits for all.
+    static func startTogether(_ count: Int, _ command: [String], outputs prefix: String) throws {
+        var processes: [Process] = []
+        for index in 1...count {
+            FileManager.default.createFile(atPath: "\(prefix).out.\(index)", contents: nil)
+            FileManager.default.createFile(atPath: "\(prefix).err.\(index)", contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(prefix).out.\(index)"))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(prefix).err.\(index)"))
+            processes.append(process)
+        }
+        for process in processes { try process.run() }
+        for process in processes {
+            process.waitUntilExit()
+            try (process.standardOutput as? FileHandle)?.close()
+            try (process.standardError as? FileHandle)?.close()
+        }
+    }
+
+    /// A folder that holds a signing.key without signing.pub (or the other way round) is refused and left as it was.
+    @Test func aHalfPairIsNeverCompleted() async throws {
+        for existing in ["signing.key", "signing.pub"] {
+            let dir = try temporaryDirectory()
+            try "not a key\n".write(toFile: dir + "/" + existing, atomically: true, encoding: .utf8)
+            let (status, out, err) = try await run(CLI.binary, ["config", "keygen", "--out", dir])
+            #expect(status == 2 && err.contains("\(existing) already exists") && !out.contains("public key"), "\(existing): \(out) \(err)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [existing], "\(existing)")
+            #expect(try String(contentsOfFile: dir + "/" + existing, encoding: .utf8) == "not a key\n")
+        }
     }
 
     /// A bundle whose configuration uses TrustNIO's members (`minimumTLSVersion`, `clientIdentity`) is signed and

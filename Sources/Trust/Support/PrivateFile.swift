@@ -16,6 +16,12 @@ import Foundation
 /// file or the new one, never a part). Only then may a public file be widened to its final `mode` (through the
 /// descriptor, before the rename). Foundation's atomic `write(toFile:)` creates its temporary file with 0666 less
 /// the umask, which leaves a key readable by others until a later `chmod`.
+///
+/// A file that must never replace another (``Publication/newFile``) gets its name with `link(2)` instead of
+/// `rename(2)`: link fails with `EEXIST` when the name exists — as a file, a folder or a link, dangling or not —
+/// and the kernel decides it atomically, so of two writers racing for one name exactly one wins (POSIX.1-2017
+/// link(): "If path2 names an existing file, link() shall fail"). A check for the name before writing would let
+/// both pass it and the later rename replace the earlier file.
 package enum PrivateFile {
     /// Why a file could not be written: the path and the system's reason. Never holds the bytes.
     package struct WriteError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -23,13 +29,25 @@ package enum PrivateFile {
         package var path: String
         /// The reason (`strerror`), or what failed.
         package var reason: String
+        /// Whether it failed because the destination exists (``Publication/newFile`` only).
+        package var destinationExists = false
 
         package var description: String { "cannot write \(path): \(reason)" }
     }
 
+    /// How the finished file gets its name.
+    package enum Publication: Sendable {
+        /// Renamed over whatever the name holds (atomic replacement).
+        case replacing
+        /// Only if the name is free: ``WriteError/destinationExists`` otherwise, and nothing is changed.
+        case newFile
+    }
+
     /// Writes `bytes` to `path` as described above; the file ends with exactly `mode` (0600 by default; only the
     /// permission bits are used). The folder must exist.
-    package static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600) throws(WriteError) {
+    package static func write(
+        _ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600, publication: Publication = .replacing
+    ) throws(WriteError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = (folder.isEmpty ? "." : folder) + "/." + name + "." + UUID().uuidString + ".tmp"
@@ -54,10 +72,23 @@ package enum PrivateFile {
         if failure == nil, mode & 0o7777 != 0o600, fchmod(descriptor, mode & 0o777) != 0 { failure = String(cString: strerror(errno)) }
         if failure == nil, fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
         if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+        var exists = false
+        if failure == nil {
+            switch publication {
+            case .replacing:
+                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+            case .newFile:
+                // The temporary name goes either way: on success the file keeps the name it was linked to.
+                if link(temporary, path) != 0 {
+                    exists = errno == EEXIST
+                    failure = exists ? "it already exists" : String(cString: strerror(errno))
+                }
+                unlink(temporary)
+            }
+        }
         if let failure {
             unlink(temporary)
-            throw WriteError(path: path, reason: failure)
+            throw WriteError(path: path, reason: failure, destinationExists: exists)
         }
     }
 }
