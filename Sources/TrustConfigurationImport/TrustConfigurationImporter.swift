@@ -158,7 +158,7 @@ public enum TrustConfigurationImporter {
                 if let url = URL(string: uri), url.scheme?.lowercased() == "https" {
                     entry.reportURIs.append(url)
                 } else {
-                    notes.append("\(context): report URI \"\(uri)\" is not https; dropped")
+                    notes.append("\(context): report URI \"\(URLUserInfo.redacted(uri))\" is not https; dropped")
                 }
             }
             if settings["TSKDisableDefaultReportUri"] != nil { notes.append("\(context): TSKDisableDefaultReportUri: we never report to a default endpoint") }

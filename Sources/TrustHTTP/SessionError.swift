@@ -4,7 +4,7 @@ import Trust
 
 /// The one error a ``Session`` throws: a URLError-style code users already know, a message
 /// that says what happened, and — for server trust — the full `TrustDecision`.
-public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedError {
+public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedError, CustomReflectable {
     /// Foundation's `URLError` codes, with the same numbers.
     public enum Code: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The request, or one of its challenges, was cancelled.
@@ -188,6 +188,18 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         return text + ". Fix: " + explanation.fix
     }
 
+    /// The fields as `dump` and the debugger show them, the URL's user-info hidden as in ``description``: a
+    /// default mirror would print a URL's password to any log that dumps the error.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "code": code as Any, "message": message, "url": url?.redactingPassword as Any, "trustDecision": trustDecision as Any,
+                "underlying": underlying as Any, "limit": limit as Any, "protocolViolation": protocolViolation as Any,
+                "isIncompleteBody": isIncompleteBody, "handshakeFailure": handshakeFailure as Any,
+            ], displayStyle: .struct)
+    }
+
     /// ``description``, for `LocalizedError` (`error.localizedDescription`, SwiftUI alerts, logs that
     /// print `localizedDescription`). Secret-free like the description: the URL's password is hidden.
     public var errorDescription: String? { description }
@@ -209,10 +221,6 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
 }
 
 extension URL {
-    /// The URL as text with any password replaced by `***` (for messages and logs).
-    var redactingPassword: String {
-        guard password(percentEncoded: true) != nil, var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return absoluteString }
-        components.percentEncodedPassword = "***"
-        return components.string ?? absoluteString
-    }
+    /// The URL as text with its user-info replaced by `***` (for messages and logs; ``URLUserInfo``).
+    var redactingPassword: String { URLUserInfo.redacted(self) }
 }

@@ -99,7 +99,7 @@ struct EvaluateCommand: AsyncParsableCommand {
                 notes.append(
                     "a pin failure report would be sent"
                         + (evaluation.reportURIs.isEmpty
-                            ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map(\.absoluteString).joined(separator: ", ")))
+                            ? " (no report URIs configured)" : " to " + evaluation.reportURIs.map { Secrets.redactedURL($0) }.joined(separator: ", ")))
             }
             try finish(evaluation.decision, notes: notes)
             return

@@ -73,7 +73,7 @@ struct InspectCommand: AsyncParsableCommand {
     func run() async throws {
         let text = target.contains("://") ? target : "https://" + target
         guard let url = URL(string: text), url.scheme?.lowercased() == "https", let urlHost = url.host, !urlHost.isEmpty else {
-            throw UsageError("inspect takes an https URL or host[:port], not \(target)")
+            throw UsageError("inspect takes an https URL or host[:port], not \(DisplayText.escaped(Secrets.redactedURL(target)))")
         }
         let connectHost = urlHost.hasPrefix("[") ? String(urlHost.dropFirst().dropLast()) : urlHost
         let port = url.port ?? 443

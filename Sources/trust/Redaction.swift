@@ -65,7 +65,7 @@ struct Secrets: Sendable {
     static func redactedURL(_ text: String) -> String { URLUserInfo.redacted(text) }
 
     /// A URL with any user-info replaced by `***`.
-    static func redactedURL(_ url: URL) -> String { redactedURL(url.absoluteString) }
+    static func redactedURL(_ url: URL) -> String { URLUserInfo.redacted(url) }
 
     /// Free text (a message quoting URLs) with the user-info of every `scheme://USERINFO@host` in it replaced
     /// by `***`.

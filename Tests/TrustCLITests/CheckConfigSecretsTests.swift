@@ -36,4 +36,26 @@ struct CheckConfigSecretsTests {
             #expect(!output.contains("ReportSecret-2") && !output.contains("reporter"), "\(output)")
         }
     }
+
+    /// Passwords holding `/`, `?`, `#`, `@` or `:`: hidden whole, in the text and `--json` outputs, valid or refused.
+    /// The redaction ended the authority at the first `/`, `?` or `#` and printed `Sl/ashS3cret-88`'s `/ashS3cret-88@…`.
+    @Test(arguments: ["Sl/ashS3cret-88", "Qu?estS3cret-1", "Ha#shS3cret-2", "A@tS3cret-3", "Co:lonS3cret-4"])
+    func passwordsWithDelimiters(password: String) async throws {
+        let secret = String(password.split(whereSeparator: { "/?#@:".contains($0) }).last ?? "")
+        for scheme in ["https", "http"] {
+            let uri = "\(scheme)://rep-9:\(password)@report.example.test/r"
+            let config = try write(#"{"version": 1, "hosts": [{"host": "good.lab.test", "reportURIs": ["\#(uri)"]}]}"#)
+            let text = try await run(CLI.binary, ["check-config", config])
+            let json = try await run(CLI.binary, ["check-config", "--json", config])
+            // Valid only as https with a password that keeps the URL parseable (`@` is taken as %40, `:` splits
+            // at the first one); refused (exit 1) otherwise, with the URI quoted in the problem.
+            let valid = scheme == "https" && !password.contains(where: { "/?#".contains($0) })
+            #expect(text.0 == (valid ? 0 : 1) && json.0 == text.0, "\(text)")
+            let shown = text.1 + text.2
+            #expect(shown.contains("\(scheme)://***@report.example.test/r"), "\(shown)")
+            for output in [text.1, text.2, json.1, json.2] {
+                #expect(!output.contains(secret) && !output.contains("rep-9"), "\(scheme), \(password): \(output)")
+            }
+        }
+    }
 }

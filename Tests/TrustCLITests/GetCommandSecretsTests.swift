@@ -129,6 +129,23 @@ struct GetCommandSecretsTests {
         }
     }
 
+    /// A password holding `/`, `?` or `#` makes the URL unparseable (its RFC authority would end inside it): the
+    /// error, `-v` and `-w` show it hidden whole, and so does `-x`. The redaction ended the authority at that
+    /// character and printed the rest of the password.
+    @Test(arguments: ["Sl/ashSecret-8", "Qu?estSecret-9", "Ha#shSecret-10"])
+    func urlPasswordsWithDelimiters(password: String) async throws {
+        let secret = String(password.split(whereSeparator: { "/?#".contains($0) }).last ?? "")
+        let url = try await run(CLI.binary, ["get", "https://urluser-11:\(password)@127.0.0.1:1/", "-v", "-w", "%{url_effective} %{errormsg}"])
+        expectClean(url, [secret, "urluser-11"], status: 3)
+        #expect(url.2.contains("https://***@127.0.0.1:1/"), "\(url.2)")
+        let proxy = try await run(CLI.binary, ["get", "https://127.0.0.1:1/", "-x", "http://proxyuser-12:\(password)@127.0.0.1:1", "-v"])
+        #expect(![Int32(0), 2].contains(proxy.0), "\(proxy)")
+        expectClean(proxy, [secret, "proxyuser-12"], status: proxy.0)
+        // inspect and evaluate quote what they were given the same way.
+        let inspect = try await run(CLI.binary, ["inspect", "http://urluser-11:\(password)@127.0.0.1:1/"])
+        expectClean(inspect, [secret, "urluser-11"], status: inspect.0)
+    }
+
     /// A combining mark right after a delimiter (`:`, `@`) makes one `Character` with it, which is not the
     /// delimiter: a parser comparing `Character`s would not split there, and would print the whole argument
     /// — password included — in its error. Each delimiter is found by byte, as curl finds it.

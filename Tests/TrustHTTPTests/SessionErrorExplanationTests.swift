@@ -86,4 +86,16 @@ struct SessionErrorExplanationTests {
         #expect(SessionError(connecting: ChannelError.connectTimeout(.seconds(1)), url: url).code == .timedOut)
         #expect(SessionError(connecting: ChannelError.ioOnClosedChannel, url: url).code == .cannotConnectToHost)
     }
+
+    /// `dump(error)` and the debugger show the URL with its user-info hidden, as the description does: the default
+    /// mirror printed `url` whole, password included, into any log that dumps errors.
+    @Test func aDumpedErrorShowsNoPassword() throws {
+        let url = try #require(URL(string: "https://alice:DumpSecret-1@api.example.test/v1"))
+        let error = SessionError(.timedOut, "the request timed out", url: url)
+        var dumped = ""
+        dump(error, to: &dumped)
+        #expect(!dumped.contains("DumpSecret-1") && !dumped.contains("alice"), "\(dumped)")
+        #expect(dumped.contains("https://***@api.example.test/v1") && dumped.contains("timedOut"), "\(dumped)")
+        #expect(!String(reflecting: error).contains("DumpSecret-1") && !"\(error)".contains("DumpSecret-1"))
+    }
 }

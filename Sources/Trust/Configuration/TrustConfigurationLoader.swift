@@ -4,8 +4,14 @@ import Foundation
 public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
     /// Where the problem is, as a JSON path such as `$.hosts[1].pins.sha256[0]`.
     public var path: String
-    /// What is wrong.
+    /// What is wrong. A URL quoted in it shows no user-info (``URLUserInfo``): every problem is made through
+    /// ``init(path:message:)``, which hides it, so no message can carry a password it quotes from the file.
     public var message: String
+
+    init(path: String, message: String) {
+        self.path = path
+        self.message = URLUserInfo.redactingUserInfo(inText: message)
+    }
 
     /// Human-readable form: path, then message.
     public var description: String { "\(path): \(message)" }
