@@ -51,20 +51,18 @@ extension GetCommand {
         else { return nil }
         let urlUser = components.user.flatMap { $0.isEmpty ? nil : ($0.removingPercentEncoding ?? $0) }
         if authenticationOptions.netrcOptional && components.password != nil { return nil }
-        let netrc: Netrc
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         do {
-            guard let loaded = try Netrc.load(path) else {
+            guard let netrc = try Netrc.load(path) else {
                 if verbose { diagnostics.verbose("* netrc: no file \(path)") }
                 return nil
             }
-            netrc = loaded
+            if let exposure = Netrc.exposure(of: path) { diagnostics.warning("\(path) \(exposure)") }
+            return try netrc.credential(forHost: bareHost, login: urlUser)
         } catch {
             // curl: ".netrc parser error", CURLE_READ_ERROR.
             diagnostics.error("(26) .netrc parser error: \(path): \(error)")
             throw ExitCode(26)
         }
-        if let exposure = Netrc.exposure(of: path) { diagnostics.warning("\(path) \(exposure)") }
-        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return netrc.credential(forHost: bareHost, login: urlUser)
     }
 }

@@ -104,8 +104,10 @@ extension GetCommand {
         let verbose = self.verbose
         let insecure = self.insecure
         let pinsGiven = !trustOptions.pin.isEmpty || trustOptions.mode != nil
-        // A user name from -u or netrc may be shown; one from the URL's user-info may not.
-        let shownUser: String? = if case .user(let name, _)? = credential?.kind { name } else { nil }
+        // A user name from -u or netrc may be shown; one from the URL's user-info may not (with a user name in the
+        // URL, a netrc credential is always for that name).
+        let nameFromURL = user == nil && URLUserInfo.userInfo(in: url) != nil
+        let shownUser: String? = if !nameFromURL, case .user(let name, _)? = credential?.kind { name } else { nil }
         return ClosureChallengeHandler { challenge in
             if challenge.serverTrust != nil { monitor.update { $0.trustChallengeAt = monitor.elapsed } }
             if verbose {

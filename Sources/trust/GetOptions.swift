@@ -165,7 +165,7 @@ struct GetAuthenticationOptions: ParsableArguments {
     @Flag(
         name: [.customShort("n"), .customLong("netrc")],
         help:
-            "Take the user and password for the URL's host from ~/.netrc (curl's rules; a password in the URL is ignored, -u wins; a missing file is no error). Used for that origin only, never after a redirect to another."
+            "Take the user and password for the URL's host from ~/.netrc (curl 7.88's rules; a password in the URL is ignored, -u wins; a user name in the URL picks the entry with that login; an entry with a password and no login is sent with an empty user name, or the URL's; a default entry only for a host no machine entry names; a missing file is no error). Used for that origin only, never after a redirect to another."
     )
     var netrc = false
 

@@ -15,17 +15,18 @@ import Trust
 /// runs to the end of its line. Tokens are separated by spaces, tabs and line ends; a token may be
 /// double-quoted, with `\"`, `\\`, `\n`, `\r` and `\t` escapes inside (curl 7.84 and later).
 /// Keywords and host names compare case-insensitively, logins exactly.
+///
+/// ``credential(forHost:login:)`` walks the tokens as curl 7.88's `parsenetrc` (lib/netrc.c) does, with its
+/// rules for entries that lack a part: an entry with a password and no login gives that password with an empty
+/// user name, or with the URL's user name when the URL has one (curl's tests 684 and 685); an entry with a login
+/// and no password gives the login; with a user name in the URL, only an entry with that login (or, in the first
+/// entry for the host, one with no login) gives its password. Two rules are stricter than curl's, so that the
+/// `default` credential never reaches a host that has its own entry: `default` is used only when no `machine`
+/// entry names the host (curl takes whichever comes first), and it ends the entry before it (curl reads the
+/// login and password after `default` into a `machine` entry still missing one).
 struct Netrc {
-    /// One `machine` (or `default`) entry.
-    struct Entry: Equatable {
-        /// The host; nil for `default`.
-        var machine: String?
-        var login: String?
-        var password: String?
-    }
-
-    /// The entries in file order.
-    var entries: [Entry] = []
+    /// The lines of the file, split at LF bytes (a CR before it dropped).
+    private var lines: [ArraySlice<UInt8>]
 
     /// The largest file read (curl 8's limit, `MAX_NETRC_FILE`: 128 KiB); a larger one is a parse error.
     static let maximumFileBytes = 128 * 1024
@@ -35,71 +36,122 @@ struct Netrc {
         var description: String
     }
 
-    init(entries: [Entry]) { self.entries = entries }
-
-    /// Parses netrc text.
-    init(parsing text: String) throws(ParseError) {
-        try self.init(parsing: Array(text.utf8))
+    /// Netrc text.
+    init(parsing text: String) {
+        self.init(parsing: Array(text.utf8))
     }
 
-    /// Parses the bytes of a netrc file. Lines are split at LF bytes (a CR before it dropped), never at Swift
+    /// The bytes of a netrc file. Lines are split at LF bytes (a CR before it dropped), never at Swift
     /// `Character`s: "\r\n" is a single `Character`, and splitting at "\n" left a CRLF file one long line in which
-    /// one machine's login and password became another's.
-    init(parsing bytes: [UInt8]) throws(ParseError) {
-        var current: Entry?
-        var pendingKeyword: String?
-        var inMacro = false
-        for rawLine in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            let line = rawLine.last == 0x0D ? rawLine.dropLast() : rawLine
-            if inMacro {
+    /// one machine's login and password became another's. Tokens are read as ``credential(forHost:login:)`` reaches
+    /// them, as curl reads them: a bad token that no lookup reaches (inside a macro, after the credential was
+    /// found) is no error.
+    init(parsing bytes: [UInt8]) {
+        lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { $0.last == 0x0D ? $0.dropLast() : $0 }
+    }
+
+    /// Where the walk over the tokens is (curl's `host_lookup_state`).
+    private enum State {
+        case nothing, macro, hostName, host
+    }
+
+    /// What the file gives for `host`, curl 7.88's way (see the type's description): nil when no entry names the
+    /// host and there is no `default` entry, or when the entry gives nothing to send. `login` is the URL's user name:
+    /// the login returned is then that name. Throws for a token that cannot be read (an unterminated quote) met
+    /// before the credential is complete.
+    func credential(forHost host: String, login: String? = nil) throws(ParseError) -> (login: String, password: String)? {
+        let login = login.flatMap { $0.isEmpty ? nil : $0 }
+        var found = try lookup(host: host.lowercased(), login: login, defaultEntry: false)
+        if found == nil { found = try lookup(host: host.lowercased(), login: login, defaultEntry: true) }
+        guard let found else { return nil }
+        if let password = found.password { return (login ?? found.login ?? "", password) }
+        // A login and no password: the login (sent with an empty password, as curl does); nothing when the only
+        // login is the URL's own, which the request has without the file.
+        guard login == nil, let entryLogin = found.login else { return nil }
+        return (entryLogin, "")
+    }
+
+    /// One walk over the tokens: `machine` entries only, or `default` entries only. nil when none applied.
+    private func lookup(host: String, login specificLogin: String?, defaultEntry: Bool) throws(ParseError) -> (login: String?, password: String?)? {
+        var state = State.nothing
+        var found = false
+        var login: String? = nil
+        var password: String? = nil
+        var loginFollows = false
+        var passwordFollows = false
+        // With a login given: whether the entry read is for that login (or, before any login, a login-less one).
+        // curl starts it true and sets it false at each further `machine`, so only the first entry for the host can
+        // give a password without naming the login.
+        var ourLogin = true
+        for line in lines {
+            if state == .macro {
                 // A macro ends at the first empty line.
-                if line.isEmpty { inMacro = false }
-                continue
+                guard line.isEmpty else { continue }
+                state = .nothing
             }
-            tokens: for token in try Self.tokens(of: line) {
-                if let keyword = pendingKeyword {
-                    pendingKeyword = nil
-                    switch keyword {
-                    case "machine": current = Entry(machine: token)
-                    case "login": current?.login = token
-                    case "password": current?.password = token
-                    default: break  // `account`'s value is not used.
-                    }
-                    continue
-                }
-                switch token.lowercased() {
-                case "machine", "default", "macdef":
-                    if let entry = current { entries.append(entry) }
-                    current = nil
+            let (tokens, unterminated) = Self.tokens(of: line)
+            for token in tokens {
+                if let login = specificLogin ?? login, !login.isEmpty, let password, !password.isEmpty { return (login, password) }
+                switch state {
+                case .nothing:
                     switch token.lowercased() {
-                    case "default": current = Entry(machine: nil)
-                    case "machine": pendingKeyword = "machine"
-                    default:
-                        // `macdef NAME`: the rest of the line and the following ones, up to an empty line, are the macro.
-                        inMacro = true
-                        break tokens
+                    case "macdef": state = .macro
+                    case "machine": state = .hostName
+                    case "default" where defaultEntry:
+                        state = .host
+                        found = true
+                    default: break  // Another entry's words, or unknown tokens: skipped, as curl does.
                     }
-                case "login", "password", "account":
-                    pendingKeyword = token.lowercased()
-                default:
-                    break  // Unknown tokens are skipped, as curl does.
+                case .macro:
+                    // The rest of the `macdef` line; an empty (quoted) token ends the macro, as in curl.
+                    if token.isEmpty { state = .nothing }
+                case .hostName:
+                    if !defaultEntry, token.lowercased() == host {
+                        state = .host
+                        found = true
+                    } else {
+                        state = .nothing
+                    }
+                case .host:
+                    if loginFollows {
+                        loginFollows = false
+                        if let specificLogin { ourLogin = token == specificLogin } else { login = token }
+                    } else if passwordFollows {
+                        passwordFollows = false
+                        if ourLogin || specificLogin == nil { password = token }
+                    } else {
+                        switch token.lowercased() {
+                        case "login": loginFollows = true
+                        case "password": passwordFollows = true
+                        case "machine":
+                            state = .hostName
+                            ourLogin = false
+                        case "default" where !defaultEntry:
+                            // Stricter than curl (see the type): `default` ends the `machine` entry before it.
+                            state = .nothing
+                            ourLogin = false
+                        default: break  // `account`, unknown tokens.
+                        }
+                    }
                 }
             }
+            if unterminated { throw ParseError(description: "a quoted token is not closed") }
         }
-        if let entry = current { entries.append(entry) }
+        return found ? (login, password) : nil
     }
 
     /// Whether `byte` separates tokens: curl's `ISSPACE` (space, and tab, LF, VT, FF, CR), so that a CR left by any
     /// line ending never ends up in a token.
     static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
 
-    /// The tokens of one line: blank-separated, double-quoted with escapes, up to a `#` that starts a token.
-    static func tokens(of line: ArraySlice<UInt8>) throws(ParseError) -> [String] {
+    /// The tokens of one line: blank-separated, double-quoted with escapes, up to a `#` that starts a token; and
+    /// whether the line ends inside a quoted token (which is then not among the tokens).
+    static func tokens(of line: ArraySlice<UInt8>) -> (tokens: [String], unterminated: Bool) {
         var tokens: [String] = []
         var bytes = line
         while true {
             while let first = bytes.first, isBlank(first) { bytes = bytes.dropFirst() }
-            guard let first = bytes.first, first != UInt8(ascii: "#") else { return tokens }
+            guard let first = bytes.first, first != UInt8(ascii: "#") else { return (tokens, false) }
             var token: [UInt8] = []
             if first == UInt8(ascii: "\"") {
                 bytes = bytes.dropFirst()
@@ -122,7 +174,7 @@ struct Netrc {
                         token.append(byte)
                     }
                 }
-                guard closed else { throw ParseError(description: "a quoted token is not closed") }
+                guard closed else { return (tokens, true) }
             } else {
                 while let byte = bytes.first, !isBlank(byte) {
                     token.append(byte)
@@ -131,19 +183,6 @@ struct Netrc {
             }
             tokens.append(String(decoding: token, as: UTF8.self))
         }
-    }
-
-    /// The login and password for `host`: the first `machine` entry naming it (and, when `login` is given,
-    /// that login), else the `default` entry; nil when none applies or the entry has no login.
-    func credential(forHost host: String, login: String? = nil) -> (login: String, password: String)? {
-        let host = host.lowercased()
-        let candidates = entries.filter { $0.machine?.lowercased() == host } + entries.filter { $0.machine == nil }
-        for entry in candidates {
-            guard let entryLogin = entry.login else { continue }
-            if let login, login != entryLogin { continue }
-            return (entryLogin, entry.password ?? "")
-        }
-        return nil
     }
 
     /// The file `--netrc` reads: `.netrc` in `$HOME`, else in the user's home directory from the password
@@ -165,7 +204,7 @@ struct Netrc {
             if case .cannotOpen = error.kind { return nil }
             throw ParseError(description: error.reason)
         }
-        return try Netrc(parsing: bytes)
+        return Netrc(parsing: bytes)
     }
 
     /// Why `path` is exposed to other local users, if it is: another owner, or group/other permission

@@ -169,6 +169,28 @@ struct NetrcTests {
         }
     }
 
+    /// curl's tests 684 and 685: an entry with a password and no login sends Basic with an empty user name, or with
+    /// the URL's user name. Before, such an entry was skipped and nothing was sent.
+    @Test func entryWithoutALogin() async throws {
+        try await withLabServers(["good"]) { servers in
+            let good = servers["good"]!
+            let path = try netrcFile("machine \(good.host) password 5up3r53cr37\n")
+            func basic(_ pair: String) -> String { "authorization: Basic " + Data(pair.utf8).base64EncodedString() }
+            let noLogin = try await get(good, [good.baseURL + "/headers", "--netrc-optional", "--netrc-file", path, "--basic"])
+            #expect(noLogin.0 == 0 && noLogin.1.contains(basic(":5up3r53cr37")), "\(noLogin)")
+            let urlWithUser = good.baseURL.replacingOccurrences(of: "https://", with: "https://user@") + "/headers"
+            let withUser = try await get(good, [urlWithUser, "--netrc-optional", "--netrc-file", path, "--basic", "-v"])
+            #expect(withUser.0 == 0 && withUser.1.contains(basic("user:5up3r53cr37")), "\(withUser)")
+            // The user name came from the URL: -v does not show it; the password is shown nowhere.
+            #expect(!withUser.2.contains("5up3r53cr37") && !noLogin.2.contains("5up3r53cr37"), "\(withUser.2)")
+            // Answering a challenge (no --basic): the same credential, after the 401.
+            let alice = try netrcFile("machine \(good.host) password wonderland\n")
+            let urlWithAlice = good.baseURL.replacingOccurrences(of: "https://", with: "https://alice@") + "/basic"
+            let challenged = try await get(good, [urlWithAlice, "--netrc-file", alice])
+            #expect(challenged.0 == 0 && challenged.1.contains("authenticated alice via"), "\(challenged)")
+        }
+    }
+
     /// A file other users can read or write is used with a warning (ssh and ftp expect 0600); the
     /// password is never printed, -v included.
     @Test func exposedFileWarns() async throws {
