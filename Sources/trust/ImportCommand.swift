@@ -54,9 +54,11 @@ struct ImportCommand: ParsableCommand {
         }
         if let output, problems.isEmpty {
             do {
-                try text.write(toFile: output, atomically: true, encoding: .utf8)
+                // 0644 exactly, whatever the umask: the loader refuses a configuration others can write, and a
+                // umask of 002 would have made the file it just wrote one it refuses.
+                try PrivateFile.write(Array(text.utf8), to: output, mode: 0o644)
             } catch {
-                printError("cannot write \(output): \(error.localizedDescription)")
+                printError("cannot write \(DisplayText.escaped(output)): \(DisplayText.escaped(error.reason))")
                 throw ExitCode(1)
             }
         } else {

@@ -29,7 +29,16 @@ struct LabCommand: AsyncParsableCommand {
     var duration: Double?
 
     func run() async throws {
-        let folder = dir ?? (NSTemporaryDirectory() + "trust-lab-" + UUID().uuidString.prefix(8))
+        let folder = dir ?? (NSTemporaryDirectory() + "trust-lab-" + UUID().uuidString)
+        if dir == nil {
+            // A new folder, ours alone (mkdir fails if the name exists: never a folder another user made in /tmp,
+            // where the lab's private keys could be swapped), 0700 from the start.
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw UsageError("cannot create the lab folder \(folder)")
+            }
+        }
         let pki = try LabPKI.make()
         do {
             try pki.write(to: folder)
