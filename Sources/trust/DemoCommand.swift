@@ -214,13 +214,18 @@ struct DemoCommand: AsyncParsableCommand {
             let validator = PathValidator(anchors: .only(anchors), policy: policy)
             return { $0.serverTrust = .evaluator(validator) }
         }
-        // Hard and soft revocation checking (OCSP first, CRLs as the fallback), a fresh evaluator per connection.
+        // Hard and soft revocation checking (OCSP first, CRLs as the fallback), a fresh evaluator per connection. The
+        // responder is the lab's, on loopback: the fetch budget and the handshake are given room for a loaded machine
+        // (the 4 s default is for public responders, and a busy newcomer's machine has taken longer), which costs
+        // nothing when the answer comes at once.
         func revocation(_ mode: RevocationPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
             { configuration in
                 var policy = ValidationPolicy.webPKI
                 policy.revocation = RevocationPolicy(mode: mode)
-                if let evaluator = try? RevocationCheckingEvaluator(anchors: .only(anchors), policy: policy) {
+                if let evaluator = try? RevocationCheckingEvaluator(anchors: .only(anchors), policy: policy, fetchBudget: .seconds(20)) {
                     configuration.serverTrust = .evaluator(evaluator)
+                    configuration.connectTimeout = .seconds(30)
+                    configuration.requestTimeout = .seconds(40)
                 }
             }
         }

@@ -193,7 +193,9 @@ struct RevocationInteropTests {
             // The engine, through OCSPFetcher.
             var policy = ValidationPolicy.webPKI
             policy.revocation = RevocationPolicy(mode: .hard)
-            let evaluator = try RevocationCheckingEvaluator(anchors: Lab.anchors, policy: policy)
+            // Patient fetchers: `openssl ocsp` answers one connection at a time, and what is checked is its answer.
+            let evaluator = try RevocationCheckingEvaluator(
+                anchors: Lab.anchors, policy: policy, ocspFetcher: try PatientFetchers.ocsp(), fetchBudget: PatientFetchers.fetchBudget)
             let accepted = await evaluator.evaluate(try ServerTrust(presentedChain: good.chain, host: "good.lab.test"))
             #expect(accepted.isTrusted, "\(accepted.reasons)")
             let refused = await evaluator.evaluate(try ServerTrust(presentedChain: revoked.chain, host: "good.lab.test"))
@@ -202,12 +204,13 @@ struct RevocationInteropTests {
             // trust get, each leaf served by a lab server.
             for (identity, expected) in [(good, Int32(0)), (revoked, Int32(60))] {
                 let server = try await LabServer.start(name: "openssl-ocsp", host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
-                let (status, _, err) = try await run(
-                    CLI.binary,
+                // A run the fetch budget cut short on a loaded machine is run again (runOnTime).
+                var attempts = 0
+                let (status, _, err) = try await runOnTime(
                     [
                         "get", "https://good.lab.test:\(server.port)/", "--resolve", "good.lab.test:\(server.port):127.0.0.1",
                         "--cacert", CLI.lab + "/roots.pem", "--anchors-only", "--revocation", "hard", "-o", "/dev/null",
-                    ])
+                    ], attempts: &attempts)
                 #expect(status == expected, "\(err)")
                 if expected == 60 { #expect(err.contains("keyCompromise") && err.contains("OCSP responder"), "\(err)") }
                 try await server.shutdown()

@@ -52,17 +52,29 @@ struct ChallengeCancellationTests {
             let decisions = NIOLockedValueBox<[TrustDecisionEvent]>([])
             let session = try labSession { configuration in
                 configuration.requestTimeout = .seconds(600)
-                // Short enough for a quick test; the handler waits an hour, so only this timeout can end it.
-                configuration.connectTimeout = .seconds(2)
+                // The handler waits an hour, so only this timeout can end it; 6 s, so that on a loaded machine the
+                // handshake reaches the handler (and "asked") before it passes.
+                configuration.connectTimeout = .seconds(6)
                 configuration.decisionObserver = { event in decisions.withLockedValue { $0.append(event) } }
                 if level == "session" { configuration.challengeHandler = handler }
             }
             try await withTeardown({ await session.shutdown() }) {
                 let request = Request(url: url(servers["good"]!), challengeHandler: level == "task" ? handler : nil)
                 let result = await Task { try await session.data(for: request) }.result
-                continuation.finish()
+                // The handler's cancellation may reach it after the request has ended (as in expectCancellation): the
+                // wait is for "cancelled", bounded (30 s) so that a handler never asked or never cancelled fails the
+                // test rather than hanging it.
+                let bound = Task {
+                    try? await Task.sleep(for: .seconds(30))
+                    continuation.finish()
+                }
                 var seen: [String] = []
-                for await event in events { seen.append(event) }
+                for await event in events {
+                    seen.append(event)
+                    if event == "cancelled" { break }
+                }
+                bound.cancel()
+                continuation.finish()
                 #expect(seen == ["asked", "cancelled"])
                 let error = try #require(result.failure as? SessionError, "\(result)")
                 #expect(error.code == .timedOut, "\(error)")

@@ -22,8 +22,11 @@ struct OCSPFetchingTests {
     {
         var policy = ValidationPolicy.webPKI
         policy.revocation = RevocationPolicy(mode: mode, depth: depth)
-        // A fetch budget far past the fetcher's own limits (see CRLFetchingTests.evaluator).
-        return try RevocationCheckingEvaluator(anchors: Lab.anchors, policy: policy, ocspFetcher: try OCSPFetcher(options: options), fetchBudget: .seconds(60))
+        // Fetchers and a budget far past a loaded machine's loopback delays (PatientFetchers): these tests are about
+        // what the answers mean.
+        return try RevocationCheckingEvaluator(
+            anchors: Lab.anchors, policy: policy, fetcher: try PatientFetchers.crl(), ocspFetcher: try PatientFetchers.ocsp(options: options),
+            fetchBudget: PatientFetchers.fetchBudget)
     }
 
     static func trust(_ leaf: LabIdentity) throws -> ServerTrust {
@@ -215,7 +218,9 @@ struct OCSPFetchingTests {
         responder.set(.revoked(at: Date(timeIntervalSinceNow: -60), reason: .privilegeWithdrawn), for: leaf.certificate)
         let server = try await LabServer.start(name: "ocsp-revoked", host: "good.lab.test", chain: leaf.chain, privateKey: leaf.privateKey)
         let evaluator = try Self.evaluator(.hard)
-        let session = try labSession(.evaluator(evaluator))
+        // The handshake waits for the patient fetcher: its own 10 s default once cut the OCSP answer short on a
+        // loaded machine, and the decision was `revocation-status-unknown`.
+        let session = try PatientFetchers.session(.evaluator(evaluator))
         let error = await sessionError { try await session.data(for: Request(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()

@@ -88,7 +88,9 @@ struct RevocationMatrixTests {
         policy.revocation = RevocationPolicy(mode: mode, depth: .chain)
         // The matrix is about what each answer means, not about the fetch budget (RevocationBudgetTests): a full
         // `swift test` beside a build can take longer than the default 4 s to fetch from loopback.
-        return try RevocationCheckingEvaluator(anchors: .only([anchor.certificate]), policy: policy, fetchBudget: .seconds(60))
+        return try RevocationCheckingEvaluator(
+            anchors: .only([anchor.certificate]), policy: policy, fetcher: try PatientFetchers.crl(), ocspFetcher: try PatientFetchers.ocsp(),
+            fetchBudget: PatientFetchers.fetchBudget)
     }
 
     @Test(arguments: Source.allCases)
@@ -126,7 +128,7 @@ struct RevocationMatrixTests {
                 await evaluator.shutdown()
                 // The Session, with a fresh evaluator (nothing cached): the same decision in the handshake.
                 let handshakeEvaluator = try Self.evaluator(mode, anchor: scenario.root)
-                let session = try labSession(.evaluator(handshakeEvaluator))
+                let session = try PatientFetchers.session(.evaluator(handshakeEvaluator))
                 var error: SessionError?
                 do {
                     _ = try await session.data(for: Request(url: url(server, "/")))

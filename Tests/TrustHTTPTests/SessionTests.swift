@@ -203,7 +203,8 @@ struct SessionTests {
 
     @Test func idleConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in
-            let session = try labSession { $0.idleTimeout = .milliseconds(200) }
+            // 1 s: long enough that the count is read before the sweep on a loaded machine, short for the wait below.
+            let session = try labSession { $0.idleTimeout = .seconds(1) }
             try await withTeardown({ await session.shutdown() }) {
                 #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
                 #expect(session.openConnectionCount == 1)
@@ -448,7 +449,8 @@ struct SessionTests {
         let server = try await LabServer.start(
             name: "closer", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
             protocols: protocols, closesAfterHandshake: true)
-        let session = try labSession { $0.requestTimeout = .seconds(5) }
+        // A timeout far past a loaded machine's handshake (a hang still ends as `timedOut`, which is what fails).
+        let session = try labSession { $0.requestTimeout = .seconds(20) }
         for _ in 0..<20 {
             let error = await sessionError { try await session.data(for: Request(url: url(server))) }
             #expect(error != nil)
