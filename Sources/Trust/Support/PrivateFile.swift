@@ -44,18 +44,62 @@ package enum PrivateFile {
     }
 
     /// Writes `bytes` to `path` as described above; the file ends with exactly `mode` (0600 by default; only the
-    /// permission bits are used). The folder must exist.
+    /// permission bits are used). The folder must exist. Once the file has its name, the folder is flushed too
+    /// (best effort: some filesystems refuse `fsync` on a folder), so that the name survives a crash.
+    ///
+    /// ``Publication/newFile`` on a filesystem without hard links (FAT, exFAT, some network and FUSE mounts refuse
+    /// link(2) with `EPERM` or `ENOTSUP`): the file is created under its name with `O_CREAT | O_EXCL`, which is as
+    /// exclusive, and written there; a reader may then see it before its last byte.
     package static func write(
         _ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600, publication: Publication = .replacing
     ) throws(WriteError) {
         let folder = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let temporary = (folder.isEmpty ? "." : folder) + "/." + name + "." + UUID().uuidString + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw WriteError(path: path, reason: String(cString: strerror(errno))) }
-        var failure: String?
         let buffer = Array(bytes)
-        buffer.withUnsafeBytes { raw in
+        let temporary = (folder.isEmpty ? "." : folder) + "/." + name + "." + UUID().uuidString + ".tmp"
+        var failure = writeNew(temporary, buffer, mode: mode)
+        var exists = false
+        if failure == nil {
+            switch publication {
+            case .replacing:
+                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
+            case .newFile:
+                if link(temporary, path) != 0 {
+                    let error = errno
+                    unlink(temporary)
+                    if error == EPERM || error == ENOTSUP || error == EOPNOTSUPP {
+                        // No hard links here: the name itself, created exclusively.
+                        failure = writeNew(path, buffer, mode: mode)
+                        exists = failure == nil ? false : errno == EEXIST
+                    } else {
+                        exists = error == EEXIST
+                        failure = String(cString: strerror(error))
+                    }
+                    if exists { failure = "it already exists" }
+                }
+                // On success the file keeps the name it was linked to; the temporary name goes.
+                unlink(temporary)
+            }
+        }
+        if let failure {
+            unlink(temporary)
+            throw WriteError(path: path, reason: failure, destinationExists: exists)
+        }
+        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// Creates `path` (`O_EXCL`, never through a link, 0600 from its first byte), writes `bytes`, sets `mode`,
+    /// flushes and closes it: nil when all went well, else the reason, with `errno` set and the file removed
+    /// (`EEXIST` when the name was taken, and nothing removed).
+    private static func writeNew(_ path: String, _ bytes: [UInt8], mode: mode_t) -> String? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        var failure: String?
+        bytes.withUnsafeBytes { raw in
             var written = 0
             while written < raw.count, let base = raw.baseAddress {
                 let result = systemWrite(descriptor, base + written, raw.count - written)
@@ -72,24 +116,12 @@ package enum PrivateFile {
         if failure == nil, mode & 0o7777 != 0o600, fchmod(descriptor, mode & 0o777) != 0 { failure = String(cString: strerror(errno)) }
         if failure == nil, fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
         if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        var exists = false
-        if failure == nil {
-            switch publication {
-            case .replacing:
-                if rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
-            case .newFile:
-                // The temporary name goes either way: on success the file keeps the name it was linked to.
-                if link(temporary, path) != 0 {
-                    exists = errno == EEXIST
-                    failure = exists ? "it already exists" : String(cString: strerror(errno))
-                }
-                unlink(temporary)
-            }
+        if failure != nil {
+            let error = errno
+            unlink(path)
+            errno = error
         }
-        if let failure {
-            unlink(temporary)
-            throw WriteError(path: path, reason: failure, destinationExists: exists)
-        }
+        return failure
     }
 }
 
