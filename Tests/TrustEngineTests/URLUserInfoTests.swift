@@ -63,6 +63,15 @@ struct ParsedURLUserInfoTests {
         }
     }
 
+    /// What a caller keeps secret: a parseable URL's own user-info, so an `@` in its path makes no secret of its host.
+    @Test func userInfoOfAParseableURLIsItsOwn() {
+        #expect(URLUserInfo.userInfo(in: "https://social.example:8443/@alice") == nil)
+        #expect(URLUserInfo.userInfo(in: "https://h.example/q?mail=a@b.example") == nil)
+        #expect(URLUserInfo.userInfo(in: "https://u:p@h.example/@alice") == "u:p")
+        // Unparseable (a raw `/` in the password): the redaction rule's.
+        #expect(URLUserInfo.userInfo(in: "https://u:p/w@h.example/") == "u:p/w")
+    }
+
     /// A configuration problem never quotes a password it was given, whatever the password holds.
     @Test(arguments: URLUserInfoTests.passwords) func configurationProblems(password: String) {
         let problem = TrustConfigurationProblem(

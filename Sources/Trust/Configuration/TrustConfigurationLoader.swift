@@ -2,14 +2,15 @@ import Foundation
 
 /// One problem in a configuration file: where (a JSON path such as `$.hosts[1].pins.sha256[0]`) and what.
 public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
-    /// Where the problem is, as a JSON path such as `$.hosts[1].pins.sha256[0]`.
-    public var path: String
+    /// Where the problem is, as a JSON path such as `$.hosts[1].pins.sha256[0]` (a member name quoted in it shows no
+    /// URL user-info either).
+    public private(set) var path: String
     /// What is wrong. A URL quoted in it shows no user-info (``URLUserInfo``): every problem is made through
     /// ``init(path:message:)``, which hides it, so no message can carry a password it quotes from the file.
-    public var message: String
+    public private(set) var message: String
 
     init(path: String, message: String) {
-        self.path = path
+        self.path = URLUserInfo.redactingUserInfo(inText: path)
         self.message = URLUserInfo.redactingUserInfo(inText: message)
     }
 

@@ -18,16 +18,26 @@
 /// runs up to the last `@`, whatever the password holds. The cost is that an `@` in a path or query
 /// (`https://host/@alice`) hides the host too: shown as `https://***@alice`, which says less but never leaks.
 ///
-/// A parsed `URL` is another matter: it parsed, so its authority is what RFC 3986 says it is (a raw `/`, `?` or `#`
-/// in a password makes the parse fail; an `@` in one is `%40`). `redacted(_: URL)` hides exactly its user-info
-/// and leaves an `@` in its path alone.
+/// A parsed `URL` is another matter: its authority is what RFC 3986 says it is, and it is what a request uses, so
+/// `redacted(_: URL)` hides exactly its user-info and leaves an `@` in its path alone. (A raw `/`, `?` or `#` in a
+/// password usually makes the parse fail; where it does not — `https://u:2024/x@h/` is host `u`, port 2024 — the
+/// text shown is what the request asks for.)
 ///
 /// The delimiters are found by byte (RFC 3986 §3.2), so a combining mark after `@` or `/`, which makes one
 /// `Character` with it, cannot hide them.
 package enum URLUserInfo {
-    /// The user-info part of a URL written as text, if any: what lies between `://` and the last `@` of the text.
+    /// The user-info a URL written as text carries, if any — what a caller keeps secret (scrubs from output and
+    /// from its argument list): the URL's own (RFC 3986 §3.2.1) when the text parses as a URL with a host, else what
+    /// lies between `://` and the last `@` of the text (the redaction rule). A parseable URL with an `@` in its path
+    /// (`https://social.example/@alice`) so carries none, and its host is never taken for a secret. An authority that
+    /// ends in a bare `:` (`https://u:/pw@h/` parses as host `u` with an empty port) is a password starting with `/`,
+    /// `?` or `#`: the redaction rule's.
     package static func userInfo(in text: String) -> String? {
         let bytes = Array(text.utf8)
+        if let url = URL(string: text), url.host != nil, !authorityEndsInAColon(bytes) {
+            guard url.user(percentEncoded: true) != nil || url.password(percentEncoded: true) != nil else { return nil }
+            return rfcUserInfoRange(in: bytes).map { String(decoding: bytes[$0], as: UTF8.self) }
+        }
         return userInfoRange(in: bytes, from: 0, endingAt: []).map { String(decoding: bytes[$0], as: UTF8.self) }
     }
 
@@ -46,12 +56,28 @@ package enum URLUserInfo {
         let text = url.absoluteString
         guard url.user(percentEncoded: true) != nil || url.password(percentEncoded: true) != nil else { return text }
         var bytes = Array(text.utf8)
-        guard let separator = bytes.firstRange(of: Array("://".utf8)) else { return redacted(text) }
+        guard let range = rfcUserInfoRange(in: bytes) else { return redacted(text) }
+        bytes.replaceSubrange(range, with: Array("***".utf8))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The user-info of a parsed URL's text: from `://` to the last `@` before the authority ends (`/`, `?`, `#`).
+    private static func rfcUserInfoRange(in bytes: [UInt8]) -> Range<Int>? {
+        guard let authority = rfcAuthority(in: bytes) else { return nil }
+        return bytes[authority].lastIndex(of: UInt8(ascii: "@")).map { authority.lowerBound..<$0 }
+    }
+
+    /// RFC 3986's authority of a URL's text: from `://` to the first `/`, `?` or `#`.
+    private static func rfcAuthority(in bytes: [UInt8]) -> Range<Int>? {
+        guard let separator = bytes.firstRange(of: Array("://".utf8)) else { return nil }
         let begin = separator.upperBound
         let end = bytes[begin...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.endIndex
-        guard let at = bytes[begin..<end].lastIndex(of: UInt8(ascii: "@")) else { return redacted(text) }
-        bytes.replaceSubrange(begin..<at, with: Array("***".utf8))
-        return String(decoding: bytes, as: UTF8.self)
+        return begin..<end
+    }
+
+    private static func authorityEndsInAColon(_ bytes: [UInt8]) -> Bool {
+        guard let authority = rfcAuthority(in: bytes), let last = bytes[authority].last else { return false }
+        return last == UInt8(ascii: ":")
     }
 
     /// Bytes that end a URL quoted in free text: white space and the quotes and angle brackets that delimit URLs
