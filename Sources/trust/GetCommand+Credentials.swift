@@ -49,7 +49,8 @@ extension GetCommand {
             let path = authenticationOptions.netrcFile ?? Netrc.defaultPath(),
             let components = URLComponents(string: url), let host = components.host, !host.isEmpty
         else { return nil }
-        let urlUser = components.user.flatMap { $0.isEmpty ? nil : ($0.removingPercentEncoding ?? $0) }
+        // Decoded once (`user` is already decoded: decoding it again made `a%2540b` the user `a@b`).
+        let urlUser = components.percentEncodedUser.flatMap { $0.isEmpty ? nil : ($0.removingPercentEncoding ?? $0) }
         if authenticationOptions.netrcOptional && components.password != nil { return nil }
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         do {

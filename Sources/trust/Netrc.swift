@@ -20,10 +20,17 @@ import Trust
 /// rules for entries that lack a part: an entry with a password and no login gives that password with an empty
 /// user name, or with the URL's user name when the URL has one (curl's tests 684 and 685); an entry with a login
 /// and no password gives the login; with a user name in the URL, only an entry with that login (or, in the first
-/// entry for the host, one with no login) gives its password. Two rules are stricter than curl's, so that the
-/// `default` credential never reaches a host that has its own entry: `default` is used only when no `machine`
-/// entry names the host (curl takes whichever comes first), and it ends the entry before it (curl reads the
-/// login and password after `default` into a `machine` entry still missing one).
+/// entry for the host, one with no login) gives its password. Three rules are stricter than curl 7.88's, so that a
+/// credential never reaches a user or host it is not for: `default` is used only when no `machine` entry names the
+/// host (curl takes whichever comes first: its test 2039 expects the default entry's), and it ends the entry
+/// before it (curl reads the login and password after `default` into a `machine` entry still missing one); with
+/// a user name in the URL, a password written before the entry's login is taken only once that login is seen to
+/// match (curl 7.88 took it at once; curl 8.11 decides at the entry's end too).
+///
+/// The file is walked once for `machine` entries and, when none names the host, once more for `default`: a token
+/// that cannot be read is an error when a walk reaches it (so also one after a `default` entry that curl, stopping
+/// there, never reads). Two quirks of curl 7.88's tokenizer are not reproduced: it makes an empty token of a CR
+/// before a line's LF (in a CRLF file that ends a `macdef` at once), and it skips the byte after a closing quote.
 struct Netrc {
     /// The lines of the file, split at LF bytes (a CR before it dropped).
     private var lines: [ArraySlice<UInt8>]
@@ -44,8 +51,7 @@ struct Netrc {
     /// The bytes of a netrc file. Lines are split at LF bytes (a CR before it dropped), never at Swift
     /// `Character`s: "\r\n" is a single `Character`, and splitting at "\n" left a CRLF file one long line in which
     /// one machine's login and password became another's. Tokens are read as ``credential(forHost:login:)`` reaches
-    /// them, as curl reads them: a bad token that no lookup reaches (inside a macro, after the credential was
-    /// found) is no error.
+    /// them: a bad token that no walk reaches (inside a macro, after the credential was found) is no error.
     init(parsing bytes: [UInt8]) {
         lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).map { $0.last == 0x0D ? $0.dropLast() : $0 }
     }
@@ -83,6 +89,17 @@ struct Netrc {
         // curl starts it true and sets it false at each further `machine`, so only the first entry for the host can
         // give a password without naming the login.
         var ourLogin = true
+        // With a login given, a password read before the entry's login is held until the login shows whose it is
+        // (stricter than curl 7.88, which takes it at once and so can send one account's password under another
+        // user name; curl 8.11 decides at the entry's end too): taken if the login matches, or if the entry ends
+        // without a login while it may still give one (`ourLogin`).
+        var entryHasLogin = false
+        var held: (password: String, loginless: Bool)?
+        func endEntry() {
+            if let held, !entryHasLogin, held.loginless { password = held.password }
+            held = nil
+            entryHasLogin = false
+        }
         for line in lines {
             if state == .macro {
                 // A macro ends at the first empty line.
@@ -115,19 +132,34 @@ struct Netrc {
                 case .host:
                     if loginFollows {
                         loginFollows = false
-                        if let specificLogin { ourLogin = token == specificLogin } else { login = token }
+                        if let specificLogin {
+                            ourLogin = token == specificLogin
+                            entryHasLogin = true
+                            if ourLogin, let held { password = held.password }
+                            held = nil
+                        } else {
+                            login = token
+                        }
                     } else if passwordFollows {
                         passwordFollows = false
-                        if ourLogin || specificLogin == nil { password = token }
+                        if specificLogin == nil {
+                            password = token
+                        } else if !entryHasLogin {
+                            held = (token, ourLogin)
+                        } else if ourLogin {
+                            password = token
+                        }
                     } else {
                         switch token.lowercased() {
                         case "login": loginFollows = true
                         case "password": passwordFollows = true
                         case "machine":
+                            endEntry()
                             state = .hostName
                             ourLogin = false
                         case "default" where !defaultEntry:
                             // Stricter than curl (see the type): `default` ends the `machine` entry before it.
+                            endEntry()
                             state = .nothing
                             ourLogin = false
                         default: break  // `account`, unknown tokens.
@@ -137,6 +169,7 @@ struct Netrc {
             }
             if unterminated { throw ParseError(description: "a quoted token is not closed") }
         }
+        endEntry()
         return found ? (login, password) : nil
     }
 

@@ -4,7 +4,8 @@ import Testing
 
 /// The netrc parser itself (`Netrc`), on bytes as files hold them: line ends split by byte (LF, CR LF), CR and the
 /// other ASCII spaces as token separators, as curl's parser; and the credential it gives for a host, by curl 7.88's
-/// rules (lib/netrc.c `parsenetrc`, lib/url.c `override_login`; its tests 130–134, 257, 684, 685).
+/// rules (lib/netrc.c `parsenetrc`, lib/url.c `override_login`; its tests 130–134, 684, 685), and where this is
+/// stricter than curl (`default`; a password before a login that is not the URL's).
 @Suite("Netrc parser")
 struct NetrcParserTests {
     /// What `text` gives for `host` (and the URL's user name `login`), as "LOGIN:PASSWORD", or nil.
@@ -72,6 +73,13 @@ struct NetrcParserTests {
         #expect(try lookup(two, "A.EXAMPLE", login: "Bob") == nil)
         #expect(try lookup(two, "A.EXAMPLE", login: "bob") == "bob:builder")
         #expect(try lookup("machine a.example login alice password w\nmachine a.example password anyone\n", login: "bob") == nil)
+        // A password before the login: held until the login shows whose it is (curl 7.88 gave daniel's password to
+        // debbie; curl 8.11's test 478 expects debbie's own).
+        let ordered = "machine a.example password first login daniel\nmachine a.example password second login debbie\n"
+        #expect(try lookup(ordered, login: "daniel") == "daniel:first")
+        #expect(try lookup(ordered, login: "debbie") == "debbie:second")
+        #expect(try lookup(ordered, login: "carol") == nil)
+        #expect(try lookup(ordered) == "daniel:first")
         // Without a URL user name, a later entry for the host fills what the first one lacked (curl reads on
         // until it has both).
         #expect(try lookup("machine a.example login alice\nmachine a.example password later\n") == "alice:later")
