@@ -54,9 +54,10 @@ struct ImportCommand: ParsableCommand {
         }
         if let output, problems.isEmpty {
             do {
-                // 0644 exactly, whatever the umask: the loader refuses a configuration others can write, and a
-                // umask of 002 would have made the file it just wrote one it refuses.
-                try PrivateFile.write(Array(text.utf8), to: output, mode: 0o644)
+                // 0666 less the umask, as a new file gets, but never writable by others: the loader refuses such a
+                // configuration, and a umask of 002 made the file it had just written one it refused. A strict umask
+                // (077) keeps the file private: report URIs may carry credentials.
+                try PrivateFile.write(Array(text.utf8), to: output, mode: 0o666 & ~FileCreationMask.current & ~0o022)
             } catch {
                 printError("cannot write \(DisplayText.escaped(output)): \(DisplayText.escaped(error.reason))")
                 throw ExitCode(1)

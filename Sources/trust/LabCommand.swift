@@ -33,11 +33,8 @@ struct LabCommand: AsyncParsableCommand {
         if dir == nil {
             // A new folder, ours alone (mkdir fails if the name exists: never a folder another user made in /tmp,
             // where the lab's private keys could be swapped), 0700 from the start.
-            do {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw UsageError("cannot create the lab folder \(folder)")
-            }
+            // mkdir(2) with the mode itself: Foundation creates the folder with 0777 less the umask, then changes it.
+            guard mkdir(folder, 0o700) == 0 else { throw UsageError("cannot create the lab folder \(folder): \(String(cString: strerror(errno)))") }
         }
         let pki = try LabPKI.make()
         do {
