@@ -338,6 +338,35 @@ struct CredentialStoreTests {
         #expect(try CredentialStore(fileURL: file).protectionSpaces.isEmpty)
     }
 
+    /// Two stores on one file (two processes, or two stores in one): each save is made to the file as it is then,
+    /// so neither drops what the other wrote. Before, each wrote its own snapshot: the second store's save removed
+    /// the first store's credential from the file.
+    @Test func storesSharingAFileKeepEachOthersCredentials() async throws {
+        let file = URL(fileURLWithPath: try temporaryDirectory() + "/swift-trust/credentials.json")
+        let first = try CredentialStore(fileURL: file)
+        let second = try CredentialStore(fileURL: file)
+        try first.set(Credential(user: "alice", password: "first-store", persistence: .permanent), for: space)
+        try second.set(Credential(user: "bob", password: "second-store", persistence: .permanent), for: space, asDefault: false)
+        #expect(try CredentialStore(fileURL: file).credentials(for: space).keys.sorted() == ["alice", "bob"])
+        #expect(try CredentialStore(fileURL: file).defaultCredential(for: space)?.description.contains("alice") == true)
+        // The second store took the first one's credential in as it saved.
+        #expect(second.credentials(for: space).keys.sorted() == ["alice", "bob"])
+        // Forty saves at once from both: all forty on the file.
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask { try? first.set(Credential(user: "a\(index)", password: "p", persistence: .permanent), for: space, asDefault: false) }
+                group.addTask { try? second.set(Credential(user: "b\(index)", password: "p", persistence: .permanent), for: space, asDefault: false) }
+            }
+        }
+        #expect(try CredentialStore(fileURL: file).credentials(for: space).count == 42)
+        // A removal through a store that never held the credential reaches the file.
+        let third = try CredentialStore(fileURL: file)
+        try first.set(Credential(user: "carol", password: "late", persistence: .permanent), for: space, asDefault: false)
+        try third.remove(user: "carol", for: space)
+        #expect(try CredentialStore(fileURL: file).credentials(for: space)["carol"] == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["credentials.json"])
+    }
+
     @Test func unsafeOrMalformedFilesAreRefusedWithTypedErrors() throws {
         let dir = try temporaryDirectory()
         let file = dir + "/credentials.json"

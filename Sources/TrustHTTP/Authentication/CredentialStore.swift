@@ -19,6 +19,10 @@ import Trust
 ///   `~/.config/swift-trust/credentials.json`) is created with mode 0600 in a 0700 folder and
 ///   replaced atomically (write to a temporary file, then rename). A file readable by others is
 ///   refused on load. Passwords are stored as given (like `.netrc`): protect the account.
+/// - Stores in several processes (or several stores on one file) share it: each change is made to the file as it
+///   is when the change is saved — read again and written under an exclusive `flock(2)` on its folder — so a save
+///   never drops what another store wrote since this one read the file. Each change also brings the file's other
+///   credentials into this store.
 ///   Format: `{"version": 1, "credentials": [{"host": "api.example.com", "port": 443,
 ///   "scheme": "https", "realm": "api", "method": "httpDigest", "proxy": false, "user": "alice",
 ///   "password": "…", "default": true}]}`.
@@ -27,8 +31,16 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
     /// Where permanent credentials go; nil keeps them in memory only.
     public let fileURL: URL?
     private let state = NIOLockedValueBox(State())
-    /// Held from the snapshot to the rename, so concurrent saves land in order.
+    /// Held from the file's reading to the rename, so concurrent saves of this store land in order (the folder's
+    /// `flock` orders them with other stores').
     private let saving = NIOLock()
+
+    /// One change to the permanent credentials, made to the file as it is when saved.
+    enum Change {
+        case set(Key, Stored, asDefault: Bool)
+        case remove(Key, user: String)
+        case removeAll
+    }
 
     struct Key: Hashable, Codable {
         var host: String
@@ -148,7 +160,7 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
             if asDefault { state.defaults[key] = user }
             return credential.persistence == .permanent
         }
-        if changedPermanent { try save() }
+        if changedPermanent { try save(.set(key, Stored(user: user, password: password, persistence: .permanent), asDefault: asDefault)) }
     }
 
     /// Removes `user`'s credential for `space`.
@@ -161,13 +173,14 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
             if state.defaults[key] == user { state.defaults[key] = nil }
             return removed
         }
-        if wasPermanent { try save() }
+        // Saved also when this store did not hold it: another store may have written it to the file.
+        if wasPermanent || fileURL != nil { try save(.remove(key, user: user)) }
     }
 
     /// Removes every credential (and empties the file).
     public func removeAll() throws(CredentialStoreError) {
         state.withLockedValue { $0 = State() }
-        if fileURL != nil { try save() }
+        if fileURL != nil { try save(.removeAll) }
     }
 
     /// Spaces and users only — never a password.
@@ -204,8 +217,14 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
     static let maximumFileBytes = 4 << 20
 
     private func load(_ url: URL) throws(CredentialStoreError) {
+        guard let onDisk = try Self.read(url) else { return }
+        state.withLockedValue { state in Self.take(onDisk, into: &state) }
+    }
+
+    /// The permanent credentials `url` holds; nil when there is no file.
+    static func read(_ url: URL) throws(CredentialStoreError) -> State? {
         let path = url.path
-        guard FileManager.default.fileExists(atPath: path) else { return }
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
         else { throw .unreadable(path) }
@@ -225,16 +244,45 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
             throw .malformed(path, Self.describe(error))
         }
         guard contents.version == 1 else { throw .malformed(path, "unsupported version \(contents.version)") }
-        state.withLockedValue { state in
-            for entry in contents.credentials {
-                guard AuthenticationMethod(rawValue: entry.method) != nil else { continue }
-                let key = Key(
-                    host: entry.host.lowercased(), port: entry.port, scheme: entry.scheme.lowercased(), realm: entry.realm, method: entry.method,
-                    proxy: entry.proxy)
-                state.credentials[key, default: []].removeAll { $0.user == entry.user }
-                state.credentials[key, default: []].append(Stored(user: entry.user, password: entry.password, persistence: .permanent))
-                if entry.default { state.defaults[key] = entry.user }
-            }
+        var state = State()
+        for entry in contents.credentials {
+            guard AuthenticationMethod(rawValue: entry.method) != nil else { continue }
+            let key = Key(
+                host: entry.host.lowercased(), port: entry.port, scheme: entry.scheme.lowercased(), realm: entry.realm, method: entry.method,
+                proxy: entry.proxy)
+            state.credentials[key, default: []].removeAll { $0.user == entry.user }
+            state.credentials[key, default: []].append(Stored(user: entry.user, password: entry.password, persistence: .permanent))
+            if entry.default { state.defaults[key] = entry.user }
+        }
+        return state
+    }
+
+    /// Puts the file's permanent credentials in `state` in place of its own permanent ones; its session ones stay,
+    /// and so does a default that names one of them.
+    static func take(_ onDisk: State, into state: inout State) {
+        for key in Set(state.credentials.keys).union(onDisk.credentials.keys) {
+            let session = (state.credentials[key] ?? []).filter { $0.persistence != .permanent }
+            let permanent = (onDisk.credentials[key] ?? []).filter { stored in !session.contains { $0.user == stored.user } }
+            let list = permanent + session
+            state.credentials[key] = list.isEmpty ? nil : list
+            let keepsDefault = state.defaults[key].map { user in session.contains { $0.user == user } } ?? false
+            if !keepsDefault { state.defaults[key] = onDisk.defaults[key] }
+        }
+    }
+
+    /// `change` made to `state` (permanent credentials only).
+    static func apply(_ change: Change, to state: inout State) {
+        switch change {
+        case .set(let key, let stored, let asDefault):
+            state.credentials[key, default: []].removeAll { $0.user == stored.user }
+            state.credentials[key, default: []].append(stored)
+            if asDefault { state.defaults[key] = stored.user }
+        case .remove(let key, let user):
+            state.credentials[key]?.removeAll { $0.user == user }
+            if state.credentials[key]?.isEmpty == true { state.credentials[key] = nil }
+            if state.defaults[key] == user { state.defaults[key] = nil }
+        case .removeAll:
+            state = State()
         }
     }
 
@@ -249,17 +297,30 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         }
     }
 
-    private func save() throws(CredentialStoreError) {
+    /// Makes `change` to the file as it is now (read again under an exclusive `flock(2)` on its folder, which every
+    /// store saving to this file takes), writes it, and takes the file's credentials into this store.
+    private func save(_ change: Change) throws(CredentialStoreError) {
         guard let fileURL else { return }
         saving.lock()
         defer { saving.unlock() }
-        let entries = state.withLockedValue { state in
-            state.credentials.flatMap { key, list in
-                list.filter { $0.persistence == .permanent }.map {
-                    FileEntry(
-                        host: key.host, port: key.port, scheme: key.scheme, realm: key.realm, method: key.method, proxy: key.proxy,
-                        user: $0.user, password: $0.password, default: state.defaults[key] == $0.user)
-                }
+        let path = fileURL.path
+        let folder = fileURL.deletingLastPathComponent().path
+        try Self.createFolder(folder, for: path)
+        // The folder, not a lock file beside the credentials: nothing else to leave behind, and it is ours (0700).
+        let lock = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw .cannotWrite(path, "cannot open \(folder): " + String(cString: strerror(errno))) }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .cannotWrite(path, "cannot lock \(folder): " + String(cString: strerror(errno))) }
+        }
+        defer { flock(lock, LOCK_UN) }
+        var onDisk = try Self.read(fileURL) ?? State()
+        Self.apply(change, to: &onDisk)
+        let entries = onDisk.credentials.flatMap { key, list in
+            list.map {
+                FileEntry(
+                    host: key.host, port: key.port, scheme: key.scheme, realm: key.realm, method: key.method, proxy: key.proxy,
+                    user: $0.user, password: $0.password, default: onDisk.defaults[key] == $0.user)
             }
         }.sorted { ($0.host, $0.port, $0.user) < ($1.host, $1.port, $1.user) }
         let encoder = JSONEncoder()
@@ -268,20 +329,25 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         do {
             data = try encoder.encode(FileContents(version: 1, credentials: entries))
         } catch {
-            throw .cannotWrite(fileURL.path, "cannot encode")
+            throw .cannotWrite(path, "cannot encode")
         }
         try Self.writeAtomically(data, to: fileURL)
+        state.withLockedValue { Self.take(onDisk, into: &$0) }
     }
 
-    /// Writes `data` to a new 0600 file beside `url`, flushes it, and renames it over `url`.
-    static func writeAtomically(_ data: Data, to url: URL) throws(CredentialStoreError) {
-        let path = url.path
-        let folder = url.deletingLastPathComponent().path
+    /// Creates the credentials file's folder (0700) if it is missing.
+    static func createFolder(_ folder: String, for path: String) throws(CredentialStoreError) {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .cannotWrite(path, "cannot create \(folder)")
         }
+    }
+
+    /// Writes `data` to a new 0600 file beside `url`, flushes it, and renames it over `url`.
+    static func writeAtomically(_ data: Data, to url: URL) throws(CredentialStoreError) {
+        let path = url.path
+        try createFolder(url.deletingLastPathComponent().path, for: path)
         do {
             try PrivateFile.write(data, to: path)
         } catch {
