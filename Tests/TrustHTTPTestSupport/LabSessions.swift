@@ -27,7 +27,10 @@ package func labSession(
     var configuration = SessionConfiguration()
     configuration.serverTrust = trust
     configuration.resolve = LabPKI.loopbackResolve
-    configuration.requestTimeout = .seconds(20)
+    // Loopback exchanges on a machine that may be loaded (a build beside the suite, three suites per core): a
+    // handshake has taken over the 10 s default there. Tests of the timeouts themselves set their own.
+    configuration.connectTimeout = .seconds(30)
+    configuration.requestTimeout = .seconds(60)
     configure(&configuration)
     return try Session(configuration: configuration)
 }

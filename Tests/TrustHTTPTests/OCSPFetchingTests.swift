@@ -230,14 +230,16 @@ struct OCSPFetchingTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try leaf.chainPEM.write(toFile: dir + "/chain.pem", atomically: true, encoding: .utf8)
         let base = ["evaluate", "--anchors", CLI.lab + "/roots.pem", "--anchors-only", "--chain", dir + "/chain.pem", "--host", "good.lab.test"]
-        // A run the fetch budget cut short on a loaded machine is run again (runOnTime): each asks the responder once.
+        // A run the fetch budget cut short on a loaded machine is run again (runOnTime): each asks the responder at
+        // most once (one cut short may have been cut before its request arrived), the last one surely.
         let before = responder.received.count
         var asked = 0
         let (status, out, _) = try await runOnTime(base + ["--revocation", "hard"], attempts: &asked)
         #expect(status == 1 && out.contains("privilegeWithdrawn") && out.contains("OCSP"), "\(out)")
-        #expect(responder.received.count == before + asked)
+        let afterEvaluate = responder.received.count
+        #expect((before + 1...before + asked).contains(afterEvaluate), "\(afterEvaluate - before) requests in \(asked) runs")
         let (noOCSP, noOCSPOut, _) = try await run(CLI.binary, base + ["--revocation", "hard", "--no-ocsp"])
-        #expect(noOCSP == 1 && noOCSPOut.contains("revocation-status-unknown") && responder.received.count == before + asked, "\(noOCSPOut)")
+        #expect(noOCSP == 1 && noOCSPOut.contains("revocation-status-unknown") && responder.received.count == afterEvaluate, "\(noOCSPOut)")
         #expect(try await run(CLI.binary, base + ["--revocation", "soft", "--no-ocsp"]).0 == 0)
         let (nonce, nonceOut, _) = try await runOnTime(base + ["--revocation", "hard", "--ocsp-nonce"], attempts: &asked)
         #expect(nonce == 1 && responder.received.last?.method == "POST" && responder.received.last?.request?.nonce != nil, "\(nonceOut)")
