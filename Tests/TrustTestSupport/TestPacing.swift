@@ -14,15 +14,31 @@ import Testing
 /// limits leave room for a whole run's worth of waiting, and a case whose limit passes while it waits
 /// stops waiting (the wait is cancelled with it) instead of taking a turn to be cancelled in.
 ///
-/// `TRUST_TEST_PARALLELISM` sets the limit (default: three per processor, at least four).
+/// `TRUST_TEST_PARALLELISM` sets the limit (default: three per processor, at least four). Without it, the limit
+/// follows the machine: while other processes (a build beside the run, another test run) use over a third of its
+/// processors' time, a third as many cases run at once (``MachineLoad``), so that a loopback exchange is not starved
+/// past the timeouts a test leaves it — beside a release build, a lab handshake took over 10 s, and an 800 ms timer
+/// fired after 10 s. The run takes longer then; it is judged on what it tests.
 package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
-    /// Test cases that may run at once.
+    /// Test cases that may run at once on a machine of the run's own.
     package static let limit: Int = {
         if let text = ProcessInfo.processInfo.environment["TRUST_TEST_PARALLELISM"], let value = Int(text), value > 0 { return value }
         return max(4, 3 * ProcessInfo.processInfo.activeProcessorCount)
     }()
 
-    static let permits = Permits(limit)
+    /// Whether the limit was set by `TRUST_TEST_PARALLELISM` (then it is kept whatever the machine does).
+    static let limitIsFixed = ProcessInfo.processInfo.environment["TRUST_TEST_PARALLELISM"].flatMap(Int.init).map { $0 > 0 } ?? false
+
+    /// The limit now: ``limit``, or a third of it (at least two) while other processes load the machine.
+    static func currentLimit() -> Int {
+        guard !limitIsFixed, let share = MachineLoad.shared.othersShare() else { return limit }
+        let reduced = max(2, limit / 3)
+        let busy = share >= 1.0 / 3.0
+        MachineLoad.shared.report(busy: busy, share: share, limit: busy ? reduced : limit)
+        return busy ? reduced : limit
+    }
+
+    static let permits = Permits(capacity: { currentLimit() })
 
     /// Applies to every test of the suite it is attached to.
     package var isRecursive: Bool { true }
@@ -55,17 +71,21 @@ package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
 
     /// A counting semaphore for async code, first come first served; a cancelled wait ends at once.
     package actor Permits {
-        private var available: Int
+        /// How many turns may be out at once, asked at every acquire and release (it may change).
+        private let capacity: @Sendable () -> Int
+        private var running = 0
         private var waiting: [(ticket: UUID, continuation: CheckedContinuation<Bool, Never>)] = []
         /// Tickets cancelled before their wait was queued.
         private var cancelledEarly: Set<UUID> = []
 
-        package init(_ count: Int) { available = count }
+        package init(_ count: Int) { capacity = { count } }
+
+        package init(capacity: @escaping @Sendable () -> Int) { self.capacity = capacity }
 
         /// True once a turn is taken; false when the task was cancelled while it waited.
         package func acquire(_ ticket: UUID) async -> Bool {
-            if available > 0 {
-                available -= 1
+            if waiting.isEmpty, running < capacity() {
+                running += 1
                 return true
             }
             return await withTaskCancellationHandler {
@@ -90,9 +110,10 @@ package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
         }
 
         package func release() {
-            if waiting.isEmpty {
-                available += 1
-            } else {
+            running -= 1
+            let limit = capacity()
+            while running < limit, !waiting.isEmpty {
+                running += 1
                 waiting.removeFirst().continuation.resume(returning: true)
             }
         }
