@@ -78,8 +78,12 @@ struct RevocationBudgetTests {
         #expect(hard == 60 && hardErr.contains("revocation fetch budget"), "\(hard) \(hardErr)")
         // A shorter connect timeout shortens the budget with it (40 % of 8 s): still the refusal, which names the
         // shorter budget, not a timeout. (8 s, not less: the handshake must finish in the 4.8 s left on a loaded
-        // machine; with 3 s, a loaded CI machine timed out.)
-        let (short, _, shortErr) = try await run(CLI.binary, base + ["--revocation", "hard", "--connect-timeout", "8"])
+        // machine; with 3 s, a loaded CI machine timed out.) A run whose handshake the load pushed past the 8 s (28,
+        // the handshake timed out, not the budget) is run again, at most twice: what is checked is the budget's word.
+        var (short, _, shortErr) = try await run(CLI.binary, base + ["--revocation", "hard", "--connect-timeout", "8"])
+        for _ in 0..<2 where short == 28 && shortErr.contains("handshake") {
+            (short, _, shortErr) = try await run(CLI.binary, base + ["--revocation", "hard", "--connect-timeout", "8"])
+        }
         #expect(short == 60 && shortErr.contains("revocation fetch budget of 3.2 seconds"), "\(short) \(shortErr)")
         try await server.shutdown()
     }

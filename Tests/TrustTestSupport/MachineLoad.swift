@@ -30,15 +30,20 @@ package final class MachineLoad: @unchecked Sendable {
         return share
     }
 
-    /// Prints a line when the pacing changes (so a slow run says why it is slow).
-    func report(busy: Bool, share: Double, limit: Int) {
+    /// Whether other processes load the machine: once they take a third of its processors' time, until they take
+    /// less than a tenth. (Without that margin the pacing swung: with fewer cases of ours running, the other
+    /// processes' share rose over the mark, with more it fell under it.) Prints a line when it changes, so a slow run
+    /// says why it is slow.
+    func isBusy() -> Bool {
+        guard let share = othersShare() else { return false }
         lock.lock()
         defer { lock.unlock() }
-        guard reportedBusy != busy else { return }
-        if reportedBusy != nil || busy {
-            print("[pacing] other processes use \(Int(share * 100))% of the processors: \(limit) test cases at once")
+        let busy = (reportedBusy ?? false) ? share >= 0.1 : share >= 1.0 / 3.0
+        if busy != (reportedBusy ?? false) {
+            print("[pacing] other processes use \(Int(share * 100))% of the processors: " + (busy ? "fewer" : "all") + " test cases at once")
         }
         reportedBusy = busy
+        return busy
     }
 
     /// All processors' busy and total time, in clock ticks: /proc/stat's first line (user nice system idle iowait

@@ -15,10 +15,10 @@ import Testing
 /// stops waiting (the wait is cancelled with it) instead of taking a turn to be cancelled in.
 ///
 /// `TRUST_TEST_PARALLELISM` sets the limit (default: three per processor, at least four). Without it, the limit
-/// follows the machine: while other processes (a build beside the run, another test run) use over a third of its
-/// processors' time, a third as many cases run at once (``MachineLoad``), so that a loopback exchange is not starved
-/// past the timeouts a test leaves it — beside a release build, a lab handshake took over 10 s, and an 800 ms timer
-/// fired after 10 s. The run takes longer then; it is judged on what it tests.
+/// follows the machine: while other processes (a build beside the run, another test run) use a third of its
+/// processors' time (until under a tenth), a third as many cases run at once (``MachineLoad``), so that a loopback
+/// exchange is not starved past the timeouts a test leaves it — beside a release build, a lab handshake took over
+/// 10 s, and an 800 ms timer fired after 10 s. The run takes longer then; it is judged on what it tests.
 package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
     /// Test cases that may run at once on a machine of the run's own.
     package static let limit: Int = {
@@ -31,11 +31,8 @@ package struct TestPacing: SuiteTrait, TestTrait, TestScoping {
 
     /// The limit now: ``limit``, or a third of it (at least two) while other processes load the machine.
     static func currentLimit() -> Int {
-        guard !limitIsFixed, let share = MachineLoad.shared.othersShare() else { return limit }
-        let reduced = max(2, limit / 3)
-        let busy = share >= 1.0 / 3.0
-        MachineLoad.shared.report(busy: busy, share: share, limit: busy ? reduced : limit)
-        return busy ? reduced : limit
+        guard !limitIsFixed else { return limit }
+        return MachineLoad.shared.isBusy() ? max(2, limit / 3) : limit
     }
 
     static let permits = Permits(capacity: { currentLimit() })
