@@ -113,7 +113,7 @@ public struct RevocationCheckingEvaluator: TrustEvaluator {
     private static func noting(_ decision: TrustDecision, budget: Duration) -> TrustDecision {
         let why = "no answer within the revocation fetch budget of \(budget)"
         func named(_ reason: TrustFailureReason) -> TrustFailureReason {
-            guard case .revocationStatusUnknown(let subject, let detail) = reason else { return reason }
+            guard case .revocationStatusUnknown(let subject, let detail) = reason.detail else { return reason }
             return .revocationStatusUnknown(subject: subject, detail: detail + " (\(why))")
         }
         return decision.rewording(

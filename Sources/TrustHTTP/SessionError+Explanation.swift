@@ -31,19 +31,42 @@ extension SessionError {
     /// Why a TLS handshake failed, as far as the TLS library says: classified once, here, from NIOSSL's typed
     /// errors and BoringSSL's reason codes (`BoringSSLErrorText`, the one reader of that text), for a
     /// ``Session``'s connections and for `trust inspect`.
-    public enum HandshakeFailure: Hashable, Sendable {
+    /// One of the static members, compared with `==` (failures are told apart more finely in minor versions
+    /// without breaking a client).
+    public struct HandshakeFailure: Hashable, Sendable {
+        /// The failures this version tells apart, for this package's exhaustive switches.
+        package enum Kind: Hashable, Sendable {
+            case notTLS
+            case protocolVersion
+            case noSharedCipher
+            case clientCertificateRequired
+            case closedDuringHandshake
+            case other(reason: String?)
+        }
+
+        /// Which failure this is.
+        package let kind: Kind
+
+        package init(_ kind: Kind) { self.kind = kind }
+
         /// The server does not speak TLS on that port (a plain-HTTP port, a proxy port).
-        case notTLS
+        public static let notTLS = Self(.notTLS)
         /// The server offers only TLS versions below the minimum (TLS 1.2; RFC 8996 deprecates older ones).
-        case protocolVersion
+        public static let protocolVersion = Self(.protocolVersion)
         /// No cipher suite or signature algorithm in common.
-        case noSharedCipher
+        public static let noSharedCipher = Self(.noSharedCipher)
         /// The server asked for a client certificate (RFC 8446 §4.3.2) and, given none, ended the handshake.
-        case clientCertificateRequired
+        public static let clientCertificateRequired = Self(.clientCertificateRequired)
         /// The server closed the connection during the handshake without a TLS alert.
-        case closedDuringHandshake
+        public static let closedDuringHandshake = Self(.closedDuringHandshake)
         /// Anything else, with BoringSSL's reason code when there is one (`CERTIFICATE_VERIFY_FAILED`).
-        case other(reason: String?)
+        public static func other(reason: String?) -> Self { Self(.other(reason: reason)) }
+
+        /// BoringSSL's reason code, for a failure told apart by none of the other members.
+        public var reason: String? {
+            if case .other(let reason) = kind { return reason }
+            return nil
+        }
 
         /// Classifies `error`, the error a handshake failed with.
         /// - Parameter clientCertificateRequested: the server sent a CertificateRequest and no certificate was
@@ -79,7 +102,7 @@ extension SessionError {
 
         /// What the failure means and its likely fix; `url` (the request's) makes a fix concrete.
         public func explanation(url: URL?) -> Explanation {
-            switch self {
+            switch kind {
             case .notTLS:
                 return Explanation(
                     summary: "the server does not speak TLS on this port (a plain-HTTP port?)",
@@ -128,7 +151,7 @@ extension SessionError.Code {
     }
 
     private var words: (String, String) {
-        switch self {
+        switch known {
         case .cancelled: return ("the request was cancelled", "nothing, if that was meant; else see what cancelled the task or its challenge")
         case .badURL: return ("the URL, the method or the host name is not valid", "check the URL's host name and port")
         case .timedOut: return ("the request did not finish in time", "check that the server is reachable and answering, or allow more time")

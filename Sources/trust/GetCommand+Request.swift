@@ -155,7 +155,7 @@ extension GetCommand {
                 if insecure, let decision, !decision.isTrusted {
                     // curl checks --pinnedpubkey even with -k: pins given here are still enforced.
                     let pinFailure = decision.reasons.contains { reason in
-                        switch reason {
+                        switch reason.kind {
                         case .pinMismatch, .pinnedCertificateNotInPath, .pinningRequired: return true
                         default: return false
                         }

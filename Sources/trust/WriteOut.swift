@@ -168,7 +168,7 @@ enum TrustVerdictCode {
     static func code(for decision: TrustDecision?) -> Int {
         guard let decision, !decision.isTrusted else { return 0 }
         for reason in decision.reasons {
-            switch reason {
+            switch reason.kind {
             case .expired: return 10  // X509_V_ERR_CERT_HAS_EXPIRED
             case .notYetValid: return 9  // X509_V_ERR_CERT_NOT_YET_VALID
             case .noPathToTrustedAnchor: return 20  // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY

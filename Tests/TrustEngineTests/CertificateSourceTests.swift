@@ -82,7 +82,7 @@ struct CertificateSourceTests {
         let peer = try PeerName(host: "weak.test")
         let decision = try #require(refused.refusal(peerName: peer))
         #expect(!decision.isTrusted)
-        #expect(decision.reasons.contains { if case .weakKey = $0 { true } else { false } }, "\(decision.reasons)")
+        #expect(decision.reasons.contains { if case .weakKey = $0.detail { true } else { false } }, "\(decision.reasons)")
         #expect(
             decision.presentedChain.isEmpty && decision.peerName == peer && decision.policy == .certificateParsing
                 && decision.policy.description == "certificate parsing")

@@ -105,6 +105,6 @@ import TrustTestSupport
             #expect(reason.description.contains("evil\\x1b[31m\\u{202E}\\x0d\\x0ax"), "\(reason.code)")
         }
         // The data keeps the name exact.
-        if case .expired(let subject, _, _) = reasons[0] { #expect(subject == hostile) }
+        if case .expired(let subject, _, _) = reasons[0].detail { #expect(subject == hostile) }
     }
 }

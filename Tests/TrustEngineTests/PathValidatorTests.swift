@@ -53,7 +53,7 @@ struct PathValidatorTests {
     @Test func selfSignedAndUntrustedRootAreRefusedWithTheirReason() async {
         let selfSigned = await Lab.evaluate("self-signed")
         #expect(!selfSigned.isTrusted)
-        guard case .noPathToTrustedAnchor(.selfSignedLeaf)? = selfSigned.reasons.first else {
+        guard case .noPathToTrustedAnchor(.selfSignedLeaf)? = selfSigned.reasons.first?.detail else {
             Issue.record("expected selfSignedLeaf, got \(selfSigned.reasons)")
             return
         }
@@ -61,7 +61,7 @@ struct PathValidatorTests {
         #expect(!untrusted.isTrusted)
         #expect(
             untrusted.reasons.contains {
-                if case .noPathToTrustedAnchor(.missingIssuer) = $0 { return true }
+                if case .noPathToTrustedAnchor(.missingIssuer) = $0.detail { return true }
                 return false
             })
     }

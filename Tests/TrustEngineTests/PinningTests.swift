@@ -54,7 +54,7 @@ struct PinningTests {
         let evaluator = try PublicKeysTrustEvaluator(pins: [pinned], anchors: Lab.anchors)
         let decision = await evaluator.evaluate(Lab.trust("mitm"))
         #expect(!decision.isTrusted)
-        guard case .pinMismatch(let seen, let expected)? = decision.reasons.first else {
+        guard case .pinMismatch(let seen, let expected)? = decision.reasons.first?.detail else {
             Issue.record("expected a pin mismatch, got \(decision.reasons)")
             return
         }

@@ -43,7 +43,7 @@ struct SVIDValidationTests {
 
     /// The requirements the decision names as broken.
     static func broken(_ decision: TrustDecision) -> [SVIDRequirement] {
-        decision.reasons.compactMap { if case .svidRequirementNotMet(_, _, let requirement) = $0 { return requirement } else { return nil } }
+        decision.reasons.compactMap { if case .svidRequirementNotMet(_, _, let requirement) = $0.detail { return requirement } else { return nil } }
     }
 
     /// `leaf` is trusted.
@@ -76,7 +76,7 @@ struct SVIDValidationTests {
         try await Self.expectAccepted(try Self.intermediate.svid("spiffe://example.org/web"))
         let decision = try await Self.decide(try Self.intermediate.svid("https://example.org/web"))
         #expect(!decision.isTrusted)
-        #expect(decision.reasons.contains { if case .svidInvalidSPIFFEID(_, .wrongScheme) = $0 { true } else { false } }, "\(decision.reasons)")
+        #expect(decision.reasons.contains { if case .svidInvalidSPIFFEID(_, .wrongScheme) = $0.detail { true } else { false } }, "\(decision.reasons)")
     }
 
     /// SPIFFE-ID §2: the URI SAN is a valid SPIFFE ID (trust domain and path characters, no port, query, dot segment…).
@@ -197,7 +197,7 @@ struct SVIDValidationTests {
         let uris = (0..<300).map { "spiffe://example.org/workload-\($0)" }
         let decision = try await Self.decide(try Self.intermediate.svid("-", uris: uris, keyUsage: nil))
         let shown = decision.reasons.compactMap { reason -> String? in
-            if case .svidRequirementNotMet(_, let seen, .keyUsagePresent) = reason { return seen }
+            if case .svidRequirementNotMet(_, let seen, .keyUsagePresent) = reason.detail { return seen }
             return nil
         }
         #expect(shown.count == 1, "\(decision.reasons)")
@@ -227,7 +227,7 @@ struct SVIDValidationTests {
         #expect(!crossed.isTrusted)
         #expect(
             crossed.reasons.contains {
-                if case .spiffeTrustDomainNotTrusted("spiffe://other.test/api", "other.test", let anchor?) = $0 {
+                if case .spiffeTrustDomainNotTrusted("spiffe://other.test/api", "other.test", let anchor?) = $0.detail {
                     anchor.contains("example.org")
                 } else {
                     false

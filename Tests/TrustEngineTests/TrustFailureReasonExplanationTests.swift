@@ -62,4 +62,21 @@ struct TrustFailureReasonExplanationTests {
         let missing = TrustFailureReason.noPathToTrustedAnchor(.missingIssuer(issuer: hostile, of: "CN=leaf")).explanation.fix
         #expect(missing.contains(DisplayText.escaped(hostile)), "\(missing.debugDescription)")
     }
+
+    /// A reason's kind is a value a client compares (`reason.kind == .pinMismatch`), so a kind added in a minor
+    /// version breaks no client's `switch`; its code is the stable identifier `--json` prints.
+    @Test func everyReasonHasAKindWhoseCodeIsTheReasons() throws {
+        let reasons = try Self.everyReason("CN=example.test")
+        for reason in reasons {
+            #expect(reason.kind.code == reason.code && reason.kind.description == reason.code, "\(reason)")
+        }
+        // One kind per code: two reasons share a kind exactly when they share a code.
+        #expect(Set(reasons.map(\.kind)).count == Set(reasons.map(\.code)).count)
+        #expect(TrustFailureReason.emptyChain.kind == .emptyChain)
+        #expect(TrustFailureReason.pinMismatch(seen: [], expected: []).kind == .pinMismatch)
+        #expect(TrustFailureReason.pinMismatch(seen: [], expected: []).kind != .pinnedCertificateNotInPath)
+        // What an application's own evaluator refuses with keeps its words.
+        let refusal = TrustFailureReason.refusedByApplication("not on the list")
+        #expect(refusal.kind == .refusedByApplication && refusal.code == "refused-by-application" && refusal.description == "not on the list")
+    }
 }

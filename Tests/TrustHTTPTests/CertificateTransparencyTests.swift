@@ -79,7 +79,7 @@ struct CertificateTransparencyTests {
         let decision = try await Self.evaluate(leaf, Self.policy(.enforce))
         guard
             case .certificateTransparencyPolicyNotMet(_, let valid, let required, let operators, let requiredOperators, let invalid, let unknown, let detail)? =
-                decision.reasons.first
+                decision.reasons.first?.detail
         else {
             Issue.record("\(decision.reasons)")
             return

@@ -56,7 +56,7 @@ struct ConfiguredTrustEvaluatorTests {
         #expect(result.warnings.contains { $0.contains("report-only") })
         // What report-only let through is typed, for observers and metrics, as well as worded.
         #expect(result.decision.allowedFailures.map(\.code) == ["pin-mismatch"])
-        if case .pinMismatch(let seen, let expected)? = result.decision.allowedFailures.first {
+        if case .pinMismatch(let seen, let expected)? = result.decision.allowedFailures.first?.detail {
             #expect(expected.map(\.description) == [Self.otherPins[0]] && !seen.isEmpty)
         }
         #expect(result.decision.notes.contains { $0.contains("report-only") })

@@ -41,7 +41,7 @@ struct RevocationBudgetTests {
             #expect(await eventually { ocsp.connections == 1 && crl.connections == 1 }, "both sources asked: \(ocsp.connections) \(crl.connections)")
             #expect(givenUp == 0, "a fetch ended by its own timeout before the decision")
             let unknown = (mode == .soft ? decision.allowedFailures : decision.reasons).compactMap { reason -> String? in
-                guard case .revocationStatusUnknown(_, let detail) = reason else { return nil }
+                guard case .revocationStatusUnknown(_, let detail) = reason.detail else { return nil }
                 return detail
             }
             #expect(unknown.count == 1 && unknown[0].contains("no answer within the revocation fetch budget of 1.0 seconds"), "\(mode): \(unknown)")

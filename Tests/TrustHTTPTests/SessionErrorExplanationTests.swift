@@ -22,6 +22,25 @@ struct SessionErrorExplanationTests {
         #expect(error.description.hasSuffix(". Fix: " + error.explanation.fix))
     }
 
+    /// Codes are values with Foundation's numbers and names: a code added in a minor version breaks no client's
+    /// `switch`, and each number still names one code.
+    @Test func codesKeepURLErrorsNumbersAndNames() {
+        #expect(SessionError.Code.allCases.count == 26)
+        #expect(Set(SessionError.Code.allCases.map(\.rawValue)).count == SessionError.Code.allCases.count)
+        for code in SessionError.Code.allCases {
+            #expect(SessionError.Code(rawValue: code.rawValue) == code, "\(code)")
+        }
+        #expect(SessionError.Code.serverCertificateUntrusted.rawValue == -1202)
+        #expect(SessionError.Code.serverCertificateUntrusted.description == "serverCertificateUntrusted")
+        #expect(SessionError.Code.cancelled.rawValue == -999 && SessionError.Code.cannotWriteToFile.rawValue == -3003)
+        #expect(SessionError.Code(rawValue: -1) == nil)
+        #expect(SessionError(.timedOut, "late").errorCode == -1001)
+        #expect(SessionError.HandshakeFailure.other(reason: "X").reason == "X" && SessionError.HandshakeFailure.notTLS.reason == nil)
+        #expect(SessionError.HandshakeFailure.other(reason: "X") != .other(reason: "Y"))
+        #expect(SessionError.ProtocolViolation.http2.rawValue == "http2")
+        #expect(SessionError.ProtocolViolation(rawValue: "malformed-http1-response") == .malformedHTTP1Response)
+    }
+
     @Test func everyHandshakeFailureHasASummaryAndAFix() {
         let url = URL(string: "https://alice:S3cret@host.test:8443/path?q=1")
         let failures: [SessionError.HandshakeFailure] = [

@@ -45,7 +45,7 @@ import TrustNIO
         let error = await GRPCLab.rpcError { _ = try await GRPCLab.withEcho(trust, port: server.port) { try await $0.get("hello") } }
         await server.stop()
         let reasons = try #require(error?.trustDecision?.reasons)
-        #expect(reasons.contains { if case .pinMismatch = $0 { return true } else { return false } })
+        #expect(reasons.contains { $0.kind == .pinMismatch })
     }
 
     @Test func aReportOnlyEntryLetsTheMITMChainThroughAndReportsIt() async throws {

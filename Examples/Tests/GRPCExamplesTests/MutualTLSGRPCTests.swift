@@ -56,9 +56,9 @@ import TrustNIO
         let refused = try #require(decisions.first { !$0.isTrusted })
         let reasons = refused.reasons
         switch identity {
-        case "client-expired": #expect(reasons.contains { if case .expired = $0 { return true } else { return false } })
-        case "client-foreign": #expect(reasons.contains { if case .noPathToTrustedAnchor = $0 { return true } else { return false } })
-        default: #expect(reasons.contains { if case .missingExtendedKeyUsage = $0 { return true } else { return false } })
+        case "client-expired": #expect(reasons.contains { $0.kind == .expired })
+        case "client-foreign": #expect(reasons.contains { $0.kind == .noPathToTrustedAnchor })
+        default: #expect(reasons.contains { $0.kind == .missingExtendedKeyUsage })
         }
         #expect(decisions.allSatisfy { !$0.isTrusted })
     }

@@ -27,7 +27,7 @@ import TrustGRPC
         await server.stop()
         #expect(error?.code == .unavailable)
         let reasons = try #require(error?.trustDecision?.reasons)
-        #expect(reasons.contains { if case .pinMismatch = $0 { return true } else { return false } })
+        #expect(reasons.contains { $0.kind == .pinMismatch })
         #expect(error?.trustRefusal?.host == "good.lab.test")
     }
 
@@ -37,7 +37,7 @@ import TrustGRPC
         let error = await GRPCLab.rpcError { _ = try await GRPCLab.withEcho(trust, port: server.port) { try await $0.expand("a b") } }
         await server.stop()
         let reasons = try #require(error?.trustDecision?.reasons)
-        #expect(reasons.contains { if case .expired = $0 { return true } else { return false } })
+        #expect(reasons.contains { $0.kind == .expired })
     }
 
     @Test func theNameCheckedIsTheTargetHostNotTheAddress() async throws {
@@ -49,7 +49,7 @@ import TrustGRPC
         await server.stop()
         let decision = try #require(error?.trustDecision)
         #expect(decision.peerName == .dnsName("other.lab.test"))
-        #expect(decision.reasons.contains { if case .nameMismatch = $0 { return true } else { return false } })
+        #expect(decision.reasons.contains { $0.kind == .nameMismatch })
     }
 
     @Test func aCachedDecisionServesTheNextConnection() async throws {

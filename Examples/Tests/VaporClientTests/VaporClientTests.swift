@@ -128,7 +128,7 @@ struct VaporClientTests {
         #expect(error.code == .serverCertificateUntrusted, "\(error)")
         let decision = try #require(error.trustDecision)
         #expect(!decision.isTrusted)
-        #expect(decision.reasons.contains { if case .pinMismatch = $0 { true } else { false } }, "\(decision.reasons)")
+        #expect(decision.reasons.contains { $0.kind == .pinMismatch }, "\(decision.reasons)")
     }
 
     @Test func requestHeadersGoOutAndTheResponseComesBackMapped() async throws {

@@ -217,7 +217,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     /// `seen` on the path that validated without them and those `expected`).
     private static func pinMismatch(_ pinned: TrustDecision, expected: Set<SPKIPin>, seen: [SPKIPin]) -> TrustFailureReason {
         for reason in pinned.reasons {
-            if case .pinMismatch = reason { return reason }
+            if case .pinMismatch = reason.detail { return reason }
         }
         return .pinMismatch(seen: seen, expected: expected.sorted { $0.base64 < $1.base64 })
     }

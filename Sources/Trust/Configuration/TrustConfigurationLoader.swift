@@ -5,8 +5,8 @@ public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvert
     /// Where the problem is, as a JSON path such as `$.hosts[1].pins.sha256[0]` (a member name quoted in it shows no
     /// URL user-info either).
     public private(set) var path: String
-    /// What is wrong. A URL quoted in it shows no user-info (``URLUserInfo``): every problem is made through
-    /// ``init(path:message:)``, which hides it, so no message can carry a password it quotes from the file.
+    /// What is wrong. A URL quoted in it shows no user-info: every problem is made through an initializer that
+    /// hides it, so no message can carry a password it quotes from the file.
     public private(set) var message: String
 
     init(path: String, message: String) {

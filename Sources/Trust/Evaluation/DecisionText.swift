@@ -80,9 +80,9 @@ package enum DecisionText {
         guard !decision.isTrusted else { return [DisplayText("trusted: the chain validates to a trusted anchor and holds the name \(name)").description] }
         var lines: [String] = []
         for reason in decision.reasons {
-            if case .noPathToTrustedAnchor(.everyCandidateFailed) = reason { continue }  // the other reasons say which
+            if case .noPathToTrustedAnchor(.everyCandidateFailed) = reason.detail { continue }  // the other reasons say which
             var line = reason.explanation.description
-            switch reason {
+            switch reason.detail {
             case .noPathToTrustedAnchor(.selfSignedLeaf), .noPathToTrustedAnchor(.untrustedRoot), .noPathToTrustedAnchor(.missingIssuer),
                 .noPathToTrustedAnchor(.issuerNotTrusted):
                 line += " With trust: --cacert FILE adds an anchor."

@@ -23,7 +23,7 @@ extension TrustFailureReason {
 
     /// A few words that name the reason. Exhaustive: a new reason cannot be added without its words.
     private var summary: DisplayText {
-        switch self {
+        switch detail {
         case .noPathToTrustedAnchor(let detail):
             switch detail {
             case .selfSignedLeaf: return "self-signed"
@@ -70,7 +70,7 @@ extension TrustFailureReason {
 
     /// What usually fixes the reason. Exhaustive, as ``summary``.
     private var likelyFix: DisplayText {
-        switch self {
+        switch detail {
         case .noPathToTrustedAnchor(let detail):
             switch detail {
             case .selfSignedLeaf:

@@ -8,7 +8,7 @@ import X509
 /// - ``Mode/soft``: a certificate a usable CRL lists, or a usable OCSP response says is revoked, is refused; one
 ///   whose status is unknown (no CRL or response covers it, or every one that would is stale, from the future, badly
 ///   signed or otherwise unusable) is allowed, with a note in the decision.
-/// - ``Mode/hard``: unknown is refused too (``TrustFailureReason/revocationStatusUnknown(subject:detail:)``).
+/// - ``Mode/hard``: unknown is refused too (``TrustFailureReason/Kind/revocationStatusUnknown``).
 ///
 /// ``Depth/leaf`` checks the leaf only; ``Depth/chain`` every certificate of the path but the anchor. A leaf
 /// valid for 7 days or less is not checked — a "Short-lived Subscriber Certificate" of the CA/Browser Forum

@@ -4,8 +4,8 @@ import X509
 /// Validates a candidate path as an X.509-SVID path (X509-SVID.md) and the leaf's SPIFFE ID against the allowed ones:
 ///
 /// - the leaf holds exactly one URI SAN (§2, §5.2), a valid SPIFFE ID with the `spiffe` scheme (§5.2, SPIFFE-ID.md §2)
-///   and a non-root path (§3.1, §5.2): ``TrustFailureReason/svidURICount(subject:uris:)``,
-///   ``TrustFailureReason/svidInvalidSPIFFEID(subject:error:)``;
+///   and a non-root path (§3.1, §5.2): ``TrustFailureReason/Kind/svidURICount``,
+///   ``TrustFailureReason/Kind/svidInvalidSPIFFEID``;
 /// - the leaf is no CA, its keyUsage is present, critical, asserts digitalSignature and neither keyCertSign nor
 ///   cRLSign (§4.1, §4.3, §5.2); without a subject its URI SAN is critical (§3.1);
 /// - every signing certificate above it is a CA with a present keyUsage asserting keyCertSign (§4.1, §4.3); one that
@@ -13,10 +13,10 @@ import X509
 ///   holds without a path. A bundle's root is an authority of the trust domain (§5.1), not necessarily an SVID: a
 ///   non-critical keyUsage or a SPIFFE ID with a path there does not refuse the path;
 /// - the path ends at an authority of the leaf's own trust domain (SPIFFE-ID.md §3, §3.1):
-///   ``TrustFailureReason/spiffeTrustDomainNotTrusted(spiffeID:trustDomain:anchor:)``;
-/// - one of the matchers allows the ID: ``TrustFailureReason/spiffeIDNotAllowed(spiffeID:allowed:)``.
+///   ``TrustFailureReason/Kind/spiffeTrustDomainNotTrusted``;
+/// - one of the matchers allows the ID: ``TrustFailureReason/Kind/spiffeIDNotAllowed``.
 ///
-/// A broken MUST is ``TrustFailureReason/svidRequirementNotMet(subject:spiffeID:requirement:)``, naming the
+/// A broken MUST is ``TrustFailureReason/Kind/svidRequirementNotMet``, naming the
 /// ``SVIDRequirement``. No DNS or IP name is checked: an SVID identifies a workload by its SPIFFE ID alone.
 public struct SPIFFESVIDRule: PathRule {
     /// The anchors of each trusted trust domain.
@@ -54,9 +54,9 @@ public struct SPIFFESVIDRule: PathRule {
             do { id = try SPIFFEID(parsing: uris[0]) } catch { reasons.append(.svidInvalidSPIFFEID(subject: subject, error: error)) }
         }
         // A certificate may hold thousands of URI SANs: each reason names the first few (as TrustFailureReason lists do).
-        let shownID = TrustFailureReason.list(uris, atMost: Self.shownURIs)
+        let shownID = TrustFailureReason.Detail.list(uris, atMost: Self.shownURIs)
         func broken(_ requirement: SVIDRequirement, _ index: Int) {
-            let seen = index == 0 ? shownID : TrustFailureReason.list(path.certificates[index].uniformResourceIdentifiers ?? [], atMost: Self.shownURIs)
+            let seen = index == 0 ? shownID : TrustFailureReason.Detail.list(path.certificates[index].uniformResourceIdentifiers ?? [], atMost: Self.shownURIs)
             reasons.append(.svidRequirementNotMet(subject: path.certificates[index].displayName, spiffeID: seen, requirement: requirement))
         }
         if id?.isTrustDomainID == true { broken(.leafIDHasPath, 0) }

@@ -1,5 +1,5 @@
 /// One MUST of the X.509-SVID specification (X509-SVID.md) that a certificate on an SVID path broke; carried by
-/// ``TrustFailureReason/svidRequirementNotMet(subject:spiffeID:requirement:)``.
+/// ``TrustFailureReason/Kind/svidRequirementNotMet``.
 public enum SVIDRequirement: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// §4.1, §5.2: a leaf SVID's basicConstraints `cA` is false.
     case leafIsNotCA = "leaf-not-ca"

@@ -268,7 +268,7 @@ extension SessionError {
         let failure = HandshakeFailure(error, clientCertificateRequested: clientCertificateRequested)
         let code: Code = failure == .clientCertificateRequired ? .clientCertificateRequired : .secureConnectionFailed
         let detail: String
-        switch failure {
+        switch failure.kind {
         case .other(let reason): detail = reason.map { " (BoringSSL: \($0))" } ?? ""
         default: detail = ": " + failure.explanation(url: url).summary
         }

@@ -3,7 +3,7 @@ import X509
 
 /// Checks the leaf's embedded SCTs against the Certificate Transparency policy (``CertificateTransparencyPolicy``):
 /// under ``CertificateTransparencyPolicy/Mode/enforce`` a leaf that does not meet it is refused
-/// (``TrustFailureReason/certificateTransparencyPolicyNotMet(subject:validSCTs:requiredSCTs:operators:requiredOperators:invalidSCTs:unknownLogSCTs:detail:)``);
+/// (``TrustFailureReason/Kind/certificateTransparencyPolicyNotMet``);
 /// under ``CertificateTransparencyPolicy/Mode/reportOnly`` it is noted. Paths ending at a custom anchor are exempt
 /// unless the policy applies to them; a missing or stale log list is not enforced, with a note saying why.
 struct CertificateTransparencyRule: PathRule {
