@@ -74,14 +74,29 @@
     }
 
     /// Why a ``GRPCServerTrust`` cannot configure a server transport.
-    public enum GRPCServerTrustError: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The transport cannot ask for a client certificate without requiring one.
-        case optionalClientCertificatesUnsupported
+    public struct GRPCServerTrustError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
 
-        public var description: String {
-            switch self {
-            case .optionalClientCertificatesUnsupported:
-                return "the gRPC transport cannot ask for an optional client certificate: use requirement .required"
+        package init(_ detail: Detail) { self.detail = detail }
+
+        /// Human-readable form.
+        public var description: String { detail.description }
+
+        /// The transport cannot ask for a client certificate without requiring one.
+        public static let optionalClientCertificatesUnsupported = Self(.optionalClientCertificatesUnsupported)
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Sendable, Hashable {
+            /// The transport cannot ask for a client certificate without requiring one.
+            case optionalClientCertificatesUnsupported
+
+            package var description: String {
+                switch self {
+                case .optionalClientCertificatesUnsupported:
+                    return "the gRPC transport cannot ask for an optional client certificate: use requirement .required"
+                }
             }
         }
     }

@@ -196,17 +196,32 @@ public struct LabAuthority: Sendable {
 }
 
 /// Lab set-up errors.
-public enum LabError: Error, CustomStringConvertible {
-    /// The text is not an IP address.
-    case invalidIPAddress(String)
-    /// Something (usually a file, by path) could not be written or set up; the reason follows.
-    case cannotWrite(String, String)
+public struct LabError: Error, Sendable, CustomStringConvertible {
+    /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+    /// who shows the error (its description says what is wrong).
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
 
     /// Human-readable form.
-    public var description: String {
-        switch self {
-        case .invalidIPAddress(let text): return "\(text) is not an IP address"
-        case .cannotWrite(let path, let why): return "cannot write \(path): \(why)"
+    public var description: String { detail.description }
+
+    package static func invalidIPAddress(_ value0: String) -> Self { Self(.invalidIPAddress(value0)) }
+    package static func cannotWrite(_ value0: String, _ value1: String) -> Self { Self(.cannotWrite(value0, value1)) }
+
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Sendable {
+        /// The text is not an IP address.
+        case invalidIPAddress(String)
+        /// Something (usually a file, by path) could not be written or set up; the reason follows.
+        case cannotWrite(String, String)
+
+        /// Human-readable form.
+        package var description: String {
+            switch self {
+            case .invalidIPAddress(let text): return "\(text) is not an IP address"
+            case .cannotWrite(let path, let why): return "cannot write \(path): \(why)"
+            }
         }
     }
 }

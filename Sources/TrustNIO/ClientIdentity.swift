@@ -196,41 +196,64 @@ public struct ClientIdentity: Sendable {
 /// Why a client identity could not be loaded; always names the source.
 public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: Hashable, Sendable {
+    public struct Kind: Hashable, Sendable {
+        /// The kind with its data, for this package's code: kinds come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
+
+        package init(_ detail: Detail) { self.detail = detail }
+
         /// The file could not be read.
-        case unreadable
+        public static let unreadable = Self(.unreadable)
         /// The passphrase does not decrypt the file or the key.
-        case wrongPassphrase
-        /// Not PKCS#12 / PEM, truncated, or otherwise unusable.
-        case corrupt(String)
-        /// No usable private key; the detail says why.
-        case noPrivateKey(String)
+        public static let wrongPassphrase = Self(.wrongPassphrase)
+        package static func corrupt(_ value0: String) -> Self { Self(.corrupt(value0)) }
+        package static func noPrivateKey(_ value0: String) -> Self { Self(.noPrivateKey(value0)) }
         /// The input holds no certificate.
-        case noCertificate
+        public static let noCertificate = Self(.noCertificate)
         /// The private key does not belong to the leaf certificate.
-        case keyDoesNotMatchCertificate
-        /// The key or certificate cannot be used; the detail says why.
-        case unsupportedKey(String)
-        /// A PKCS#12 file asks for more key-derivation work than the ``PKCS12Budget`` allows; the detail says how much.
-        case tooMuchWork(String)
-        /// Decoding a PKCS#12 file took longer than the ``PKCS12Budget/timeLimit``.
-        case timedOut(Duration)
+        public static let keyDoesNotMatchCertificate = Self(.keyDoesNotMatchCertificate)
+        package static func unsupportedKey(_ value0: String) -> Self { Self(.unsupportedKey(value0)) }
+        package static func tooMuchWork(_ value0: String) -> Self { Self(.tooMuchWork(value0)) }
+        package static func timedOut(_ value0: Duration) -> Self { Self(.timedOut(value0)) }
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Hashable, Sendable {
+            /// The file could not be read.
+            case unreadable
+            /// The passphrase does not decrypt the file or the key.
+            case wrongPassphrase
+            /// Not PKCS#12 / PEM, truncated, or otherwise unusable.
+            case corrupt(String)
+            /// No usable private key; the detail says why.
+            case noPrivateKey(String)
+            /// The input holds no certificate.
+            case noCertificate
+            /// The private key does not belong to the leaf certificate.
+            case keyDoesNotMatchCertificate
+            /// The key or certificate cannot be used; the detail says why.
+            case unsupportedKey(String)
+            /// A PKCS#12 file asks for more key-derivation work than the ``PKCS12Budget`` allows; the detail says how much.
+            case tooMuchWork(String)
+            /// Decoding a PKCS#12 file took longer than the ``PKCS12Budget/timeLimit``.
+            case timedOut(Duration)
+        }
     }
 
     /// Where the identity came from: a file path, or `<memory>` by default.
-    public var source: String
+    public let source: String
     /// What went wrong.
-    public var kind: Kind
+    public let kind: Kind
 
-    /// Whether decoding ran out of time (``Kind/timedOut(_:)``).
+    /// Whether decoding ran out of time (the ``PKCS12Budget/timeLimit``).
     public var isTimeout: Bool {
-        if case .timedOut = kind { return true }
+        if case .timedOut = kind.detail { return true }
         return false
     }
 
     /// The source and the problem, in words.
     public var description: String {
-        switch kind {
+        switch kind.detail {
         case .unreadable: return "\(source): cannot read the file"
         case .wrongPassphrase: return "\(source): wrong passphrase"
         case .corrupt(let detail): return "\(source): not a usable PKCS#12/PEM identity (\(detail))"

@@ -125,22 +125,44 @@ public struct ClientTLSConfiguration: Sendable {
 }
 
 /// Why a ``ClientTLSConfiguration`` could not be made.
-public enum ClientTLSConfigurationError: Error, Sendable, CustomStringConvertible {
-    /// The entry's anchor files could not be read.
-    case anchors(TrustConfigurationFileError)
-    /// An anchor the engine read that BoringSSL cannot (its subject, as the certificate has it).
-    case anchorNotReadableByBoringSSL(subject: String)
-    /// No anchor at all: the system has no root store (`SystemRoots`) and the entry names none.
-    case noAnchors
-    /// The entry's client identity could not be loaded.
-    case clientIdentity(ClientIdentityError)
+public struct ClientTLSConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The error with its data, for this package's code (cases come in minor versions without breaking a
+    /// client, who shows the error: its description says what is wrong).
+    package let detail: Detail
 
-    public var description: String {
-        switch self {
-        case .anchors(let error): return "the anchors: \(error)"
-        case .anchorNotReadableByBoringSSL(let subject): return "BoringSSL cannot read the anchor \(DisplayText.escaped(subject))"
-        case .noAnchors: return "no anchor: the system has no root store and the entry names none"
-        case .clientIdentity(let error): return "the client identity: \(error)"
+    package init(_ detail: Detail) { self.detail = detail }
+
+    public var description: String { detail.description }
+
+    /// The entry's anchor files could not be read.
+    package static func anchors(_ value0: TrustConfigurationFileError) -> Self { Self(.anchors(value0)) }
+    /// An anchor the engine read that BoringSSL cannot (its subject, as the certificate has it).
+    package static func anchorNotReadableByBoringSSL(subject: String) -> Self { Self(.anchorNotReadableByBoringSSL(subject: subject)) }
+    /// No anchor at all: the system has no root store (`SystemRoots`) and the entry names none.
+    package static let noAnchors = Self(.noAnchors)
+    /// The entry's client identity could not be loaded.
+    package static func clientIdentity(_ value0: ClientIdentityError) -> Self { Self(.clientIdentity(value0)) }
+}
+
+extension ClientTLSConfigurationError {
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Sendable {
+        /// The entry's anchor files could not be read.
+        case anchors(TrustConfigurationFileError)
+        /// An anchor the engine read that BoringSSL cannot (its subject, as the certificate has it).
+        case anchorNotReadableByBoringSSL(subject: String)
+        /// No anchor at all: the system has no root store (`SystemRoots`) and the entry names none.
+        case noAnchors
+        /// The entry's client identity could not be loaded.
+        case clientIdentity(ClientIdentityError)
+
+        package var description: String {
+            switch self {
+            case .anchors(let error): return "the anchors: \(error)"
+            case .anchorNotReadableByBoringSSL(let subject): return "BoringSSL cannot read the anchor \(DisplayText.escaped(subject))"
+            case .noAnchors: return "no anchor: the system has no root store and the entry names none"
+            case .clientIdentity(let error): return "the client identity: \(error)"
+            }
         }
     }
 }

@@ -59,7 +59,7 @@ struct ConfigCommand: ParsableCommand {
 
     /// Prints a rejection (and a malformed bundle's problems, one a line) to stderr.
     static func printRejection(_ rejection: TrustConfigurationRejection, file: String) {
-        if case .malformed(let error) = rejection {
+        if case .malformed(let error) = rejection.detail {
             for problem in error.problems { printError(DisplayText.escaped(problem.description)) }
             printError("\(DisplayText.escaped(file)): invalid bundle (\(error.problems.count) problem\(error.problems.count == 1 ? "" : "s"))")
         } else {

@@ -109,7 +109,7 @@ extension DemoCommand {
                     let replayed = await updater.refresh()
                     await updater.shutdown()
                     guard case .installed(2, _, _) = installed else { throw StepFailure(description: "bundle 2 was not installed: \(installed)") }
-                    guard case .rejected(let rejection) = replayed, case .rollback = rejection else {
+                    guard case .rejected(let rejection) = replayed, case .rollback = rejection.detail else {
                         throw StepFailure(description: "bundle 1 was not refused as a rollback: \(replayed)")
                     }
                     guard reloading.generation == 2 else { throw StepFailure(description: "generation \(reloading.generation) in force, not 2") }

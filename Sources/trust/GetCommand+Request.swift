@@ -470,7 +470,7 @@ extension GetCommand {
         // proxy, which curl speaks and trust does not, is CURLE_PROXY (97), curl's exit for a proxy handshake
         // that cannot be completed.
         if let unusable = error.underlyingError as? ProxyEnvironment.UnusableProxy {
-            switch unusable.problem {
+            switch unusable.problem.detail {
             case .malformed: return 5
             case .unsupportedScheme(let scheme) where Self.proxySchemesCurlSpeaks.contains(scheme.lowercased()): return 97
             default: return 7

@@ -234,7 +234,7 @@ struct Netrc {
         do {
             bytes = try LocalFile.read(path, limit: maximumFileBytes)
         } catch {
-            if case .cannotOpen = error.kind { return nil }
+            if case .cannotOpen = error.kind.detail { return nil }
             throw ParseError(description: error.reason)
         }
         return Netrc(parsing: bytes)

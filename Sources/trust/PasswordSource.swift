@@ -57,7 +57,7 @@ enum PasswordSource: Equatable {
             do {
                 return String(decoding: try LocalFile.readFirstLine(path, limit: Self.maximumLineBytes), as: UTF8.self)
             } catch {
-                if case .tooLarge = error.kind {
+                if case .tooLarge = error.kind.detail {
                     throw Unreadable(description: "--pass file:\(path): the first line is longer than \(Self.maximumLineBytes) bytes")
                 }
                 throw Unreadable(description: "--pass file:\(path): cannot read the file: \(error.reason)")

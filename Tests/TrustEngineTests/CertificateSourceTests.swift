@@ -35,7 +35,7 @@ struct CertificateSourceTests {
         #expect(kind("hello") == .noCertificates)
         #expect(kind(String(pem.dropLast(30))) == .unterminatedPEMBlock(block: 1))
         #expect(kind("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n") == .invalidBase64(block: 1))
-        if case .malformedCertificate(let block, _)? = kind("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n") {
+        if case .malformedCertificate(let block, _)? = kind("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")?.detail {
             #expect(block == 1)
         } else {
             Issue.record("expected malformedCertificate")

@@ -64,12 +64,14 @@ struct ReloadingTrustConfigurationTests {
             }
         }
         let malformed = refused(#"{"version": 1, "hosts": [{"host": "good.lab.test", "pins": {"sha256": []}}"#)
-        guard case .malformed = malformed else {
+        guard case .malformed(let fileError) = malformed?.detail else {
             Issue.record("\(String(describing: malformed))")
             return
         }
+        // What a client reads of it: the code and every problem, as the file error holds them.
+        #expect(malformed?.code == "malformed" && malformed?.problems == fileError.problems && !fileError.problems.isEmpty)
         let unreadable = refused(nil)
-        guard case .unreadable(let path, _) = unreadable else {
+        guard case .unreadable(let path, _) = unreadable?.detail else {
             Issue.record("\(String(describing: unreadable))")
             return
         }
@@ -77,7 +79,7 @@ struct ReloadingTrustConfigurationTests {
         let expired = refused(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB, extra: #", "expires": "2020-01-01T00:00:00Z""#))
         #expect(expired == .pinsExpired(host: "good.lab.test", expires: try #require(RFC3339.parse("2020-01-01T00:00:00Z"))))
         let lockout = refused(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsC))
-        guard case .wouldLockOut(let host, let onPath, let newPins) = lockout else {
+        guard case .wouldLockOut(let host, let onPath, let newPins) = lockout?.detail else {
             Issue.record("\(String(describing: lockout))")
             return
         }
@@ -164,7 +166,7 @@ struct ReloadingTrustConfigurationTests {
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB), modified: modified)
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
         let refusal = #expect(throws: TrustConfigurationRejection.self) { try reloading.reloadIfChanged() }
-        guard case .unreadable = refusal else {
+        guard case .unreadable = refusal?.detail else {
             Issue.record("\(String(describing: refusal))")
             return
         }

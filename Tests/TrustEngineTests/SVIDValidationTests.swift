@@ -76,7 +76,9 @@ struct SVIDValidationTests {
         try await Self.expectAccepted(try Self.intermediate.svid("spiffe://example.org/web"))
         let decision = try await Self.decide(try Self.intermediate.svid("https://example.org/web"))
         #expect(!decision.isTrusted)
-        #expect(decision.reasons.contains { if case .svidInvalidSPIFFEID(_, .wrongScheme) = $0.detail { true } else { false } }, "\(decision.reasons)")
+        #expect(
+            decision.reasons.contains { if case .svidInvalidSPIFFEID(_, let error) = $0.detail, case .wrongScheme = error.detail { true } else { false } },
+            "\(decision.reasons)")
     }
 
     /// SPIFFE-ID §2: the URI SAN is a valid SPIFFE ID (trust domain and path characters, no port, query, dot segment…).

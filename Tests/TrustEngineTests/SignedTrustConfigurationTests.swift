@@ -53,17 +53,23 @@ struct SignedTrustConfigurationTests {
         let cases: [(String, Result<SignedTrustConfiguration, TrustConfigurationRejection>, (TrustConfigurationRejection) -> Bool)] = [
             (
                 "wrong signature", Self.verify(bytes, flipped),
-                { if case .badSignature(let why) = $0 { why.contains("none of the 1 trusted key") } else { false } }
+                { if case .badSignature(let why) = $0.detail { why.contains("none of the 1 trusted key") } else { false } }
             ),
-            ("tampered bundle", Self.verify(tampered, signature), { if case .badSignature = $0 { true } else { false } }),
-            ("wrong key", Self.verify(bytes, signature, keys: [other.publicKey]), { if case .badSignature = $0 { true } else { false } }),
-            ("no key", Self.verify(bytes, signature, keys: []), { if case .badSignature(let why) = $0 { why.contains("no trusted key") } else { false } }),
-            ("truncated", Self.verify(bytes, Array(signature.prefix(63))), { if case .badSignature(let why) = $0 { why.contains("63 bytes") } else { false } }),
+            ("tampered bundle", Self.verify(tampered, signature), { if case .badSignature = $0.detail { true } else { false } }),
+            ("wrong key", Self.verify(bytes, signature, keys: [other.publicKey]), { if case .badSignature = $0.detail { true } else { false } }),
+            (
+                "no key", Self.verify(bytes, signature, keys: []),
+                { if case .badSignature(let why) = $0.detail { why.contains("no trusted key") } else { false } }
+            ),
+            (
+                "truncated", Self.verify(bytes, Array(signature.prefix(63))),
+                { if case .badSignature(let why) = $0.detail { why.contains("63 bytes") } else { false } }
+            ),
             (
                 "truncated base64", Self.verify(bytes, Array(Data(signature).base64EncodedString().utf8.dropLast(4))),
-                { if case .badSignature(let why) = $0 { why.contains("84 bytes") } else { false } }
+                { if case .badSignature(let why) = $0.detail { why.contains("84 bytes") } else { false } }
             ),
-            ("empty", Self.verify(bytes, []), { if case .badSignature(let why) = $0 { why.contains("missing") } else { false } }),
+            ("empty", Self.verify(bytes, []), { if case .badSignature(let why) = $0.detail { why.contains("missing") } else { false } }),
             ("equal sequence", Self.verify(bytes, signature, last: 10), { $0 == .rollback(sequence: 10, lastAccepted: 10) }),
             ("lower sequence", Self.verify(bytes, signature, last: 11), { $0 == .rollback(sequence: 10, lastAccepted: 11) }),
         ]
@@ -89,7 +95,7 @@ struct SignedTrustConfigurationTests {
     @Test func signedButMalformed() throws {
         let text = #"{"bundleVersion": 1, "sequence": -1, "configuration": {"version": 1, "hosts": [{"host": "**.co.uk"}]}, "colour": 1}"#
         let bytes = Array(text.utf8)
-        guard case .malformed(let error)? = Self.rejection(Self.verify(bytes, try Self.key.signature(for: bytes))) else {
+        guard case .malformed(let error)? = Self.rejection(Self.verify(bytes, try Self.key.signature(for: bytes)))?.detail else {
             Issue.record("expected a malformed bundle")
             return
         }
@@ -98,7 +104,9 @@ struct SignedTrustConfigurationTests {
         #expect(error.problems.contains { $0.path == "$.sequence" && $0.message.hasSuffix("not -1") }, "\(error)")
         // Unsigned garbage is a bad signature, never a parse error.
         #expect(
-            Self.rejection(Self.verify(Array("{not json".utf8), try Self.key.signature(for: bytes))).map { if case .badSignature = $0 { true } else { false } }
+            Self.rejection(Self.verify(Array("{not json".utf8), try Self.key.signature(for: bytes))).map {
+                if case .badSignature = $0.detail { true } else { false }
+            }
                 == true)
     }
 
@@ -107,7 +115,7 @@ struct SignedTrustConfigurationTests {
         let digits = String(repeating: "9", count: 10_000)
         let text = #"{"bundleVersion": 1, "sequence": "# + digits + #", "expires": "2030-01-01T00:00:00Z", "configuration": {"version": 1}}"#
         let bytes = Array(text.utf8)
-        guard case .malformed(let error)? = Self.rejection(Self.verify(bytes, try Self.key.signature(for: bytes))) else {
+        guard case .malformed(let error)? = Self.rejection(Self.verify(bytes, try Self.key.signature(for: bytes)))?.detail else {
             Issue.record("expected a malformed bundle")
             return
         }
@@ -118,7 +126,7 @@ struct SignedTrustConfigurationTests {
 
     @Test func inputIsBounded() throws {
         let huge = [UInt8](repeating: 0x20, count: SignedTrustConfiguration.maximumSize + 1)
-        guard case .malformed(let error)? = Self.rejection(Self.verify(huge, try Self.key.signature(for: huge))) else {
+        guard case .malformed(let error)? = Self.rejection(Self.verify(huge, try Self.key.signature(for: huge)))?.detail else {
             Issue.record("expected the size to be refused")
             return
         }

@@ -384,7 +384,7 @@ struct CredentialStoreTests {
                 _ = try CredentialStore(fileURL: URL(fileURLWithPath: file))
                 Issue.record("accepted \(bad)")
             } catch {
-                if case .malformed = error {} else { Issue.record("\(bad): \(error)") }
+                if case .malformed = error.detail {} else { Issue.record("\(bad): \(error)") }
                 #expect(!"\(error)".contains("\"u\""))
             }
         }

@@ -209,7 +209,7 @@ struct ProxyEnvironmentTests {
             do {
                 _ = try ProxyConfiguration(url: proxy)
             } catch {
-                guard case .malformed(let shown) = error else {
+                guard case .malformed(let shown) = error.detail else {
                     Issue.record("\(proxy): \(error)")
                     continue
                 }

@@ -38,14 +38,14 @@ struct SignedConfigurationReloadingTests {
             let bundle = TrustConfigurationBundle(configuration: expiredPins, sequence: 6, expires: Fixture.now.addingTimeInterval(60))
             try Fixture.publish(Array(bundle.jsonText().utf8), on: server)
             let refused = await updater.refresh(now: Fixture.now)
-            guard case .rejected(.pinsExpired(let host, _)) = refused else {
+            guard case .rejected(let rejection) = refused, case .pinsExpired(let host, _) = rejection.detail else {
                 Issue.record("expected the reloading configuration's refusal: \(refused)")
                 return
             }
             #expect(host.contains("pinned.example.com"))
             // A bad signature never reaches it.
             try Fixture.publish(Fixture.bundle(7), signature: Array(repeating: 0, count: 64), on: server)
-            guard case .rejected(.badSignature) = await updater.refresh(now: Fixture.now) else {
+            guard case .rejected(let rejection) = await updater.refresh(now: Fixture.now), case .badSignature = rejection.detail else {
                 Issue.record("a bad signature was not refused")
                 return
             }
@@ -105,7 +105,9 @@ struct SignedConfigurationReloadingTests {
         try await Self.withRotatedBundle(builtInPinsExpire: pinsEnd) { updater, reloading, builtIn, clock, expires in
             clock.withLock { $0 = pinsEnd.addingTimeInterval(1) }
             let event = await updater.refresh(now: pinsEnd.addingTimeInterval(1))
-            guard case .failedClosed(.bundleExpired(expires), .pinsExpired(let host, pinsEnd)) = event else {
+            guard case .failedClosed(let fetched, let refused) = event, case .bundleExpired(expires) = fetched.detail,
+                case .pinsExpired(let host, pinsEnd) = refused.detail
+            else {
                 Issue.record("expected to fail closed: \(event)")
                 return
             }

@@ -79,11 +79,11 @@ struct SignedConfigurationUpdaterTests {
             flipped[0] ^= 0x80
             let other = TrustConfigurationSigningKey()
             let cases: [(String, [UInt8], [UInt8]?, (TrustConfigurationRejection) -> Bool)] = [
-                ("wrong signature", next, flipped, { if case .badSignature = $0 { true } else { false } }),
-                ("wrong key", next, try other.signature(for: next), { if case .badSignature = $0 { true } else { false } }),
+                ("wrong signature", next, flipped, { if case .badSignature = $0.detail { true } else { false } }),
+                ("wrong key", next, try other.signature(for: next), { if case .badSignature = $0.detail { true } else { false } }),
                 (
                     "truncated", next, Array(try Self.key.signature(for: next).prefix(40)),
-                    { if case .badSignature(let why) = $0 { why.contains("40 bytes") } else { false } }
+                    { if case .badSignature(let why) = $0.detail { why.contains("40 bytes") } else { false } }
                 ),
                 ("equal sequence", Self.bundle(5, rsaBits: 4096), nil, { $0 == .rollback(sequence: 5, lastAccepted: 5) }),
                 ("lower sequence", Self.bundle(4, rsaBits: 4096), nil, { $0 == .rollback(sequence: 4, lastAccepted: 5) }),
@@ -176,7 +176,7 @@ struct SignedConfigurationUpdaterTests {
             #expect(bundle.count > 1024)
             try Self.publish(bundle, on: server)
             let event = await small.refresh(now: Self.now)
-            guard case .rejected(.fetchFailed(let why)) = event else {
+            guard case .rejected(let rejection) = event, case .fetchFailed(let why) = rejection.detail else {
                 Issue.record("expected the size limit to refuse it: \(event)")
                 return
             }
@@ -187,7 +187,7 @@ struct SignedConfigurationUpdaterTests {
             let wrongPins = try Self.sessionConfiguration(pins: [SPKIPin(digest: [UInt8](repeating: 7, count: 32))])
             let pinned = try Self.updater(server, state: state, installed: installed, configuration: wrongPins)
             try Self.publish(Self.bundle(2), on: server)
-            guard case .rejected(.fetchFailed) = await pinned.refresh(now: Self.now) else {
+            guard case .rejected(let rejection) = await pinned.refresh(now: Self.now), case .fetchFailed = rejection.detail else {
                 Issue.record("a server outside the pins was used")
                 return
             }

@@ -17,12 +17,12 @@ struct ClientIdentityTests {
         #expect(status == 0, "openssl \(arguments.joined(separator: " ")): \(err)")
     }
 
-    func kind(_ body: () throws -> ClientIdentity) -> ClientIdentityError.Kind? {
+    func kind(_ body: () throws -> ClientIdentity) -> ClientIdentityError.Kind.Detail? {
         do {
             _ = try body()
             return nil
         } catch let error as ClientIdentityError {
-            return error.kind
+            return error.kind.detail
         } catch {
             Issue.record("untyped error \(error)")
             return nil

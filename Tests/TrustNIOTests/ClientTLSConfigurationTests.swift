@@ -131,14 +131,14 @@ struct ClientTLSConfigurationTests {
         #expect {
             try configured.clientTLSConfiguration(forHost: "id.example")
         } throws: { error in
-            guard case .clientIdentity(let inner) = error as? ClientTLSConfigurationError else { return false }
+            guard case .clientIdentity(let inner) = (error as? ClientTLSConfigurationError)?.detail else { return false }
             return inner.source.hasSuffix("missing.p12")
         }
         let entry = try TrustConfiguration.parse(#"{"version": 1, "base": {"anchors": {"certificates": ["nowhere.pem"]}}}"#).base
         #expect {
             try ClientTLSConfiguration(entry: entry, baseDirectory: try temporaryDirectory())
         } throws: { error in
-            guard case .anchors = error as? ClientTLSConfigurationError else { return false }
+            guard case .anchors = (error as? ClientTLSConfigurationError)?.detail else { return false }
             return true
         }
     }

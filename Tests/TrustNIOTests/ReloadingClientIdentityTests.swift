@@ -114,7 +114,7 @@ struct ReloadingClientIdentityTests {
         let identity = try ReloadingClientIdentity(.pem(certificateChain: folder.chain, key: folder.key))
         let expired = try Lab.rotatingClient("expired", notBefore: Date(timeIntervalSinceNow: -3 * 86_400), notAfter: Date(timeIntervalSinceNow: -86_400))
         try folder.writePEM(expired)
-        guard case .rejected(.expired(let path, let notValidAfter)) = identity.reload() else {
+        guard case .rejected(let rejection) = identity.reload(), case .expired(let path, let notValidAfter) = rejection.detail else {
             Issue.record("an expired certificate was not refused as expired")
             return
         }
@@ -122,7 +122,7 @@ struct ReloadingClientIdentityTests {
         #expect(notValidAfter == expired.certificate.notValidAfter)
         let future = try Lab.rotatingClient("future", notBefore: Date(timeIntervalSinceNow: 86_400), notAfter: Date(timeIntervalSinceNow: 3 * 86_400))
         try folder.writePEM(future)
-        guard case .rejected(let error) = identity.reload(), case .notYetValid = error else {
+        guard case .rejected(let error) = identity.reload(), case .notYetValid = error.detail else {
             Issue.record("a certificate not yet valid was not refused as such")
             return
         }
@@ -138,7 +138,7 @@ struct ReloadingClientIdentityTests {
         try FileManager.default.removeItem(atPath: folder.key)
         #expect(identity.reload() == .rejected(.unreadable(path: folder.key)))
         try "not a key".write(toFile: folder.key, atomically: true, encoding: .utf8)
-        guard case .rejected(.unusable(let underlying)) = identity.reload() else {
+        guard case .rejected(let rejection) = identity.reload(), case .unusable(let underlying) = rejection.detail else {
             Issue.record("a file without a key was not refused as unusable")
             return
         }

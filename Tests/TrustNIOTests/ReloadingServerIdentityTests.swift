@@ -117,7 +117,9 @@ struct ReloadingServerIdentityTests {
             await #expect(throws: (any Error).self) { _ = try await Self.presented(port: port, client: underA) }
             // A bundle of another trust domain only: the allowed IDs would lose theirs, so it is refused.
             try LabAuthority.spiffeRoot(trustDomain: "other.test").certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
-            guard case .rejected(.spiffeConfiguration(cas, .noBundleForAllowedID(_, ["other.test"]))) = identity.reload() else {
+            guard case .rejected(let rejection) = identity.reload(), case .spiffeConfiguration(cas, let refused) = rejection.detail,
+                case .noBundleForAllowedID(_, ["other.test"]) = refused.detail
+            else {
                 Issue.record("a bundle without the allowed IDs' trust domain was not refused: \(String(describing: identity.lastRejection))")
                 return
             }

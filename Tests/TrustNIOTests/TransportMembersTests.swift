@@ -112,7 +112,7 @@ struct TransportMembersTests {
         #expect {
             try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
         } throws: { error in
-            guard case .malformed(let file) = error as? TrustConfigurationRejection else { return false }
+            guard case .malformed(let file) = (error as? TrustConfigurationRejection)?.detail else { return false }
             return file.problems.map(\.path) == ["$.hosts[0].minimumTLSVersion"] && file.problems[0].message.contains("unknown member")
         }
         let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl, members: .transport)
@@ -121,7 +121,7 @@ struct TransportMembersTests {
         #expect {
             _ = try reloading.reload(force: true)
         } throws: { error in
-            guard case .malformed(let file) = error as? TrustConfigurationRejection else { return false }
+            guard case .malformed(let file) = (error as? TrustConfigurationRejection)?.detail else { return false }
             return file.problems.map(\.path) == ["$.hosts[0].minimumTLSVersion"]
         }
         #expect(reloading.generation == 1)
@@ -149,7 +149,7 @@ struct TransportMembersTests {
         #expect {
             _ = try verify(.engine)
         } throws: { error in
-            guard case .malformed(let file) = error as? TrustConfigurationRejection else { return false }
+            guard case .malformed(let file) = (error as? TrustConfigurationRejection)?.detail else { return false }
             return file.problems.map(\.path) == ["$.configuration.hosts[0].clientIdentity"]
         }
         #expect(try verify(.transport).configuration.hosts.first?.clientIdentity?.certificate == "chain.pem")

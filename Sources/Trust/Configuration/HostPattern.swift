@@ -25,17 +25,33 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     public let base: String
 
     /// Why a text is not a valid host pattern.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
-        case invalidName(String, String)
-        case wildcardInside(String)
-        case wildcardOnIPAddress(String)
+    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
+
+        package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String {
-            switch self {
-            case .invalidName(let text, let reason): return "\"\(text)\" is not a host name: \(reason)"
-            case .wildcardInside(let text): return "\"\(text)\": a wildcard may only be the whole first label (\"*.\" or \"**.\")"
-            case .wildcardOnIPAddress(let text): return "\"\(text)\": an IP address cannot have a wildcard"
+        public var description: String { detail.description }
+
+        package static func invalidName(_ value0: String, _ value1: String) -> Self { Self(.invalidName(value0, value1)) }
+        package static func wildcardInside(_ value0: String) -> Self { Self(.wildcardInside(value0)) }
+        package static func wildcardOnIPAddress(_ value0: String) -> Self { Self(.wildcardOnIPAddress(value0)) }
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Sendable, Hashable {
+            case invalidName(String, String)
+            case wildcardInside(String)
+            case wildcardOnIPAddress(String)
+
+            /// Human-readable form.
+            package var description: String {
+                switch self {
+                case .invalidName(let text, let reason): return "\"\(text)\" is not a host name: \(reason)"
+                case .wildcardInside(let text): return "\"\(text)\": a wildcard may only be the whole first label (\"*.\" or \"**.\")"
+                case .wildcardOnIPAddress(let text): return "\"\(text)\": an IP address cannot have a wildcard"
+                }
             }
         }
     }

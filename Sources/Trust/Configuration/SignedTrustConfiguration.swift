@@ -32,13 +32,13 @@ public struct SignedTrustConfiguration: Sendable, Hashable {
     /// Verifies a bundle and its detached signature, in this order, and returns the configuration only when every
     /// step passes:
     ///
-    /// 1. the bundle is at most `maximumSize` bytes (``TrustConfigurationRejection/malformed(_:)`` otherwise);
+    /// 1. the bundle is at most `maximumSize` bytes (rejection code `malformed` otherwise);
     /// 2. the signature is 64 bytes, raw or in base64, and verifies over the bundle's exact bytes with one of
-    ///    `trustedKeys` (``TrustConfigurationRejection/badSignature(reason:)``). Nothing in the bundle is parsed
+    ///    `trustedKeys` (rejection code `bad-signature`). Nothing in the bundle is parsed
     ///    before this: a parser never sees bytes the key holder did not sign;
-    /// 3. the bundle parses and its configuration is valid (``TrustConfigurationRejection/malformed(_:)``);
-    /// 4. its sequence is above `lastAcceptedSequence` (``TrustConfigurationRejection/rollback(sequence:lastAccepted:)``);
-    /// 5. `now` is before its `expires` (``TrustConfigurationRejection/bundleExpired(expires:)``).
+    /// 3. the bundle parses and its configuration is valid (rejection code `malformed`);
+    /// 4. its sequence is above `lastAcceptedSequence` (rejection code `rollback`);
+    /// 5. `now` is before its `expires` (rejection code `bundle-expired`).
     ///
     /// - Parameters:
     ///   - bundle: the bundle file's exact bytes, as received.

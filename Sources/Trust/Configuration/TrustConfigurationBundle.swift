@@ -40,7 +40,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
     }
 
     /// Parses and checks a bundle's bytes: strict UTF-8 JSON, the envelope's members, then the configuration.
-    /// Every problem is reported at once (``TrustConfigurationRejection/malformed(_:)``).
+    /// Every problem is reported at once (rejection code `malformed`).
     ///
     /// This reads the bytes as they are; what arrives from a server is read through
     /// ``SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:members:)``,

@@ -2,7 +2,7 @@
 /// key's bytes.
 public struct TrustConfigurationKeyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong.
-    public var reason: String
+    public let reason: String
 
     /// An error saying `reason`.
     public init(_ reason: String) {

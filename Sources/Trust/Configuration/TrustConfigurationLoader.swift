@@ -21,10 +21,10 @@ public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvert
 /// A configuration that cannot be used, with every problem found (not only the first).
 public struct TrustConfigurationFileError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Every problem found.
-    public var problems: [TrustConfigurationProblem]
+    public let problems: [TrustConfigurationProblem]
     /// When the file itself was refused before it was parsed (not a regular file, too large, writable by others):
     /// why. Its problem is also in ``problems``.
-    public var fileError: LocalFileError?
+    public let fileError: LocalFileError?
 
     /// An error with these problems.
     public init(problems: [TrustConfigurationProblem], fileError: LocalFileError? = nil) {

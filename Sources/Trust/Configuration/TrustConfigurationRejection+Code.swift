@@ -1,7 +1,7 @@
 extension TrustConfigurationRejection {
     /// A stable name of the case, for metrics labels and log metadata (no value from the file in it).
     public var code: String {
-        switch self {
+        switch detail {
         case .unreadable: return "unreadable"
         case .malformed: return "malformed"
         case .pinsExpired: return "pins-expired"
@@ -12,5 +12,11 @@ extension TrustConfigurationRejection {
         case .fetchFailed: return "fetch-failed"
         case .sequenceNotRecorded: return "sequence-not-recorded"
         }
+    }
+
+    /// For a configuration that is not valid (code `malformed`): every problem, where and what; empty otherwise.
+    public var problems: [TrustConfigurationProblem] {
+        guard case .malformed(let error) = detail else { return [] }
+        return error.problems
     }
 }

@@ -12,7 +12,7 @@ public struct PinnedCertificatesTrustEvaluator: TrustEvaluator {
     /// The validator that does the work, with the pinned certificates as anchors.
     public var validator: PathValidator
 
-    /// - Throws: ``TrustConfigurationError/noPinnedCertificates`` when `certificates` is empty.
+    /// - Throws: ``TrustConfigurationError`` when `certificates` is empty.
     public init(certificates: [Certificate], includesSystemRoots: Bool = false, policy: ValidationPolicy = .webPKI) throws(TrustConfigurationError) {
         guard !certificates.isEmpty else { throw .noPinnedCertificates }
         self.certificates = certificates

@@ -7,7 +7,7 @@ public struct PublicKeysTrustEvaluator: TrustEvaluator {
     /// The validator that does the work, with the pins in its policy.
     public var validator: PathValidator
 
-    /// - Throws: ``TrustConfigurationError/noPins`` when `pins` is empty.
+    /// - Throws: ``TrustConfigurationError`` when `pins` is empty.
     public init(pins: Set<SPKIPin>, anchors: TrustAnchors = .system, policy: ValidationPolicy = .webPKI) throws(TrustConfigurationError) {
         guard !pins.isEmpty else { throw .noPins }
         self.pins = pins

@@ -25,17 +25,35 @@ extension TrustEvaluator {
 
 /// A configuration that cannot be used as given (e.g. pinning with no pins). Thrown when the
 /// evaluator is built, never at the first connection.
-public enum TrustConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
-    case noPins
-    case noPinnedCertificates
-    case noEvaluators
+public struct TrustConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The error with its data, for this package's code (cases come in minor versions without breaking a
+    /// client, who shows the error: its description says what is wrong).
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
 
     /// Human-readable form.
-    public var description: String {
-        switch self {
-        case .noPins: return "pinning was requested but no usable pin was given; an empty pin set would pin nothing"
-        case .noPinnedCertificates: return "certificate pinning was requested but no certificate was given"
-        case .noEvaluators: return "a composite evaluator needs at least one evaluator"
+    public var description: String { detail.description }
+
+    package static let noPins = Self(.noPins)
+    package static let noPinnedCertificates = Self(.noPinnedCertificates)
+    package static let noEvaluators = Self(.noEvaluators)
+}
+
+extension TrustConfigurationError {
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Hashable, Sendable {
+        case noPins
+        case noPinnedCertificates
+        case noEvaluators
+
+        /// Human-readable form.
+        package var description: String {
+            switch self {
+            case .noPins: return "pinning was requested but no usable pin was given; an empty pin set would pin nothing"
+            case .noPinnedCertificates: return "certificate pinning was requested but no certificate was given"
+            case .noEvaluators: return "a composite evaluator needs at least one evaluator"
+            }
         }
     }
 }

@@ -69,7 +69,8 @@ enum IDNA {
         }
         do {
             try check(decoded, raw: raw)
-        } catch .invalidCharacter(_, let character) {
+        } catch {
+            guard case .invalidCharacter(_, let character) = error.detail else { throw error }
             throw .idnaRule(
                 raw,
                 "\"\(String(decoding: label, as: UTF8.self))\" decodes to \(character.unicodeScalars.map(name).joined(separator: " ")), which is not allowed in a host name"

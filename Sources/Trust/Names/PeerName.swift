@@ -112,30 +112,54 @@ extension PeerName {
 }
 
 /// Why a host name could not be used as a peer name.
-public enum PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
-    case empty
-    case emptyLabel(String)
-    case labelTooLong(String)
-    case tooLong(String)
-    case invalidCharacter(String, String)
-    case invalidInternationalisedName(String)
-    case notADNSName(String)
-    /// An internationalised name breaks an IDNA rule (the name, then the rule in words).
-    case idnaRule(String, String)
+public struct PeerNameError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The error with its data, for this package's code (cases come in minor versions without breaking a
+    /// client, who shows the error: its description says what is wrong).
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
 
     /// Human-readable form.
-    public var description: String {
-        switch self {
-        case .empty: return "the host name is empty"
-        case .emptyLabel(let n): return "the host name \"\(n)\" has an empty label"
-        case .labelTooLong(let n): return "the host name \"\(n)\" has a label longer than 63 octets"
-        case .tooLong(let n): return "the host name \"\(n)\" is longer than 253 octets"
-        case .invalidCharacter(let n, let c):
-            return
-                "the host name \"\(n)\" contains the character \(c.unicodeScalars.map(IDNA.name).joined(separator: " ")), which is not allowed in a host name"
-        case .invalidInternationalisedName(let n): return "the internationalised host name \"\(n)\" cannot be converted to an A-label"
-        case .notADNSName(let n): return "\"\(n)\" is an IP address, not a DNS name"
-        case .idnaRule(let n, let why): return "the internationalised host name \"\(n)\" is not valid: \(why)"
+    public var description: String { detail.description }
+
+    package static let empty = Self(.empty)
+    package static func emptyLabel(_ value0: String) -> Self { Self(.emptyLabel(value0)) }
+    package static func labelTooLong(_ value0: String) -> Self { Self(.labelTooLong(value0)) }
+    package static func tooLong(_ value0: String) -> Self { Self(.tooLong(value0)) }
+    package static func invalidCharacter(_ value0: String, _ value1: String) -> Self { Self(.invalidCharacter(value0, value1)) }
+    package static func invalidInternationalisedName(_ value0: String) -> Self { Self(.invalidInternationalisedName(value0)) }
+    package static func notADNSName(_ value0: String) -> Self { Self(.notADNSName(value0)) }
+    /// An internationalised name breaks an IDNA rule (the name, then the rule in words).
+    package static func idnaRule(_ value0: String, _ value1: String) -> Self { Self(.idnaRule(value0, value1)) }
+}
+
+extension PeerNameError {
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Hashable, Sendable {
+        case empty
+        case emptyLabel(String)
+        case labelTooLong(String)
+        case tooLong(String)
+        case invalidCharacter(String, String)
+        case invalidInternationalisedName(String)
+        case notADNSName(String)
+        /// An internationalised name breaks an IDNA rule (the name, then the rule in words).
+        case idnaRule(String, String)
+
+        /// Human-readable form.
+        package var description: String {
+            switch self {
+            case .empty: return "the host name is empty"
+            case .emptyLabel(let n): return "the host name \"\(n)\" has an empty label"
+            case .labelTooLong(let n): return "the host name \"\(n)\" has a label longer than 63 octets"
+            case .tooLong(let n): return "the host name \"\(n)\" is longer than 253 octets"
+            case .invalidCharacter(let n, let c):
+                return
+                    "the host name \"\(n)\" contains the character \(c.unicodeScalars.map(IDNA.name).joined(separator: " ")), which is not allowed in a host name"
+            case .invalidInternationalisedName(let n): return "the internationalised host name \"\(n)\" cannot be converted to an A-label"
+            case .notADNSName(let n): return "\"\(n)\" is an IP address, not a DNS name"
+            case .idnaRule(let n, let why): return "the internationalised host name \"\(n)\" is not valid: \(why)"
+            }
         }
     }
 }

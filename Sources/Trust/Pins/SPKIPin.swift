@@ -84,17 +84,35 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
 }
 
 /// Why a pin string was refused.
-public enum PinParsingError: Error, Hashable, Sendable, CustomStringConvertible {
-    case malformed(String)
-    case wrongLength(Int)
-    case unsupportedAlgorithm(String)
+public struct PinParsingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The error with its data, for this package's code (cases come in minor versions without breaking a
+    /// client, who shows the error: its description says what is wrong).
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
 
     /// Human-readable form.
-    public var description: String {
-        switch self {
-        case .malformed(let text): return "\"\(text)\" is not a pin (expected sha256/BASE64 or pin-sha256=\"BASE64\")"
-        case .wrongLength(let n): return "a SHA-256 pin decodes to 32 bytes, this one to \(n)"
-        case .unsupportedAlgorithm(let a): return "pins with hash \"\(a)\" are not supported; use sha256"
+    public var description: String { detail.description }
+
+    package static func malformed(_ value0: String) -> Self { Self(.malformed(value0)) }
+    package static func wrongLength(_ value0: Int) -> Self { Self(.wrongLength(value0)) }
+    package static func unsupportedAlgorithm(_ value0: String) -> Self { Self(.unsupportedAlgorithm(value0)) }
+}
+
+extension PinParsingError {
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Hashable, Sendable {
+        case malformed(String)
+        case wrongLength(Int)
+        case unsupportedAlgorithm(String)
+
+        /// Human-readable form.
+        package var description: String {
+            switch self {
+            case .malformed(let text): return "\"\(text)\" is not a pin (expected sha256/BASE64 or pin-sha256=\"BASE64\")"
+            case .wrongLength(let n): return "a SHA-256 pin decodes to 32 bytes, this one to \(n)"
+            case .unsupportedAlgorithm(let a): return "pins with hash \"\(a)\" are not supported; use sha256"
+            }
         }
     }
 }

@@ -190,7 +190,7 @@ public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvert
     /// A CRL that is not well-formed DER/PEM.
     public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong.
-        public var detail: String
+        public let detail: String
         init(_ detail: String) { self.detail = detail }
         public var description: String { "malformed CRL: \(detail)" }
     }

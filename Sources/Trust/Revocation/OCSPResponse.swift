@@ -6,7 +6,7 @@ import X509
 /// An OCSP response that is not well-formed DER (RFC 6960 §4.2.1), or a request that is not (§4.1.1).
 public struct OCSPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
-    public var detail: String
+    public let detail: String
     init(_ detail: String) { self.detail = detail }
     /// "malformed OCSP message: …".
     public var description: String { "malformed OCSP message: \(detail)" }

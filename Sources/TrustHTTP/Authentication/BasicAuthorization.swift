@@ -4,17 +4,34 @@ import Trust
 /// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
 public struct BasicAuthorization: Sendable {
     /// Why a user and password cannot be sent as Basic.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
-        /// RFC 7617 §2: a user-id containing a colon cannot be sent.
-        case colonInUser
-        /// Control characters cannot be sent.
-        case controlCharacter
+    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
+
+        package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String {
-            switch self {
-            case .colonInUser: return "a Basic user name cannot contain ':'"
-            case .controlCharacter: return "the user name or password contains a control character"
+        public var description: String { detail.description }
+
+        /// RFC 7617 §2: a user-id containing a colon cannot be sent.
+        public static let colonInUser = Self(.colonInUser)
+        /// Control characters cannot be sent.
+        public static let controlCharacter = Self(.controlCharacter)
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Sendable, Hashable {
+            /// RFC 7617 §2: a user-id containing a colon cannot be sent.
+            case colonInUser
+            /// Control characters cannot be sent.
+            case controlCharacter
+
+            /// Human-readable form.
+            package var description: String {
+                switch self {
+                case .colonInUser: return "a Basic user name cannot contain ':'"
+                case .controlCharacter: return "the user name or password contains a control character"
+                }
             }
         }
     }

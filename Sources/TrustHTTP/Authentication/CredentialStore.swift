@@ -212,7 +212,7 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         var credentials: [FileEntry]
     }
 
-    /// The largest credentials file read (a larger one is ``CredentialStoreError/unreadable(_:)``): thousands of
+    /// The largest credentials file read (a larger one is ``CredentialStoreError``): thousands of
     /// entries, where one user has a few.
     static let maximumFileBytes = 4 << 20
 
@@ -357,27 +357,52 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
 }
 
 /// Why the credential store could not do what was asked. Never carries a password.
-public enum CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file at the path cannot be read.
-    case unreadable(String)
-    /// The file at the path is not a valid credentials file, for the reason given.
-    case malformed(String, String)
-    /// The file is readable or writable by others (mode shown in octal).
-    case insecurePermissions(String, Int)
-    /// The file at the path could not be written, for the reason given.
-    case cannotWrite(String, String)
-    /// Only user-and-password credentials can be stored.
-    case notAUserCredential
+public struct CredentialStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The error with its data, for this package's code (cases come in minor versions without breaking a
+    /// client, who shows the error: its description says what is wrong).
+    package let detail: Detail
+
+    package init(_ detail: Detail) { self.detail = detail }
 
     /// Human-readable form.
-    public var description: String {
-        switch self {
-        case .unreadable(let path): return "cannot read the credentials file \(path)"
-        case .malformed(let path, let reason): return "the credentials file \(path) is malformed: \(reason)"
-        case .insecurePermissions(let path, let mode):
-            return "the credentials file \(path) has mode \(String(mode, radix: 8)); it must not be accessible to others (chmod 600)"
-        case .cannotWrite(let path, let reason): return "cannot write the credentials file \(path): \(reason)"
-        case .notAUserCredential: return "only user-and-password credentials can be stored"
+    public var description: String { detail.description }
+
+    /// The file at the path cannot be read.
+    package static func unreadable(_ value0: String) -> Self { Self(.unreadable(value0)) }
+    /// The file at the path is not a valid credentials file, for the reason given.
+    package static func malformed(_ value0: String, _ value1: String) -> Self { Self(.malformed(value0, value1)) }
+    /// The file is readable or writable by others (mode shown in octal).
+    package static func insecurePermissions(_ value0: String, _ value1: Int) -> Self { Self(.insecurePermissions(value0, value1)) }
+    /// The file at the path could not be written, for the reason given.
+    package static func cannotWrite(_ value0: String, _ value1: String) -> Self { Self(.cannotWrite(value0, value1)) }
+    /// Only user-and-password credentials can be stored.
+    package static let notAUserCredential = Self(.notAUserCredential)
+}
+
+extension CredentialStoreError {
+    /// The cases, exhaustive inside this package.
+    package enum Detail: Sendable, Hashable {
+        /// The file at the path cannot be read.
+        case unreadable(String)
+        /// The file at the path is not a valid credentials file, for the reason given.
+        case malformed(String, String)
+        /// The file is readable or writable by others (mode shown in octal).
+        case insecurePermissions(String, Int)
+        /// The file at the path could not be written, for the reason given.
+        case cannotWrite(String, String)
+        /// Only user-and-password credentials can be stored.
+        case notAUserCredential
+
+        /// Human-readable form.
+        package var description: String {
+            switch self {
+            case .unreadable(let path): return "cannot read the credentials file \(path)"
+            case .malformed(let path, let reason): return "the credentials file \(path) is malformed: \(reason)"
+            case .insecurePermissions(let path, let mode):
+                return "the credentials file \(path) has mode \(String(mode, radix: 8)); it must not be accessible to others (chmod 600)"
+            case .cannotWrite(let path, let reason): return "cannot write the credentials file \(path): \(reason)"
+            case .notAUserCredential: return "only user-and-password credentials can be stored"
+            }
         }
     }
 }

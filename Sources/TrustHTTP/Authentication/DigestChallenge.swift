@@ -29,23 +29,40 @@ public struct DigestChallenge: Sendable, Hashable {
     public var charsetUTF8: Bool
 
     /// Why a Digest challenge cannot be answered.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
-        /// A required parameter (`realm` or `nonce`) is missing.
-        case missingParameter(String)
-        /// The named algorithm is not supported.
-        case unsupportedAlgorithm(String)
-        /// The `qop` value offers neither `auth` nor `auth-int`.
-        case unsupportedQualityOfProtection(String)
-        /// A `-sess` algorithm needs the client nonce, which is only sent with a qop.
-        case sessionAlgorithmWithoutQualityOfProtection(String)
+    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
+
+        package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String {
-            switch self {
-            case .missingParameter(let name): return "Digest challenge without \(name)"
-            case .unsupportedAlgorithm(let name): return "Digest algorithm \(name) is not supported"
-            case .unsupportedQualityOfProtection(let value): return "Digest qop \"\(value)\" offers neither auth nor auth-int"
-            case .sessionAlgorithmWithoutQualityOfProtection(let name): return "Digest \(name) without qop cannot be answered (no client nonce)"
+        public var description: String { detail.description }
+
+        package static func missingParameter(_ value0: String) -> Self { Self(.missingParameter(value0)) }
+        package static func unsupportedAlgorithm(_ value0: String) -> Self { Self(.unsupportedAlgorithm(value0)) }
+        package static func unsupportedQualityOfProtection(_ value0: String) -> Self { Self(.unsupportedQualityOfProtection(value0)) }
+        package static func sessionAlgorithmWithoutQualityOfProtection(_ value0: String) -> Self { Self(.sessionAlgorithmWithoutQualityOfProtection(value0)) }
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Sendable, Hashable {
+            /// A required parameter (`realm` or `nonce`) is missing.
+            case missingParameter(String)
+            /// The named algorithm is not supported.
+            case unsupportedAlgorithm(String)
+            /// The `qop` value offers neither `auth` nor `auth-int`.
+            case unsupportedQualityOfProtection(String)
+            /// A `-sess` algorithm needs the client nonce, which is only sent with a qop.
+            case sessionAlgorithmWithoutQualityOfProtection(String)
+
+            /// Human-readable form.
+            package var description: String {
+                switch self {
+                case .missingParameter(let name): return "Digest challenge without \(name)"
+                case .unsupportedAlgorithm(let name): return "Digest algorithm \(name) is not supported"
+                case .unsupportedQualityOfProtection(let value): return "Digest qop \"\(value)\" offers neither auth nor auth-int"
+                case .sessionAlgorithmWithoutQualityOfProtection(let name): return "Digest \(name) without qop cannot be answered (no client nonce)"
+                }
             }
         }
     }

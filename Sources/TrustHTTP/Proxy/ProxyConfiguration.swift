@@ -17,18 +17,33 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     public var noProxy: [String]
 
     /// Why a proxy URL cannot be used.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The text is not a proxy URL (shown without anything up to its last `@`).
-        case malformed(String)
-        /// The URL's scheme is not `http` (`socks4`, `socks5`, `socks5h`, `https`… are not supported: a
-        /// request they apply to fails, it never goes direct).
-        case unsupportedScheme(String)
+    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
+        /// who shows the error (its description says what is wrong).
+        package let detail: Detail
+
+        package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String {
-            switch self {
-            case .malformed(let text): return "not a proxy URL: \(text)"
-            case .unsupportedScheme(let scheme): return "proxy scheme \(scheme) is not supported (http only)"
+        public var description: String { detail.description }
+
+        package static func malformed(_ value0: String) -> Self { Self(.malformed(value0)) }
+        package static func unsupportedScheme(_ value0: String) -> Self { Self(.unsupportedScheme(value0)) }
+
+        /// The cases, exhaustive inside this package.
+        package enum Detail: Sendable, Hashable {
+            /// The text is not a proxy URL (shown without anything up to its last `@`).
+            case malformed(String)
+            /// The URL's scheme is not `http` (`socks4`, `socks5`, `socks5h`, `https`… are not supported: a
+            /// request they apply to fails, it never goes direct).
+            case unsupportedScheme(String)
+
+            /// Human-readable form.
+            package var description: String {
+                switch self {
+                case .malformed(let text): return "not a proxy URL: \(text)"
+                case .unsupportedScheme(let scheme): return "proxy scheme \(scheme) is not supported (http only)"
+                }
             }
         }
     }
@@ -42,7 +57,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
-    /// A port outside 1–65535 is ``Problem/malformed(_:)`` (curl: "Unsupported proxy syntax", exit 5).
+    /// A port outside 1–65535 is refused as malformed (curl: "Unsupported proxy syntax", exit 5).
     public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
         let withScheme = text.range(of: "://", options: .literal) != nil ? text : "http://" + text
         // Never repeat a password: keep only what follows the last '@', found by byte (a combining

@@ -253,7 +253,7 @@ public actor SignedConfigurationUpdater {
     func refused(_ rejection: TrustConfigurationRejection, now: Date) async -> Event {
         var reason = rejection
         if case .bundle(_, let expires, _) = inForce, now >= expires { reason = .bundleExpired(expires: expires) }
-        guard case .bundleExpired = reason else { return report(.rejected(rejection)) }
+        guard case .bundleExpired = reason.detail else { return report(.rejected(rejection)) }
         if reason != rejection { _ = report(.rejected(rejection)) }
         return await fallBack(reason)
     }
