@@ -59,13 +59,19 @@ let package = Package(
                 trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
             ]),
         .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
-        // A Vapor app whose `req.client` is a Session (TrustVapor, the `Vapor` trait): pinned outbound calls.
+        // A Vapor app whose `req.client` is a TrustHTTPClient (TrustVapor, the `Vapor` trait): pinned outbound calls.
         .target(
             name: "VaporPinnedClient",
             dependencies: [
                 trustHTTP, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustVapor", package: "swift-trust"),
                 .product(name: "Vapor", package: "vapor"),
             ]),
+        // Compile tests of names: route files that import TrustHTTP (and TrustVapor) beside Vapor or Hummingbird and
+        // write the frameworks' `Request`, `Response`, `Session`, `RequestContext`… unqualified.
+        .target(
+            name: "VaporNames",
+            dependencies: [trustHTTP, .product(name: "TrustVapor", package: "swift-trust"), .product(name: "Vapor", package: "vapor")]),
+        .target(name: "HummingbirdNames", dependencies: [trustHTTP, .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(
             name: "ServerExamplesTests",
             dependencies: [

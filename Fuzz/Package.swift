@@ -88,7 +88,7 @@ let package = Package(
                 .product(name: "Trust", package: "swift-trust"),
             ]
         ),
-        // Every human-readable rendering of peer-chosen text (DisplayText, reasons, DecisionText, SessionError,
+        // Every human-readable rendering of peer-chosen text (DisplayText, reasons, DecisionText, TrustHTTPClientError,
         // log metadata): package-level and internal parts reached with `@testable import Trust`.
         .executableTarget(
             name: "FuzzDisplayText",

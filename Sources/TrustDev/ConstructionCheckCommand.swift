@@ -70,20 +70,20 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
         ]
         var scenarios: [Scenario] = []
         for (name, trust) in trusts {
-            var configuration = SessionConfiguration()
+            var configuration = TrustHTTPClientConfiguration()
             configuration.serverTrust = trust
             configuration.resolve = LabPKI.loopbackResolve
             configuration.evaluationCache = nil
             configuration.maximumIdleConnectionsPerOrigin = 0
             configuration.requestTimeout = .seconds(30)
             let before = Counts.now
-            let session = try Session(configuration: configuration)
+            let session = try TrustHTTPClient(configuration: configuration)
             let target = URL(string: server.baseURL + "/")!
             var failures: [String] = []
             var succeeded = 0
             func send() async {
                 do {
-                    let response = try await session.data(for: Request(url: target))
+                    let response = try await session.data(for: TrustHTTPClientRequest(url: target))
                     if response.statusCode == 200 { succeeded += 1 } else { failures.append("status \(response.statusCode)") }
                 } catch {
                     failures.append("\(error)")

@@ -6,7 +6,7 @@ import TrustHTTP
 import TrustLab
 
 /// `trust-dev load-check`: the load test's run, in a process of its own — a good lab server and
-/// a `Session` on loopback, N requests from C concurrent workers (a warm-up, then two equal halves),
+/// a `TrustHTTPClient` on loopback, N requests from C concurrent workers (a warm-up, then two equal halves),
 /// the resident set size sampled after each phase. Prints one JSON line of figures; judging them is
 /// the caller's job (`LoadTests`).
 ///
@@ -38,7 +38,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
             }
         }
 
-        /// `Response.httpVersion` of every answer.
+        /// `TrustHTTPClientResponse.httpVersion` of every answer.
         var responseVersion: String {
             switch self {
             case .http1: return "HTTP/1.1"
@@ -71,7 +71,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
         let pki = try LabPKI.make()
         let server = try await LabServer.start("good", pki: pki, protocols: version.protocols)
         let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: .only(pki.trustedRoots)))
-        var configuration = SessionConfiguration()
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .evaluator(counting)
         configuration.resolve = LabPKI.loopbackResolve
         configuration.evaluationCache = nil  // every connection is evaluated: the count is the number of connections
@@ -82,7 +82,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
             configuration.maximumConnectionsPerOrigin = 64
             configuration.maximumIdleConnectionsPerOrigin = 64
         }
-        let session = try Session(configuration: configuration)
+        let session = try TrustHTTPClient(configuration: configuration)
         let target = URL(string: server.baseURL + "/")!
         var report = Report(http: version.rawValue, concurrency: concurrency)
         if version == .http2 {
@@ -124,7 +124,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
 
     /// Sends `count` GETs of `url` from ``concurrency`` concurrent workers, each sending its next
     /// request when its previous one has been read to the end.
-    func load(_ session: Session, _ url: URL, count: Int) async -> LoadResult {
+    func load(_ session: TrustHTTPClient, _ url: URL, count: Int) async -> LoadResult {
         let version = version
         let next = NIOLockedValueBox(0)
         let result = NIOLockedValueBox(LoadResult())
@@ -154,9 +154,9 @@ struct LoadCheckCommand: AsyncParsableCommand {
 
     /// What went wrong with one GET of `url` — an error, a status other than 200, another body or
     /// another HTTP version than the lab server's — or `nil` when nothing did.
-    static func failure(of session: Session, _ url: URL, version: HTTPVersion) async -> String? {
+    static func failure(of session: TrustHTTPClient, _ url: URL, version: HTTPVersion) async -> String? {
         do {
-            let response = try await session.data(for: Request(url: url))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url))
             guard response.statusCode == 200, response.text == Self.expectedBody, response.httpVersion == version.responseVersion else {
                 return "\(response.httpVersion) \(response.statusCode): \(response.text.prefix(80))"
             }

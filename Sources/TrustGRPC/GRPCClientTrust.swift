@@ -81,7 +81,7 @@
         ///   - logger: where each decision is logged.
         ///   - onReport: called with each pin-failure report an evaluation produces (a report-only entry whose pins
         ///     did not hold, an expired pin set, a failure a lenient mode let through) and the entry's `reportURIs`:
-        ///     this type sends nothing itself. To post them as a Session does, pass them to TrustHTTP's
+        ///     this type sends nothing itself. To post them as a TrustHTTPClient does, pass them to TrustHTTP's
         ///     `PinFailureReporter.enqueue(_:to:)`. A decision found in `cache` is not evaluated again and reports nothing.
         public init(
             host: String, port: Int, configuration: ConfiguredTrustEvaluator,

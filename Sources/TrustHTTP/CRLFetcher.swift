@@ -4,7 +4,7 @@ import Trust
 import X509
 
 /// Fetches the CRLs that certificates name in their CRL Distribution Points (RFC 5280 §4.2.1.13), over HTTP with
-/// a ``Session`` of its own, into a `CRLCache` that revocation checking consults (`RevocationPolicy.cache`).
+/// a ``TrustHTTPClient`` of its own, into a `CRLCache` that revocation checking consults (`RevocationPolicy.cache`).
 ///
 /// - **Cached by URL** until the CRL's `nextUpdate`; once stale it is asked for again with `If-None-Match` /
 ///   `If-Modified-Since` (a `304` keeps what is cached — still stale, so still not used).
@@ -40,16 +40,16 @@ public final class CRLFetcher: Sendable {
     public let cache: CRLCache
     /// The bounds on fetching.
     public let limits: Limits
-    private let session: Session
+    private let session: TrustHTTPClient
     private let inFlight = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
 
     /// A fetcher filling `cache`; `configuration` is the fetching session's (its trust settings apply to `https` CRL
     /// URLs; `resolve` maps names to addresses as curl's `--resolve`).
-    public init(cache: CRLCache = CRLCache(), configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits()) throws {
+    public init(cache: CRLCache = CRLCache(), configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits()) throws {
         var configuration = configuration
         configuration.maximumRedirects = limits.maximumRedirects
         configuration.requestTimeout = limits.timeout
-        self.session = try Session(configuration: configuration)
+        self.session = try TrustHTTPClient(configuration: configuration)
         self.cache = cache
         self.limits = limits
     }
@@ -107,7 +107,7 @@ public final class CRLFetcher: Sendable {
         } else if let modified = previous?.lastModified {
             headers.append(("if-modified-since", modified))
         }
-        var request = Request(url: url, headers: headers, timeout: limits.timeout)
+        var request = TrustHTTPClientRequest(url: url, headers: headers, timeout: limits.timeout)
         request.maximumResponseBodySize = limits.maximumSize
         var entry = CRLCache.Entry(crls: previous?.crls ?? [], entityTag: previous?.entityTag, lastModified: previous?.lastModified)
         do {
@@ -122,7 +122,7 @@ public final class CRLFetcher: Sendable {
             default:
                 entry.failure = "HTTP status \(response.statusCode)"
             }
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             entry.failure = "\(error.code): \(error.message)"
         } catch {
             entry.failure = "\(error)"

@@ -21,7 +21,7 @@ extension HTTPFields {
     var pairs: [(name: String, value: String)] { map { ($0.name.rawName, $0.value) } }
 }
 
-extension Request {
+extension TrustHTTPClientRequest {
     /// The header fields as `HTTPFields`: `request.fields[.authorization] = …`, `fields.append(…)`,
     /// `fields[values: .accept]`. Setting it replaces ``headers``.
     public var fields: HTTPFields {
@@ -35,7 +35,7 @@ extension Request {
     }
 }
 
-extension Response {
+extension TrustHTTPClientResponse {
     /// The response's header fields as `HTTPFields` (case-insensitive lookup: `response.fields[.contentType]`).
     public var fields: HTTPFields { HTTPFields(pairs: headers) }
 
@@ -43,7 +43,7 @@ extension Response {
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 }
 
-extension StreamingResponse {
+extension TrustHTTPClientStreamingResponse {
     /// The response's header fields as `HTTPFields`.
     public var fields: HTTPFields { HTTPFields(pairs: headers) }
 

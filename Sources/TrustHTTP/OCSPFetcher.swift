@@ -4,7 +4,7 @@ import Trust
 import X509
 
 /// Asks OCSP responders (RFC 6960, the certificates' authorityInformationAccess id-ad-ocsp URIs) about certificates,
-/// over HTTP with a ``Session`` of its own, into an `OCSPCache` that revocation checking consults
+/// over HTTP with a ``TrustHTTPClient`` of its own, into an `OCSPCache` that revocation checking consults
 /// (`RevocationPolicy.ocspCache`).
 ///
 /// - **The request** (RFC 6960 §4.1, RFC 5019): one CertID hashed with SHA-256 by default; when the responder
@@ -56,19 +56,20 @@ public final class OCSPFetcher: Sendable {
     public let limits: Limits
     /// How requests are made.
     public let options: Options
-    private let session: Session
+    private let session: TrustHTTPClient
     private let inFlight = NIOLockedValueBox<[[UInt8]: Task<Void, Never>]>([:])
     /// Responders that refused a SHA-256 CertID and were answered with SHA-1.
     private let sha1Responders = NIOLockedValueBox<Set<String>>([])
 
     /// A fetcher filling `cache`; `configuration` is the querying session's.
     public init(
-        cache: OCSPCache = OCSPCache(), configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), options: Options = Options()
+        cache: OCSPCache = OCSPCache(), configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits(),
+        options: Options = Options()
     ) throws {
         var configuration = configuration
         configuration.maximumRedirects = 0
         configuration.requestTimeout = limits.timeout
-        self.session = try Session(configuration: configuration)
+        self.session = try TrustHTTPClient(configuration: configuration)
         self.cache = cache
         self.limits = limits
         self.options = options
@@ -134,7 +135,7 @@ public final class OCSPFetcher: Sendable {
                 entry.response = response
                 entry.nonce = nonce
                 if response.status != .successful { entry.failure = "the responder answered \(response.status)" }
-            } catch let error as SessionError {
+            } catch let error as TrustHTTPClientError {
                 entry.failure = "\(error.code): \(error.message)"
             } catch let error as OCSPParseError {
                 entry.failure = "\(error)"
@@ -151,12 +152,12 @@ public final class OCSPFetcher: Sendable {
         let der = try request.derBytes()
         let encoded = Data(der).base64EncodedString().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let base = uri.hasSuffix("/") ? uri : uri + "/"
-        let message: Request
+        let message: TrustHTTPClientRequest
         if request.nonce == nil, base.utf8.count + encoded.utf8.count < 255, let url = URL(string: base + encoded) {
-            message = Request(url: url, headers: [("accept", "application/ocsp-response")], timeout: limits.timeout)
+            message = TrustHTTPClientRequest(url: url, headers: [("accept", "application/ocsp-response")], timeout: limits.timeout)
         } else {
             guard let url = URL(string: uri) else { throw FetchFailure(text: "the responder URI is not a URL") }
-            message = Request(
+            message = TrustHTTPClientRequest(
                 url: url, method: "POST", headers: [("content-type", "application/ocsp-request"), ("accept", "application/ocsp-response")],
                 body: Data(der), timeout: limits.timeout)
         }

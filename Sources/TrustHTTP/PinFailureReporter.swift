@@ -37,7 +37,7 @@ public final class PinFailureReporter: Sendable {
 
     /// The bounds on delivery.
     public let limits: Limits
-    private let configuration: SessionConfiguration
+    private let configuration: TrustHTTPClientConfiguration
     private let sent = NIOLockedValueBox<[String: Date]>([:])
     /// Reports being sent; each removes itself when done.
     private let inFlight = NIOLockedValueBox<[UUID: Task<Void, Never>]>([:])
@@ -46,7 +46,7 @@ public final class PinFailureReporter: Sendable {
     ///   - configuration: the reporting session's own configuration (trust, proxy); its connect and request timeouts
     ///     are cut to `limits.deliveryTimeout`.
     ///   - limits: the bounds on delivery.
-    public init(configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits()) {
+    public init(configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits()) {
         var configuration = configuration
         configuration.requestTimeout = min(configuration.requestTimeout, limits.deliveryTimeout)
         configuration.connectTimeout = min(configuration.connectTimeout, limits.deliveryTimeout)
@@ -104,7 +104,7 @@ public final class PinFailureReporter: Sendable {
                 sent[key] = now
             }
             tasks[id] = Task.detached {
-                if let session = try? Session(configuration: configuration) {
+                if let session = try? TrustHTTPClient(configuration: configuration) {
                     await Self.deliver(body, to: targets, session: session, within: limits.deliveryTimeout)
                     await session.shutdown()
                 }
@@ -116,12 +116,12 @@ public final class PinFailureReporter: Sendable {
 
     /// POSTs `body` to every URI at once; returns when all have answered or failed, or when `timeout` has passed
     /// (the requests still running are then cancelled).
-    private static func deliver(_ body: Data, to uris: [URL], session: Session, within timeout: Duration) async {
+    private static func deliver(_ body: Data, to uris: [URL], session: TrustHTTPClient, within timeout: Duration) async {
         await withTaskGroup(of: Bool.self) { group in
             for uri in uris {
                 group.addTask {
                     _ = try? await session.data(
-                        for: Request(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
+                        for: TrustHTTPClientRequest(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
                     return true
                 }
             }

@@ -11,13 +11,13 @@ enum Redirects {
     /// URL: the response is then the answer). A redirect to any scheme but `http`/`https` (`file:`,
     /// `ftp:`, `data:`, `javascript:` …) is refused — a server must never make the client read a local
     /// file or speak another protocol (curl refuses the same, "Protocol … not supported").
-    static func next(after response: StreamingResponse, for request: Request) throws -> Request? {
+    static func next(after response: TrustHTTPClientStreamingResponse, for request: TrustHTTPClientRequest) throws -> TrustHTTPClientRequest? {
         guard statuses.contains(response.statusCode), let location = response.value(forHeader: "location"),
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             response.body.abandon()
-            throw SessionError(
+            throw TrustHTTPClientError(
                 .unsupportedURL, "refused a redirect to a \(target.scheme.map { "\($0): " } ?? "")URL (only http and https are followed)", url: request.url)
         }
         var next = request

@@ -9,7 +9,7 @@ final class RequestContext: Sendable {
     let deadline: ContinuousClock.Instant
     /// Whether the timeout also bounds reading the body (`data(for:)`) or only the head (`bytes(for:)`).
     let coversBody: Bool
-    /// The deadline of the whole transfer, streamed body included (``SessionConfiguration/resourceTimeout``).
+    /// The deadline of the whole transfer, streamed body included (``TrustHTTPClientConfiguration/resourceTimeout``).
     let resourceDeadline: ContinuousClock.Instant?
     /// The read timeout of every exchange.
     let readTimeout: Duration?
@@ -61,7 +61,7 @@ final class RequestContext: Sendable {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else {
             markTimedOut()
-            throw SessionError(.timedOut, requestTimedOut, url: url)
+            throw TrustHTTPClientError(.timedOut, requestTimedOut, url: url)
         }
         return left
     }
@@ -76,16 +76,16 @@ final class RequestContext: Sendable {
     }
 
     /// What ``mapErrors(url:_:)`` throws for `error`.
-    private func mapped(_ error: any Error, url: URL) -> SessionError {
-        if let error = error as? SessionError {
+    private func mapped(_ error: any Error, url: URL) -> TrustHTTPClientError {
+        if let error = error as? TrustHTTPClientError {
             if timedOut && error.code != .timedOut && error.trustDecision == nil {
-                return SessionError(.timedOut, requestTimedOut, url: url)
+                return TrustHTTPClientError(.timedOut, requestTimedOut, url: url)
             }
-            if Task.isCancelled && error.trustDecision == nil { return SessionError(.cancelled, "the request was cancelled", url: url) }
+            if Task.isCancelled && error.trustDecision == nil { return TrustHTTPClientError(.cancelled, "the request was cancelled", url: url) }
             return error
         }
-        if timedOut { return SessionError(.timedOut, requestTimedOut, url: url) }
-        if Task.isCancelled || error is CancellationError { return SessionError(.cancelled, "the request was cancelled", url: url) }
-        return SessionError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
+        if timedOut { return TrustHTTPClientError(.timedOut, requestTimedOut, url: url) }
+        if Task.isCancelled || error is CancellationError { return TrustHTTPClientError(.cancelled, "the request was cancelled", url: url) }
+        return TrustHTTPClientError(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
     }
 }

@@ -1,4 +1,4 @@
-/// Whether a ``Session`` asks for compressed responses and decompresses them (curl's
+/// Whether a ``TrustHTTPClient`` asks for compressed responses and decompresses them (curl's
 /// `--compressed`), and how far a body may inflate.
 ///
 /// Enabled, every request without its own `Accept-Encoding` field gets `Accept-Encoding: deflate,
@@ -7,11 +7,11 @@
 /// swift-nio-extras' `NIOHTTPResponseDecompressor` (zlib).
 ///
 /// The decompressed bytes are the body: they count against ``ResponseLimits/maximumBodySize`` and
-/// ``Request/maximumResponseBodySize``. And a body that inflates to more than ``maximumRatio`` times
-/// the compressed bytes read so far fails at once with ``SessionError/Code/responseTooLarge``
+/// ``TrustHTTPClientRequest/maximumResponseBodySize``. And a body that inflates to more than ``maximumRatio`` times
+/// the compressed bytes read so far fails at once with ``TrustHTTPClientError/Code/responseTooLarge``
 /// (``ResponseLimit/Kind/decompressionRatio``), so a "zip bomb" (10 GB of zeros in 10 MB) never
-/// gets far even where no body limit applies, as when streaming with ``Session/bytes(for:)``. A
-/// body that is not valid gzip or deflate fails with ``SessionError/Code/cannotDecodeContentData``.
+/// gets far even where no body limit applies, as when streaming with ``TrustHTTPClient/bytes(for:)``. A
+/// body that is not valid gzip or deflate fails with ``TrustHTTPClientError/Code/cannotDecodeContentData``.
 ///
 /// Disabled by default, like AsyncHTTPClient: responses are delivered as sent.
 public struct ResponseDecompression: Sendable, Hashable {

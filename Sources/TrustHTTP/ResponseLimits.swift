@@ -1,7 +1,7 @@
-/// How much a server may send before a ``Session`` gives up on a response: every resource a
+/// How much a server may send before a ``TrustHTTPClient`` gives up on a response: every resource a
 /// response can make the client hold is bounded, so a hostile or broken server (an endless body,
 /// megabytes of headers, an endless run of `100 Continue`) fails one request with a typed
-/// ``SessionError`` (``SessionError/Code/responseTooLarge`` and the ``ResponseLimit`` that was
+/// ``TrustHTTPClientError`` (``TrustHTTPClientError/Code/responseTooLarge`` and the ``ResponseLimit`` that was
 /// exceeded) instead of growing the process.
 ///
 /// The head limits follow curl's (300 KiB of response headers in all, 100 KiB per field); they
@@ -9,11 +9,11 @@
 /// answer to `CONNECT`, and to HTTP/2 header lists (advertised as `SETTINGS_MAX_HEADER_LIST_SIZE`,
 /// RFC 9113 §6.5.2, and enforced while decoding, CONTINUATION frames included).
 public struct ResponseLimits: Sendable, Hashable {
-    /// The largest body that ``Session/data(for:)`` (and every API that collects a body) holds:
+    /// The largest body that ``TrustHTTPClient/data(for:)`` (and every API that collects a body) holds:
     /// 64 MiB by default. A response announcing more (`Content-Length`) fails before its body is
     /// read; one that sends more fails as soon as it does, and its connection is closed.
-    /// ``Request/maximumResponseBodySize`` overrides it per request. Streaming
-    /// (``Session/bytes(for:)``) is not limited: its reader holds at most about 1 MiB
+    /// ``TrustHTTPClientRequest/maximumResponseBodySize`` overrides it per request. Streaming
+    /// (``TrustHTTPClient/bytes(for:)``) is not limited: its reader holds at most about 1 MiB
     /// (backpressure) and decides itself how much it takes.
     public var maximumBodySize: Int = 64 << 20
     /// The largest response head: status line, header fields and line ends (300 KiB, curl's limit).
@@ -85,7 +85,7 @@ public struct ResponseLimit: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Raised inside a connection's pipeline when a response exceeds a ``ResponseLimit``; the
-/// ``Session`` turns it into ``SessionError/Code/responseTooLarge``.
+/// ``TrustHTTPClient`` turns it into ``TrustHTTPClientError/Code/responseTooLarge``.
 struct ResponseLimitExceeded: Error, CustomStringConvertible {
     var limit: ResponseLimit
     var description: String { limit.description }

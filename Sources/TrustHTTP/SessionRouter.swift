@@ -65,7 +65,7 @@ final class SessionRouter: Sendable {
     /// than this pays the route of a host again, never a wrong one).
     static let capacity = 4096
 
-    private let configuration: SessionConfiguration
+    private let configuration: TrustHTTPClientConfiguration
     private let cache: TrustEvaluationCache?
     /// The client identities the trust configuration names, by entry host; with a reloading configuration, loaded
     /// again after each swap (``configurationSwapped(to:evaluator:)``), labelled with the generation they follow.
@@ -84,7 +84,7 @@ final class SessionRouter: Sendable {
     /// `.perHost`'s map with canonical keys.
     private let perHost: [String: any TrustEvaluator]
     /// The configuration's ``ProxyEnvironment``, or the process's proxy variables, read once when the
-    /// configuration uses them; nil with a ``SessionConfiguration/proxy`` (or none at all).
+    /// configuration uses them; nil with a ``TrustHTTPClientConfiguration/proxy`` (or none at all).
     private let environmentProxies: ProxyEnvironment?
     private let routes = NIOLockedValueBox<[RouteKey: Route]>([:])
 
@@ -96,7 +96,7 @@ final class SessionRouter: Sendable {
     /// Where each decision is logged, counted and observed.
     private let telemetry: SessionTelemetry
 
-    init(configuration: SessionConfiguration, cache: TrustEvaluationCache?, configuredIdentities: ConfiguredIdentities, telemetry: SessionTelemetry) {
+    init(configuration: TrustHTTPClientConfiguration, cache: TrustEvaluationCache?, configuredIdentities: ConfiguredIdentities, telemetry: SessionTelemetry) {
         self.configuration = configuration
         self.telemetry = telemetry
         self.cache = cache
@@ -141,7 +141,7 @@ final class SessionRouter: Sendable {
         var failure: ClientIdentityError?
         let loaded: [String: ClientIdentity]?
         do {
-            loaded = try Session.loadConfiguredIdentities(evaluator)
+            loaded = try TrustHTTPClient.loadConfiguredIdentities(evaluator)
         } catch {
             loaded = nil
             failure = error
@@ -164,7 +164,7 @@ final class SessionRouter: Sendable {
 
     /// The proxy for a request to `origin`, if any; a proxy setting that applies and cannot be used (a scheme
     /// other than http, a malformed URL or port) fails the request, which never goes direct instead.
-    func proxyOrFailure(for origin: Origin, url: URL?) throws(SessionError) -> ProxyConfiguration? {
+    func proxyOrFailure(for origin: Origin, url: URL?) throws(TrustHTTPClientError) -> ProxyConfiguration? {
         let chosen: ProxyConfiguration?
         if let proxy = configuration.proxy {
             chosen = proxy.applies(toHost: origin.host, port: origin.port) ? proxy : nil
@@ -172,7 +172,7 @@ final class SessionRouter: Sendable {
             do {
                 chosen = try environmentProxies.proxy(scheme: origin.scheme, host: origin.host, port: origin.port)
             } catch {
-                throw SessionError(.cannotConnectToHost, "\(error); the request is not sent direct instead", url: url, underlyingError: error)
+                throw TrustHTTPClientError(.cannotConnectToHost, "\(error); the request is not sent direct instead", url: url, underlyingError: error)
             }
         } else {
             return nil
@@ -180,7 +180,7 @@ final class SessionRouter: Sendable {
         // A port set in code (``ProxyConfiguration/init(host:port:credential:noProxy:)``) is checked here.
         if let chosen, !(1...65_535).contains(chosen.port) {
             let problem = ProxyEnvironment.UnusableProxy(source: "the configuration", problem: .malformed("\(chosen.host):\(chosen.port)"))
-            throw SessionError(.cannotConnectToHost, "\(problem); the request is not sent direct instead", url: url, underlyingError: problem)
+            throw TrustHTTPClientError(.cannotConnectToHost, "\(problem); the request is not sent direct instead", url: url, underlyingError: problem)
         }
         return chosen
     }

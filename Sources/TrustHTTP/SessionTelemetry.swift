@@ -5,7 +5,7 @@ import Trust
 import TrustNIO
 import X509
 
-/// One server-trust decision of a session, as ``SessionConfiguration/decisionObserver`` receives it
+/// One server-trust decision of a session, as ``TrustHTTPClientConfiguration/decisionObserver`` receives it
 /// (TrustKit's `pinningValidatorCallback`, for apps with telemetry of their own).
 public struct TrustDecisionEvent: Sendable {
     /// The host the connection was for (canonical) and its port.
@@ -42,7 +42,7 @@ public struct TrustDecisionEvent: Sendable {
 /// - `swift_trust_cache_lookups_total` {result: hit|miss};
 /// - `swift_trust_connection_duration` (timer, nanoseconds) {scheme, result: ok|failed} — TCP, TLS and
 ///   the trust decision of a new connection;
-/// - `swift_trust_request_failures_total` {code: the `SessionError.Code` name};
+/// - `swift_trust_request_failures_total` {code: the `TrustHTTPClientError.Code` name};
 /// - `swift_trust_http_authentication_failures_total` {scheme: basic|digest, proxy: true|false};
 /// - `swift_trust_reports_total` {result: sent|dropped};
 /// - `swift_trust_configuration_changes_total` {result: swapped|rejected, reason: the rejection's code or `none`} —
@@ -62,7 +62,7 @@ struct SessionTelemetry: Sendable {
     static let reports = "swift_trust_reports_total"
     static let configurationChanges = "swift_trust_configuration_changes_total"
 
-    init(_ configuration: SessionConfiguration) {
+    init(_ configuration: TrustHTTPClientConfiguration) {
         logger = configuration.logger
         observer = configuration.decisionObserver
         configurationObserver = configuration.trustConfigurationObserver
@@ -119,7 +119,7 @@ struct SessionTelemetry: Sendable {
     }
 
     /// A request that ended with an error.
-    func requestFailed(_ error: SessionError, url: URL) {
+    func requestFailed(_ error: TrustHTTPClientError, url: URL) {
         let code = "\(error.code)"
         Counter(label: Self.requestFailures, dimensions: [("code", code)], factory: factory).increment()
         guard let logger else { return }

@@ -12,18 +12,18 @@ import Trust
 /// `network.protocol.version` (`1.1`, `2`), `tls.protocol.version` (`1.2`, `1.3`), `trust.decision`
 /// (`trusted`, `refused`), `trust.policy`, `trust.reasons` (reason codes of a refusal), `trust.override` (who
 /// replaced the evaluator's decision: `challenge-handler`, `allow-invalid-certificates`), `error.type`
-/// (the ``SessionError/Code`` name). Like the logs and metrics, nothing carries a secret: no URL path,
+/// (the ``TrustHTTPClientError/Code`` name). Like the logs and metrics, nothing carries a secret: no URL path,
 /// query or user-info, no header value. A status of 400 or more, or an error, sets the span's status to
 /// error (a client span's rule).
 struct SessionTracing: Sendable {
     let tracer: (any Tracer)?
 
-    init(_ configuration: SessionConfiguration) {
+    init(_ configuration: TrustHTTPClientConfiguration) {
         tracer = configuration.tracer
     }
 
     /// Starts the span of `request` and injects its context into the request's headers.
-    func start(_ request: inout Request) -> (any Span)? {
+    func start(_ request: inout TrustHTTPClientRequest) -> (any Span)? {
         let tracer = self.tracer ?? InstrumentationSystem.tracer
         let span = tracer.startSpan(request.method, context: ServiceContext.current ?? .topLevel, ofKind: .client)
         guard span.isRecording else {
@@ -70,10 +70,10 @@ struct SessionTracing: Sendable {
 
     /// A failed request: the error's code, the refused decision if trust failed.
     static func failed(_ error: any Error, on span: any Span) {
-        if let error = error as? SessionError {
+        if let error = error as? TrustHTTPClientError {
             span.attributes["error.type"] = "\(error.code)"
             if let decision = error.trustDecision { describe(decision, on: span) }
-            // The error's own description is secret-free (SessionError redacts URLs).
+            // The error's own description is secret-free (TrustHTTPClientError redacts URLs).
             span.recordError(error)
         } else {
             span.attributes["error.type"] = String(describing: type(of: error))
@@ -82,9 +82,9 @@ struct SessionTracing: Sendable {
     }
 }
 
-/// Writes a propagated trace header into a ``Request`` (replacing one of the same name).
+/// Writes a propagated trace header into a ``TrustHTTPClientRequest`` (replacing one of the same name).
 struct RequestHeaderInjector: Injector {
-    func inject(_ value: String, forKey key: String, into request: inout Request) {
+    func inject(_ value: String, forKey key: String, into request: inout TrustHTTPClientRequest) {
         request.removeHeaders(named: [key.lowercased()])
         request.headers.append((name: key, value: value))
     }

@@ -1,4 +1,4 @@
-/// Held by a streamed response's ``ResponseBody`` (every copy) and by its iterators: when the last of them is
+/// Held by a streamed response's ``TrustHTTPClientStreamingResponse/Body`` (every copy) and by its iterators: when the last of them is
 /// dropped, the exchange is abandoned unless its response has already ended — its HTTP/1.1 connection closed
 /// (it cannot carry another request with a response half read, RFC 9112 §9.3) or its HTTP/2 stream reset
 /// (RFC 9113 §8.1), and its place in the pool freed. Without it, a body dropped unread would hold its
@@ -12,7 +12,7 @@ final class UnreadBodyGuard: Sendable {
         self.abandon = abandon
     }
 
-    /// Abandons the exchange now (``ResponseBody/cancel()``).
+    /// Abandons the exchange now (``TrustHTTPClientStreamingResponse/Body/cancel()``).
     func cancel() {
         abandon()
     }

@@ -1,7 +1,7 @@
 import TrustLabPKI
 
 extension LabPKI {
-    /// Every lab host name mapped to 127.0.0.1 (for `SessionConfiguration.resolve`, like curl's `--resolve`).
+    /// Every lab host name mapped to 127.0.0.1 (for `TrustHTTPClientConfiguration.resolve`, like curl's `--resolve`).
     public static var loopbackResolve: [String: String] {
         var map: [String: String] = [:]
         for name in serverNames { map[hostName(for: name)] = "127.0.0.1" }

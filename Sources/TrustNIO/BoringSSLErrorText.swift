@@ -1,5 +1,5 @@
 /// What a failed TLS handshake says, read from BoringSSL's error text — the one place in swift-trust
-/// that interprets that text (the Session's client-certificate errors and `SessionError.HandshakeFailure`,
+/// that interprets that text (the TrustHTTPClient's client-certificate errors and `TrustHTTPClientError.HandshakeFailure`,
 /// which `trust inspect` uses too, both ask here; ``clientCertificateRefusals`` is the one table of alerts).
 ///
 /// NIOSSL hands BoringSSL's errors over as strings made by `ERR_error_string_n`:

@@ -15,7 +15,7 @@ import X509
 /// Such a client runs BoringSSL's own verification, not this package's, so whatever of the entry only the engine
 /// can apply is listed in ``notApplied`` — pins above all: a configuration with pins gives no pinning through
 /// this type, and says so, rather than connecting as if it did. Use ``ServerTrustVerifier`` (a verification
-/// callback) or `Session` wherever the client accepts one.
+/// callback) or `TrustHTTPClient` wherever the client accepts one.
 public struct ClientTLSConfiguration: Sendable {
     /// Part of the entry that a client without a verification callback cannot apply.
     public enum NotApplied: Sendable, Hashable, CustomStringConvertible {

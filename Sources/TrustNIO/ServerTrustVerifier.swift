@@ -47,14 +47,14 @@ public struct ServerTrustVerifier: Sendable {
 
     /// Where each decision is logged (swift-log), as ``TrustDecisionLog`` words it: trusted at `debug`,
     /// refused at `notice`, a pin mismatch at `warning`, with the host, policy, reason codes and pins.
-    /// `nil` (the default) logs nothing. A `Session` logs through its own configuration instead.
+    /// `nil` (the default) logs nothing. A `TrustHTTPClient` logs through its own configuration instead.
     public var logger: Logger?
 
     /// Whether a trusted chain's validated path goes to NIOSSL as `VerificationMetadata`, where a
     /// server or NIO client reads it back (`peerValidatedCertificateChain`, Vapor's
     /// `req.peerCertificateChain`). NIOSSL then keeps BoringSSL's parsed copy of each certificate for
     /// as long as the connection lives — about 2 KiB per certificate. A client that keeps the
-    /// `TrustDecision` itself (a `Session` does) turns this off. Default: on.
+    /// `TrustDecision` itself (a `TrustHTTPClient` does) turns this off. Default: on.
     public var keepsValidatedChain = true
 
     /// Verifies with `decide` (a challenge handler, a per-host evaluator…); `known` may answer first.

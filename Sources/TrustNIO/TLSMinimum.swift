@@ -1,6 +1,6 @@
 import Trust
 
-/// The lowest TLS version a connection accepts: for a whole session (`SessionConfiguration`) or for the hosts
+/// The lowest TLS version a connection accepts: for a whole session (`TrustHTTPClientConfiguration`) or for the hosts
 /// of one trust configuration entry (``Trust/TrustConfiguration/Entry/minimumTLSVersion``). Nothing below TLS 1.2
 /// is ever offered.
 public enum TLSMinimum: String, Sendable, Hashable, Codable, CustomStringConvertible {

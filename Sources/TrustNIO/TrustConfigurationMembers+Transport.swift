@@ -2,7 +2,7 @@ import Trust
 
 extension TrustConfigurationMembers {
     /// The members that act on the TLS connection, which this module applies (``ClientTLSConfiguration``) and so
-    /// does a `Session`: `minimumTLSVersion` (``TLSMinimum``) and `clientIdentity`
+    /// does a `TrustHTTPClient`: `minimumTLSVersion` (``TLSMinimum``) and `clientIdentity`
     /// (``Trust/TrustConfiguration/ClientIdentityReference``). Read a file that uses them with these:
     /// `ConfiguredTrustEvaluator(contentsOf: path, members: .transport)`.
     public static let transport = TrustConfigurationMembers(TLSMinimum.self)

@@ -2,7 +2,7 @@ import Logging
 import Trust
 
 /// How a server-trust decision is logged (swift-log), the same way wherever it is made: by a
-/// `Session` (`SessionConfiguration.logger`) or by a ``ServerTrustVerifier`` in a plain NIO client
+/// `TrustHTTPClient` (`TrustHTTPClientConfiguration.logger`) or by a ``ServerTrustVerifier`` in a plain NIO client
 /// (``ServerTrustVerifier/logger``).
 ///
 /// - A trusted decision: `debug`, "server trusted".

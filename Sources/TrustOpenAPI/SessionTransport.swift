@@ -4,27 +4,27 @@ import OpenAPIRuntime
 import TrustHTTP
 
 /// A swift-openapi-runtime `ClientTransport` that sends a generated client's requests through a
-/// ``TrustHTTP/Session``: every connection's server trust is decided by the session (its evaluators,
+/// ``TrustHTTP/TrustHTTPClient``: every connection's server trust is decided by the session (its evaluators,
 /// pins, trust configuration, challenge handlers), with its HTTP authentication, timeouts, limits and
 /// telemetry.
 ///
 /// ```swift
-/// let session = try Session(configuration: SessionConfiguration(serverTrust: .evaluator(evaluator)))
+/// let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration(serverTrust: .evaluator(evaluator)))
 /// let client = Client(serverURL: try Servers.Server1.url(), transport: SessionTransport(session: session))
 /// ```
 ///
 /// The response body streams, with the session's backpressure and read timeout. A request body is
 /// collected before it is sent (the session sends bodies of known length), up to
-/// ``maximumRequestBodySize``. Errors are the session's ``TrustHTTP/SessionError`` (the generated client
+/// ``maximumRequestBodySize``. Errors are the session's ``TrustHTTP/TrustHTTPClientError`` (the generated client
 /// wraps them in its `ClientError`).
 public struct SessionTransport: ClientTransport {
     /// The session requests go through.
-    public let session: Session
+    public let session: TrustHTTPClient
     /// The largest request body sent; a larger one fails before anything is sent.
     public var maximumRequestBodySize: Int
 
     /// Sends requests through `session`; request bodies up to `maximumRequestBodySize` bytes (16 MiB by default).
-    public init(session: Session, maximumRequestBodySize: Int = 16 << 20) {
+    public init(session: TrustHTTPClient, maximumRequestBodySize: Int = 16 << 20) {
         self.session = session
         self.maximumRequestBodySize = maximumRequestBodySize
     }
@@ -34,7 +34,7 @@ public struct SessionTransport: ClientTransport {
         let url = try Self.url(baseURL, path: request.path)
         var data: Data?
         if let body { data = try await Data(collecting: body, upTo: maximumRequestBodySize) }
-        let response = try await session.bytes(for: Request(url: url, method: request.method, fields: request.headerFields, body: data))
+        let response = try await session.bytes(for: TrustHTTPClientRequest(url: url, method: request.method, fields: request.headerFields, body: data))
         let fields = response.fields
         let length = fields[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
         let responseBody = request.method == .head ? nil : HTTPBody(response.body, length: length, iterationBehavior: .single)

@@ -1,13 +1,13 @@
 import ServiceLifecycle
 import TrustHTTP
 
-/// A ``TrustHTTP/Session`` as a swift-service-lifecycle `Service`: run it in the application's
+/// A ``TrustHTTP/TrustHTTPClient`` as a swift-service-lifecycle `Service`: run it in the application's
 /// `ServiceGroup` beside its servers, and the session closes every connection when the group shuts
 /// down gracefully (SIGTERM, when the group listens for it) or is cancelled — after the services
 /// before it in the group, which may still be using it, have stopped.
 ///
 /// ```swift
-/// let session = try Session(configuration: configuration)
+/// let session = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(services: [server, SessionService(session)], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```
@@ -16,15 +16,15 @@ import TrustHTTP
 /// build swift-service-lifecycle.
 public struct SessionService: Service {
     /// The session this service shuts down.
-    public let session: Session
+    public let session: TrustHTTPClient
 
     /// A service for `session`.
-    public init(_ session: Session) {
+    public init(_ session: TrustHTTPClient) {
         self.session = session
     }
 
     /// Waits until the group shuts down gracefully or the task is cancelled, then shuts the session down
-    /// (requests still in flight fail; see ``TrustHTTP/Session/shutdown()``).
+    /// (requests still in flight fail; see ``TrustHTTP/TrustHTTPClient/shutdown()``).
     public func run() async throws {
         try? await gracefulShutdown()
         await session.shutdown()

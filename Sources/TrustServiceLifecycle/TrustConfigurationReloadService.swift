@@ -4,12 +4,12 @@ import TrustHTTP
 /// A ``Trust/ReloadingTrustConfiguration`` polling its file as a swift-service-lifecycle `Service`: run it in
 /// the application's `ServiceGroup`, and it polls (``Trust/ReloadingTrustConfiguration/run(pollingEvery:)``) until
 /// the group shuts down gracefully or is cancelled. A file that is refused leaves the configuration in force; the
-/// refusal goes to the configuration's observers (and a Session's log, metrics and observer).
+/// refusal goes to the configuration's observers (and a TrustHTTPClient's log, metrics and observer).
 ///
 /// ```swift
 /// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", members: .transport)
 /// configuration.serverTrust = .reloading(reloading, reporter: PinFailureReporter())
-/// let session = try Session(configuration: configuration)
+/// let session = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(
 ///     services: [server, TrustConfigurationReloadService(reloading, pollingEvery: .seconds(10)), SessionService(session)],
 ///     gracefulShutdownSignals: [.sigterm], logger: logger)

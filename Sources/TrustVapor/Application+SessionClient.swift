@@ -4,28 +4,28 @@
     import Vapor
 
     extension Application.Clients.Provider {
-        /// `app.client` and `req.client` send through a ``TrustHTTP/Session`` made now with `configuration`, on the
+        /// `app.client` and `req.client` send through a ``TrustHTTP/TrustHTTPClient`` made now with `configuration`, on the
         /// application's event loops; the application shuts it down when it shuts down.
         ///
         /// ```swift
-        /// var configuration = SessionConfiguration()
+        /// var configuration = TrustHTTPClientConfiguration()
         /// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
         /// app.clients.use(.session(configuration))
         /// ```
         ///
         /// With no logger in `configuration`, the session logs to the application's logger. A session that
         /// cannot be made (a client identity file that does not load) is logged as an error, and every
-        /// request of the client fails with the `SessionError` that says why; make the session with `try`
+        /// request of the client fails with the `TrustHTTPClientError` that says why; make the session with `try`
         /// and register it with `.session(session)` to fail at start-up instead.
-        public static func session(_ configuration: SessionConfiguration) -> Self {
+        public static func session(_ configuration: TrustHTTPClientConfiguration) -> Self {
             .init { application in
                 var configuration = configuration
                 if configuration.logger == nil { configuration.logger = application.logger }
                 do {
-                    let session = try TrustHTTP.Session(configuration: configuration, eventLoopGroup: application.eventLoopGroup)
+                    let session = try TrustHTTPClient(configuration: configuration, eventLoopGroup: application.eventLoopGroup)
                     register(session, in: application)
                 } catch {
-                    let failure = SessionError(unavailable: error)
+                    let failure = TrustHTTPClientError(unavailable: error)
                     application.logger.error("cannot make the session of app.client", metadata: ["error.code": "\(failure.code)"])
                     application.clients.use { UnavailableSessionClient(error: failure, eventLoop: $0.eventLoopGroup.next()) }
                 }
@@ -34,11 +34,11 @@
 
         /// `app.client` and `req.client` send through `session`, which the application shuts down when it shuts
         /// down (do not share it with code that outlives the application).
-        public static func session(_ session: TrustHTTP.Session) -> Self {
+        public static func session(_ session: TrustHTTPClient) -> Self {
             .init { register(session, in: $0) }
         }
 
-        private static func register(_ session: TrustHTTP.Session, in application: Application) {
+        private static func register(_ session: TrustHTTPClient, in application: Application) {
             application.lifecycle.use(SessionShutdown(session: session))
             application.clients.use {
                 SessionClient(session: session, eventLoop: $0.eventLoopGroup.next(), logger: $0.logger, byteBufferAllocator: $0.allocator)
@@ -46,7 +46,7 @@
         }
     }
 
-    extension SessionError {
+    extension TrustHTTPClientError {
         /// The error every request of a client whose session could not be made fails with.
         init(unavailable error: any Error) {
             self.init(.secureConnectionFailed, "the client's session could not be made", underlyingError: error)

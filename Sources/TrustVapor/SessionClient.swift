@@ -6,7 +6,7 @@
     import TrustHTTP
     import Vapor
 
-    /// A Vapor `Client` that sends every request through a ``TrustHTTP/Session``: `req.client` and
+    /// A Vapor `Client` that sends every request through a ``TrustHTTP/TrustHTTPClient``: `req.client` and
     /// `app.client` then make their HTTPS connections with the session's server trust (its evaluators, pins,
     /// trust configuration and challenge handlers, deciding inside the TLS handshake), its HTTP
     /// authentication, timeouts, limits, logs and metrics.
@@ -16,13 +16,13 @@
     /// ``delegating(to:)`` completes its futures on that event loop — the request's, for `req.client` — and
     /// one made by ``logging(to:)`` logs to that logger, with the request's metadata.
     ///
-    /// A failed request fails with the session's `SessionError`: a refused server-trust decision carries
-    /// its `TrustDecision` (``TrustHTTP/SessionError/trustDecision``), with every reason, so that a route can
+    /// A failed request fails with the session's `TrustHTTPClientError`: a refused server-trust decision carries
+    /// its `TrustDecision` (``TrustHTTP/TrustHTTPClientError/trustDecision``), with every reason, so that a route can
     /// switch on why. The body of the response is read whole, up to the session's
     /// `ResponseLimits/maximumBodySize`.
     public struct SessionClient: Client {
         /// The session every request goes through (shared by the copies Vapor makes per request).
-        public let session: TrustHTTP.Session
+        public let session: TrustHTTPClient
         /// The event loop this client's futures complete on.
         public let eventLoop: any EventLoop
         /// Allocates the response bodies' buffers.
@@ -32,7 +32,7 @@
 
         /// A client sending through `session`, completing its futures on `eventLoop`.
         public init(
-            session: TrustHTTP.Session, eventLoop: any EventLoop, logger: Logger? = nil, byteBufferAllocator: ByteBufferAllocator = ByteBufferAllocator()
+            session: TrustHTTPClient, eventLoop: any EventLoop, logger: Logger? = nil, byteBufferAllocator: ByteBufferAllocator = ByteBufferAllocator()
         ) {
             self.session = session
             self.eventLoop = eventLoop
@@ -41,23 +41,23 @@
         }
 
         /// Sends `request` through the session; the future completes on ``eventLoop`` with the response, or
-        /// fails with a `SessionError`.
+        /// fails with a `TrustHTTPClientError`.
         public func send(_ request: ClientRequest) -> EventLoopFuture<ClientResponse> {
             eventLoop.makeFutureWithTask { try await self.response(to: request) }
         }
 
         /// Sends `request` through the session and returns the response with its whole body. The request's
         /// `timeout`, when set, bounds the whole exchange, body included (else the session's
-        /// `SessionConfiguration/requestTimeout` does).
-        public func response(to request: ClientRequest) async throws(SessionError) -> ClientResponse {
-            let outgoing = try TrustHTTP.Request(request)
+        /// `TrustHTTPClientConfiguration/requestTimeout` does).
+        public func response(to request: ClientRequest) async throws(TrustHTTPClientError) -> ClientResponse {
+            let outgoing = try TrustHTTPClientRequest(request)
             logger?.debug("client request", metadata: Self.metadata(outgoing.url, method: outgoing.method))
             do {
                 let response = try await session.data(for: outgoing)
                 logger?.debug("client response", metadata: Self.metadata(outgoing.url, method: outgoing.method, status: response.statusCode))
                 return ClientResponse(response, allocator: byteBufferAllocator)
             } catch {
-                let failure = SessionError(wrapping: error, url: outgoing.url)
+                let failure = TrustHTTPClientError(wrapping: error, url: outgoing.url)
                 var metadata = Self.metadata(outgoing.url, method: outgoing.method)
                 metadata["error.code"] = "\(failure.code)"
                 logger?.debug("client request failed", metadata: metadata)
@@ -92,12 +92,12 @@
         }
     }
 
-    extension SessionError {
-        /// `error` as the session threw it — always a `SessionError` — or, should anything else arrive, one
+    extension TrustHTTPClientError {
+        /// `error` as the session threw it — always a `TrustHTTPClientError` — or, should anything else arrive, one
         /// that keeps it as its underlying error.
         init(wrapping error: any Error, url: URL) {
             switch error {
-            case let error as SessionError: self = error
+            case let error as TrustHTTPClientError: self = error
             case is CancellationError: self.init(.cancelled, "the request was cancelled", url: url)
             default: self.init(.networkConnectionLost, "the request failed", url: url, underlyingError: error)
             }

@@ -3,10 +3,10 @@
     import TrustHTTP
     import Vapor
 
-    /// Shuts a ``TrustHTTP/Session`` down with the application (`app.asyncShutdown()`, or the blocking
+    /// Shuts a ``TrustHTTP/TrustHTTPClient`` down with the application (`app.asyncShutdown()`, or the blocking
     /// `app.shutdown()`): its connections close, and requests still in flight fail.
     struct SessionShutdown: LifecycleHandler {
-        let session: TrustHTTP.Session
+        let session: TrustHTTPClient
 
         func shutdownAsync(_ application: Application) async {
             await session.shutdown()

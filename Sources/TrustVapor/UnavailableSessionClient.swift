@@ -5,7 +5,7 @@
 
     /// The client registered when its session could not be made: every request fails with why.
     struct UnavailableSessionClient: Client {
-        let error: SessionError
+        let error: TrustHTTPClientError
         let eventLoop: any EventLoop
 
         func send(_ request: ClientRequest) -> EventLoopFuture<ClientResponse> {

@@ -8,7 +8,7 @@ import X509
 /// The demo's live-trust rows: trust that changes while the process runs (a configuration file reloaded, a signed
 /// bundle fetched and a replayed one refused) and a peer trusted by its SPIFFE ID alone.
 extension DemoCommand {
-    /// A live row's steps around its requests: `request` sends the row's request through the row's one ``Session``,
+    /// A live row's steps around its requests: `request` sends the row's request through the row's one ``TrustHTTPClient``,
     /// as many times as the steps need; the steps return the row's outcome, or throw when one goes otherwise.
     typealias Steps = @Sendable (_ request: () async throws -> Outcome) async throws -> Outcome
 
@@ -128,8 +128,8 @@ extension DemoCommand {
 
         /// The updater's own session: the configuration server pinned to the lab's intermediate, as an application
         /// pins its own configuration server.
-        static func fetching(_ pki: LabPKI) throws -> SessionConfiguration {
-            var configuration = SessionConfiguration()
+        static func fetching(_ pki: LabPKI) throws -> TrustHTTPClientConfiguration {
+            var configuration = TrustHTTPClientConfiguration()
             let pins = [pki.intermediate.certificate.spkiPin, try SPKIPin(digest: [UInt8](repeating: 0x42, count: 32))]
             configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(pins), anchors: .only(pki.trustedRoots)))
             configuration.resolve = LabPKI.loopbackResolve

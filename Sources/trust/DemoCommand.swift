@@ -28,7 +28,7 @@ struct DemoCommand: AsyncParsableCommand {
         var server: String
         var path = "/"
         var expected: Expected
-        var configure: @Sendable (inout SessionConfiguration) -> Void = { _ in }
+        var configure: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { _ in }
         var credential: Credential?
         /// A live row's steps around its requests (nil: one request).
         var steps: Steps?
@@ -36,7 +36,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     enum Expected: Equatable {
         case ok
-        case refused(SessionError.Code)
+        case refused(TrustHTTPClientError.Code)
         case status(Int)
         /// A live row's step went otherwise than it should (never expected).
         case stepFailed
@@ -115,12 +115,12 @@ struct DemoCommand: AsyncParsableCommand {
 
     /// What `scenario` comes to, in a session of its own: one request, or a live row's steps around its requests.
     func outcome(of scenario: Scenario, on server: LabServer) async throws -> Outcome {
-        var configuration = SessionConfiguration()
+        var configuration = TrustHTTPClientConfiguration()
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(10)
         configuration.evaluationCache = nil
         scenario.configure(&configuration)
-        let session = try Session(configuration: configuration)
+        let session = try TrustHTTPClient(configuration: configuration)
         let request = { try await self.request(scenario, on: server, session: session) }
         let outcome: Outcome
         if let steps = scenario.steps {
@@ -137,10 +137,10 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// The scenario's request through `session`: its status, or why it was refused.
-    func request(_ scenario: Scenario, on server: LabServer, session: Session) async throws -> Outcome {
+    func request(_ scenario: Scenario, on server: LabServer, session: TrustHTTPClient) async throws -> Outcome {
         guard let url = URL(string: server.baseURL + scenario.path) else { return Outcome(result: .stepFailed, why: "not a URL") }
         do {
-            let response = try await session.data(for: Request(url: url, credential: scenario.credential))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url, credential: scenario.credential))
             let firstLine = response.text.split(separator: "\n").first.map(String.init) ?? ""
             if response.statusCode != 200 {
                 return Outcome(result: .status(response.statusCode), why: "HTTP \(response.statusCode): \(firstLine)")
@@ -148,7 +148,7 @@ struct DemoCommand: AsyncParsableCommand {
                 return Outcome(result: .ok, why: firstLine.count > 60 ? String(firstLine.prefix(57)) + "…" : firstLine)
             }
             return Outcome(result: .ok, why: response.serverTrust.map(Self.trusted) ?? "trusted")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             if verbose, let decision = error.trustDecision {
                 for reason in decision.reasons { print("      [\(reason.code)] \(reason)") }
             }
@@ -163,8 +163,8 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     /// A few words on why a request was refused: the library's summary of the first trust reason
-    /// (`TrustFailureReason.explanation`), else of the error (`SessionError.explanation`).
-    static func explain(_ error: SessionError) -> String {
+    /// (`TrustFailureReason.explanation`), else of the error (`TrustHTTPClientError.explanation`).
+    static func explain(_ error: TrustHTTPClientError) -> String {
         error.trustDecision?.reasons.first?.explanation.summary ?? error.explanation.summary
     }
 
@@ -187,15 +187,17 @@ struct DemoCommand: AsyncParsableCommand {
         let anchors = pki.trustedRoots
         let intermediatePin = pki.intermediate.certificate.spkiPin
         let backupPin = try SPKIPin(digest: [UInt8](repeating: 0x42, count: 32))
-        let custom: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: anchors))) }
-        let only: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(anchors))) }
+        let custom: @Sendable (inout TrustHTTPClientConfiguration) -> Void = {
+            $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: anchors)))
+        }
+        let only: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(anchors))) }
         let publicKeyPin = try PublicKeysTrustEvaluator(pins: [intermediatePin, backupPin], anchors: .only(anchors))
-        let pinned: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .evaluator(publicKeyPin) }
+        let pinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .evaluator(publicKeyPin) }
         let certificatePolicy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [pki.intermediate.certificate], systemAnchors: .only(anchors))
-        let certificatePinned: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .securityPolicy(certificatePolicy) }
+        let certificatePinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .securityPolicy(certificatePolicy) }
         let selfSigned = pki.servers["self-signed"].map { [$0.certificate] } ?? []
         let allowInvalid = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: selfSigned, allowInvalidCertificates: true)
-        let afAllowInvalid: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .securityPolicy(allowInvalid) }
+        let afAllowInvalid: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .securityPolicy(allowInvalid) }
         let reportOnlyText = """
             {"version": 1, "base": {"anchors": {"pem": [\(anchors.map { String(reflecting: $0.pemString) }.joined(separator: ", "))], "replaceSystem": true}},
              "hosts": [{"host": "**.lab.test", "mode": "report-only", "pins": {"sha256": ["\(backupPin)"]},
@@ -203,12 +205,12 @@ struct DemoCommand: AsyncParsableCommand {
             """
         let reportOnlyEvaluator = try ConfiguredTrustEvaluator(
             configuration: try TrustConfiguration.parse(reportOnlyText, publicSuffixes: PublicSuffixList(contents: "test\n")))
-        let reportOnly: @Sendable (inout SessionConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
+        let reportOnly: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
         let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
         let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
         // Certificate Transparency against the lab's logs, applied to the lab's (custom) anchors.
         let ctList = try CTLogList(json: pki.ctLogListJSON)
-        func transparency(_ mode: CertificateTransparencyPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
+        func transparency(_ mode: CertificateTransparencyPolicy.Mode) -> @Sendable (inout TrustHTTPClientConfiguration) -> Void {
             var policy = ValidationPolicy.webPKI
             policy.certificateTransparency = CertificateTransparencyPolicy(mode: mode, logList: ctList, appliesToCustomAnchors: true)
             let validator = PathValidator(anchors: .only(anchors), policy: policy)
@@ -218,7 +220,7 @@ struct DemoCommand: AsyncParsableCommand {
         // responder is the lab's, on loopback: the fetch budget and the handshake are given room for a loaded machine
         // (the 4 s default is for public responders, and a busy newcomer's machine has taken longer), which costs
         // nothing when the answer comes at once.
-        func revocation(_ mode: RevocationPolicy.Mode) -> @Sendable (inout SessionConfiguration) -> Void {
+        func revocation(_ mode: RevocationPolicy.Mode) -> @Sendable (inout TrustHTTPClientConfiguration) -> Void {
             { configuration in
                 var policy = ValidationPolicy.webPKI
                 policy.revocation = RevocationPolicy(mode: mode)

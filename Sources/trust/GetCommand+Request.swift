@@ -15,7 +15,7 @@ import X509
 #endif
 
 /// How `trust get` turns its flags into a session configuration and a request, and a
-/// `SessionError` into curl's exit code.
+/// `TrustHTTPClientError` into curl's exit code.
 extension GetCommand {
     /// curl's `-u`/`-U` `USER:PASSWORD`, split at the first colon (by byte); nil without one.
     static func credential(fromUserArgument argument: String) -> Credential? {
@@ -58,8 +58,8 @@ extension GetCommand {
     }
 
     /// The session configuration the flags ask for.
-    func makeConfiguration(scheme: String, monitor: TransferMonitor, diagnostics: Diagnostics) throws -> SessionConfiguration {
-        var configuration = SessionConfiguration()
+    func makeConfiguration(scheme: String, monitor: TransferMonitor, diagnostics: Diagnostics) throws -> TrustHTTPClientConfiguration {
+        var configuration = TrustHTTPClientConfiguration()
         do {
             configuration.serverTrust = try trustConfiguration()
         } catch let error as RevocationOptions.CRLFileError {
@@ -191,7 +191,7 @@ extension GetCommand {
     }
 
     /// Whether a proxy the configuration names has a credential (`-U`, or user-info in its URL).
-    static func proxyCredentialGiven(_ configuration: SessionConfiguration) -> Bool {
+    static func proxyCredentialGiven(_ configuration: TrustHTTPClientConfiguration) -> Bool {
         let settings = [configuration.proxyEnvironment?.http, configuration.proxyEnvironment?.https]
         return configuration.proxy?.credential != nil
             || settings.contains { setting in
@@ -216,8 +216,8 @@ extension GetCommand {
     /// `-H "Name:"` (nothing after the colon) sends no such field, and `-H "Name;"` sends it empty, as in
     /// curl; `-H "Expect:"` so turns off the `100 Continue` wait curl asks for before a body over 1 MiB
     /// or of unknown size.
-    func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> Request {
-        var request = Request(url: requestURL)
+    func makeRequest(_ requestURL: URL, upload: UploadFile? = nil) throws -> TrustHTTPClientRequest {
+        var request = TrustHTTPClientRequest(url: requestURL)
         if let credential {
             request.credential = credential
             request.authenticatesPreemptively = basic
@@ -292,7 +292,7 @@ extension GetCommand {
     /// `-v`: the request line and the header fields this command sets, credentials as `***`
     /// (what the session adds itself — an `Authorization` it computes for a challenge — is shown
     /// with the challenge).
-    func showRequest(_ request: Request, userAgent: String, diagnostics: Diagnostics) {
+    func showRequest(_ request: TrustHTTPClientRequest, userAgent: String, diagnostics: Diagnostics) {
         let path = request.url.path(percentEncoded: true)
         let target = (path.isEmpty ? "/" : path) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
         diagnostics.verbose("> \(request.method) \(target)")
@@ -312,7 +312,7 @@ extension GetCommand {
 
     /// The response head as curl's `-i` shows it: the status line (HTTP/2 has no reason phrase,
     /// RFC 9113 §8.3.2), the fields as received, a blank line; CRLF line ends.
-    static func headText(_ response: StreamingResponse) -> String {
+    static func headText(_ response: TrustHTTPClientStreamingResponse) -> String {
         var text: String
         if response.httpVersion == "HTTP/2" {
             text = "HTTP/2 \(response.statusCode) \r\n"
@@ -420,7 +420,7 @@ extension GetCommand {
         if let config {
             try trustOptions.revocationOptions.refuse(with: "--config")
             try trustOptions.ctOptions.refuse(with: "--config")
-            var reporting = SessionConfiguration()
+            var reporting = TrustHTTPClientConfiguration()
             reporting.resolve = try TrustOptions.resolveMap(resolve)
             return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))
         }
@@ -435,7 +435,7 @@ extension GetCommand {
     }
 
     /// The lines to print for `error` (with every trust reason) and curl's exit code for it.
-    func report(_ error: SessionError) -> (Int32, [String]) {
+    func report(_ error: TrustHTTPClientError) -> (Int32, [String]) {
         // The message and the underlying error can quote what a server sent (a realm, a header value): escaped.
         var lines = [DisplayText("\(error.code) (\(error.code.rawValue)): \(error.message)").description]
         if let underlying = error.underlying, verbose { lines.append(DisplayText("  \(underlying)").description) }
@@ -463,7 +463,7 @@ extension GetCommand {
     static let proxySchemesCurlSpeaks: Set<String> = ["https", "socks4", "socks4a", "socks5", "socks5h"]
 
     /// curl's exit code for a session error.
-    static func exitCode(for error: SessionError) -> Int32 {
+    static func exitCode(for error: TrustHTTPClientError) -> Int32 {
         // A proxy that cannot be used (never replaced by a direct connection), as curl 7.88 exits: "Unsupported
         // proxy syntax" (a malformed URL, a port outside 1–65535) is CURLE_COULDNT_RESOLVE_PROXY (5); a scheme
         // curl does not know either, "Unsupported proxy scheme", CURLE_COULDNT_CONNECT (7). A SOCKS or https

@@ -188,7 +188,7 @@ struct GetCommand: AsyncParsableCommand {
             destination = .file(name)
         }
         let configuration = try makeConfiguration(scheme: scheme, monitor: monitor, diagnostics: diagnostics)
-        var request: Request
+        var request: TrustHTTPClientRequest
         do {
             request = try makeRequest(requestURL, upload: upload)
         } catch let error as UploadFile.Unreadable {
@@ -205,7 +205,7 @@ struct GetCommand: AsyncParsableCommand {
         if verbose { showRequest(request, userAgent: configuration.userAgent, diagnostics: diagnostics) }
 
         monitor.start()
-        let session = try Session(configuration: configuration)
+        let session = try TrustHTTPClient(configuration: configuration)
         // Pin-failure reports (with --config) go out before the command ends.
         let reporter: PinFailureReporter? = {
             if case .configuration(_, let reporter) = configuration.serverTrust { return reporter }
@@ -225,7 +225,7 @@ struct GetCommand: AsyncParsableCommand {
             count: retryCount, delay: retryDelay, maximumTime: retryMaxTime, connectionRefused: retryConnrefused,
             allErrors: retryAllErrors, failOnError: fail)
         /// Ends the command with `code` — or, when --retry allows it for this failure, unwinds to try again.
-        func giveUp(_ code: Int32, _ lines: [String], error: SessionError? = nil) async throws -> Never {
+        func giveUp(_ code: Int32, _ lines: [String], error: TrustHTTPClientError? = nil) async throws -> Never {
             if let reason = retry.transientFailure(code: code, error: error, status: monitor.facts.statusCode), retry.allows(reason) {
                 throw RetryAttempt(reason: reason, retryAfter: nil, lines: lines)
             }
@@ -237,10 +237,10 @@ struct GetCommand: AsyncParsableCommand {
                     facts.bytes = 0
                     facts.statusCode = nil
                 }
-                let response: StreamingResponse
+                let response: TrustHTTPClientStreamingResponse
                 do {
                     response = try await session.bytes(for: request)
-                } catch let error as SessionError {
+                } catch let error as TrustHTTPClientError {
                     monitor.update { $0.verifyResult = TrustVerdictCode.code(for: error.trustDecision) }
                     let (code, lines) = report(error)
                     try await giveUp(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines, error: error)
@@ -319,7 +319,7 @@ struct GetCommand: AsyncParsableCommand {
                     writer.discard()
                     // curl: "Failure writing output to destination" — one line, whatever the destination.
                     try await giveUp(23, ["(23) Failure writing output to destination" + (error.errorNumber == EPIPE ? "" : ": \(error)")])
-                } catch let error as SessionError {
+                } catch let error as TrustHTTPClientError {
                     writer.discard()
                     let (code, lines) = report(error)
                     try await giveUp(code, (error.code == .timedOut ? [monitor.timeoutLine()] : []) + lines, error: error)

@@ -88,7 +88,7 @@ struct InspectCommand: AsyncParsableCommand {
                 address: address, port: port, serverName: connectHost, url: url,
                 timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
         } catch {
-            // `handshake` throws only `SessionError`. The library's words for the failure and its likely fix; curl's exit code for it (as `trust get`).
+            // `handshake` throws only `TrustHTTPClientError`. The library's words for the failure and its likely fix; curl's exit code for it (as `trust get`).
             printError(DisplayText.escaped(error.message) + ". Fix: " + error.explanation.fix + ".")
             throw ExitCode(GetCommand.exitCode(for: error))
         }
@@ -122,8 +122,8 @@ struct InspectCommand: AsyncParsableCommand {
     // MARK: - The handshake
 
     /// Connects, completes the handshake accepting whatever is presented (nothing is sent), and records it.
-    /// A failure is the ``SessionError`` a `Session` would give for it (`TrustHTTP` classifies it).
-    static func handshake(address: String, port: Int, serverName: String, url: URL, timeout: Double) async throws(SessionError) -> Observed {
+    /// A failure is the ``TrustHTTPClientError`` a `TrustHTTPClient` would give for it (`TrustHTTP` classifies it).
+    static func handshake(address: String, port: Int, serverName: String, url: URL, timeout: Double) async throws(TrustHTTPClientError) -> Observed {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12
         tls.certificateVerification = .noHostnameVerification
@@ -140,7 +140,7 @@ struct InspectCommand: AsyncParsableCommand {
         do {
             context = try NIOSSLContext(configuration: tls)
         } catch {
-            throw SessionError(.secureConnectionFailed, "could not set up TLS", url: url, underlyingError: error)
+            throw TrustHTTPClientError(.secureConnectionFailed, "could not set up TLS", url: url, underlyingError: error)
         }
         let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
         let done = eventLoop.makePromise(of: Observed.self)
@@ -166,7 +166,7 @@ struct InspectCommand: AsyncParsableCommand {
                 .connect(host: address, port: port).get()
         } catch {
             done.fail(error)
-            throw SessionError(connecting: error, url: url)
+            throw TrustHTTPClientError(connecting: error, url: url)
         }
         let timer = eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) { done.fail(HandshakeTimeout()) }
         defer {
@@ -176,9 +176,9 @@ struct InspectCommand: AsyncParsableCommand {
         do {
             return try await done.futureResult.get()
         } catch is HandshakeTimeout {
-            throw SessionError(.timedOut, "the TLS handshake with \(serverName):\(port) timed out", url: url)
+            throw TrustHTTPClientError(.timedOut, "the TLS handshake with \(serverName):\(port) timed out", url: url)
         } catch {
-            throw SessionError(handshake: error, url: url, clientCertificateRequested: requested.withLockedValue { $0 })
+            throw TrustHTTPClientError(handshake: error, url: url, clientCertificateRequested: requested.withLockedValue { $0 })
         }
     }
 

@@ -47,7 +47,7 @@ struct RetryPolicy {
     }
 
     /// The reason to retry a failure ending with curl exit `code`, if it is transient.
-    func transientFailure(code: Int32, error: SessionError?, status: Int?) -> Reason? {
+    func transientFailure(code: Int32, error: TrustHTTPClientError?, status: Int?) -> Reason? {
         switch code {
         case 28, 6, 5:
             return .timeout

@@ -104,7 +104,7 @@ struct TrustOptions: ParsableArguments {
         var map: [String: String] = [:]
         for entry in entries {
             let parts = entry.split(separator: ":", maxSplits: 2).map(String.init)
-            // A port outside 1–65535 would never match a URL's (Session refuses those), or match one that wrapped.
+            // A port outside 1–65535 would never match a URL's (TrustHTTPClient refuses those), or match one that wrapped.
             let digits = parts.count == 3 ? parts[1].drop { $0 == "0" } : ""
             guard parts.count == 3, !parts[1].isEmpty, parts[1].utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
                 digits.count <= 5, let port = Int(digits), (1...65_535).contains(port)

@@ -50,7 +50,7 @@ struct UploadFile: Sendable {
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The body: a regular file by its size, anything else (standard input, a pipe) once, of unknown length.
-    func body() throws -> RequestBody {
+    func body() throws -> TrustHTTPClientRequest.Body {
         if readsStandardInput { return Self.readOnce(descriptor: STDIN_FILENO, path: "standard input", closes: false) }
         let attributes: [FileAttributeKey: Any]
         do {
@@ -76,7 +76,7 @@ struct UploadFile: Sendable {
 
     /// A body of unknown length read from `descriptor`, which can be read once: the second send fails
     /// with ``CannotRewind``.
-    private static func readOnce(descriptor: Int32, path: String, closes: Bool) -> RequestBody {
+    private static func readOnce(descriptor: Int32, path: String, closes: Bool) -> TrustHTTPClientRequest.Body {
         let sent = NIOLockedValueBox(false)
         return .stream(length: nil) {
             let first = sent.withLockedValue { sent in

@@ -7,7 +7,7 @@ import TrustLab
 import TrustTestSupport
 
 /// `trust inspect`, `get` and `demo` print the library's words for a failure (``TrustFailureReason/explanation``,
-/// ``SessionError/explanation``), not words of their own.
+/// ``TrustHTTPClientError/explanation``), not words of their own.
 @Suite("trust: explanations are the library's", .serialized, .timeLimit(.minutes(5)), .paced)
 struct ExplanationCLITests {
     /// The library's explanation of an expired certificate (its summary and fix do not depend on the dates).
@@ -33,10 +33,10 @@ struct ExplanationCLITests {
         let url = try #require(URL(string: "https://\(plain.host):\(plain.port)/"))
         let (code, _, err) = try await run(CLI.binary, ["inspect", url.absoluteString, "--resolve", "\(plain.host):\(plain.port):127.0.0.1"])
         try await plain.shutdown()
-        let notTLS = SessionError.HandshakeFailure.notTLS.explanation(url: url)
+        let notTLS = TrustHTTPClientError.HandshakeFailure.notTLS.explanation(url: url)
         #expect(code == 35)
         #expect(err.contains(notTLS.summary) && err.contains("Fix: \(notTLS.fix)."), "\(err)")
-        let refused = SessionError.Code.cannotConnectToHost.explanation
+        let refused = TrustHTTPClientError.Code.cannotConnectToHost.explanation
         let (refusedCode, _, refusedErr) = try await run(CLI.binary, ["inspect", "https://127.0.0.1:1"])
         #expect(refusedCode == 7 && refusedErr.contains("Fix: \(refused.fix)."), "\(refusedErr)")
     }
@@ -47,7 +47,7 @@ struct ExplanationCLITests {
         let pin = try SPKIPin(digest: [UInt8](repeating: 1, count: 32))
         for summary in [
             Self.expired.summary, TrustFailureReason.pinMismatch(seen: [], expected: [pin]).explanation.summary,
-            SessionError.Code.clientCertificateRequired.explanation.summary,
+            TrustHTTPClientError.Code.clientCertificateRequired.explanation.summary,
         ] {
             #expect(out.contains("  \(summary)\n"), "\(summary): \(out)")
         }

@@ -130,19 +130,20 @@ struct HTTPAuthenticationInteropTests {
             Issue.record("the Python server did not start")
             return
         }
-        let session = try Session(configuration: SessionConfiguration())
+        let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration())
         try await withTeardown({ await session.shutdown() }) {
             let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
             for algorithm in ["MD5", "MD5-sess", "SHA-256", "SHA-256-sess", "SHA-512-256", "SHA-512-256-sess"] {
                 for qop in ["auth", "auth-int"] {
                     let target = URL(string: "http://127.0.0.1:\(port)/\(algorithm)/\(qop)")!
-                    let response = try await session.data(for: Request(url: target, method: "POST", body: Data("payload".utf8), credential: alice))
+                    let response = try await session.data(
+                        for: TrustHTTPClientRequest(url: target, method: "POST", body: Data("payload".utf8), credential: alice))
                     #expect(response.statusCode == 200, "\(algorithm) \(qop)")
                     #expect(response.text == "ok alice \(algorithm) \(qop)", "\(algorithm) \(qop): \(response.text)")
                 }
             }
             let wrong = try await session.data(
-                for: Request(
+                for: TrustHTTPClientRequest(
                     url: URL(string: "http://127.0.0.1:\(port)/SHA-256/auth")!, credential: Credential(user: "alice", password: "x", persistence: .none)))
             #expect(wrong.statusCode == 401)
         }

@@ -22,9 +22,10 @@ package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols
 }
 
 package func labSession(
-    _ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)), configure: (inout SessionConfiguration) -> Void = { _ in }
-) throws -> Session {
-    var configuration = SessionConfiguration()
+    _ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)),
+    configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }
+) throws -> TrustHTTPClient {
+    var configuration = TrustHTTPClientConfiguration()
     configuration.serverTrust = trust
     configuration.resolve = LabPKI.loopbackResolve
     // Loopback exchanges on a machine that may be loaded (a build beside the suite, three suites per core): a
@@ -32,20 +33,20 @@ package func labSession(
     configuration.connectTimeout = .seconds(30)
     configuration.requestTimeout = .seconds(60)
     configure(&configuration)
-    return try Session(configuration: configuration)
+    return try TrustHTTPClient(configuration: configuration)
 }
 
 package func url(_ server: LabServer, _ path: String = "/") -> URL {
     URL(string: server.baseURL + path)!
 }
 
-/// Runs `body` and returns the SessionError it throws (recording an issue if it does not).
-package func sessionError(_ body: () async throws -> Response) async -> SessionError? {
+/// Runs `body` and returns the TrustHTTPClientError it throws (recording an issue if it does not).
+package func sessionError(_ body: () async throws -> TrustHTTPClientResponse) async -> TrustHTTPClientError? {
     do {
         let response = try await body()
         Issue.record("expected an error, got status \(response.statusCode)")
         return nil
-    } catch let error as SessionError {
+    } catch let error as TrustHTTPClientError {
         return error
     } catch {
         Issue.record("expected a SessionError, got \(error)")
@@ -57,9 +58,9 @@ package func sessionError(_ body: () async throws -> Response) async -> SessionE
 ///
 /// The follow-up request has its own generous deadline: a session built with a 1 s request timeout
 /// for the case under test must not fail the follow-up because the machine is busy.
-package func expectUsable(_ session: Session, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
+package func expectUsable(_ session: TrustHTTPClient, _ server: LabServer, sourceLocation: SourceLocation = #_sourceLocation) async {
     do {
-        var request = Request(url: url(server))
+        var request = TrustHTTPClientRequest(url: url(server))
         request.timeout = .seconds(60)
         let response = try await session.data(for: request)
         #expect(response.statusCode == 200, sourceLocation: sourceLocation)
@@ -69,8 +70,8 @@ package func expectUsable(_ session: Session, _ server: LabServer, sourceLocatio
     }
 }
 
-/// Runs `body`, returning its SessionError and how long it took to fail.
-package func timedFailure(_ body: () async throws -> Response) async -> (error: SessionError?, elapsed: Duration) {
+/// Runs `body`, returning its TrustHTTPClientError and how long it took to fail.
+package func timedFailure(_ body: () async throws -> TrustHTTPClientResponse) async -> (error: TrustHTTPClientError?, elapsed: Duration) {
     let clock = ContinuousClock()
     let start = clock.now
     let error = await sessionError(body)
@@ -78,7 +79,7 @@ package func timedFailure(_ body: () async throws -> Response) async -> (error: 
 }
 
 /// The figure printed for a fault: `fault → code in N ms`.
-package func report(_ what: String, _ failure: (error: SessionError?, elapsed: Duration)) {
+package func report(_ what: String, _ failure: (error: TrustHTTPClientError?, elapsed: Duration)) {
     let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
     print("[fault] \(what) → \(failure.error.map { "\($0.code)" } ?? "no error") in \(milliseconds) ms")
 }

@@ -3,7 +3,7 @@ import NIOPosix
 import NIOSSL
 import NIOTLS
 
-/// A client TLS handshake with a loopback server, in a plain NIO pipeline (no Session): for tests of what NIOSSL
+/// A client TLS handshake with a loopback server, in a plain NIO pipeline (no TrustHTTPClient): for tests of what NIOSSL
 /// and BoringSSL do with a configuration or a verification callback.
 package enum TLSHandshake {
     /// Connects to 127.0.0.1:`port` with the handler `makeHandler` makes, and returns the channel once the handshake

@@ -14,7 +14,7 @@ struct BackpressureTests {
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
                 let total = 40_000_000
-                let response = try await session.bytes(for: Request(url: url(servers["good"]!, "/bytes/\(total)")))
+                let response = try await session.bytes(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/bytes/\(total)")))
                 var iterator = response.body.makeAsyncIterator()
                 var received = (try await iterator.next())?.count ?? 0
                 // Stall: the server keeps sending, but the client stops reading from the socket.
@@ -37,11 +37,11 @@ struct BackpressureTests {
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
                 let target = url(servers["good"]!, "/bytes/300000?head-content=1")
-                let head = try await session.data(for: Request(url: target, method: "HEAD"))
+                let head = try await session.data(for: TrustHTTPClientRequest(url: target, method: "HEAD"))
                 #expect(head.statusCode == 200 && head.body.isEmpty)
                 #expect(head.value(forHeader: "content-length") == "300000")
                 #expect(head.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
-                #expect(try await session.data(for: Request(url: target)).body.count == 300_000)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: target)).body.count == 300_000)
             }
         }
     }

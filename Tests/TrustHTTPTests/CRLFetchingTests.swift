@@ -7,7 +7,7 @@ import TrustLab
 import TrustTestSupport
 import X509
 
-/// CRLs fetched from the distribution points certificates name (RFC 5280 §4.2.1.13), through the project's own Session:
+/// CRLs fetched from the distribution points certificates name (RFC 5280 §4.2.1.13), through the project's own TrustHTTPClient:
 /// cached until nextUpdate, one fetch in flight per URL, conditional refetches, bounded, failures named.
 @Suite("Revocation: CRLs fetched from distribution points", .serialized, .timeLimit(.minutes(5)), .paced)
 struct CRLFetchingTests {
@@ -187,7 +187,7 @@ struct CRLFetchingTests {
         let server = try await LabServer.start(name: "revoked", host: "good.lab.test", chain: leaf.chain, privateKey: leaf.privateKey)
         let evaluator = try Self.evaluator(.hard)
         let session = try PatientFetchers.session(.evaluator(evaluator))
-        let error = await sessionError { try await session.data(for: Request(url: url(server, "/"))) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()
         await evaluator.shutdown()

@@ -10,7 +10,7 @@ import X509
 
 /// Certificate Transparency (RFC 6962) against lab logs: SCTs issued through the precertificate flow, checked
 /// against a log list in Chrome's schema, decided as Apple's and Chrome's CT policies do, in report-only and enforce
-/// modes, through the engine and through a Session's handshake.
+/// modes, through the engine and through a TrustHTTPClient's handshake.
 @Suite("Certificate Transparency", .serialized, .timeLimit(.minutes(5)), .paced)
 struct CertificateTransparencyTests {
     static let alpha1 = LabCTLog(description: "lab Alpha 1", operatorName: "Alpha")
@@ -56,12 +56,12 @@ struct CertificateTransparencyTests {
                 } else if !meets && !decision.notes.contains(where: { $0.contains("Certificate Transparency") && $0.contains("report-only") }) {
                     failures.append("\(name) \(mode): no report-only note \(decision.notes)")
                 }
-                // Through a Session's handshake.
+                // Through a TrustHTTPClient's handshake.
                 let session = try labSession(.evaluator(PathValidator(anchors: Lab.anchors, policy: policy))) { $0.resolve["ct.lab.test"] = "127.0.0.1" }
-                var error: SessionError?
+                var error: TrustHTTPClientError?
                 do {
-                    _ = try await session.data(for: Request(url: URL(string: "https://ct.lab.test:\(server.port)/")!))
-                } catch let caught as SessionError {
+                    _ = try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://ct.lab.test:\(server.port)/")!))
+                } catch let caught as TrustHTTPClientError {
                     error = caught
                 }
                 if refused != (error != nil) || (refused && error?.trustDecision?.codes != ["ct-policy-not-met"]) {

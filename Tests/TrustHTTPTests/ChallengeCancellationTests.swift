@@ -59,7 +59,7 @@ struct ChallengeCancellationTests {
                 if level == "session" { configuration.challengeHandler = handler }
             }
             try await withTeardown({ await session.shutdown() }) {
-                let request = Request(url: url(servers["good"]!), challengeHandler: level == "task" ? handler : nil)
+                let request = TrustHTTPClientRequest(url: url(servers["good"]!), challengeHandler: level == "task" ? handler : nil)
                 let result = await Task { try await session.data(for: request) }.result
                 // The handler's cancellation may reach it after the request has ended (as in expectCancellation): the
                 // wait is for "cancelled", bounded (30 s) so that a handler never asked or never cancelled fails the
@@ -76,7 +76,7 @@ struct ChallengeCancellationTests {
                 bound.cancel()
                 continuation.finish()
                 #expect(seen == ["asked", "cancelled"])
-                let error = try #require(result.failure as? SessionError, "\(result)")
+                let error = try #require(result.failure as? TrustHTTPClientError, "\(result)")
                 #expect(error.code == .timedOut, "\(error)")
                 #expect(error.trustDecision == nil, "\(error)")
                 #expect(decisions.withLockedValue { $0 }.isEmpty, "\(decisions.withLockedValue { $0 })")
@@ -94,7 +94,7 @@ struct ChallengeCancellationTests {
             if level == "session" { configuration.challengeHandler = handler }
         }
         try await withTeardown({ await session.shutdown() }) {
-            let request = Request(url: url, challengeHandler: level == "task" ? handler : nil)
+            let request = TrustHTTPClientRequest(url: url, challengeHandler: level == "task" ? handler : nil)
             let task = Task { try await session.data(for: request) }
             // A request that ends without asking the handler ends the wait below too (and fails the test). Once the
             // handler was asked, the wait is for its cancellation, which may reach it after the request has ended.
@@ -114,7 +114,7 @@ struct ChallengeCancellationTests {
             }
             #expect(seen == ["asked", "cancelled"])
             let result = await task.result
-            let error = try #require(result.failure as? SessionError, "\(result)")
+            let error = try #require(result.failure as? TrustHTTPClientError, "\(result)")
             #expect(error.code == .cancelled, "\(error)")
             if method == .serverTrust {
                 // Cancelled before the handler answered: no one judged the server.

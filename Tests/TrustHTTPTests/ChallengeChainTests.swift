@@ -64,15 +64,17 @@ struct ChallengeChainTests {
         #expect(answer == nil, "the session-level handler had a deadline of its own")
     }
 
-    final class Delegate: SessionDelegate {
-        func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
+    final class Delegate: TrustHTTPClientDelegate {
+        func session(
+            _ session: TrustHTTPClient, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void
+        ) {
             completionHandler(.rejectProtectionSpace)
             completionHandler(.cancelAuthenticationChallenge)  // a second call is harmless: the first counts
         }
     }
 
     @Test func aDelegatesFirstAnswerCounts() async throws {
-        let session = try Session()
+        let session = try TrustHTTPClient()
         let handler = DelegateChallengeHandler(delegate: Delegate(), session: { session })
         guard case .rejectProtectionSpace = await handler.handle(Self.challenge) else {
             Issue.record("not the first answer")

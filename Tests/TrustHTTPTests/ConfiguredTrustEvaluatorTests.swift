@@ -115,18 +115,18 @@ struct ConfiguredTrustEvaluatorTests {
             "good.lab.test",
             #""mode": "report-only", "pins": {"sha256": ["\#(Self.otherPins[0])"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]"#)
         let evaluator = try evaluator(entry)
-        var reporting = SessionConfiguration()
+        var reporting = TrustHTTPClientConfiguration()
         reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))  // the reporter's own trust policy
         reporting.resolve = LabPKI.loopbackResolve
         // A delivery timeout past a loaded machine's loopback handshake: what is checked is that the report arrives.
         let reporter = PinFailureReporter(configuration: reporting, limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(30)))
-        var configuration = SessionConfiguration()
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .configuration(evaluator, reporter: reporter)
         configuration.resolve = LabPKI.loopbackResolve
         configuration.evaluationCache = nil
         for _ in 0..<2 {
-            let session = try Session(configuration: configuration)  // a new connection each time
-            #expect(try await session.data(for: Request(url: url(good, "/"))).statusCode == 200)
+            let session = try TrustHTTPClient(configuration: configuration)  // a new connection each time
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good, "/"))).statusCode == 200)
             await session.shutdown()
         }
         await reporter.flush()
@@ -145,7 +145,7 @@ struct ConfiguredTrustEvaluatorTests {
         try await collector.shutdown()
     }
 
-    /// Per-host TLS minimum and client identity from the configuration, through the Session.
+    /// Per-host TLS minimum and client identity from the configuration, through the TrustHTTPClient.
     @Test func sessionAppliesTLSMinimumAndClientIdentityPerEntry() async throws {
         let lab = CLI.lab
         let text = """
@@ -156,19 +156,19 @@ struct ConfiguredTrustEvaluatorTests {
             """
         let evaluator = try ConfiguredTrustEvaluator(
             configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport), baseDirectory: lab)
-        var configuration = SessionConfiguration()
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .configuration(evaluator, reporter: nil)
         configuration.resolve = LabPKI.loopbackResolve
-        let session = try Session(configuration: configuration)
+        let session = try TrustHTTPClient(configuration: configuration)
         let tls12 = try await LabServer.start(
             name: "old", host: "good.lab.test", chain: Lab.pki.servers["good"]!.chain, privateKey: Lab.pki.servers["good"]!.privateKey,
             maximumTLSVersion: .tlsv12)
-        let refused = await sessionError { try await session.data(for: Request(url: url(tls12, "/"))) }
+        let refused = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(tls12, "/"))) }
         #expect(refused?.code == .secureConnectionFailed && refused?.message.contains("TLS 1.3") == true, "\(String(describing: refused))")
         let tls13 = try await LabServer.start("good", pki: Lab.pki)
-        #expect(try await session.data(for: Request(url: url(tls13, "/"))).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(tls13, "/"))).statusCode == 200)
         let mtls = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
-        #expect(try await session.data(for: Request(url: url(mtls, "/whoami"))).text.contains("lab client"))
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(mtls, "/whoami"))).text.contains("lab client"))
         await session.shutdown()
         for server in [tls12, tls13, mtls] { try await server.shutdown() }
     }

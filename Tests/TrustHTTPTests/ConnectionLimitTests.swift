@@ -6,14 +6,14 @@ import TrustHTTPTestSupport
 import TrustLab
 import TrustTestSupport
 
-/// The per-origin connection limit end to end (`SessionConfiguration.maximumConnectionsPerOrigin`, the pool's
+/// The per-origin connection limit end to end (`TrustHTTPClientConfiguration.maximumConnectionsPerOrigin`, the pool's
 /// state machine): connections are counted where they arrive, at the lab server.
 @Suite("Connection limit per origin: queue, HTTP/2 streams", .serialized, .timeLimit(.minutes(5)), .paced)
 struct ConnectionLimitTests {
     /// Starts a lab `good` server, runs `body` with it and a lab session, and stops both.
     private func withServer(
-        _ protocols: LabServer.Protocols, streams: Int = 100, configure: (inout SessionConfiguration) -> Void = { _ in },
-        _ body: (LabServer, Session) async throws -> Void
+        _ protocols: LabServer.Protocols, streams: Int = 100, configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in },
+        _ body: (LabServer, TrustHTTPClient) async throws -> Void
     ) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: protocols, maximumConcurrentStreams: streams)
         let session = try labSession { configuration in
@@ -30,9 +30,9 @@ struct ConnectionLimitTests {
     }
 
     /// Sends `count` requests to `path` at once; returns their statuses.
-    private func burst(_ count: Int, _ session: Session, _ server: LabServer, _ path: String = "/") async throws -> [Int] {
+    private func burst(_ count: Int, _ session: TrustHTTPClient, _ server: LabServer, _ path: String = "/") async throws -> [Int] {
         try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<count { group.addTask { try await session.data(for: Request(url: url(server, path))).statusCode } }
+            for _ in 0..<count { group.addTask { try await session.data(for: TrustHTTPClientRequest(url: url(server, path))).statusCode } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
     }
@@ -60,7 +60,7 @@ struct ConnectionLimitTests {
     /// SETTINGS known from a first request), so a second is made, and only one.
     @Test func aFullHTTP2ConnectionGetsASecondOne() async throws {
         try await withServer(.http2AndHTTP1, streams: 2) { server, session in
-            let first = try await session.data(for: Request(url: url(server)))
+            let first = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
             #expect(first.httpVersion == "HTTP/2")
             let statuses = try await burst(4, session, server, "/slow?ms=500")
             #expect(statuses == Array(repeating: 200, count: 4))
@@ -76,23 +76,23 @@ struct ConnectionLimitTests {
     func aQueuedRequestHonoursItsDeadlineAndCancellation(_ protocols: LabServer.Protocols) async throws {
         try await withServer(protocols, streams: 1, configure: { $0.maximumConnectionsPerOrigin = 1 }) { server, session in
             // Over HTTP/2 the connection's single stream is what is held, once its SETTINGS are known.
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             let started = AsyncStream<Void>.makeStream()
-            let stuck = RequestBody.stream(length: 5_000) {
+            let stuck = TrustHTTPClientRequest.Body.stream(length: 5_000) {
                 started.continuation.yield()
                 return AsyncStream<[UInt8]> { $0.yield([UInt8](repeating: 7, count: 1_000)) }
             }
             let holderDone = NIOLockedValueBox(false)
             let holder = Task {
                 defer { holderDone.withLockedValue { $0 = true } }
-                return try await session.data(for: Request(url: url(server, "/upload"), method: "PUT", bodySource: stuck))
+                return try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: stuck))
             }
             var starts = started.stream.makeAsyncIterator()
             _ = await starts.next()
-            let timedOut = await sessionError { try await session.data(for: Request(url: url(server), timeout: .milliseconds(500))) }
+            let timedOut = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server), timeout: .milliseconds(500))) }
             #expect(timedOut?.code == .timedOut)
             #expect(timedOut?.message.contains("timed out") == true)
-            let waiting = Task { try await session.data(for: Request(url: url(server))) }
+            let waiting = Task { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
             try await Task.sleep(for: .seconds(1))
             waiting.cancel()
             let cancelled = await sessionError { try await waiting.value }
@@ -113,15 +113,15 @@ struct ConnectionLimitTests {
         try await withServer(protocols, streams: 1, configure: { $0.requestTimeout = .seconds(60) }) { server, session in
             #expect(session.configuration.maximumConnectionsPerOrigin == 6)
             for _ in 0..<7 {
-                let response = try await session.bytes(for: Request(url: url(server, "/bytes/1000000000")))
+                let response = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/1000000000")))
                 var iterator = response.body.makeAsyncIterator()
                 #expect(try await iterator.next()?.isEmpty == false)
             }
             // A cancelled body frees its place too, and reading it afterwards throws.
-            let cancelled = try await session.bytes(for: Request(url: url(server, "/bytes/1000000000")))
+            let cancelled = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/1000000000")))
             cancelled.body.cancel()
-            await #expect(throws: SessionError.self) { for try await _ in cancelled.body {} }
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            await #expect(throws: TrustHTTPClientError.self) { for try await _ in cancelled.body {} }
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
         }
     }
 }

@@ -28,13 +28,13 @@ struct DecompressionTests {
             $0.httpVersion = version
         })
         for (path, count) in [("/gzip/100000", 100_000), ("/deflate/5000", 5_000), ("/gzip/0", 0), ("/gzip/200000", 200_000)] {
-            let response = try await session.data(for: Request(url: URL(string: server.baseURL + path)!))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + path)!))
             #expect(response.statusCode == 200)
             #expect(Array(response.body) == Self.text(count), "\(path)")
             #expect(response.httpVersion == (version == .http1Only ? "HTTP/1.1" : "HTTP/2"))
         }
         // The request asked for it.
-        let headers = try await session.data(for: Request(url: URL(string: server.baseURL + "/headers")!))
+        let headers = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/headers")!))
         #expect(headers.text.contains("accept-encoding: deflate, gzip"), "\(headers.text)")
         await session.shutdown()
         try await server.shutdown()
@@ -43,9 +43,9 @@ struct DecompressionTests {
     @Test func disabledByDefaultTheBodyIsAsSent() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
-        let response = try await session.data(for: Request(url: URL(string: server.baseURL + "/gzip/1000")!))
+        let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/gzip/1000")!))
         #expect(Array(response.body) == LabGzip.gzip(Self.text(1000)))
-        let headers = try await session.data(for: Request(url: URL(string: server.baseURL + "/headers")!))
+        let headers = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/headers")!))
         #expect(!headers.text.contains("accept-encoding"))
         await session.shutdown()
         try await server.shutdown()
@@ -55,7 +55,7 @@ struct DecompressionTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.decompression = .enabled() }
-        let error = await sessionError { try await session.data(for: Request(url: URL(string: server.baseURL + "/gzip-corrupt")!)) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/gzip-corrupt")!)) }
         #expect(error?.code == .cannotDecodeContentData, "\(String(describing: error))")
         await expectUsable(session, good)
         await session.shutdown()
@@ -71,7 +71,7 @@ struct DecompressionTests {
         let url = bomb.url(path: "/")
         let clock = ContinuousClock()
         var start = clock.now
-        let byRatio = await sessionError { try await session.data(for: Request(url: url)) }
+        let byRatio = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url)) }
         print("[decompression] zip bomb, ratio 100: \(String(describing: byRatio?.limit)) in \(start.duration(to: clock.now))")
         #expect(byRatio?.code == .responseTooLarge)
         #expect(byRatio?.limit?.kind == .decompressionRatio)
@@ -79,9 +79,9 @@ struct DecompressionTests {
 
         start = clock.now
         let streamed = await sessionError {
-            let response = try await session.bytes(for: Request(url: url))
+            let response = try await session.bytes(for: TrustHTTPClientRequest(url: url))
             for try await _ in response.body {}
-            return try await session.data(for: Request(url: url))
+            return try await session.data(for: TrustHTTPClientRequest(url: url))
         }
         #expect(streamed?.limit?.kind == .decompressionRatio, "\(String(describing: streamed))")
 
@@ -90,7 +90,7 @@ struct DecompressionTests {
             $0.responseLimits.maximumBodySize = 8 << 20
         })
         start = clock.now
-        let byBody = await sessionError { try await lenient.data(for: Request(url: url)) }
+        let byBody = await sessionError { try await lenient.data(for: TrustHTTPClientRequest(url: url)) }
         print("[decompression] zip bomb, ratio 1000, body limit 8 MiB: \(String(describing: byBody?.limit)) in \(start.duration(to: clock.now))")
         #expect(byBody?.limit?.kind == .body, "\(String(describing: byBody))")
         #expect(start.duration(to: clock.now) < .seconds(20))

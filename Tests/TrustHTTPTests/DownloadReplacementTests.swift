@@ -6,12 +6,12 @@ import TrustHTTPTestSupport
 import TrustLab
 import TrustTestSupport
 
-/// `Session.download(for:to:progress:)` replacing what exists: a regular file's permission bits are kept; a symbolic
+/// `TrustHTTPClient.download(for:to:progress:)` replacing what exists: a regular file's permission bits are kept; a symbolic
 /// link is replaced by the file, its target never written (`trust get -o` writes such a file in place, as curl:
 /// OutputFileTests).
 @Suite("Downloads over existing files: mode kept, symbolic links replaced", .paced)
 struct DownloadReplacementTests {
-    /// Session.download onto an existing file keeps its permission bits; onto a symbolic link to a file in another
+    /// TrustHTTPClient.download onto an existing file keeps its permission bits; onto a symbolic link to a file in another
     /// folder (a link planted in a shared folder, aiming at someone's file) replaces the link, the file it named
     /// untouched; a new file gets 0666 less the umask.
     @Test func downloadKeepsModeAndReplacesLinks() async throws {
@@ -30,7 +30,7 @@ struct DownloadReplacementTests {
         #expect(chmod(secret, 0o600) == 0 && chmod(target, 0o640) == 0)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         for path in [secret, link, folder + "/new"] {
-            _ = try await session.download(for: Request(url: url(plain, "/")), to: URL(fileURLWithPath: path))
+            _ = try await session.download(for: TrustHTTPClientRequest(url: url(plain, "/")), to: URL(fileURLWithPath: path))
         }
         func mode(_ path: String) throws -> Int { try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
         let mask = Int(FileCreationMask.current)

@@ -7,7 +7,7 @@ import TrustHTTPTestSupport
 import TrustLab
 import TrustTestSupport
 
-/// `Session.download(for:to:progress:)`: the body written to a file as it arrives, renamed into place
+/// `TrustHTTPClient.download(for:to:progress:)`: the body written to a file as it arrives, renamed into place
 /// once complete; a failure of any kind leaves the destination as it was and no temporary file.
 @Suite("Downloads: streamed to a file, whole or not at all, with progress", .paced)
 struct DownloadTests {
@@ -25,12 +25,12 @@ struct DownloadTests {
         try Data("an older file".utf8).write(to: destination)
         let reports = NIOLockedValueBox<[DownloadProgress]>([])
         let count = 3_000_000
-        let response = try await session.download(for: Request(url: url(server, "/bytes/\(count)")), to: destination) { progress in
+        let response = try await session.download(for: TrustHTTPClientRequest(url: url(server, "/bytes/\(count)")), to: destination) { progress in
             reports.withLockedValue { $0.append(progress) }
         }
         #expect(response.statusCode == 200 && response.body.isEmpty)
         let written = try Data(contentsOf: destination)
-        let expected = try await session.data(for: Request(url: url(server, "/bytes/\(count)"))).body
+        let expected = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/\(count)"))).body
         #expect(written.count == count && written == expected)
         let seen = reports.withLockedValue { $0 }
         #expect(seen.count > 1, "progress was reported \(seen.count) times")
@@ -57,30 +57,30 @@ struct DownloadTests {
         try Data("the previous version".utf8).write(to: destination)
 
         do {
-            _ = try await stallSession.download(for: Request(url: stalling.url(path: "/")), to: destination)
+            _ = try await stallSession.download(for: TrustHTTPClientRequest(url: stalling.url(path: "/")), to: destination)
             Issue.record("a stalled body was downloaded")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .timedOut, "\(error)")
         }
-        var limited = Request(url: url(server, "/bytes/200000"))
+        var limited = TrustHTTPClientRequest(url: url(server, "/bytes/200000"))
         limited.maximumResponseBodySize = 100_000
         do {
             _ = try await session.download(for: limited, to: destination)
             Issue.record("a body over the request's limit was downloaded")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .responseTooLarge && error.limit?.limit == 100_000, "\(error)")
         }
         #expect(try String(contentsOf: destination, encoding: .utf8) == "the previous version")
         #expect(try Self.leftovers(folder) == ["kept.txt"])
 
         do {
-            _ = try await session.download(for: Request(url: url(server, "/")), to: URL(fileURLWithPath: folder + "/missing/x.txt"))
+            _ = try await session.download(for: TrustHTTPClientRequest(url: url(server, "/")), to: URL(fileURLWithPath: folder + "/missing/x.txt"))
             Issue.record("a file was created in a folder that does not exist")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .cannotCreateFile, "\(error)")
         }
         // The session is still usable after each failure.
-        #expect(try await session.data(for: Request(url: url(server, "/"))).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))).statusCode == 200)
         await session.shutdown()
         await stallSession.shutdown()
         await stalling.shutdown()
@@ -96,7 +96,8 @@ struct DownloadTests {
         let destination = URL(fileURLWithPath: folder + "/partial.bin")
         let started = NIOLockedValueBox(false)
         let task = Task {
-            try await session.download(for: Request(url: trickling.url(path: "/")), to: destination) { _ in started.withLockedValue { $0 = true } }
+            try await session.download(for: TrustHTTPClientRequest(url: trickling.url(path: "/")), to: destination) { _ in started.withLockedValue { $0 = true }
+            }
         }
         while !started.withLockedValue({ $0 }) { try await Task.sleep(for: .milliseconds(20)) }
         task.cancel()
@@ -105,7 +106,7 @@ struct DownloadTests {
         case .success:
             Issue.record("a trickled download completed")
         case .failure(let error):
-            let cancelled = (error as? SessionError)?.code == .cancelled || error is CancellationError
+            let cancelled = (error as? TrustHTTPClientError)?.code == .cancelled || error is CancellationError
             #expect(cancelled, "the download did not end by its cancellation: \(error)")
         }
         #expect(!FileManager.default.fileExists(atPath: destination.path))

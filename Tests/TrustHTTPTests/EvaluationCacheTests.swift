@@ -69,8 +69,9 @@ struct EvaluationCacheTests {
             }
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 for _ in 0..<3 {
-                    #expect(try await session.data(for: Request(url: url(servers["good"]!), headers: [("connection", "close")])).statusCode == 200)
-                    let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
+                    #expect(
+                        try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), headers: [("connection", "close")])).statusCode == 200)
+                    let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["mitm"]!))) }
                     #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
                 }
                 #expect(challenges.withLockedValue { $0 } == 6)
@@ -141,7 +142,7 @@ struct EvaluationCacheTests {
 
         var configuration = TrustConfiguration()
         configuration.base.anchors = TrustConfiguration.Anchors(pem: Lab.pki.trustedRoots.map(\.pemString), replaceSystem: true)
-        func session(_ configuration: TrustConfiguration) throws -> Session {
+        func session(_ configuration: TrustConfiguration) throws -> TrustHTTPClient {
             try labSession(.configuration(try ConfiguredTrustEvaluator(configuration: configuration), reporter: nil))
         }
         let withCache = try session(configuration)

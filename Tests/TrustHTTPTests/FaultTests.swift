@@ -59,13 +59,15 @@ final class StallingHandler: ChallengeHandler {
     }
 }
 
-/// The `SessionDelegate` shape of a handler that never calls its completion handler (it keeps it,
+/// The `TrustHTTPClientDelegate` shape of a handler that never calls its completion handler (it keeps it,
 /// so nothing leaks, and calls it when released).
-final class SilentDelegate: SessionDelegate {
+final class SilentDelegate: TrustHTTPClientDelegate {
     private let pending = NIOLockedValueBox<[@Sendable (ChallengeDisposition) -> Void]>([])
     private let asked = NIOLockedValueBox((count: 0, stopped: false))
 
-    func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
+    func session(
+        _ session: TrustHTTPClient, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void
+    ) {
         let first = asked.withLockedValue { asked -> Bool in
             asked.count += 1
             return asked.count == 1 && !asked.stopped
@@ -96,7 +98,7 @@ struct FaultTests {
     /// A TLS 1.3 server's first flight ends with its Finished: a client that has read it all (and
     /// trusted the certificate) before it sees the close has completed its handshake, and the
     /// connection is lost under the request instead — either code is right for that fault.
-    static let expectedCodes: [(LabFaultServer.Fault, Set<SessionError.Code>)] = [
+    static let expectedCodes: [(LabFaultServer.Fault, Set<TrustHTTPClientError.Code>)] = [
         (.closeAfterClientHello, [.secureConnectionFailed]),
         (.closeAfterServerFlight, [.secureConnectionFailed, .networkConnectionLost]),
         (.closeMidHeaders, [.networkConnectionLost]),
@@ -108,7 +110,7 @@ struct FaultTests {
     ]
 
     /// A server dying at each point of the connection fails the request at once with a specific code;
-    /// the same Session then serves a normal request. Repeated, so a failure that leaves state behind shows.
+    /// the same TrustHTTPClient then serves a normal request. Repeated, so a failure that leaves state behind shows.
     @Test(arguments: expectedCodes.map(\.0))
     func serverDyingFailsTheRequestFastAndTyped(_ fault: LabFaultServer.Fault) async throws {
         let expected = try #require(Self.expectedCodes.first { $0.0 == fault }?.1)
@@ -120,7 +122,7 @@ struct FaultTests {
             $0.connectTimeout = .seconds(30)
         }
         for round in 0..<3 {
-            let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
+            let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!)) }
             if round == 0 { report("\(fault.rawValue) (data)", failure) }
             #expect(failure.error.map { expected.contains($0.code) } == true, "\(fault): \(String(describing: failure.error))")
             await expectUsable(session, good)
@@ -141,19 +143,19 @@ struct FaultTests {
     }
 
     /// With `bytes(for:)` a fault after the response head surfaces while the body is read — as a
-    /// `SessionError` too, not as a raw NIO error.
+    /// `TrustHTTPClientError` too, not as a raw NIO error.
     @Test(arguments: [LabFaultServer.Fault.closeMidBody, .closeMidChunkedBody, .http2CloseMidData])
     func streamedBodyCutShortFailsTyped(_ fault: LabFaultServer.Fault) async throws {
         let server = try await LabFaultServer.start(fault, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.requestTimeout = .seconds(30) }
-        let response = try await session.bytes(for: Request(url: URL(string: server.baseURL + "/")!))
+        let response = try await session.bytes(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!))
         #expect(response.statusCode == 200)
         var received = 0
         do {
             for try await chunk in response.body { received += chunk.count }
             Issue.record("the truncated body ended normally after \(received) bytes")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .networkConnectionLost, "\(error)")
             // An orderly close before the body's end (HTTP/1.1: short Content-Length, no last chunk) is
             // told apart from a failed connection: curl's "partial file".
@@ -173,7 +175,7 @@ struct FaultTests {
     func cancelledBodyReadIsNotATruncatedSuccess(_ protocols: LabServer.Protocols) async throws {
         let good = try await LabServer.start("good", pki: Lab.pki, protocols: protocols)
         let session = try labSession()
-        let response = try await session.bytes(for: Request(url: url(good, "/bytes/5000000")))
+        let response = try await session.bytes(for: TrustHTTPClientRequest(url: url(good, "/bytes/5000000")))
         let reader = Task { () async throws -> Int in
             var received = 0
             for try await chunk in response.body {
@@ -185,7 +187,7 @@ struct FaultTests {
         do {
             let received = try await reader.value
             Issue.record("the cancelled read ended normally after \(received) of 5000000 bytes")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .cancelled, "\(error)")
         } catch {
             Issue.record("expected a SessionError, got \(type(of: error)): \(error)")
@@ -201,7 +203,7 @@ struct FaultTests {
         let server = try await LabFaultServer.startPlain(fault)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.requestTimeout = .seconds(30) }
-        let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!)) }
         report("plain \(fault.rawValue)", failure)
         #expect(failure.error?.code == .networkConnectionLost, "\(fault): \(String(describing: failure.error))")
         await expectUsable(session, good)
@@ -211,7 +213,7 @@ struct FaultTests {
     }
 
     /// A server that accepts and never answers the handshake: the connect timeout (or the request
-    /// timeout, whichever is shorter) fires with `timedOut`; the Session stays usable.
+    /// timeout, whichever is shorter) fires with `timedOut`; the TrustHTTPClient stays usable.
     /// (The connect timeout is 2 s, not 1, because it also bounds the follow-up request's handshake
     /// on a busy machine.)
     @Test(arguments: [(connect: 2, request: 30), (connect: 30, request: 1)])
@@ -222,7 +224,7 @@ struct FaultTests {
             $0.connectTimeout = .seconds(timeouts.connect)
             $0.requestTimeout = .seconds(timeouts.request)
         }
-        let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!)) }
         report("stall-handshake (connect \(timeouts.connect) s, request \(timeouts.request) s)", failure)
         #expect(failure.error?.code == .timedOut, "\(String(describing: failure.error))")
         #expect(server.acceptedConnections == 1)
@@ -237,7 +239,7 @@ struct FaultTests {
         let server = try await LabFaultServer.startPlain(.stallHandshake)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.requestTimeout = .seconds(1) }
-        let failure = await timedFailure { try await session.data(for: Request(url: URL(string: server.baseURL + "/")!)) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!)) }
         report("plain stall", failure)
         #expect(failure.error?.code == .timedOut, "\(String(describing: failure.error))")
         await expectUsable(session, good)
@@ -247,19 +249,19 @@ struct FaultTests {
     }
 
     /// Server-trust challenge handlers (task-level, session-level, delegate) that never answer:
-    /// the request ends with `timedOut` at its timeout, and the Session stays usable.
+    /// the request ends with `timedOut` at its timeout, and the TrustHTTPClient stays usable.
     @Test(arguments: ["task", "session", "delegate"])
     func unansweredServerTrustChallengeTimesOut(_ level: String) async throws {
         let good = try await LabServer.start("good", pki: Lab.pki)
         let handler = StallingHandler(method: .serverTrust)
         let delegate = SilentDelegate()
-        var configuration = SessionConfiguration()
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
         if level == "session" { configuration.challengeHandler = handler }
-        let session = try Session(configuration: configuration, delegate: level == "delegate" ? delegate : nil)
-        let request = Request(url: url(good), timeout: .seconds(1), challengeHandler: level == "task" ? handler : nil)
+        let session = try TrustHTTPClient(configuration: configuration, delegate: level == "delegate" ? delegate : nil)
+        let request = TrustHTTPClientRequest(url: url(good), timeout: .seconds(1), challengeHandler: level == "task" ? handler : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         report("unanswered server-trust challenge (\(level))", failure)
         #expect(failure.error?.code == .timedOut, "\(String(describing: failure.error))")
@@ -286,7 +288,7 @@ struct FaultTests {
         }
         // 3 s: the handshake must reach the server's certificate request (and the handler) before the timeout, on a
         // loaded machine too; what is checked is that the timeout then ends the stalled challenge.
-        let request = Request(url: url(server, "/whoami"), timeout: .seconds(3), challengeHandler: level == "task" ? handler : nil)
+        let request = TrustHTTPClientRequest(url: url(server, "/whoami"), timeout: .seconds(3), challengeHandler: level == "task" ? handler : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         report("unanswered client-certificate challenge (\(level))", failure)
         #expect(failure.error?.code == .timedOut, "\(String(describing: failure.error))")
@@ -294,7 +296,7 @@ struct FaultTests {
         handler.stopStalling()  // as in unansweredServerTrustChallengeTimesOut
         await expectUsable(session, good)
         // The same mutual-TLS server, now that the handler answers (anonymously: optional mode).
-        let anonymous = try await session.data(for: Request(url: url(server, "/whoami"), challengeHandler: level == "task" ? handler : nil))
+        let anonymous = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"), challengeHandler: level == "task" ? handler : nil))
         #expect(anonymous.text == "anonymous\n")
         handler.release()
         await session.shutdown()
@@ -313,8 +315,8 @@ struct FaultTests {
         }
         // The connection is opened first, so that the 1 s covers the round trip to the 401 only, never a handshake
         // slowed by a loaded machine, and the handler is asked before it passes.
-        #expect(try await session.data(for: Request(url: url(good, "/"))).statusCode == 200)
-        let request = Request(url: url(good, "/basic"), timeout: .seconds(1), challengeHandler: level == "task" ? handler : nil)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good, "/"))).statusCode == 200)
+        let request = TrustHTTPClientRequest(url: url(good, "/basic"), timeout: .seconds(1), challengeHandler: level == "task" ? handler : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         report("unanswered HTTP Basic challenge (\(level))", failure)
         #expect(failure.error?.code == .timedOut, "\(String(describing: failure.error))")

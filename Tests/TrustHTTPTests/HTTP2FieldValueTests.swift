@@ -15,17 +15,17 @@ struct HTTP2FieldValueTests {
     static let good = Lab.pki.servers["good"]!
 
     @Test(arguments: [
-        (LabHostileServer.Behaviour.controlCharactersInHTTP2Header, SessionError.ProtocolViolation.malformedHTTP2Response),
+        (LabHostileServer.Behaviour.controlCharactersInHTTP2Header, TrustHTTPClientError.ProtocolViolation.malformedHTTP2Response),
         (.controlCharactersInHeader, .malformedHTTP1Response),
     ])
-    func refused(_ behaviour: LabHostileServer.Behaviour, _ rule: SessionError.ProtocolViolation) async throws {
+    func refused(_ behaviour: LabHostileServer.Behaviour, _ rule: TrustHTTPClientError.ProtocolViolation) async throws {
         let server = try await LabHostileServer.start(behaviour, host: "good.lab.test", chain: Self.good.chain, privateKey: Self.good.privateKey)
         let session = try labSession()
         try await withTeardown({
             await session.shutdown()
             await server.shutdown()
         }) {
-            let error = try #require(await sessionError { try await session.data(for: Request(url: server.url(path: "/"))) })
+            let error = try #require(await sessionError { try await session.data(for: TrustHTTPClientRequest(url: server.url(path: "/"))) })
             #expect(error.code == .badServerResponse, "\(error)")
             #expect(error.protocolViolation == rule, "\(error)")
             HostileNames.expectNoRawControl(error.description, "SessionError.description", lines: 1)

@@ -43,7 +43,7 @@ struct HTTPAuthenticationSessionTests {
                 for userhash in [false, true] {
                     let path = "/digest?algorithm=\(algorithm)&qop=\(qop)" + (userhash ? "&userhash=1" : "")
                     let response = try await session.data(
-                        for: Request(
+                        for: TrustHTTPClientRequest(
                             url: url(server, path), method: "POST", body: Data("body \(qop)".utf8),
                             credential: Self.alice))
                     if algorithm.hasSuffix("-sess") && qop == "none" {
@@ -58,10 +58,11 @@ struct HTTPAuthenticationSessionTests {
         // A non-ASCII user name: hashed (userhash) or in RFC 8187 notation.
         let jason = Credential(user: "J\u{E4}s\u{F8}n Doe", password: "Secret, or not?", persistence: .none)
         for path in ["/digest?algorithm=SHA-512-256&userhash=1", "/digest?algorithm=SHA-256"] {
-            let response = try await session.data(for: Request(url: url(server, path), credential: jason))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, path), credential: jason))
             #expect(response.text == "authenticated J\u{E4}s\u{F8}n Doe via Digest \(path.contains("512") ? "SHA-512-256" : "SHA-256")\n", "\(path)")
         }
-        #expect(try await session.data(for: Request(url: url(server, "/basic"), credential: Self.alice)).text == "authenticated alice via Basic\n")
+        #expect(
+            try await session.data(for: TrustHTTPClientRequest(url: url(server, "/basic"), credential: Self.alice)).text == "authenticated alice via Basic\n")
         await session.shutdown()
         try await server.shutdown()
     }
@@ -72,7 +73,7 @@ struct HTTPAuthenticationSessionTests {
         for path in ["/basic", "/digest?algorithm=SHA-256"] {
             let handler = RecordingHandler { _ in .useCredential(Credential(user: "alice", password: "wrong", persistence: .none)) }
             let session = try labSession { $0.challengeHandler = handler }
-            let response = try await session.data(for: Request(url: url(server, path)))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, path)))
             #expect(response.statusCode == 401)
             #expect(handler.challenges.map(\.previousFailureCount) == [0, 1], "\(path)")
             #expect(handler.challenges.last?.failureResponse?.statusCode == 401)
@@ -81,14 +82,14 @@ struct HTTPAuthenticationSessionTests {
             // Default handling with a wrong request credential: one try, then the 401.
             let defaults = try labSession()
             let again = try await defaults.data(
-                for: Request(url: url(server, path), credential: Credential(user: "alice", password: "nope", persistence: .none)))
+                for: TrustHTTPClientRequest(url: url(server, path), credential: Credential(user: "alice", password: "nope", persistence: .none)))
             #expect(again.statusCode == 401)
             await defaults.shutdown()
         }
         // A server inventing a new realm on every 401 is bounded too.
         let handler = RecordingHandler { _ in .useCredential(Self.alice) }
         let session = try labSession { $0.challengeHandler = handler }
-        #expect(try await session.data(for: Request(url: url(server, "/shifting-realm"))).statusCode == 401)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/shifting-realm"))).statusCode == 401)
         #expect(handler.challenges.count <= 8)
         await session.shutdown()
         try await server.shutdown()
@@ -98,10 +99,13 @@ struct HTTPAuthenticationSessionTests {
     @Test func everyDispositionEndsCleanly() async throws {
         let server = try await server()
         for path in ["/basic", "/digest?algorithm=MD5"] {
-            func get(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
+            func get(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<
+                TrustHTTPClientResponse, TrustHTTPClientError
+            > {
                 let session = try labSession { $0.challengeHandler = RecordingHandler(disposition) }
                 return try await withTeardown({ await session.shutdown() }) {
-                    do { return .success(try await session.data(for: Request(url: url(server, path)))) } catch let error as SessionError {
+                    do { return .success(try await session.data(for: TrustHTTPClientRequest(url: url(server, path)))) } catch let error as TrustHTTPClientError
+                    {
                         return .failure(error)
                     }
                 }
@@ -122,7 +126,7 @@ struct HTTPAuthenticationSessionTests {
         }
         // No handler, nothing stored: the 401 comes back (URLSession on Linux hangs here).
         let session = try labSession()
-        #expect(try await session.data(for: Request(url: url(server, "/digest"))).statusCode == 401)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/digest"))).statusCode == 401)
         await session.shutdown()
         try await server.shutdown()
     }
@@ -130,17 +134,19 @@ struct HTTPAuthenticationSessionTests {
     @Test func strongestFirstAndRejectMovesOn() async throws {
         let server = try await server()
         let session = try labSession()
-        #expect(try await session.data(for: Request(url: url(server, "/multi"), credential: Self.alice)).text == "authenticated alice via Digest SHA-256\n")
+        #expect(
+            try await session.data(for: TrustHTTPClientRequest(url: url(server, "/multi"), credential: Self.alice)).text
+                == "authenticated alice via Digest SHA-256\n")
         // A user and password in the URL act as the request's credential (percent-decoded).
         let inURL = URL(string: "https://alice:wonder%6Cand@good.lab.test:\(server.port)/digest?algorithm=SHA-256")!
-        #expect(try await session.data(for: Request(url: inURL)).text == "authenticated alice via Digest SHA-256\n")
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: inURL)).text == "authenticated alice via Digest SHA-256\n")
         await session.shutdown()
         // Reject Digest (both) → Basic.
         let handler = RecordingHandler { challenge in
             challenge.protectionSpace.authenticationMethod == .httpDigest ? .rejectProtectionSpace : .useCredential(Self.alice)
         }
         let rejecting = try labSession { $0.challengeHandler = handler }
-        #expect(try await rejecting.data(for: Request(url: url(server, "/multi"))).text == "authenticated alice via Basic\n")
+        #expect(try await rejecting.data(for: TrustHTTPClientRequest(url: url(server, "/multi"))).text == "authenticated alice via Basic\n")
         #expect(handler.challenges.compactMap { $0.httpChallenge?["algorithm"] } == ["SHA-256", "MD5"])
         #expect(handler.challenges.last?.protectionSpace.authenticationMethod == .httpBasic)
         await rejecting.shutdown()
@@ -148,7 +154,7 @@ struct HTTPAuthenticationSessionTests {
         let sessionLevel = RecordingHandler { _ in .useCredential(Self.alice) }
         let taskLevel = RecordingHandler { _ in .performDefaultHandling }
         let both = try labSession { $0.challengeHandler = sessionLevel }
-        #expect(try await both.data(for: Request(url: url(server, "/basic"), challengeHandler: taskLevel)).statusCode == 200)
+        #expect(try await both.data(for: TrustHTTPClientRequest(url: url(server, "/basic"), challengeHandler: taskLevel)).statusCode == 200)
         #expect(taskLevel.challenges.count == 1 && sessionLevel.challenges.count == 1)
         await both.shutdown()
         try await server.shutdown()
@@ -161,7 +167,7 @@ struct HTTPAuthenticationSessionTests {
             let handler = RecordingHandler { _ in .useCredential(Credential(user: "alice", password: "wonderland", persistence: .forSession)) }
             let session = try labSession { $0.challengeHandler = handler }
             for _ in 0..<4 {
-                let response = try await session.data(for: Request(url: url(server, path), method: "PUT", body: Data("x".utf8)))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, path), method: "PUT", body: Data("x".utf8)))
                 #expect(response.statusCode == 200, "\(path)")
             }
             // One challenge raised in all: later requests reuse the nonce (or nextnonce); a stale one is retried silently.
@@ -174,17 +180,17 @@ struct HTTPAuthenticationSessionTests {
     @Test func basicNeverInClearTextUnlessAllowed() async throws {
         let plain = try await LabServer.startPlain(name: "plain")
         let strict = try labSession()
-        let refused = await sessionError { try await strict.data(for: Request(url: url(plain, "/basic"), credential: Self.alice)) }
+        let refused = await sessionError { try await strict.data(for: TrustHTTPClientRequest(url: url(plain, "/basic"), credential: Self.alice)) }
         #expect(refused?.code == .userAuthenticationRequired)
         #expect(refused?.message.contains("clear text") == true)
         // Preemptive Basic is not sent over http either.
-        let headers = try await strict.data(for: Request(url: url(plain, "/headers"), credential: Self.alice, authenticatesPreemptively: true))
+        let headers = try await strict.data(for: TrustHTTPClientRequest(url: url(plain, "/headers"), credential: Self.alice, authenticatesPreemptively: true))
         #expect(!headers.text.lowercased().contains("authorization"))
         // Digest never sends the password: answered over http.
-        #expect(try await strict.data(for: Request(url: url(plain, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
+        #expect(try await strict.data(for: TrustHTTPClientRequest(url: url(plain, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
         await strict.shutdown()
         let allowing = try labSession { $0.allowsCredentialsOverHTTP = true }
-        #expect(try await allowing.data(for: Request(url: url(plain, "/basic"), credential: Self.alice)).statusCode == 200)
+        #expect(try await allowing.data(for: TrustHTTPClientRequest(url: url(plain, "/basic"), credential: Self.alice)).statusCode == 200)
         await allowing.shutdown()
         try await plain.shutdown()
     }
@@ -195,16 +201,18 @@ struct HTTPAuthenticationSessionTests {
         let session = try labSession()
         // Preemptive Basic to A, redirected to B: B sees no Authorization.
         let target = "https://good.lab.test:\(b.port)/headers"
-        let redirected = try await session.data(for: Request(url: url(a, "/redirect?to=\(target)"), credential: Self.alice, authenticatesPreemptively: true))
+        let redirected = try await session.data(
+            for: TrustHTTPClientRequest(url: url(a, "/redirect?to=\(target)"), credential: Self.alice, authenticatesPreemptively: true))
         #expect(redirected.statusCode == 200)
         #expect(!redirected.text.lowercased().contains("authorization"), "\(redirected.text)")
         // Same origin: kept.
-        let same = try await session.data(for: Request(url: url(a, "/redirect?to=/headers"), credential: Self.alice, authenticatesPreemptively: true))
+        let same = try await session.data(
+            for: TrustHTTPClientRequest(url: url(a, "/redirect?to=/headers"), credential: Self.alice, authenticatesPreemptively: true))
         #expect(same.text.lowercased().contains("authorization: basic"))
         // B challenges after the redirect: the request's credential is not proposed there.
         let handler = RecordingHandler { _ in .performDefaultHandling }
         let challenged = try await session.data(
-            for: Request(url: url(a, "/redirect?to=https://good.lab.test:\(b.port)/basic"), challengeHandler: handler, credential: Self.alice))
+            for: TrustHTTPClientRequest(url: url(a, "/redirect?to=https://good.lab.test:\(b.port)/basic"), challengeHandler: handler, credential: Self.alice))
         #expect(challenged.statusCode == 401)
         #expect(handler.challenges.count == 1 && handler.challenges.first?.proposedCredential == nil)
         await session.shutdown()
@@ -217,17 +225,17 @@ struct HTTPAuthenticationSessionTests {
         let store = CredentialStore()
         let session = try labSession { $0.credentialStore = store }
         let remembered = Credential(user: "alice", password: "wonderland", persistence: .forSession)
-        #expect(try await session.data(for: Request(url: url(server, "/basic"), credential: remembered)).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/basic"), credential: remembered)).statusCode == 200)
         let space = ProtectionSpace(host: "good.lab.test", port: server.port, scheme: "https", realm: "lab", authenticationMethod: .httpBasic)
         #expect(store.defaultCredential(for: space)?.description.contains("alice") == true)
         // The next request needs no credential of its own; the store's is proposed and used.
         let handler = RecordingHandler { _ in .performDefaultHandling }
-        #expect(try await session.data(for: Request(url: url(server, "/basic"), challengeHandler: handler)).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/basic"), challengeHandler: handler)).statusCode == 200)
         #expect(handler.challenges.first?.proposedCredential?.description.contains("alice") == true)
         // .none is never stored.
         let other = CredentialStore()
         let forgetful = try labSession { $0.credentialStore = other }
-        #expect(try await forgetful.data(for: Request(url: url(server, "/basic"), credential: Self.alice)).statusCode == 200)
+        #expect(try await forgetful.data(for: TrustHTTPClientRequest(url: url(server, "/basic"), credential: Self.alice)).statusCode == 200)
         #expect(other.protectionSpaces.isEmpty)
         await forgetful.shutdown()
         await session.shutdown()
@@ -244,30 +252,35 @@ extension HTTPAuthenticationSessionTests {
         let session = try labSession()
         let wrong = Credential(user: "alice", password: "wrong", persistence: .none)
         #expect(
-            try await session.data(for: Request(url: url(server, "/basic"), challengeHandler: handler, credential: wrong, authenticatesPreemptively: true))
-                .statusCode == 401)
+            try await session.data(
+                for: TrustHTTPClientRequest(url: url(server, "/basic"), challengeHandler: handler, credential: wrong, authenticatesPreemptively: true)
+            )
+            .statusCode == 401)
         #expect(handler.challenges.map(\.previousFailureCount) == [1])
         // A Digest session answers only for its own user: a later request without credentials is not sent as alice.
-        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
-        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"))).statusCode == 401)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/digest?algorithm=SHA-256"), credential: Self.alice)).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/digest?algorithm=SHA-256"))).statusCode == 401)
         let bob = Credential(user: "bob", password: "x", persistence: .none)
-        #expect(try await session.data(for: Request(url: url(server, "/digest?algorithm=SHA-256"), credential: bob)).statusCode == 401)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/digest?algorithm=SHA-256"), credential: bob)).statusCode == 401)
         // Header injection through the method, the host, or a user name: refused before anything is sent.
-        let method = await sessionError { try await session.data(for: Request(url: url(server, "/"), method: "GET / HTTP/1.1\r\nX-Injected: 1")) }
+        let method = await sessionError {
+            try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"), method: "GET / HTTP/1.1\r\nX-Injected: 1"))
+        }
         #expect(method?.code == .badURL)
         // Foundation decodes %0D%0A in a host name: it must not reach a Host header or a CONNECT line.
         let evil = try #require(URL(string: "https://evil%0D%0AX-Injected.lab.test/"))
         #expect(evil.host?.contains("\r\n") == true)
-        #expect(await sessionError { try await session.data(for: Request(url: evil)) }?.code == .badURL)
+        #expect(await sessionError { try await session.data(for: TrustHTTPClientRequest(url: evil)) }?.code == .badURL)
         let injected = Credential(user: "alice\r\nX-Injected: 1", password: "p", persistence: .none)
         #expect(
-            await sessionError { try await session.data(for: Request(url: url(server, "/digest"), credential: injected)) }?.code == .userAuthenticationRequired)
+            await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/digest"), credential: injected)) }?.code
+                == .userAuthenticationRequired)
         // Passwords never appear in errors or descriptions.
         let withPassword = URL(string: "https://alice:s3cret@good.lab.test:1/")!
-        let refused = await sessionError { try await session.data(for: Request(url: withPassword)) }
+        let refused = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: withPassword)) }
         #expect(refused.map { !"\($0)".contains("s3cret") } == true)
-        #expect(!"\(Request(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")], credential: Self.alice))".contains("s3cret"))
-        #expect(!"\(Request(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")]))".contains("c2VjcmV0"))
+        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")], credential: Self.alice))".contains("s3cret"))
+        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")]))".contains("c2VjcmV0"))
         do {
             _ = try ProxyConfiguration(url: "http://user:hunter2@proxy:badport")
             Issue.record("a malformed proxy URL was accepted")
@@ -289,7 +302,7 @@ extension HTTPAuthenticationSessionTests {
             $0.proxy = try? ProxyConfiguration(url: proxy.url, credential: Self.alice)
             $0.challengeHandler = asked
         }
-        #expect(try await tunnelled.data(for: Request(url: url(server, "/status/407"))).statusCode == 407)
+        #expect(try await tunnelled.data(for: TrustHTTPClientRequest(url: url(server, "/status/407"))).statusCode == 407)
         #expect(asked.challenges.isEmpty)
         await tunnelled.shutdown()
         try await proxy.shutdown()

@@ -148,7 +148,7 @@ struct HTTPExchangeDeadlineTests {
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
         let error = try await failure(of: exchange.responseHead.futureResult)
-        #expect((error as? SessionError)?.code == .timedOut)
+        #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         #expect("\(error)".contains("the request timed out"))
         try await channel.closeFuture.get()
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
@@ -165,7 +165,7 @@ struct HTTPExchangeDeadlineTests {
         #expect(channel.isActive && passed.withLockedValue { $0 } == 0)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
         let error = await Self.bodyError(of: exchange)
-        #expect((error as? SessionError)?.code == .timedOut)
+        #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         #expect("\(error.map { "\($0)" } ?? "")".contains("the transfer timed out"))
         try await channel.closeFuture.get()
         #expect(passed.withLockedValue { $0 } == 1)
@@ -189,7 +189,7 @@ struct HTTPExchangeDeadlineTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(10))
         let error = try await failure(of: exchange.responseHead.futureResult)
         #expect(passed.withLockedValue { $0 } == 1)
-        #expect((error as? SessionError)?.code == .timedOut, "\(error)")
+        #expect((error as? TrustHTTPClientError)?.code == .timedOut, "\(error)")
         try await channel.closeFuture.get()
         cancel.withLockedValue { $0 = nil }
     }
@@ -208,7 +208,7 @@ struct HTTPExchangeDeadlineTests {
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
         let error = try await failure(of: exchange.completion.futureResult)
-        #expect((error as? SessionError)?.code == .timedOut)
+        #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         #expect("\(error)".contains("no data from the server for \(Duration.seconds(10)) (read timeout)"))
         try await channel.closeFuture.get()
     }

@@ -149,7 +149,7 @@ struct HTTPExchangeHandlerTests {
         let body = ExchangeBody.stream({ _ in throw SourceFailed() }, length: nil)
         let exchange = await Self.send(.PUT, body: body, headers: ["host": "a.test", "transfer-encoding": "chunked"], on: channel)
         let error = try await failure(of: exchange.completion.futureResult)
-        #expect((error as? SessionError)?.code == .requestBodyStreamExhausted)
+        #expect((error as? TrustHTTPClientError)?.code == .requestBodyStreamExhausted)
         try await channel.closeFuture.get()
     }
 
@@ -162,7 +162,7 @@ struct HTTPExchangeHandlerTests {
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(4))
         let error = try await failure(of: exchange.completion.futureResult)
-        #expect((error as? SessionError)?.code == .timedOut)
+        #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         try await channel.closeFuture.get()
     }
 

@@ -11,7 +11,7 @@ import X509
     "Hostile certificates: a 100-certificate chain, a 10,000-name leaf, a cycle — in the engine and through the Session",
     .serialized, .timeLimit(.minutes(5)), .paced)
 struct HostileCertificateTests {
-    /// The Session's anchors: the lab's, plus the hostile roots (so the good server still works).
+    /// The TrustHTTPClient's anchors: the lab's, plus the hostile roots (so the good server still works).
     static var anchors: TrustAnchors {
         .only(
             Lab.pki.trustedRoots + [
@@ -23,7 +23,7 @@ struct HostileCertificateTests {
     func session(
         _ evaluator: any TrustEvaluator = DefaultTrustEvaluator(anchors: HostileCertificateTests.anchors),
         hosts: [String]
-    ) throws -> Session {
+    ) throws -> TrustHTTPClient {
         try labSession(.evaluator(evaluator)) { configuration in
             for host in hosts { configuration.resolve[host] = "127.0.0.1" }
             configuration.requestTimeout = .seconds(30)
@@ -62,7 +62,7 @@ struct HostileCertificateTests {
         let server = try await LabServer.start(name: "long-chain", host: chain.host, chain: chain.presentedChain, privateKey: chain.leaf.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try session(hosts: [chain.host])
-        let failure = await timedFailure { try await session.data(for: Request(url: url(server))) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
         report("100-certificate chain, Web-PKI policy", failure)
         #expect(failure.error?.code == .serverCertificateUntrusted, "\(String(describing: failure.error))")
         #expect(failure.error?.trustDecision?.codes.contains("path-too-long") == true)
@@ -71,7 +71,9 @@ struct HostileCertificateTests {
         var policy = ValidationPolicy.webPKI
         policy.maximumIntermediates = 99
         let lenient = try self.session(DefaultTrustEvaluator(anchors: Self.anchors, policy: policy), hosts: [chain.host])
-        let response = try await timed("100-certificate chain through the Session, accepted") { try await lenient.data(for: Request(url: url(server))) }
+        let response = try await timed("100-certificate chain through the Session, accepted") {
+            try await lenient.data(for: TrustHTTPClientRequest(url: url(server)))
+        }
         #expect(response.statusCode == 200)
         #expect(response.serverTrust?.validatedPath.count == 101)
         await lenient.shutdown()
@@ -106,9 +108,11 @@ struct HostileCertificateTests {
         let server = try await LabServer.start(name: "many-names", host: host, chain: leaf.presentedChain, privateKey: leaf.identity.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try session(hosts: [host, "absent.s"])
-        let response = try await timed("10,000-name leaf through the Session, last name") { try await session.data(for: Request(url: url(server))) }
+        let response = try await timed("10,000-name leaf through the Session, last name") {
+            try await session.data(for: TrustHTTPClientRequest(url: url(server)))
+        }
         #expect(response.statusCode == 200)
-        let failure = await timedFailure { try await session.data(for: Request(url: URL(string: "https://absent.s:\(server.port)/")!)) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://absent.s:\(server.port)/")!)) }
         report("10,000-name leaf, name absent", failure)
         #expect(failure.error?.code == .serverCertificateUntrusted, "\(String(describing: failure.error))")
         #expect(failure.error?.trustDecision?.codes == ["name-mismatch"])
@@ -127,7 +131,7 @@ struct HostileCertificateTests {
         let server = try await LabServer.start(name: "many-long-names", host: host, chain: leaf.presentedChain, privateKey: leaf.identity.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try session(hosts: [host])
-        let failure = await timedFailure { try await session.data(for: Request(url: url(server))) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
         report("10,000-name leaf of \(leaf.certificateSize) bytes", failure)
         #expect(failure.error?.code == .secureConnectionFailed, "\(String(describing: failure.error))")
         #expect(failure.error?.trustDecision == nil)
@@ -168,12 +172,12 @@ struct HostileCertificateTests {
         let server = try await LabServer.start(name: "cycle", host: cycle.host, chain: cycle.presentedChain, privateKey: cycle.leaf.privateKey)
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try session(hosts: [cycle.host])
-        let failure = await timedFailure { try await session.data(for: Request(url: url(server))) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
         report("cycle, no anchor", failure)
         #expect(failure.error?.code == .serverCertificateHasUnknownRoot, "\(String(describing: failure.error))")
         await expectUsable(session, good)
         let anchored = try self.session(DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots + [cycle.rootA.certificate])), hosts: [cycle.host])
-        let response = try await anchored.data(for: Request(url: url(server)))
+        let response = try await anchored.data(for: TrustHTTPClientRequest(url: url(server)))
         #expect(response.statusCode == 200)
         #expect(response.serverTrust?.validatedPath.count == 3)
         await expectUsable(anchored, good)

@@ -49,7 +49,7 @@ struct HostileNamesLogTests {
         let good = try await LabServer.start(name: "hostile", host: "good.lab.test", chain: [leaf.certificate], privateKey: leaf.privateKey)
         let old = try await LabServer.start(name: "hostile-expired", host: "good.lab.test", chain: [expired.certificate], privateKey: expired.privateKey)
         let log = LogCapture()
-        var errors: [SessionError] = []
+        var errors: [TrustHTTPClientError] = []
         try await withTeardown({
             try? await good.shutdown()
             try? await old.shutdown()
@@ -57,11 +57,11 @@ struct HostileNamesLogTests {
             let session = try labSession(.evaluator(DefaultTrustEvaluator(anchors: .only([HostileNames.pki.root.certificate])))) {
                 $0.logger = log.logger
             }
-            #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
-            if let error = await sessionError({ try await session.data(for: Request(url: url(old))) }) { errors.append(error) }
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good))).statusCode == 200)
+            if let error = await sessionError({ try await session.data(for: TrustHTTPClientRequest(url: url(old))) }) { errors.append(error) }
             await session.shutdown()
             let untrusting = try labSession { $0.logger = log.logger }
-            if let error = await sessionError({ try await untrusting.data(for: Request(url: url(good))) }) { errors.append(error) }
+            if let error = await sessionError({ try await untrusting.data(for: TrustHTTPClientRequest(url: url(good))) }) { errors.append(error) }
             await untrusting.shutdown()
         }
         #expect(log.messages("server trusted").count == 1 && log.messages("server not trusted").count == 2)

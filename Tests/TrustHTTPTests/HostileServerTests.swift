@@ -7,7 +7,7 @@ import TrustTestSupport
 
 @testable import TrustHTTP
 
-/// What a `Session` does against `LabHostileServer`: every attack ends one request with its typed
+/// What a `TrustHTTPClient` does against `LabHostileServer`: every attack ends one request with its typed
 /// error, within its deadline, and the same session then serves a normal request. Times are printed
 /// (`[hostile] …`); the assertions on them are loose (this 2-core machine runs suites in parallel),
 /// the figures are what the closing note reports. Serialized: a flood saturates a core, and 25 of
@@ -23,10 +23,10 @@ struct HostileServerTests {
 
     /// What a case must end with.
     enum Outcome: Sendable, CustomStringConvertible {
-        case code(SessionError.Code)
+        case code(TrustHTTPClientError.Code)
         case limit(ResponseLimit.Kind)
         /// Any of these codes (HTTP/2 attacks NIO may detect as one rule or another).
-        case oneOf([SessionError.Code])
+        case oneOf([TrustHTTPClientError.Code])
 
         var description: String {
             switch self {
@@ -36,7 +36,7 @@ struct HostileServerTests {
             }
         }
 
-        func matches(_ error: SessionError?) -> Bool {
+        func matches(_ error: TrustHTTPClientError?) -> Bool {
             guard let error else { return false }
             switch self {
             case .code(let code): return error.code == code
@@ -68,7 +68,7 @@ struct HostileServerTests {
         (.settingsFlood, .code(.badServerResponse), nil),
         (.pingFlood, .code(.badServerResponse), nil),
         (.windowUpdateFlood, .code(.badServerResponse), nil),
-        // The stream ends before the connection's violation is recorded; the Session waits for it
+        // The stream ends before the connection's violation is recorded; the TrustHTTPClient waits for it
         // (Connection.settledViolation), so the rule broken is named.
         (.resetStreamFlood, .oneOf([.badServerResponse]), nil),
         (.endlessContinuation, .limit(.headSize), nil),
@@ -78,7 +78,7 @@ struct HostileServerTests {
         (.endlessDataIgnoringFlowControl, .oneOf([.badServerResponse]), nil),
     ]
 
-    static func session(deadline: Duration?, _ configure: (inout SessionConfiguration) -> Void = { _ in }) throws -> Session {
+    static func session(deadline: Duration?, _ configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }) throws -> TrustHTTPClient {
         try labSession { configuration in
             configuration.requestTimeout = .seconds(20)  // a case's request deadline is set on its request
             configuration.readTimeout = deadline == readTimeout ? readTimeout : .seconds(20)
@@ -98,7 +98,7 @@ struct HostileServerTests {
         let session = try Self.session(deadline: deadline) {
             if behaviour == .endlessDataIgnoringFlowControl { $0.responseLimits.maximumBodySize = 256 << 20 }
         }
-        let request = Request(url: server.url(path: "/"), timeout: deadline == Self.requestTimeout ? Self.requestTimeout : nil)
+        let request = TrustHTTPClientRequest(url: server.url(path: "/"), timeout: deadline == Self.requestTimeout ? Self.requestTimeout : nil)
         let failure = await timedFailure { try await session.data(for: request) }
         let milliseconds = failure.elapsed.components.seconds * 1000 + failure.elapsed.components.attoseconds / 1_000_000_000_000_000
         print(
@@ -127,16 +127,16 @@ struct HostileServerTests {
         let clock = ContinuousClock()
         let start = clock.now
         var received = 0
-        var failure: SessionError?
+        var failure: TrustHTTPClientError?
         var buffered = 0
         do {
-            let response = try await session.bytes(for: Request(url: server.url(path: "/")))
+            let response = try await session.bytes(for: TrustHTTPClientRequest(url: server.url(path: "/")))
             for try await chunk in response.body {
                 received += chunk.count
                 buffered = max(buffered, response.body.bufferedBytes())
                 try await Task.sleep(for: .milliseconds(5))  // a slow reader
             }
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             failure = error
         }
         let elapsed = start.duration(to: clock.now)
@@ -154,7 +154,7 @@ struct HostileServerTests {
     @Test func hugeConnectReplyIsBounded() async throws {
         let proxy = try await LabHostileServer.startPlain(.hugeConnectReply)
         let session = try Self.session(deadline: nil) { $0.proxy = ProxyConfiguration(host: "127.0.0.1", port: proxy.port) }
-        let failure = await timedFailure { try await session.data(for: Request(url: URL(string: "https://good.lab.test:1/")!)) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://good.lab.test:1/")!)) }
         report("huge CONNECT reply", failure)
         #expect(failure.error?.code == .responseTooLarge)
         #expect(failure.error?.limit?.fromProxy == true)

@@ -13,7 +13,7 @@ struct IdentityRotationTests {
     /// the reloading identity of `folder`, set up as the first identity `first`.
     func withRotation<T>(
         protocols: LabServer.Protocols = .http2AndHTTP1, first: String = "rotation A",
-        _ body: (LabServer, Session, ReloadingClientIdentity, IdentityFolder) async throws -> T
+        _ body: (LabServer, TrustHTTPClient, ReloadingClientIdentity, IdentityFolder) async throws -> T
     ) async throws -> T {
         let folder = try IdentityFolder()
         try folder.writePEM(try Lab.rotatingClient(first))
@@ -28,8 +28,8 @@ struct IdentityRotationTests {
         }
     }
 
-    func whoami(_ session: Session, _ server: LabServer) async throws -> String {
-        try await session.data(for: Request(url: url(server, "/whoami"))).text
+    func whoami(_ session: TrustHTTPClient, _ server: LabServer) async throws -> String {
+        try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text
     }
 
     @Test(arguments: [LabServer.Protocols.http1Only, .http2Only])
@@ -55,7 +55,7 @@ struct IdentityRotationTests {
             try folder.writePEM(expired)
             #expect(identity.reload() == .rejected(.expired(path: folder.chain, notValidAfter: expired.certificate.notValidAfter)))
             // The pooled connection ends (`/close`): the next request's new connection still presents A.
-            _ = try await session.data(for: Request(url: url(server, "/close")))
+            _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/close")))
             #expect(try await whoami(session, server).contains("CN=rotation A"))
             #expect(server.acceptedConnectionCount == 2)
         }
@@ -66,7 +66,7 @@ struct IdentityRotationTests {
             #expect(try await whoami(session, server).contains("CN=rotation A"))
             // The same connection (authenticated as A) streams a large body, read a part at a time.
             let total = 4 << 20
-            let streaming = try await session.bytes(for: Request(url: url(server, "/bytes/\(total)")))
+            let streaming = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/\(total)")))
             var iterator = streaming.body.makeAsyncIterator()
             var received = (try await iterator.next())?.count ?? 0
             #expect(server.acceptedConnectionCount == 1)
@@ -94,15 +94,15 @@ struct IdentityRotationTests {
             await second.shutdown()
             try? await server.shutdown()
         }) {
-            let before = try await first.data(for: Request(url: url(server, "/whoami")))
+            let before = try await first.data(for: TrustHTTPClientRequest(url: url(server, "/whoami")))
             #expect(before.serverTrust?.presentedChain.first == Lab.pki.servers["good"]?.certificate)
             let renewed = try Lab.pki.intermediate.leaf(dnsNames: [LabServer.MutualTLSMode.required.host])
             try server.replaceIdentity(chain: renewed.chain, privateKey: renewed.privateKey)
             // The open (pooled) connection keeps the certificate it was set up with…
-            let pooled = try await first.data(for: Request(url: url(server, "/whoami")))
+            let pooled = try await first.data(for: TrustHTTPClientRequest(url: url(server, "/whoami")))
             #expect(pooled.serverTrust?.presentedChain.first == Lab.pki.servers["good"]?.certificate)
             // …a new connection is shown the new one.
-            let after = try await second.data(for: Request(url: url(server, "/whoami")))
+            let after = try await second.data(for: TrustHTTPClientRequest(url: url(server, "/whoami")))
             #expect(after.statusCode == 200)
             #expect(after.serverTrust?.presentedChain.first == renewed.certificate)
             #expect(after.serverTrust?.isTrusted == true)
@@ -111,7 +111,7 @@ struct IdentityRotationTests {
 
     @Test func replacedClientCAsDecideNewConnections() async throws {
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki, protocols: .http1Only)
-        func session(_ name: String) throws -> Session {
+        func session(_ name: String) throws -> TrustHTTPClient {
             guard let client = Lab.pki.clients[name] else { throw LabError.cannotWrite(name, "no such lab client") }
             let identity = try ClientIdentity(certificateChainPEM: client.chainPEM, privateKeyPEM: client.privateKeyPEM)
             return try labSession { $0.defaultClientIdentity = identity }
@@ -125,7 +125,7 @@ struct IdentityRotationTests {
             try server.replaceClientCAs([Lab.pki.clientCA.certificate])
             // Only the client CA's certificates now: the partner is accepted, the lab root's client refused.
             #expect(try await whoami(partner, server).contains("CN=lab partner"))
-            let refused = await sessionError { try await underRootAgain.data(for: Request(url: url(server, "/whoami"))) }
+            let refused = await sessionError { try await underRootAgain.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))) }
             #expect(refused?.code == .clientCertificateRejected, "\(String(describing: refused))")
             // The connection accepted before keeps its verdict.
             #expect(try await whoami(underRoot, server).contains("client: "))

@@ -30,18 +30,18 @@ struct MutualTLSTests {
             clientAuthentication: ClientAuthentication(requirement: requirement, anchors: [Lab.pki.root.certificate]))
     }
 
-    func get(_ server: LabServer, _ configure: (inout SessionConfiguration) -> Void = { _ in }, handler: (any ChallengeHandler)? = nil) async -> Result<
-        String, SessionError
+    func get(_ server: LabServer, _ configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }, handler: (any ChallengeHandler)? = nil) async -> Result<
+        String, TrustHTTPClientError
     > {
         do {
             let session = try labSession(configure: configure)
             return try await withTeardown({ await session.shutdown() }) {
-                return .success(try await session.data(for: Request(url: url(server, "/whoami"), challengeHandler: handler)).text)
+                return .success(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"), challengeHandler: handler)).text)
             }
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             return .failure(error)
         } catch {
-            return .failure(SessionError(.badServerResponse, "\(error)"))
+            return .failure(TrustHTTPClientError(.badServerResponse, "\(error)"))
         }
     }
 
@@ -141,7 +141,7 @@ struct MutualTLSDetailTests {
                 name: "mtls", host: "good.lab.test", chain: good.chain, privateKey: good.privateKey,
                 clientAuthentication: ClientAuthentication(requirement: .required, anchors: [Lab.pki.root.certificate]))
             let session = try labSession { $0.defaultClientIdentity = identity }
-            #expect(try await session.data(for: Request(url: url(server, "/whoami"))).text.contains("lab client"))
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text.contains("lab client"))
             await session.shutdown()
             try await server.shutdown()
         }
@@ -156,10 +156,10 @@ struct MutualTLSDetailTests {
             for name in LabPKI.clientNames {
                 let identity = try ClientIdentity(certificateChainPEM: Lab.pki.clients[name]!.chainPEM, privateKeyPEM: Lab.pki.clients[name]!.privateKeyPEM)
                 let session = try labSession { $0.clientIdentities[mode.host] = identity }
-                let result: Result<String, SessionError>
+                let result: Result<String, TrustHTTPClientError>
                 do {
-                    result = .success(try await session.data(for: Request(url: url(server, "/whoami"))).text)
-                } catch let error as SessionError {
+                    result = .success(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text)
+                } catch let error as TrustHTTPClientError {
                     result = .failure(error)
                 }
                 await session.shutdown()
@@ -174,9 +174,9 @@ struct MutualTLSDetailTests {
             // Without a certificate: refused where one is required, anonymous where it is optional.
             let session = try labSession()
             if mode == .optional {
-                #expect(try await session.data(for: Request(url: url(server, "/whoami"))).text == "anonymous\n")
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text == "anonymous\n")
             } else {
-                let refused = await sessionError { try await session.data(for: Request(url: url(server, "/whoami"))) }
+                let refused = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))) }
                 #expect(refused?.code == .clientCertificateRequired, "\(mode): \(String(describing: refused))")
             }
             await session.shutdown()
@@ -216,7 +216,7 @@ struct MutualTLSDetailTests {
                 }
             }
             try await withTeardown({ await session.shutdown() }) { () async throws in
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
                 #expect(asked.withLockedValue { $0 } == [.serverTrust])
             }
         }

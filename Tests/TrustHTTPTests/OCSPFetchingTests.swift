@@ -7,9 +7,9 @@ import TrustLab
 import TrustTestSupport
 import X509
 
-/// OCSP responders asked through the project's own Session (RFC 6960 Appendix A, RFC 5019): SHA-256 first and SHA-1
+/// OCSP responders asked through the project's own TrustHTTPClient (RFC 6960 Appendix A, RFC 5019): SHA-256 first and SHA-1
 /// when refused, GET when short, POST with a nonce, cached until nextUpdate, failures named under soft and hard
-/// checking, CRLs as the fallback, through a Session's handshake and the CLI.
+/// checking, CRLs as the fallback, through a TrustHTTPClient's handshake and the CLI.
 @Suite("Revocation: OCSP responders asked", .serialized, .timeLimit(.minutes(5)), .paced)
 struct OCSPFetchingTests {
     static func leaf(_ responder: LabOCSPResponder?, crl: String? = nil) throws -> LabIdentity {
@@ -221,7 +221,7 @@ struct OCSPFetchingTests {
         // The handshake waits for the patient fetcher: its own 10 s default once cut the OCSP answer short on a
         // loaded machine, and the decision was `revocation-status-unknown`.
         let session = try PatientFetchers.session(.evaluator(evaluator))
-        let error = await sessionError { try await session.data(for: Request(url: url(server, "/"))) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()
         await evaluator.shutdown()
@@ -289,7 +289,7 @@ struct OCSPFetchingTests {
             let (hard, elapsed) = try await evaluate(.hard, timeout: timeout)
             #expect(hard.codes == ["revocation-status-unknown"] && hard.reasons.first?.description.contains(expected) == true, "\(expected): \(hard.reasons)")
             // Ended by the fetcher, before the budget and long before a stalled responder would answer, with room for
-            // a loaded machine (the deadline tests live with the Session's).
+            // a loaded machine (the deadline tests live with the TrustHTTPClient's).
             #expect(elapsed < timeout + .seconds(50), "\(expected): \(elapsed)")
             let (soft, _) = try await evaluate(.soft, timeout: timeout)
             #expect(soft.isTrusted && soft.notes.contains { $0.contains(expected) }, "\(expected): \(soft.notes)")

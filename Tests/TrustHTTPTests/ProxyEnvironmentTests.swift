@@ -148,7 +148,7 @@ struct ProxyEnvironmentTests {
             ["http_proxy": "http://127.0.0.1:98425"],
         ] {
             let session = try labSession { $0.proxyEnvironment = ProxyEnvironment(variables: variables) }
-            let error = await sessionError { try await session.data(for: Request(url: url(plain, "/"))) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(plain, "/"))) }
             #expect(error?.code == .cannotConnectToHost, "\(variables)")
             let unusable = error?.underlyingError as? ProxyEnvironment.UnusableProxy
             #expect(unusable?.source == variables.keys.first, "\(variables): \(String(describing: error))")
@@ -157,12 +157,12 @@ struct ProxyEnvironmentTests {
             var excluded = variables
             excluded["no_proxy"] = ".lab.test"
             let direct = try labSession { $0.proxyEnvironment = ProxyEnvironment(variables: excluded) }
-            #expect(try await direct.data(for: Request(url: url(plain, "/"))).statusCode == 200)
+            #expect(try await direct.data(for: TrustHTTPClientRequest(url: url(plain, "/"))).statusCode == 200)
             await direct.shutdown()
         }
         // A port set in code, outside 1–65535: refused, not wrapped to another port.
         let wrapped = try labSession { $0.proxy = ProxyConfiguration(host: "127.0.0.1", port: 65_536 + 80) }
-        #expect(await sessionError { try await wrapped.data(for: Request(url: url(plain, "/"))) }?.code == .cannotConnectToHost)
+        #expect(await sessionError { try await wrapped.data(for: TrustHTTPClientRequest(url: url(plain, "/"))) }?.code == .cannotConnectToHost)
         await wrapped.shutdown()
         try await plain.shutdown()
     }
@@ -172,11 +172,11 @@ struct ProxyEnvironmentTests {
         let proxy = try await LabProxy.start()
         let plain = try await LabServer.startPlain(name: "plain")
         let upper = try labSession { $0.proxyEnvironment = ProxyEnvironment(variables: ["HTTP_PROXY": proxy.url]) }
-        #expect(try await upper.data(for: Request(url: url(plain, "/"))).statusCode == 200)
+        #expect(try await upper.data(for: TrustHTTPClientRequest(url: url(plain, "/"))).statusCode == 200)
         #expect(proxy.requests.isEmpty, "HTTP_PROXY was obeyed: \(proxy.requests)")
         await upper.shutdown()
         let lower = try labSession { $0.proxyEnvironment = ProxyEnvironment(variables: ["http_proxy": proxy.url]) }
-        #expect(try await lower.data(for: Request(url: url(plain, "/"))).statusCode == 200)
+        #expect(try await lower.data(for: TrustHTTPClientRequest(url: url(plain, "/"))).statusCode == 200)
         #expect(proxy.requests.contains { $0.hasPrefix("GET http://plain.lab.test:\(plain.port)/") }, "\(proxy.requests)")
         await lower.shutdown()
         try await proxy.shutdown()
@@ -193,17 +193,18 @@ struct ProxyEnvironmentTests {
             ("https://[::1]:70000/", "70000"), ("http://127.0.0.1:99999999999999999999/", "99999999999999999999"),
             ("http://user:pw@127.0.0.1:123456/x?y#z", "123456"),
         ] {
-            let error = await sessionError { try await session.data(for: Request(url: try #require(URL(string: text)))) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: try #require(URL(string: text)))) }
             #expect(error?.code == .badURL, "\(text)")
             #expect(error?.underlyingError as? InvalidPort == InvalidPort(text: port), "\(text): \(String(describing: error))")
             #expect(error?.message.contains("pw") == false)
         }
         for location in ["http://127.0.0.1:98425/", "//127.0.0.1:65536/x", "http://plain.lab.test:99999999999999999999/"] {
             let target = location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            let error = await sessionError { try await session.data(for: Request(url: url(plain, "/redirect?to=" + target))) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(plain, "/redirect?to=" + target))) }
             #expect(error?.code == .badURL && error?.underlyingError is InvalidPort, "\(location): \(String(describing: error))")
         }
-        #expect(try await session.data(for: Request(url: try #require(URL(string: "http://plain.lab.test:000\(plain.port)/")))).statusCode == 200)
+        #expect(
+            try await session.data(for: TrustHTTPClientRequest(url: try #require(URL(string: "http://plain.lab.test:000\(plain.port)/")))).statusCode == 200)
         for proxy in ["127.0.0.1:98425", "http://127.0.0.1:65536", "http://u:secret@h:0", "h:99999999999999999999"] {
             #expect(throws: ProxyConfiguration.Problem.self) { try ProxyConfiguration(url: proxy) }
             do {

@@ -15,10 +15,10 @@ struct ProxyTests {
         let good = try await LabServer.start("good", pki: Lab.pki)
         let plain = try await LabServer.startPlain(name: "plain")
         let session = try labSession { $0.proxy = try? ProxyConfiguration(url: proxy.url) }
-        let secure = try await session.data(for: Request(url: url(good, "/")))
+        let secure = try await session.data(for: TrustHTTPClientRequest(url: url(good, "/")))
         #expect(secure.statusCode == 200 && secure.text == "hello from good\n")
         #expect(secure.serverTrust?.isTrusted == true)  // our trust evaluation, end to end through the tunnel
-        #expect(try await session.data(for: Request(url: url(plain, "/echo"), method: "POST", body: Data("hi".utf8))).text == "POST\nhi")
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(plain, "/echo"), method: "POST", body: Data("hi".utf8))).text == "POST\nhi")
         let lines = proxy.requests
         #expect(lines.contains("CONNECT good.lab.test:\(good.port)"), "\(lines)")
         #expect(lines.contains("POST http://plain.lab.test:\(plain.port)/echo"), "\(lines)")
@@ -36,10 +36,10 @@ struct ProxyTests {
         let plain = try await LabServer.startPlain(name: "plain")
         // Credentials configured for the proxy: sent when it asks, never to the origin.
         let configured = try labSession { $0.proxy = try? ProxyConfiguration(url: proxy.url, credential: Self.alice) }
-        let headers = try await configured.data(for: Request(url: url(good, "/headers")))
+        let headers = try await configured.data(for: TrustHTTPClientRequest(url: url(good, "/headers")))
         #expect(headers.statusCode == 200, "\(headers.text)")
         #expect(!headers.text.lowercased().contains("proxy-authorization"))
-        #expect(try await configured.data(for: Request(url: url(plain, "/"))).statusCode == 200)
+        #expect(try await configured.data(for: TrustHTTPClientRequest(url: url(plain, "/"))).statusCode == 200)
         await configured.shutdown()
         guard authentication != .none else {
             try await proxy.shutdown()
@@ -54,7 +54,7 @@ struct ProxyTests {
                 $0.proxy = try? ProxyConfiguration(url: proxy.url)
                 $0.challengeHandler = RecordingHandler { _ in .useCredential(Self.alice) }
             }
-            #expect(await sessionError { try await strict.data(for: Request(url: url(good, "/"))) }?.code == .userAuthenticationRequired)
+            #expect(await sessionError { try await strict.data(for: TrustHTTPClientRequest(url: url(good, "/"))) }?.code == .userAuthenticationRequired)
             await strict.shutdown()
         }
         let handler = RecordingHandler { _ in .useCredential(Self.alice) }
@@ -63,7 +63,7 @@ struct ProxyTests {
             $0.challengeHandler = handler
             $0.allowsCredentialsOverHTTP = authentication == .basic
         }
-        #expect(try await asking.data(for: Request(url: url(good, "/"))).statusCode == 200)
+        #expect(try await asking.data(for: TrustHTTPClientRequest(url: url(good, "/"))).statusCode == 200)
         let space = try #require(handler.challenges.first?.protectionSpace)
         #expect(space.isProxy && space.host == "127.0.0.1" && space.port == proxy.port && space.realm == "lab proxy")
         #expect(space.authenticationMethod == (authentication == .basic ? .httpBasic : .httpDigest))
@@ -75,7 +75,7 @@ struct ProxyTests {
             $0.challengeHandler = wrong
             $0.allowsCredentialsOverHTTP = true
         }
-        #expect(try await refused.data(for: Request(url: url(good, "/"))).statusCode == 407)
+        #expect(try await refused.data(for: TrustHTTPClientRequest(url: url(good, "/"))).statusCode == 407)
         #expect(wrong.challenges.map(\.previousFailureCount) == [0, 1])
         await refused.shutdown()
         try await proxy.shutdown()
@@ -87,7 +87,7 @@ struct ProxyTests {
         let proxy = try await LabProxy.start()
         let good = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.proxy = try? ProxyConfiguration(url: proxy.url, noProxy: [".lab.test"]) }
-        #expect(try await session.data(for: Request(url: url(good, "/"))).statusCode == 200)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good, "/"))).statusCode == 200)
         #expect(proxy.requests.isEmpty)
         await session.shutdown()
         try await proxy.shutdown()

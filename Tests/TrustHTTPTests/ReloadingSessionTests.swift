@@ -12,7 +12,7 @@ import TrustTestSupport
 
 @testable import TrustHTTP
 
-/// A Session (and a plain NIO verifier) over a `ReloadingTrustConfiguration`, against a lab server over loopback
+/// A TrustHTTPClient (and a plain NIO verifier) over a `ReloadingTrustConfiguration`, against a lab server over loopback
 /// TLS. Pins A (the intermediate + a backup) and B (the leaf + another backup) both trust the server; C (with
 /// `allowLockout`) refuses it.
 @Suite("Reloading trust configuration: a Session follows swaps", .paced)
@@ -30,8 +30,8 @@ struct ReloadingSessionTests {
     }
 
     func session(
-        _ reloading: ReloadingTrustConfiguration, _ observed: Observed, configure: (inout SessionConfiguration) -> Void = { _ in }
-    ) throws -> Session {
+        _ reloading: ReloadingTrustConfiguration, _ observed: Observed, configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }
+    ) throws -> TrustHTTPClient {
         try labSession(.reloading(reloading, reporter: nil)) { configuration in
             configuration.decisionObserver = { event in observed.decisions.withLock { $0.append(event.decision) } }
             configuration.trustConfigurationObserver = { event in observed.changes.withLock { $0.append(event) } }
@@ -60,13 +60,13 @@ struct ReloadingSessionTests {
             try? await server.shutdown()
         }) {
             for _ in 0..<2 {
-                let response = try await session.data(for: Request(url: url(server)))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
                 #expect(Set(response.serverTrust?.expectedPins ?? []) == Set(File.pinsA))
             }
             #expect(reloading.decisionWithoutSuspending(Lab.trust("good"))?.isTrusted == true)  // cached under A
             try file.write(File.text(File.pinsB))
             #expect(try reloading.reload())
-            let after = try await session.data(for: Request(url: url(server)))
+            let after = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
             #expect(after.statusCode == 200 && Set(after.serverTrust?.expectedPins ?? []) == Set(File.pinsB))
             #expect(observed.decisions.withLock { $0.map { Set($0.expectedPins) } } == [Set(File.pinsA), Set(File.pinsA), Set(File.pinsB)])
             #expect(observed.changes.withLock { $0 } == [.swapped(generation: 2)])
@@ -92,12 +92,12 @@ struct ReloadingSessionTests {
             await session.shutdown()
             try? await server.shutdown()
         }) {
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             let refused = ["{", File.text(File.pinsB, extra: #", "expires": "2020-01-01T00:00:00Z""#), File.text(File.pinsC)]
             for text in refused {
                 try file.write(text)
                 #expect(throws: TrustConfigurationRejection.self) { try reloading.reload() }
-                #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             }
             try file.write(File.text(File.pinsB))
             #expect(try reloading.reload())
@@ -137,17 +137,17 @@ struct ReloadingSessionTests {
             await session.shutdown()
             try? await server.shutdown()
         }) {
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             try file.write(File.text(File.pinsB))
             try reloading.reload()
             #expect(watcher.checked == (passes: 1, distrusted: 1))
             try await eventually("the idle connection made under A closed") { session.openConnectionCount == 0 }
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             #expect(server.acceptedConnectionCount == 2)
             // In flight: an upload whose body is held back holds its connection; another request makes a second one.
             let (chunks, feed) = AsyncStream.makeStream(of: Data.self)
             let (started, sending) = AsyncStream.makeStream(of: Void.self)
-            var upload = Request(url: url(server, "/upload"))
+            var upload = TrustHTTPClientRequest(url: url(server, "/upload"))
             upload.method = "POST"
             upload.bodySource = .stream(length: 4) {
                 sending.yield()
@@ -155,7 +155,7 @@ struct ReloadingSessionTests {
             }
             let inFlight = Task { try await session.data(for: upload) }
             for await _ in started { break }
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             #expect(session.openConnectionCount == 2)
             try file.write(Self.lockingOut())
             try reloading.reload()
@@ -165,7 +165,7 @@ struct ReloadingSessionTests {
             feed.finish()
             #expect(try await inFlight.value.statusCode == 200)
             try await eventually("the connection in flight closed after its request") { session.openConnectionCount == 0 }
-            let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
             #expect(error?.trustDecision?.codes.contains("pin-mismatch") == true, "\(String(describing: error))")
         }
     }
@@ -191,16 +191,16 @@ struct ReloadingSessionTests {
             await session.shutdown()
             for server in [tls12, mtls] { try? await server.shutdown() }
         }) {
-            #expect(try await session.data(for: Request(url: url(tls12, "/"))).statusCode == 200)
-            #expect(await sessionError { try await session.data(for: Request(url: url(mtls, "/whoami"))) } != nil)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(tls12, "/"))).statusCode == 200)
+            #expect(await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(mtls, "/whoami"))) } != nil)
             try reloading.apply(
                 try configuration(
                     #"{"host": "good.lab.test", "minimumTLSVersion": "1.3", "anchors": \#(anchors)}, "#
                         + #"{"host": "*.good.lab.test", "anchors": \#(anchors), "#
                         + #""clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"}}"#))
-            let refused = await sessionError { try await session.data(for: Request(url: url(tls12, "/"))) }
+            let refused = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(tls12, "/"))) }
             #expect(refused?.message.contains("TLS 1.3") == true, "\(String(describing: refused))")
-            #expect(try await session.data(for: Request(url: url(mtls, "/whoami"))).text.contains("lab client"))
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(mtls, "/whoami"))).text.contains("lab client"))
         }
     }
 
@@ -246,7 +246,7 @@ struct ReloadingSessionTests {
                     group.addTask {
                         do {
                             // Some on connections of their own, so that handshakes go on before and after the swap.
-                            var request = Request(url: url(server, index.isMultiple(of: 2) ? "/" : "/close"))
+                            var request = TrustHTTPClientRequest(url: url(server, index.isMultiple(of: 2) ? "/" : "/close"))
                             request.timeout = .seconds(120)
                             let response = try await session.data(for: request)
                             if ended.withLock({

@@ -142,7 +142,7 @@ struct ReportDeliveryTests {
                 $0.logger = log.logger
                 $0.evaluationCache = nil
             }
-            let status = try await session.data(for: Request(url: url(server))).statusCode
+            let status = try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode
             await session.shutdown()
             return status
         }

@@ -14,9 +14,9 @@ import TrustTestSupport
 struct RequestBodyTests {
     /// `count` bytes of a repeating pattern, in `chunk`-byte pieces, from a sequence made anew per send;
     /// `made` counts the sends (the sequences made).
-    static func patternBody(count: Int, chunk: Int = 64 * 1024, declared: Int?? = .none, made: NIOLockedValueBox<Int>? = nil) -> RequestBody {
+    static func patternBody(count: Int, chunk: Int = 64 * 1024, declared: Int?? = .none, made: NIOLockedValueBox<Int>? = nil) -> TrustHTTPClientRequest.Body {
         let length: Int? = declared ?? count
-        return RequestBody.stream(length: length) {
+        return TrustHTTPClientRequest.Body.stream(length: length) {
             made?.withLockedValue { $0 += 1 }
             return AsyncStream<[UInt8]> { continuation in
                 var sent = 0
@@ -41,15 +41,16 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.httpVersion = version })
         let count = 3_000_001
-        let known = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: count)))
+        let known = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count)))
         #expect(known.text == Self.expectedReport(count: count, framing: "content-length"))
         // No length: chunked over HTTP/1.1; over HTTP/2 the stream's end delimits it (NIO's HTTP/2
         // server codec then shows it to the application as chunked).
-        let unknown = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: count, declared: .some(nil))))
+        let unknown = try await session.data(
+            for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count, declared: .some(nil))))
         #expect(unknown.text == Self.expectedReport(count: count, framing: "chunked"))
         #expect(unknown.httpVersion == (version == .http1Only ? "HTTP/1.1" : "HTTP/2"))
         // The connection is reused after a streamed body sent in full.
-        _ = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: 10)))
+        _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 10)))
         #expect(session.openConnectionCount == 1)
         await session.shutdown()
         try await server.shutdown()
@@ -62,20 +63,22 @@ struct RequestBodyTests {
         let path = folder + "/upload.bin"
         let count = 1_000_003
         try Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: path))
-        let body = try RequestBody.file(URL(fileURLWithPath: path), chunkSize: 10_000)
+        let body = try TrustHTTPClientRequest.Body.file(URL(fileURLWithPath: path), chunkSize: 10_000)
         #expect(body.length == count && body.isStreamed)
-        let response = try await session.data(for: Request(url: url(server, "/upload"), method: "PUT", bodySource: body))
+        let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: body))
         #expect(response.text == Self.expectedReport(count: count, framing: "content-length"))
 
-        #expect { try RequestBody.file(URL(fileURLWithPath: folder + "/missing.bin")) } throws: { ($0 as? SessionError)?.code == .fileDoesNotExist }
-        #expect { try RequestBody.file(URL(fileURLWithPath: folder)) } throws: { ($0 as? SessionError)?.code == .fileIsDirectory }
+        #expect { try TrustHTTPClientRequest.Body.file(URL(fileURLWithPath: folder + "/missing.bin")) } throws: {
+            ($0 as? TrustHTTPClientError)?.code == .fileDoesNotExist
+        }
+        #expect { try TrustHTTPClientRequest.Body.file(URL(fileURLWithPath: folder)) } throws: { ($0 as? TrustHTTPClientError)?.code == .fileIsDirectory }
 
         // A file that shrinks after its length was read fails the request rather than send a short body.
         try Data(count: 10).write(to: URL(fileURLWithPath: path))
         do {
-            _ = try await session.data(for: Request(url: url(server, "/upload"), method: "PUT", bodySource: body))
+            _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: body))
             Issue.record("a body shorter than its Content-Length was sent")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .requestBodyStreamExhausted, "\(error)")
             #expect(error.message.contains("after 10 of its declared \(count) bytes"), "\(error.message)")
         }
@@ -92,13 +95,13 @@ struct RequestBodyTests {
     func brokenStreamsFailTheRequest(_ version: HTTPVersionPreference) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.httpVersion = version })
-        let throwing = RequestBody.stream(length: 100_000) {
+        let throwing = TrustHTTPClientRequest.Body.stream(length: 100_000) {
             AsyncThrowingStream<[UInt8], any Error> { continuation in
                 continuation.yield([UInt8](repeating: 1, count: 50_000))
                 continuation.finish(throwing: SourceFailure())
             }
         }
-        let cases: [(String, RequestBody, String)] = [
+        let cases: [(String, TrustHTTPClientRequest.Body, String)] = [
             ("short", Self.patternBody(count: 500, declared: .some(1000)), "after 500 of its declared 1000 bytes"),
             // The excess comes within the second chunk, before a complete request was on the wire.
             ("long", Self.patternBody(count: 1500, chunk: 600, declared: .some(1000)), "more than its declared length of 1000 bytes"),
@@ -106,22 +109,22 @@ struct RequestBodyTests {
         ]
         for (name, body, message) in cases {
             do {
-                let response = try await session.data(for: Request(url: url(server, "/upload"), bodySource: body))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: body))
                 Issue.record("\(name): answered \(response.statusCode): \(response.text)")
-            } catch let error as SessionError {
+            } catch let error as TrustHTTPClientError {
                 #expect(error.code == .requestBodyStreamExhausted, "\(name): \(error)")
                 #expect(error.message.contains(message), "\(name): \(error.message)")
                 if name == "throwing" { #expect(error.underlyingError is SourceFailure) }
             }
         }
-        let after = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: 5)))
+        let after = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 5)))
         #expect(after.text == Self.expectedReport(count: 5, framing: "content-length"))
         await session.shutdown()
         try await server.shutdown()
     }
 
     /// A session whose bodies wait for `100 Continue` far longer than any request may take.
-    static func sessionThatWaitsForContinue(_ version: HTTPVersionPreference) throws -> Session {
+    static func sessionThatWaitsForContinue(_ version: HTTPVersionPreference) throws -> TrustHTTPClient {
         try labSession(configure: {
             $0.httpVersion = version
             $0.continueTimeout = .seconds(600)
@@ -135,10 +138,11 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try Self.sessionThatWaitsForContinue(version)
         let count = 200_000
-        let response = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: count), expectsContinue: true))
+        let response = try await session.data(
+            for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: count, framing: "content-length", expect: "100-continue"))
         // A header field of the caller's own asks the same; bytes in memory wait too.
-        var request = Request(url: url(server, "/upload"), method: "POST", headers: [("Expect", "100-continue")], body: Data("in memory".utf8))
+        var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", headers: [("Expect", "100-continue")], body: Data("in memory".utf8))
         request.timeout = .seconds(30)
         let inMemory = try await session.data(for: request)
         #expect(inMemory.text.hasPrefix("bytes 9\n") && inMemory.text.hasSuffix("expect 100-continue\n"), "\(inMemory.text)")
@@ -154,17 +158,17 @@ struct RequestBodyTests {
         let session = try Self.sessionThatWaitsForContinue(version)
         let made = NIOLockedValueBox(0)
         let refused = try await session.data(
-            for: Request(
+            for: TrustHTTPClientRequest(
                 url: url(server, "/expect/refuse"), bodySource: Self.patternBody(count: 5_000_000, made: made),
                 expectsContinue: true))
         #expect(refused.statusCode == 413 && refused.text == "refused before the body\n")
         #expect(made.withLockedValue { $0 } == 0, "the body was made although the server refused it first")
-        let next = try await session.data(for: Request(url: url(server, "/upload"), bodySource: Self.patternBody(count: 7)))
+        let next = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 7)))
         #expect(next.text == Self.expectedReport(count: 7, framing: "content-length"))
 
         // 417 Expectation Failed: sent again without the expectation (RFC 9110 §10.1.1), the body made once.
         let retried = try await session.data(
-            for: Request(
+            for: TrustHTTPClientRequest(
                 url: url(server, "/expect/417"), bodySource: Self.patternBody(count: 1234, made: made),
                 expectsContinue: true))
         #expect(retried.statusCode == 200)
@@ -179,7 +183,7 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.continueTimeout = .milliseconds(100) })
         let response = try await session.data(
-            for: Request(url: url(server, "/expect/ignore"), bodySource: Self.patternBody(count: 70_000), expectsContinue: true))
+            for: TrustHTTPClientRequest(url: url(server, "/expect/ignore"), bodySource: Self.patternBody(count: 70_000), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: 70_000, framing: "content-length", expect: "100-continue"))
         await session.shutdown()
         try await server.shutdown()
@@ -193,7 +197,8 @@ struct RequestBodyTests {
         let session = try labSession()
         let made = NIOLockedValueBox(0)
         let credential = Credential(user: "alice", password: "wonderland", persistence: .none)
-        var digest = Request(url: url(server, "/digest?algorithm=SHA-256"), bodySource: Self.patternBody(count: 100_000, made: made), credential: credential)
+        var digest = TrustHTTPClientRequest(
+            url: url(server, "/digest?algorithm=SHA-256"), bodySource: Self.patternBody(count: 100_000, made: made), credential: credential)
         digest.method = "POST"
         let answered = try await session.data(for: digest)
         #expect(answered.statusCode == 200, "\(answered.text)")
@@ -201,24 +206,24 @@ struct RequestBodyTests {
 
         let target = url(server, "/upload").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let redirected = try await session.data(
-            for: Request(
+            for: TrustHTTPClientRequest(
                 url: url(server, "/redirect?status=307&to=\(target)"),
                 bodySource: Self.patternBody(count: 4321, made: made)))
         #expect(redirected.text == Self.expectedReport(count: 4321, framing: "content-length"))
         #expect(made.withLockedValue { $0 } == 4)
 
-        let authInt = Request(url: url(server, "/digest?qop=auth-int"), bodySource: Self.patternBody(count: 10), credential: credential)
+        let authInt = TrustHTTPClientRequest(url: url(server, "/digest?qop=auth-int"), bodySource: Self.patternBody(count: 10), credential: credential)
         do {
             let response = try await session.data(for: authInt)
             Issue.record("auth-int answered for a streamed body: \(response.statusCode)")
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             #expect(error.code == .userAuthenticationRequired && error.message.contains("auth-int"), "\(error)")
         }
         await session.shutdown()
         try await server.shutdown()
     }
 
-    /// `Request.uploadProgress` hears of the body as the connection takes it: a streamed body chunk by
+    /// `TrustHTTPClientRequest.uploadProgress` hears of the body as the connection takes it: a streamed body chunk by
     /// chunk, counts rising to its length; bytes in memory once; over both protocols.
     @Test(arguments: [HTTPVersionPreference.http1Only, .automatic])
     func uploadProgressCountsTheBody(_ version: HTTPVersionPreference) async throws {
@@ -230,7 +235,7 @@ struct RequestBodyTests {
         }) {
             let count = 1_000_001
             let seen = NIOLockedValueBox<[(Int, Int?)]>([])
-            var streamed = Request(url: url(server, "/upload"), method: "PUT", bodySource: Self.patternBody(count: count, chunk: 100_000))
+            var streamed = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: Self.patternBody(count: count, chunk: 100_000))
             streamed.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
             let response = try await session.data(for: streamed)
             #expect(response.text == Self.expectedReport(count: count, framing: "content-length"))
@@ -240,7 +245,7 @@ struct RequestBodyTests {
             #expect(calls.last?.0 == count && calls.allSatisfy { $0.1 == count })
 
             seen.withLockedValue { $0 = [] }
-            var inMemory = Request(url: url(server, "/upload"), method: "POST", body: Data(repeating: 1, count: 12_345))
+            var inMemory = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Data(repeating: 1, count: 12_345))
             inMemory.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
             _ = try await session.data(for: inMemory)
             let once = seen.withLockedValue { $0 }
@@ -259,11 +264,11 @@ struct RequestBodyTests {
             await session.shutdown()
             try? await server.shutdown()
         }) {
-            _ = try await session.data(for: Request(url: url(server, "/")))
-            let stuck = RequestBody.stream(length: 5000) {
+            _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/")))
+            let stuck = TrustHTTPClientRequest.Body.stream(length: 5000) {
                 AsyncStream<[UInt8]> { continuation in continuation.yield([UInt8](repeating: 7, count: 1000)) }
             }
-            var request = Request(url: url(server, "/upload"), method: "PUT", bodySource: stuck)
+            var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: stuck)
             request.timeout = .seconds(2)
             let error = await sessionError { try await session.data(for: request) }
             #expect(error?.code == .timedOut, "\(String(describing: error))")
@@ -279,10 +284,10 @@ struct RequestBodyTests {
             await plain.shutdown()
             silent.close()
         }) {
-            let endless = RequestBody.stream(length: nil) {
+            let endless = TrustHTTPClientRequest.Body.stream(length: nil) {
                 AsyncStream<[UInt8]>(unfolding: { [UInt8](repeating: 1, count: 64 * 1024) })
             }
-            var request = Request(url: try #require(URL(string: "http://127.0.0.1:\(silent.port)/upload")), method: "PUT", bodySource: endless)
+            var request = TrustHTTPClientRequest(url: try #require(URL(string: "http://127.0.0.1:\(silent.port)/upload")), method: "PUT", bodySource: endless)
             request.timeout = .seconds(3)
             let error = await sessionError { try await plain.data(for: request) }
             #expect(error?.code == .timedOut, "\(String(describing: error))")

@@ -12,12 +12,12 @@ import TrustTestSupport
 @Suite("Response limits and request hygiene", .paced)
 struct ResponseLimitTests {
     @Test func defaultsAreDocumentedValues() {
-        let limits = SessionConfiguration().responseLimits
+        let limits = TrustHTTPClientConfiguration().responseLimits
         #expect(limits.maximumBodySize == 64 << 20)
         #expect(limits.maximumHeadSize == 307_200)
         #expect(limits.maximumHeaderFieldSize == 102_400)
-        #expect(SessionConfiguration().readTimeout == .seconds(60))
-        #expect(SessionConfiguration().resourceTimeout == nil)
+        #expect(TrustHTTPClientConfiguration().readTimeout == .seconds(60))
+        #expect(TrustHTTPClientConfiguration().resourceTimeout == nil)
     }
 
     /// A body announced larger than the limit fails before it is read, typed, and the connection
@@ -26,7 +26,7 @@ struct ResponseLimitTests {
     func collectedBodyOverTheLimitFails(_ protocols: LabServer.Protocols) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki, protocols: protocols)
         let session = try labSession()
-        var request = Request(url: url(server, "/bytes/100000"))
+        var request = TrustHTTPClientRequest(url: url(server, "/bytes/100000"))
         request.maximumResponseBodySize = 1_000
         let error = await sessionError { try await session.data(for: request) }
         #expect(error?.code == .responseTooLarge)
@@ -44,9 +44,9 @@ struct ResponseLimitTests {
     @Test func sessionLimitApplies() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession { $0.responseLimits.maximumBodySize = 10 }
-        let error = await sessionError { try await session.data(for: Request(url: url(server, "/bytes/11"))) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/11"))) }
         #expect(error?.limit?.kind == .body)
-        #expect(try await session.data(for: Request(url: url(server, "/bytes/10"))).body.count == 10)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/10"))).body.count == 10)
         await session.shutdown()
         try await server.shutdown()
     }
@@ -57,7 +57,7 @@ struct ResponseLimitTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
         let target = url(server, "/redirect?to=" + (location.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
-        let error = await sessionError { try await session.data(for: Request(url: target)) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: target)) }
         #expect(error?.code == .unsupportedURL, "\(String(describing: error))")
         await expectUsable(session, server)
         await session.shutdown()
@@ -71,11 +71,11 @@ struct ResponseLimitTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
         let secret = "s3cret-" + value
-        let request = Request(url: url(server, "/headers"), headers: [("authorization", "Bearer " + secret)])
+        let request = TrustHTTPClientRequest(url: url(server, "/headers"), headers: [("authorization", "Bearer " + secret)])
         let error = await sessionError { try await session.data(for: request) }
         #expect(error?.code == .badURL)
         #expect(!(error.map { "\($0)" } ?? "").contains("s3cret"))
-        let badName = Request(url: url(server, "/headers"), headers: [("x bad", "1")])
+        let badName = TrustHTTPClientRequest(url: url(server, "/headers"), headers: [("x bad", "1")])
         #expect(await sessionError { try await session.data(for: badName) }?.code == .badURL)
         await session.shutdown()
         try await server.shutdown()
@@ -89,7 +89,7 @@ struct ResponseLimitTests {
             configuration.readTimeout = .milliseconds(500)
             configuration.requestTimeout = .seconds(20)
         }
-        let failure = await timedFailure { try await session.data(for: Request(url: url(server, "/slow?ms=18000"))) }
+        let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/slow?ms=18000"))) }
         report("read timeout 500 ms, server silent 18 s", failure)
         #expect(failure.error?.code == .timedOut)
         #expect(failure.error?.message.contains("read timeout") == true)
@@ -97,7 +97,7 @@ struct ResponseLimitTests {
         await session.shutdown()
         // A server that answers within the read timeout is fine.
         let patient = try labSession { $0.readTimeout = .seconds(10) }
-        #expect(try await patient.data(for: Request(url: url(server, "/slow?ms=100"))).statusCode == 200)
+        #expect(try await patient.data(for: TrustHTTPClientRequest(url: url(server, "/slow?ms=100"))).statusCode == 200)
         await patient.shutdown()
         try await server.shutdown()
     }

@@ -9,7 +9,7 @@ import X509
 
 /// Every revocation outcome from both sources, both modes, decided as `CheckingRevocation` documents: {CRL, OCSP} ×
 /// {good, revoked leaf, revoked intermediate, unknown, stale, unreachable, wrong signer} × {soft, hard}, whole-chain
-/// checking of a fresh root → intermediate → leaf per case, through the engine and through a Session's handshake.
+/// checking of a fresh root → intermediate → leaf per case, through the engine and through a TrustHTTPClient's handshake.
 @Suite("Revocation: the lab matrix", .serialized, .timeLimit(.minutes(5)), .paced)
 struct RevocationMatrixTests {
     enum Source: String, CaseIterable { case crl, ocsp }
@@ -126,13 +126,13 @@ struct RevocationMatrixTests {
                     }
                 }
                 await evaluator.shutdown()
-                // The Session, with a fresh evaluator (nothing cached): the same decision in the handshake.
+                // The TrustHTTPClient, with a fresh evaluator (nothing cached): the same decision in the handshake.
                 let handshakeEvaluator = try Self.evaluator(mode, anchor: scenario.root)
                 let session = try PatientFetchers.session(.evaluator(handshakeEvaluator))
-                var error: SessionError?
+                var error: TrustHTTPClientError?
                 do {
-                    _ = try await session.data(for: Request(url: url(server, "/")))
-                } catch let caught as SessionError {
+                    _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/")))
+                } catch let caught as TrustHTTPClientError {
                     error = caught
                 }
                 let refused = outcome == .revoked || (outcome == .unknown && mode == .hard)

@@ -9,7 +9,7 @@ import TrustTestSupport
 import X509
 
 /// Workloads that know each other only by SPIFFE ID: a lab server at 127.0.0.1 presenting an X.509-SVID (no DNS
-/// name), verifying client SVIDs by ID, and a Session trusting it by its ID through a ``SPIFFETrustEvaluator``.
+/// name), verifying client SVIDs by ID, and a TrustHTTPClient trusting it by its ID through a ``SPIFFETrustEvaluator``.
 @Suite("SPIFFE: mutual TLS over loopback between workloads identified only by SPIFFE IDs", .serialized, .timeLimit(.minutes(5)), .paced)
 struct SPIFFEMutualTLSTests {
     struct Workloads: Sendable {
@@ -45,17 +45,17 @@ struct SPIFFEMutualTLSTests {
     }
 
     /// GET /whoami from a session that trusts the server as `allowedServer` and presents `client`.
-    func whoami(_ server: LabServer, allowedServer: String, client: LabIdentity) async throws -> Result<String, SessionError> {
+    func whoami(_ server: LabServer, allowedServer: String, client: LabIdentity) async throws -> Result<String, TrustHTTPClientError> {
         let evaluator = try SPIFFETrustEvaluator(bundles: Self.workloads.bundles, allowedIDs: [try SPIFFEIDMatcher(parsing: allowedServer)])
         let identity = try ClientIdentity(certificateChainPEM: client.chainPEM, privateKeyPEM: client.privateKeyPEM)
         let session = try labSession(.evaluator(evaluator)) { $0.defaultClientIdentity = identity }
         return try await withTeardown({ await session.shutdown() }) {
             do {
-                return .success(try await session.data(for: Request(url: url(server, "/whoami"))).text)
-            } catch let error as SessionError {
+                return .success(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text)
+            } catch let error as TrustHTTPClientError {
                 return .failure(error)
             } catch {
-                return .failure(SessionError(.badServerResponse, "\(error)"))
+                return .failure(TrustHTTPClientError(.badServerResponse, "\(error)"))
             }
         }
     }

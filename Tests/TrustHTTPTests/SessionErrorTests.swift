@@ -7,7 +7,7 @@ import TrustHTTPTestSupport
 import TrustLab
 import TrustTestSupport
 
-/// `SessionError` as Foundation code expects an error: a `LocalizedError` whose description is the
+/// `TrustHTTPClientError` as Foundation code expects an error: a `LocalizedError` whose description is the
 /// error's own (never a secret), and the lower-level error kept as an error.
 @Suite("SessionError: LocalizedError, the underlying error", .paced)
 struct SessionErrorTests {
@@ -18,7 +18,8 @@ struct SessionErrorTests {
         let port = refusing.port
         let session = try labSession()
         let secret = "Very-S3cret-Pass"
-        let error = try #require(await sessionError { try await session.data(for: Request(url: URL(string: "https://alice:\(secret)@127.0.0.1:\(port)/")!)) })
+        let error = try #require(
+            await sessionError { try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://alice:\(secret)@127.0.0.1:\(port)/")!)) })
         await session.shutdown()
         #expect(error.code == .cannotConnectToHost)
         let underlying = try #require(error.underlyingError)

@@ -7,7 +7,7 @@ import TrustLab
 import TrustTestSupport
 
 /// Every lab configuration × HTTP/1.1 and HTTP/2 × every trust configuration × first and later
-/// connections: the Session's outcome must equal the offline evaluation of the same presented chain
+/// connections: the TrustHTTPClient's outcome must equal the offline evaluation of the same presented chain
 /// by the same evaluator, and a refusal must carry that evaluation.
 @Suite("Session matrix: the handshake decides exactly as the engine", .serialized, .timeLimit(.minutes(5)), .paced)
 struct SessionMatrixTests {
@@ -37,12 +37,12 @@ struct SessionMatrixTests {
                     let expected = await evaluator.evaluate(Lab.trust(name))
                     for attempt in 0..<2 {
                         do {
-                            let response = try await session.data(for: Request(url: url(server)))
+                            let response = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
                             #expect(expected.isTrusted, "\(label) / \(name) / attempt \(attempt): trusted by the session, refused offline: \(expected.reasons)")
                             #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
                             #expect(response.serverTrust?.isTrusted == true)
                             trustedCount += 1
-                        } catch let error as SessionError {
+                        } catch let error as TrustHTTPClientError {
                             #expect(!expected.isTrusted, "\(label) / \(name) / attempt \(attempt): refused by the session: \(error)")
                             #expect(error.trustDecision?.reasons.map(\.code) == expected.reasons.map(\.code), "\(label) / \(name)")
                             refusedCount += 1
@@ -73,9 +73,9 @@ struct SessionMatrixTests {
         try await withLabServers(["self-signed", "good"]) { servers in
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) { () async throws in
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!))) }
+                let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["self-signed"]!))) }
                 #expect(error?.code == .serverCertificateHasUnknownRoot)
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
             }
         }
     }

@@ -15,7 +15,7 @@ struct SessionTests {
         try await withLabServers(["good"], protocols: protocols) { servers in
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
-                let response = try await session.data(for: Request(url: url(servers["good"]!)))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!)))
                 #expect(response.statusCode == 200)
                 #expect(response.text == "hello from good\n")
                 #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
@@ -35,19 +35,19 @@ struct SessionTests {
                 let base = url(servers["good"]!)
                 for _ in 0..<25 {
                     try await withThrowingTaskGroup(of: Int.self) { group in
-                        group.addTask { try await session.data(for: Request(url: base.appendingPathComponent("close"))).statusCode }
-                        group.addTask { try await session.data(for: Request(url: base)).statusCode }
+                        group.addTask { try await session.data(for: TrustHTTPClientRequest(url: base.appendingPathComponent("close"))).statusCode }
+                        group.addTask { try await session.data(for: TrustHTTPClientRequest(url: base)).statusCode }
                         for try await status in group { #expect(status == 200) }
                     }
                 }
-                #expect(try await session.data(for: Request(url: base)).text == "hello from good\n")
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: base)).text == "hello from good\n")
             }
         }
     }
 
     /// Every lab configuration gives the expected outcome and error code under the default policy (lab roots as anchors).
     @Test func everyLabConfigurationGivesItsError() async throws {
-        let expectations: [(String, SessionError.Code?, String?)] = [
+        let expectations: [(String, TrustHTTPClientError.Code?, String?)] = [
             ("good", nil, nil),
             ("expired", .serverCertificateHasBadDate, "expired"),
             ("not-yet-valid", .serverCertificateNotYetValid, "not-yet-valid"),
@@ -65,12 +65,12 @@ struct SessionTests {
                 for (name, code, reason) in expectations {
                     guard let server = servers[name] else { continue }
                     if let code {
-                        let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+                        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
                         #expect(error?.code == code, "\(name): \(String(describing: error))")
                         #expect(error?.trustDecision?.reasons.first?.code == reason, "\(name)")
                         #expect(error?.trustDecision?.presentedChain.count == Lab.chain(name).count, "\(name)")
                     } else {
-                        #expect(try await session.data(for: Request(url: url(server))).statusCode == 200, "\(name)")
+                        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200, "\(name)")
                     }
                 }
             }
@@ -81,7 +81,7 @@ struct SessionTests {
         try await withLabServers(["ip-only"]) { servers in
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
-                let response = try await session.data(for: Request(url: URL(string: "https://127.0.0.1:\(servers["ip-only"]!.port)/")!))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://127.0.0.1:\(servers["ip-only"]!.port)/")!))
                 #expect(response.statusCode == 200)
             }
         }
@@ -97,22 +97,22 @@ struct SessionTests {
             let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 for _ in 0..<3 {
-                    let error = await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }
+                    let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["mitm"]!))) }
                     #expect(error?.code == .serverCertificateUntrusted)
                     #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
                 }
                 #expect(counting.count == 3)
                 // The good server: one connection evaluated, then pooled (keep-alive or HTTP/2).
-                for _ in 0..<3 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
+                for _ in 0..<3 { #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200) }
                 #expect(counting.count == 4)
                 #expect(session.openConnectionCount == 1)
                 if protocols == .http1Only {
                     // The server closes after each of these: every following request needs, and evaluates, a new connection.
                     for _ in 0..<2 {
-                        let close = Request(url: url(servers["good"]!), headers: [("connection", "close")])
+                        let close = TrustHTTPClientRequest(url: url(servers["good"]!), headers: [("connection", "close")])
                         #expect(try await session.data(for: close).statusCode == 200)
                     }
-                    #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                    #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
                     #expect(counting.count == 6)
                 }
             }
@@ -131,7 +131,7 @@ struct SessionTests {
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 let burst = 8
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<burst { group.addTask { try await session.data(for: Request(url: url(servers["good"]!))).statusCode } }
+                    for _ in 0..<burst { group.addTask { try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode } }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(statuses == Array(repeating: 200, count: burst))
@@ -142,8 +142,10 @@ struct SessionTests {
                     #expect(session.openConnectionCount == 1)
                 }
                 let before = counting.count
-                let codes = await withTaskGroup(of: SessionError.Code?.self) { group in
-                    for _ in 0..<4 { group.addTask { await sessionError { try await session.data(for: Request(url: url(servers["mitm"]!))) }?.code } }
+                let codes = await withTaskGroup(of: TrustHTTPClientError.Code?.self) { group in
+                    for _ in 0..<4 {
+                        group.addTask { await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["mitm"]!))) }?.code }
+                    }
                     return await group.reduce(into: []) { $0.append($1) }
                 }
                 #expect(codes == Array(repeating: .serverCertificateUntrusted, count: 4))
@@ -161,9 +163,9 @@ struct SessionTests {
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
             try await withTeardown({ await session.shutdown() }) { () async throws in
-                let streaming = try await session.bytes(for: Request(url: url(servers["good"]!, "/bytes/1000000")))
+                let streaming = try await session.bytes(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/bytes/1000000")))
                 #expect(streaming.httpVersion == "HTTP/2")
-                let closing = try await session.data(for: Request(url: url(servers["good"]!, "/close")))
+                let closing = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/close")))
                 #expect(closing.statusCode == 200 && closing.httpVersion == "HTTP/2")
                 let body = try await streaming.collect().body
                 #expect(body.count == 1_000_000)
@@ -189,10 +191,10 @@ struct SessionTests {
             }
             let session = try labSession { $0.challengeHandler = handler }
             try await withTeardown({ await session.shutdown() }) { () async throws in
-                let leader = Task { try await session.data(for: Request(url: url(servers["good"]!))).statusCode }
+                let leader = Task { try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode }
                 var questions = asked.stream.makeAsyncIterator()
                 _ = await questions.next()
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(300))) }
+                let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), timeout: .milliseconds(300))) }
                 #expect(error?.code == .timedOut)
                 release.continuation.finish()
                 #expect(try await leader.value == 200)
@@ -206,7 +208,7 @@ struct SessionTests {
             // 1 s: long enough that the count is read before the sweep on a loaded machine, short for the wait below.
             let session = try labSession { $0.idleTimeout = .seconds(1) }
             try await withTeardown({ await session.shutdown() }) {
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
                 #expect(session.openConnectionCount == 1)
                 var open = 1
                 // A bounded wait for the sweep: loose (20 s), as the suites share two busy cores; it ends
@@ -217,7 +219,7 @@ struct SessionTests {
                 }
                 #expect(open == 0)
                 // And the session still works afterwards.
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
             }
         }
     }
@@ -246,8 +248,8 @@ struct SessionTests {
                 let session = try labSession(trust)
                 let outcome: Bool
                 do {
-                    outcome = try await session.data(for: Request(url: url(servers[server]!))).statusCode == 200
-                } catch let error as SessionError {
+                    outcome = try await session.data(for: TrustHTTPClientRequest(url: url(servers[server]!))).statusCode == 200
+                } catch let error as TrustHTTPClientError {
                     outcome = false
                     #expect(error.trustDecision != nil, "case \(index): \(error)")
                 }
@@ -262,12 +264,16 @@ struct SessionTests {
     @Test func serverTrustDispositions() async throws {
         try await withLabServers(["self-signed", "good"]) { servers in
             let selfSignedURL = url(servers["self-signed"]!)
-            func run(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<Response, SessionError> {
+            func run(_ disposition: @escaping @Sendable (AuthenticationChallenge) -> ChallengeDisposition) async throws -> Result<
+                TrustHTTPClientResponse, TrustHTTPClientError
+            > {
                 let session = try labSession()
                 return try await withTeardown({ await session.shutdown() }) {
                     do {
-                        return .success(try await session.data(for: Request(url: selfSignedURL, challengeHandler: ClosureChallengeHandler { disposition($0) })))
-                    } catch let error as SessionError {
+                        return .success(
+                            try await session.data(
+                                for: TrustHTTPClientRequest(url: selfSignedURL, challengeHandler: ClosureChallengeHandler { disposition($0) })))
+                    } catch let error as TrustHTTPClientError {
                         return .failure(error)
                     }
                 }
@@ -318,10 +324,12 @@ struct SessionTests {
                     asked.withLockedValue { $0.append("task") }
                     return .performDefaultHandling
                 }
-                #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: deferring)).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["self-signed"]!), challengeHandler: deferring)).statusCode == 200)
                 #expect(asked.withLockedValue { $0 } == ["task", "session"])
                 let refusing = ClosureChallengeHandler { _ in .cancelAuthenticationChallenge }
-                let error = await sessionError { try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: refusing)) }
+                let error = await sessionError {
+                    try await session.data(for: TrustHTTPClientRequest(url: url(servers["self-signed"]!), challengeHandler: refusing))
+                }
                 #expect(error?.code == .cancelled)
             }
         }
@@ -337,7 +345,7 @@ struct SessionTests {
                     return .performDefaultHandling
                 }
                 let error = await sessionError {
-                    try await session.data(for: Request(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent))
+                    try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), timeout: .milliseconds(500), challengeHandler: silent))
                 }
                 #expect(error?.code == .timedOut)
             }
@@ -345,9 +353,9 @@ struct SessionTests {
     }
 
     @Test func delegateShapedHandlerWorksAndToleratesDoubleCompletion() async throws {
-        final class Delegate: SessionDelegate {
+        final class Delegate: TrustHTTPClientDelegate {
             func session(
-                _ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void
+                _ session: TrustHTTPClient, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void
             ) {
                 guard let trust = challenge.serverTrust else { return completionHandler(.performDefaultHandling) }
                 completionHandler(.useCredential(Credential(trust: trust)))
@@ -355,12 +363,12 @@ struct SessionTests {
             }
         }
         try await withLabServers(["self-signed"]) { servers in
-            var configuration = SessionConfiguration()
+            var configuration = TrustHTTPClientConfiguration()
             configuration.resolve = LabPKI.loopbackResolve
             let delegate = Delegate()
-            let session = try Session(configuration: configuration, delegate: delegate)
+            let session = try TrustHTTPClient(configuration: configuration, delegate: delegate)
             try await withTeardown({ await session.shutdown() }) { () async throws in
-                #expect(try await session.data(for: Request(url: url(servers["self-signed"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["self-signed"]!))).statusCode == 200)
             }
         }
     }
@@ -374,7 +382,7 @@ struct SessionTests {
         try await withTeardown({ try? await server.shutdown() }) {
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
-                let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+                let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
                 #expect(error?.code == .secureConnectionFailed)
                 #expect(error?.trustDecision == nil)
             }
@@ -386,21 +394,24 @@ struct SessionTests {
             let session = try labSession { $0.maximumRedirects = 3 }
             try await withTeardown({ await session.shutdown() }) {
                 let good = servers["good"]!
-                let sameOrigin = try await session.data(for: Request(url: url(good, "/redirect?to=/headers"), headers: [("authorization", "Bearer secret")]))
+                let sameOrigin = try await session.data(
+                    for: TrustHTTPClientRequest(url: url(good, "/redirect?to=/headers"), headers: [("authorization", "Bearer secret")]))
                 #expect(sameOrigin.statusCode == 200)
                 #expect(sameOrigin.text.contains("authorization: Bearer secret"))
                 #expect(sameOrigin.redirects.count == 1)
                 let other = "https://127.0.0.1:\(servers["ip-only"]!.port)/headers"
                 let crossOrigin = try await session.data(
-                    for: Request(
+                    for: TrustHTTPClientRequest(
                         url: url(good, "/redirect?to=" + other.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!),
                         headers: [("authorization", "Bearer secret")]))
                 #expect(crossOrigin.statusCode == 200)
                 #expect(!crossOrigin.text.contains("authorization"))
-                let seeOther = try await session.data(for: Request(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
+                let seeOther = try await session.data(
+                    for: TrustHTTPClientRequest(url: url(good, "/redirect?status=303&to=/echo"), method: "POST", body: Data("payload".utf8)))
                 #expect(seeOther.text.hasPrefix("GET"))
                 let loop = await sessionError {
-                    try await session.data(for: Request(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/")))
+                    try await session.data(
+                        for: TrustHTTPClientRequest(url: url(good, "/redirect?to=/redirect%3Fto%3D/redirect%253Fto%253D/redirect%25253Fto%25253D/")))
                 }
                 #expect(loop?.code == .httpTooManyRedirects)
             }
@@ -412,31 +423,33 @@ struct SessionTests {
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
                 let good = servers["good"]!
-                let echo = try await session.data(for: Request(url: url(good, "/echo"), method: "PUT", body: Data("hello body".utf8)))
+                let echo = try await session.data(for: TrustHTTPClientRequest(url: url(good, "/echo"), method: "PUT", body: Data("hello body".utf8)))
                 #expect(echo.text == "PUT\nhello body")
-                let large = try await session.bytes(for: Request(url: url(good, "/bytes/3000000")))
+                let large = try await session.bytes(for: TrustHTTPClientRequest(url: url(good, "/bytes/3000000")))
                 var received = 0
                 for try await chunk in large.body { received += chunk.count }
                 #expect(received == 3_000_000)
-                let slow = await sessionError { try await session.data(for: Request(url: url(good, "/slow?ms=3000"), timeout: .milliseconds(300))) }
+                let slow = await sessionError {
+                    try await session.data(for: TrustHTTPClientRequest(url: url(good, "/slow?ms=3000"), timeout: .milliseconds(300)))
+                }
                 #expect(slow?.code == .timedOut)
-                let task = Task { try await session.data(for: Request(url: url(good, "/slow?ms=5000"))) }
+                let task = Task { try await session.data(for: TrustHTTPClientRequest(url: url(good, "/slow?ms=5000"))) }
                 try await Task.sleep(for: .milliseconds(200))
                 task.cancel()
                 do {
                     _ = try await task.value
                     Issue.record("cancelled request succeeded")
-                } catch let error as SessionError {
+                } catch let error as TrustHTTPClientError {
                     #expect(error.code == .cancelled)
                 }
                 // Still usable afterwards.
-                #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good))).statusCode == 200)
             }
         }
         let closed = try labSession()
-        let refused = await sessionError { try await closed.data(for: Request(url: URL(string: "https://good.lab.test:1/")!)) }
+        let refused = await sessionError { try await closed.data(for: TrustHTTPClientRequest(url: URL(string: "https://good.lab.test:1/")!)) }
         #expect(refused?.code == .cannotConnectToHost)
-        let unsupported = await sessionError { try await closed.data(for: Request(url: URL(string: "ftp://good.lab.test/")!)) }
+        let unsupported = await sessionError { try await closed.data(for: TrustHTTPClientRequest(url: URL(string: "ftp://good.lab.test/")!)) }
         #expect(unsupported?.code == .unsupportedURL)
         await closed.shutdown()
     }
@@ -452,7 +465,7 @@ struct SessionTests {
         // A timeout far past a loaded machine's handshake (a hang still ends as `timedOut`, which is what fails).
         let session = try labSession { $0.requestTimeout = .seconds(20) }
         for _ in 0..<20 {
-            let error = await sessionError { try await session.data(for: Request(url: url(server))) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server))) }
             #expect(error != nil)
             #expect(error?.code != .timedOut, "\(String(describing: error))")
         }
@@ -470,10 +483,10 @@ struct SessionTests {
             let server = servers["good"]!
             let session = try labSession()
             try await withTeardown({ await session.shutdown() }) {
-                #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
-                #expect(try await session.data(for: Request(url: url(server), timeout: .seconds(3))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server), timeout: .seconds(3))).statusCode == 200)
                 try await Task.sleep(for: .milliseconds(3500))
-                #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
                 #expect(server.acceptedConnectionCount == 1, "\(server.acceptedConnectionCount) connections")
                 #expect(session.openConnectionCount == 1)
             }

@@ -33,8 +33,8 @@ struct SignedConfigurationUpdaterTests {
     }
 
     /// The configuration server's session: pinned to the lab's intermediate, as an application pins its own server.
-    static func sessionConfiguration(pins: [SPKIPin] = [Lab.pki.intermediate.certificate.spkiPin]) throws -> SessionConfiguration {
-        var configuration = SessionConfiguration()
+    static func sessionConfiguration(pins: [SPKIPin] = [Lab.pki.intermediate.certificate.spkiPin]) throws -> TrustHTTPClientConfiguration {
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(pins), anchors: Lab.anchors))
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
@@ -43,7 +43,7 @@ struct SignedConfigurationUpdaterTests {
 
     static func updater(
         _ server: LabFileServer, state: String, installed: Installed, limits: SignedConfigurationUpdater.Limits = .init(),
-        configuration: SessionConfiguration? = nil, events: NIOLockedValueBox<[SignedConfigurationUpdater.Event]>? = nil, logger: LogCapture? = nil
+        configuration: TrustHTTPClientConfiguration? = nil, events: NIOLockedValueBox<[SignedConfigurationUpdater.Event]>? = nil, logger: LogCapture? = nil
     ) throws -> SignedConfigurationUpdater {
         try SignedConfigurationUpdater(
             source: .init(bundleURL: server.url("trust.json")), trustedKeys: [key.publicKey], builtIn: builtIn, stateFile: state,

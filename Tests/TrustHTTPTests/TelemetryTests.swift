@@ -22,7 +22,7 @@ struct TelemetryTests {
         let metrics = TestMetrics()
         let events = NIOLockedValueBox<[TrustDecisionEvent]>([])
 
-        func configure(_ configuration: inout SessionConfiguration) {
+        func configure(_ configuration: inout TrustHTTPClientConfiguration) {
             configuration.logger = log.logger
             configuration.metricsFactory = metrics
             let events = self.events
@@ -45,7 +45,7 @@ struct TelemetryTests {
                 observed.configure(&$0)
                 $0.maximumIdleConnectionsPerOrigin = 0
             }
-            for _ in 0..<2 { #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200) }
+            for _ in 0..<2 { #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200) }
             await session.shutdown()
         }
         let trusted = observed.log.messages("server trusted")
@@ -75,7 +75,7 @@ struct TelemetryTests {
                 guard let trust = challenge.serverTrust else { return .performDefaultHandling }
                 return .useCredential(Credential(trust: trust))
             }
-            #expect(try await session.data(for: Request(url: url(servers["self-signed"]!), challengeHandler: trusting)).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["self-signed"]!), challengeHandler: trusting)).statusCode == 200)
             await session.shutdown()
         }
         let events = observed.events.withLockedValue { $0 }
@@ -105,7 +105,7 @@ struct TelemetryTests {
             let refusing = ClosureChallengeHandler { challenge in
                 challenge.serverTrust == nil ? .performDefaultHandling : .cancelAuthenticationChallenge
             }
-            let error = await sessionError { try await session.data(for: Request(url: url(servers["good"]!), challengeHandler: refusing)) }
+            let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), challengeHandler: refusing)) }
             await session.shutdown()
             return error
         }
@@ -126,10 +126,10 @@ struct TelemetryTests {
         let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 7, count: 32).base64EncodedString())
         try await withLabServers(["good", "expired"]) { servers in
             let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))) { observed.configure(&$0) }
-            #expect(await sessionError { try await pinned.data(for: Request(url: url(servers["good"]!))) }?.code == .serverCertificateUntrusted)
+            #expect(await sessionError { try await pinned.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))) }?.code == .serverCertificateUntrusted)
             await pinned.shutdown()
             let plain = try labSession { observed.configure(&$0) }
-            _ = await sessionError { try await plain.data(for: Request(url: url(servers["expired"]!))) }
+            _ = await sessionError { try await plain.data(for: TrustHTTPClientRequest(url: url(servers["expired"]!))) }
             await plain.shutdown()
         }
         let refused = observed.log.messages("server not trusted")
@@ -150,7 +150,7 @@ struct TelemetryTests {
         let observed = Observed()
         let server = try await LabServer.start(mutualTLS: .required, pki: Lab.pki)
         let session = try labSession { observed.configure(&$0) }
-        let error = await sessionError { try await session.data(for: Request(url: url(server, "/whoami"))) }
+        let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))) }
         await session.shutdown()
         try await server.shutdown()
         let code = try #require(error?.code)
@@ -164,13 +164,13 @@ struct TelemetryTests {
         let observed = Observed()
         try await withLabServers(["good"]) { servers in
             let session = try labSession { observed.configure(&$0) }
-            var request = Request(url: url(servers["good"]!, "/digest?algorithm=SHA-256"))
+            var request = TrustHTTPClientRequest(url: url(servers["good"]!, "/digest?algorithm=SHA-256"))
             request.credential = Credential(user: "alice", password: Self.password, persistence: .none)
             #expect(try await session.data(for: request).statusCode == 401)
             // The URL's own user-info too: never in a line.
             let withUserInfo = URL(
                 string: servers["good"]!.baseURL.replacingOccurrences(of: "https://", with: "https://alice:\(Self.password)@") + "/digest?algorithm=SHA-256")!
-            #expect(try await session.data(for: Request(url: withUserInfo)).statusCode == 401)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: withUserInfo)).statusCode == 401)
             await session.shutdown()
         }
         let lines = observed.log.messages("HTTP authentication failed")
@@ -194,7 +194,7 @@ struct TelemetryTests {
         let text =
             #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]}]}"#
         let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
-        var reporting = SessionConfiguration()
+        var reporting = TrustHTTPClientConfiguration()
         reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
         reporting.resolve = LabPKI.loopbackResolve
         let reporter = PinFailureReporter(configuration: reporting)
@@ -203,7 +203,7 @@ struct TelemetryTests {
                 observed.configure(&$0)
                 $0.evaluationCache = nil
             }
-            #expect(try await session.data(for: Request(url: url(good))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good))).statusCode == 200)
             await session.shutdown()
         }
         await reporter.flush()

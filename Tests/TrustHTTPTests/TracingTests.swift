@@ -28,7 +28,7 @@ struct TracingTests {
         let tracer = InMemoryTracer()
         try await withLabServers(["good"]) { servers in
             let session = try labSession { $0.tracer = tracer }
-            let response = try await session.data(for: Request(url: url(servers["good"]!, "/headers")))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/headers")))
             #expect(response.statusCode == 200)
             // The trace context went out with the request.
             let echoed = String(decoding: response.body, as: UTF8.self)
@@ -55,7 +55,7 @@ struct TracingTests {
         let tracer = InMemoryTracer()
         try await withLabServers(["expired"]) { servers in
             let session = try labSession { $0.tracer = tracer }
-            _ = await sessionError { try await session.data(for: Request(url: url(servers["expired"]!))) }
+            _ = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["expired"]!))) }
             await session.shutdown()
         }
         let span = try #require(tracer.finishedSpans.first)
@@ -76,7 +76,7 @@ struct TracingTests {
             components.password = Self.password
             components.query = "token=\(Self.password)"
             // Wrong password: the server answers 401 in the end.
-            let response = try await session.data(for: Request(url: components.url!))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: components.url!))
             #expect(response.statusCode == 401)
             await session.shutdown()
         }
@@ -92,7 +92,7 @@ struct TracingTests {
         try await withLabServers(["good"]) { servers in
             let session = try labSession { $0.tracer = tracer }
             try await tracer.withSpan("parent") { parent in
-                _ = try await session.data(for: Request(url: url(servers["good"]!)))
+                _ = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!)))
             }
             await session.shutdown()
         }
@@ -107,7 +107,7 @@ struct TracingTests {
     @Test func noTracerNoHeader() async throws {
         try await withLabServers(["good"]) { servers in
             let session = try labSession()
-            let response = try await session.data(for: Request(url: url(servers["good"]!, "/headers")))
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/headers")))
             let echoed = String(decoding: response.body, as: UTF8.self)
             #expect(!echoed.contains("traceparent") && !echoed.contains(InMemoryTracer.traceIDKey.lowercased()))
             await session.shutdown()

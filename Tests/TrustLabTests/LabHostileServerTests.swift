@@ -8,7 +8,7 @@ import TrustTestSupport
 
 /// The hostile server itself does what its behaviours say — checked with curl (over TLS, with ALPN)
 /// and with a raw TCP client reading the bytes and HTTP/2 frames (plain servers). The reaction of
-/// our `Session` to these servers is tested elsewhere.
+/// our `TrustHTTPClient` to these servers is tested elsewhere.
 @Suite("LabHostileServer: each behaviour, as seen by curl and by a raw client", .serialized, .timeLimit(.minutes(5)), .paced)
 struct LabHostileServerTests {
     static let curl = "/usr/bin/curl"

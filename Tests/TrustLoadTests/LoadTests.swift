@@ -3,7 +3,7 @@ import Testing
 import TrustTestSupport
 
 /// A test that measures memory or time measures it in a child process of its own, never the shared
-/// test process: each load runs in `trust-dev load-check` (a lab server and a `Session` in that child,
+/// test process: each load runs in `trust-dev load-check` (a lab server and a `TrustHTTPClient` in that child,
 /// nothing else) and is judged here on the figures it prints. The same run carries every functional
 /// check too, so the load is not sent twice.
 @Suite("Load: many requests over many connections, no failure, no growth", .serialized, .timeLimit(.minutes(5)), .paced)

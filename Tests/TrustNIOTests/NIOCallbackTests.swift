@@ -46,7 +46,7 @@ struct NIOCallbackTests {
         }
     }
 
-    /// A plain NIO client's verifier logs each decision as a Session does (`TrustDecisionLog`): levels,
+    /// A plain NIO client's verifier logs each decision as a TrustHTTPClient does (`TrustDecisionLog`): levels,
     /// metadata keys, no port or cache flag it cannot know.
     @Test func serverTrustVerifierLogsDecisions() async throws {
         let log = LogCapture()

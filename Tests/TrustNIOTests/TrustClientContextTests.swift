@@ -44,7 +44,7 @@ struct TrustClientContextTests {
         }
     }
 
-    /// With `keepsValidatedChain` off, as a `Session` sets it, the decision alone holds the path:
+    /// With `keepsValidatedChain` off, as a `TrustHTTPClient` sets it, the decision alone holds the path:
     /// NIOSSL keeps no parsed copy of it for the connection's lifetime.
     @Test func theValidatedChainCanBeLeftOutOfNIOSSL() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)

@@ -10,7 +10,7 @@ import TrustTestSupport
 
 @testable import TrustOpenAPI
 
-/// `SessionTransport`: an OpenAPI client's requests through a `Session` — bodies both ways, headers,
+/// `SessionTransport`: an OpenAPI client's requests through a `TrustHTTPClient` — bodies both ways, headers,
 /// paths and queries joined to the server URL, the session's trust decisions and limits.
 @Suite("OpenAPI: SessionTransport", .timeLimit(.minutes(5)), .paced)
 struct OpenAPITransportTests {
@@ -51,7 +51,7 @@ struct OpenAPITransportTests {
     }
 
     /// Through a pinned session: GET and POST get the lab's answers; a pin mismatch is the transport's
-    /// error, a `SessionError` carrying the decision and its reasons.
+    /// error, a `TrustHTTPClientError` carrying the decision and its reasons.
     @Test func pinnedSessionAndPinMismatch() async throws {
         try await withLabServers(["good"]) { servers in
             let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
@@ -72,7 +72,7 @@ struct OpenAPITransportTests {
                 _ = try await mismatched.send(
                     HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
                 Issue.record("a pin mismatch was accepted")
-            } catch let error as SessionError {
+            } catch let error as TrustHTTPClientError {
                 #expect(error.code == .serverCertificateUntrusted)
                 #expect(error.trustDecision?.reasons.map(\.code).contains("pin-mismatch") == true)
             }
@@ -85,7 +85,7 @@ struct OpenAPITransportTests {
         try await withLabServers(["expired"]) { servers in
             let transport = SessionTransport(session: try labSession())
             let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
-            await #expect(throws: SessionError.self) {
+            await #expect(throws: TrustHTTPClientError.self) {
                 _ = try await transport.send(request, body: nil, baseURL: url(servers["expired"]!), operationID: "get")
             }
             await transport.session.shutdown()

@@ -8,7 +8,7 @@ import TrustLab
 import TrustServiceLifecycle
 import TrustTestSupport
 
-/// A Session in a swift-service-lifecycle ServiceGroup: usable while the group runs, shut down when the
+/// A TrustHTTPClient in a swift-service-lifecycle ServiceGroup: usable while the group runs, shut down when the
 /// group shuts down gracefully.
 @Suite("Service lifecycle: SessionService", .timeLimit(.minutes(5)), .paced)
 struct SessionServiceTests {
@@ -20,7 +20,7 @@ struct SessionServiceTests {
             let group = ServiceGroup(services: [SessionService(session)], logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
-                #expect(try await session.data(for: Request(url: url(servers["good"]!))).statusCode == 200)
+                #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
                 #expect(session.openConnectionCount == 1)  // the idle connection, pooled
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
@@ -38,7 +38,7 @@ struct SessionServiceTests {
         let group = ServiceGroup(services: [LabServerService([server]), SessionService(session)], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            #expect(try await session.data(for: Request(url: url(server))).statusCode == 200)
+            #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)
             #expect(server.isListening)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

@@ -9,7 +9,7 @@ import TrustHTTP
 import TrustLab
 import X509
 
-// Session (trust evaluation in the handshake + an SPKI pin) against AsyncHTTPClient (custom
+// TrustHTTPClient (trust evaluation in the handshake + an SPKI pin) against AsyncHTTPClient (custom
 // trustRoots, BoringSSL's verification, no pinning), side by side in one run, against the same
 // in-process TrustLab server over loopback:
 // - keep-alive requests/s and new-connection (handshake + request) requests/s, 1 and 2 concurrent
@@ -17,7 +17,7 @@ import X509
 //   `connection: close` on HTTP/1.1, a graceful GOAWAY on HTTP/2 — so both clients reconnect);
 // - heap allocations per keep-alive request (glibc's allocator interposed, see AllocationCounter);
 // - resident memory for 1,000 pooled idle HTTP/1.1 connections, each client in a fresh process.
-// Ratios Session / AsyncHTTPClient are what to read; absolute rates include the server sharing
+// Ratios TrustHTTPClient / AsyncHTTPClient are what to read; absolute rates include the server sharing
 // the same cores.
 //
 // Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
@@ -31,7 +31,7 @@ import X509
 // BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name holds one of the texts: "HTTP/2 new connection",
 // "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection, and
 // BENCH_CACHE=off turns the session's evaluation cache off.
-// BENCH_ALLOC_SITES=N prints, after each Session allocation figure, the N call sites (stacks) that made the most
+// BENCH_ALLOC_SITES=N prints, after each TrustHTTPClient allocation figure, the N call sites (stacks) that made the most
 // allocations per request during its loop (the in-process server's included), as module+offset: pipe the output
 // through Benchmarks/symbolize-sites.py. Tracking slows the loop; the figure itself is counted as without it.
 
@@ -45,15 +45,15 @@ enum Protocol: String {
     case http2 = "HTTP/2"
 }
 
-func makeSession(roots: [Certificate], pin: SPKIPin, protocol proto: Protocol, cache: Bool = true, idle: Int = 8) throws -> Session {
-    var configuration = SessionConfiguration()
+func makeSession(roots: [Certificate], pin: SPKIPin, protocol proto: Protocol, cache: Bool = true, idle: Int = 8) throws -> TrustHTTPClient {
+    var configuration = TrustHTTPClientConfiguration()
     configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pin], anchors: .only(roots)))
     configuration.httpVersion = proto == .http1 ? .http1Only : .automatic
     configuration.maximumIdleConnectionsPerOrigin = idle
     configuration.maximumConnectionsPerOrigin = idle  // as AsyncHTTPClient's soft limit below
     configuration.idleTimeout = .seconds(120)
     if !cache { configuration.evaluationCache = nil }
-    return try Session(configuration: configuration)
+    return try TrustHTTPClient(configuration: configuration)
 }
 
 func makeHTTPClient(roots: [Certificate], protocol proto: Protocol, idle: Int = 8) throws -> HTTPClient {
@@ -70,9 +70,9 @@ struct BenchFailure: Error, CustomStringConvertible {
     var description: String
 }
 
-@Sendable func sessionGet(_ session: Session, _ url: String) async throws {
+@Sendable func sessionGet(_ session: TrustHTTPClient, _ url: String) async throws {
     guard let target = URL(string: url) else { throw BenchFailure(description: "bad URL \(url)") }
-    let response = try await session.data(for: Request(url: target))
+    let response = try await session.data(for: TrustHTTPClientRequest(url: target))
     guard response.statusCode == 200 else { throw BenchFailure(description: "Session: status \(response.statusCode)") }
 }
 

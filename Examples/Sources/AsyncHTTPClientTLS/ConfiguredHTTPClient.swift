@@ -1,7 +1,7 @@
 // AsyncHTTPClient with TLS settings from a trust configuration file. AsyncHTTPClient takes a NIOSSL
 // TLSConfiguration and no verification callback, so the file's anchors, minimum TLS version and client identity
 // apply, and its pins do not: ClientTLSConfiguration lists what it cannot apply, and this example refuses to go
-// on without pins being applied unless the caller accepts it. Where pinning matters, use TrustHTTP's Session.
+// on without pins being applied unless the caller accepts it. Where pinning matters, use TrustHTTP's TrustHTTPClient.
 import AsyncHTTPClient
 import Foundation
 import Trust
@@ -34,5 +34,5 @@ public func makeConfiguredHTTPClient(configurationFile path: String, host: Strin
 public struct UnpinnedConnectionRefused: Error, CustomStringConvertible {
     public let host: String
     public let detail: String
-    public var description: String { "\(host): \(detail); use TrustHTTP's Session, or accept it explicitly" }
+    public var description: String { "\(host): \(detail); use TrustHTTP's TrustHTTPClient, or accept it explicitly" }
 }

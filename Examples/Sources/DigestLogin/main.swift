@@ -9,7 +9,7 @@ guard arguments.count >= 5, let url = URL(string: arguments[1]), let host = url.
     exit(2)
 }
 let credential = Credential(user: arguments[2], password: arguments[3], persistence: .forSession)
-var configuration = SessionConfiguration()
+var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4]))))
 if arguments.count > 5 { configuration.resolve[host] = arguments[5] }
 configuration.challengeHandler = ClosureChallengeHandler { challenge in
@@ -19,11 +19,11 @@ configuration.challengeHandler = ClosureChallengeHandler { challenge in
     // A wrong password gets exactly one more chance; then the 401 comes back.
     return challenge.previousFailureCount == 0 ? .useCredential(credential) : .cancelAuthenticationChallenge
 }
-let session = try Session(configuration: configuration)
+let session = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: Request(url: url))
+    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.text)
-} catch let error as SessionError {
+} catch let error as TrustHTTPClientError {
     print(error.code, error.message)
 }
 await session.shutdown()

@@ -17,14 +17,14 @@ do {
 }
 for warning in identity.warnings { print("warning:", warning) }
 
-var configuration = SessionConfiguration()
+var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4]))))
 configuration.clientIdentities[host] = identity
 if arguments.count > 5 { configuration.resolve[host] = arguments[5] }
-let session = try Session(configuration: configuration)
+let session = try TrustHTTPClient(configuration: configuration)
 do {
-    print(try await session.data(for: Request(url: url)).text)
-} catch let error as SessionError {
+    print(try await session.data(for: TrustHTTPClientRequest(url: url)).text)
+} catch let error as TrustHTTPClientError {
     print(error.code, error.message)  // clientCertificateRejected / clientCertificateRequired name the TLS alert
 }
 await session.shutdown()

@@ -1,5 +1,5 @@
 // A per-host trust configuration file: validated at load (every problem with its JSON path),
-// then used by the Session, with failure reports sent by a reporter of its own.
+// then used by the TrustHTTPClient, with failure reports sent by a reporter of its own.
 //   swift run PerHostConfiguration trust.json https://api.example.com/
 import Foundation
 import TrustHTTP
@@ -17,13 +17,13 @@ do {
     exit(1)
 }
 let reporter = PinFailureReporter()
-var configuration = SessionConfiguration()
+var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = .configuration(evaluator, reporter: reporter)
-let session = try Session(configuration: configuration)
+let session = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: Request(url: url))
+    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.serverTrust?.notes ?? [])
-} catch let error as SessionError {
+} catch let error as TrustHTTPClientError {
     print(error.code, error.message)
 }
 await session.shutdown()

@@ -13,15 +13,15 @@ let anchors = try CertificateSource.certificates(atPath: arguments[2])
 let primary = try SPKIPin(parsing: arguments[3])
 let backup = try SPKIPin(digest: [UInt8](repeating: 0, count: 32))  // your offline backup key's pin
 
-var configuration = SessionConfiguration()
+var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors)))
 if arguments.count > 4, let host = url.host { configuration.resolve[host] = arguments[4] }
-let session = try Session(configuration: configuration)
+let session = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: Request(url: url))
+    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.text)
     print("validated path:", response.serverTrust?.validatedPath.map(\.subject.description) ?? [])
-} catch let error as SessionError {
+} catch let error as TrustHTTPClientError {
     print(error.code, error.message)
     for reason in error.trustDecision?.reasons ?? [] { print(" -", reason) }
 }

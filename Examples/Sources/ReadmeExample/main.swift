@@ -6,7 +6,7 @@ let environment = ProcessInfo.processInfo.environment
 let password = environment["PASSWORD"] ?? ""
 let pins = (environment["PINS"] ?? "").split(separator: ",").map(String.init)
 
-var configuration = SessionConfiguration()
+var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(try pins.map { try SPKIPin(parsing: $0) })))
 configuration.challengeHandler = ClosureChallengeHandler { challenge in
     switch challenge.protectionSpace.authenticationMethod {
@@ -16,11 +16,11 @@ configuration.challengeHandler = ClosureChallengeHandler { challenge in
         return .performDefaultHandling  // server trust: the pinned evaluator decides, in the handshake
     }
 }
-let session = try Session(configuration: configuration)
+let client = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: Request(url: URL(string: environment["URL"] ?? "https://api.example.com/me")!))
+    let response = try await client.data(for: TrustHTTPClientRequest(url: URL(string: environment["URL"] ?? "https://api.example.com/me")!))
     print(response.statusCode, response.text)
-} catch let error as SessionError {
-    print(error.code, error.trustDecision?.reasons ?? [])  // why, in data: switch on the reasons
+} catch let error as TrustHTTPClientError {
+    print(error.code, error.trustDecision?.reasons ?? [])  // why, in data: each reason has a `kind`
 }
-await session.shutdown()
+await client.shutdown()

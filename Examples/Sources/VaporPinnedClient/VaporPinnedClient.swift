@@ -1,5 +1,5 @@
-// A Vapor 4 application whose outbound calls go through a swift-trust Session: `req.client` connects with the
-// session's pins, decides server trust inside the TLS handshake, and fails with a `SessionError` that carries
+// A Vapor 4 application whose outbound calls go through a swift-trust `TrustHTTPClient`: `req.client` connects with the
+// session's pins, decides server trust inside the TLS handshake, and fails with a `TrustHTTPClientError` that carries
 // the `TrustDecision` — so a route can say why an upstream was refused, in data, not in a string.
 //
 // `app.clients.use(.session(configuration))` (module TrustVapor, the package's `Vapor` trait) is the whole
@@ -13,8 +13,8 @@ import Vapor
 public enum VaporPinnedClient {
     /// The session configuration for an upstream whose issuing CA's public key is pinned: the chain must
     /// validate to `anchors` *and* hold a key among `pins` (a backup pin among them, RFC 7469 §4.3).
-    public static func sessionConfiguration(pins: Set<SPKIPin>, anchors: TrustAnchors = .system) throws -> SessionConfiguration {
-        var configuration = SessionConfiguration()
+    public static func sessionConfiguration(pins: Set<SPKIPin>, anchors: TrustAnchors = .system) throws -> TrustHTTPClientConfiguration {
+        var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins, anchors: anchors))
         return configuration
     }
@@ -23,19 +23,19 @@ public enum VaporPinnedClient {
     /// `GET /upstream`, which calls `upstream` through `req.client` and answers with its status and body —
     /// or, when the upstream's certificate is refused, `502 Bad Gateway` with the refusal's reason codes
     /// (`pin-mismatch`, `expired`…) and nothing of the upstream's own text.
-    public static func configure(_ app: Application, session configuration: SessionConfiguration, upstream: URL) {
+    public static func configure(_ app: Application, session configuration: TrustHTTPClientConfiguration, upstream: URL) {
         app.clients.use(.session(configuration))
         let uri = URI(string: upstream.absoluteString)
-        app.get("upstream") { request async throws -> Vapor.Response in
+        app.get("upstream") { request async throws -> Response in
             do {
                 let answer = try await request.client.get(uri)
                 let text = answer.body.map { String(buffer: $0) } ?? ""
-                return Vapor.Response(status: .ok, body: .init(string: "upstream \(answer.status.code): \(text)"))
-            } catch let error as SessionError {
+                return Response(status: .ok, body: .init(string: "upstream \(answer.status.code): \(text)"))
+            } catch let error as TrustHTTPClientError {
                 guard let decision = error.trustDecision, !decision.isTrusted else { throw error }
                 let codes = decision.reasons.map(\.code)
                 request.logger.warning("upstream refused", metadata: ["trust.reasons": "\(codes.joined(separator: ","))"])
-                return Vapor.Response(status: .badGateway, body: .init(string: "upstream refused: \(codes.joined(separator: ", "))\n"))
+                return Response(status: .badGateway, body: .init(string: "upstream refused: \(codes.joined(separator: ", "))\n"))
             }
         }
     }

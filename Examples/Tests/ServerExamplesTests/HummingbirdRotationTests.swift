@@ -56,31 +56,31 @@ private final class PEMFolder: Sendable {
     }
 }
 
-/// A `GET /whoami` over a new Session (a new connection), with the leaf of the server certificate it was given.
-private func whoamiSeeingServer(port: Int, identity: ClientIdentity?) async -> (Result<String, SessionError>, Certificate?) {
+/// A `GET /whoami` over a new TrustHTTPClient (a new connection), with the leaf of the server certificate it was given.
+private func whoamiSeeingServer(port: Int, identity: ClientIdentity?) async -> (Result<String, TrustHTTPClientError>, Certificate?) {
     let leaf = NIOLockedValueBox<Certificate?>(nil)
-    var configuration = SessionConfiguration()
+    var configuration = TrustHTTPClientConfiguration()
     configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots)))
     configuration.resolve = LabPKI.loopbackResolve
     configuration.requestTimeout = .seconds(20)
     configuration.defaultClientIdentity = identity
     configuration.decisionObserver = { event in leaf.withLockedValue { $0 = event.presentedChain.first } }
     do {
-        let session = try Session(configuration: configuration)
-        let result: Result<String, SessionError>
+        let session = try TrustHTTPClient(configuration: configuration)
+        let result: Result<String, TrustHTTPClientError>
         do {
             let url = try #require(URL(string: "https://good.lab.test:\(port)/whoami"))
-            let response = try await session.data(for: TrustHTTP.Request(url: url))
-            result = response.statusCode == 200 ? .success(response.text) : .failure(SessionError(.badServerResponse, "status \(response.statusCode)"))
-        } catch let error as SessionError {
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url))
+            result = response.statusCode == 200 ? .success(response.text) : .failure(TrustHTTPClientError(.badServerResponse, "status \(response.statusCode)"))
+        } catch let error as TrustHTTPClientError {
             result = .failure(error)
         }
         await session.shutdown()
         return (result, leaf.withLockedValue { $0 })
-    } catch let error as SessionError {
+    } catch let error as TrustHTTPClientError {
         return (.failure(error), nil)
     } catch {
-        return (.failure(SessionError(.badServerResponse, "\(error)")), nil)
+        return (.failure(TrustHTTPClientError(.badServerResponse, "\(error)")), nil)
     }
 }
 

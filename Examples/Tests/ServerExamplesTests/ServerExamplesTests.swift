@@ -106,29 +106,29 @@ enum Framework: String, CaseIterable, CustomTestStringConvertible {
     }
 }
 
-/// A Session trusting the lab roots, resolving the lab's names to 127.0.0.1, offering `identity` when asked.
-func whoami(port: Int, identity: ClientIdentity?) async -> Result<String, SessionError> {
-    var configuration = SessionConfiguration()
+/// A TrustHTTPClient trusting the lab roots, resolving the lab's names to 127.0.0.1, offering `identity` when asked.
+func whoami(port: Int, identity: ClientIdentity?) async -> Result<String, TrustHTTPClientError> {
+    var configuration = TrustHTTPClientConfiguration()
     configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots)))
     configuration.resolve = LabPKI.loopbackResolve
     configuration.requestTimeout = .seconds(20)
     configuration.defaultClientIdentity = identity
     do {
-        let session = try Session(configuration: configuration)
-        let result: Result<String, SessionError>
+        let session = try TrustHTTPClient(configuration: configuration)
+        let result: Result<String, TrustHTTPClientError>
         do {
             let url = try #require(URL(string: "https://good.lab.test:\(port)/whoami"))
-            let response = try await session.data(for: TrustHTTP.Request(url: url))
-            result = response.statusCode == 200 ? .success(response.text) : .failure(SessionError(.badServerResponse, "status \(response.statusCode)"))
-        } catch let error as SessionError {
+            let response = try await session.data(for: TrustHTTPClientRequest(url: url))
+            result = response.statusCode == 200 ? .success(response.text) : .failure(TrustHTTPClientError(.badServerResponse, "status \(response.statusCode)"))
+        } catch let error as TrustHTTPClientError {
             result = .failure(error)
         }
         await session.shutdown()
         return result
-    } catch let error as SessionError {
+    } catch let error as TrustHTTPClientError {
         return .failure(error)
     } catch {
-        return .failure(SessionError(.badServerResponse, "\(error)"))
+        return .failure(TrustHTTPClientError(.badServerResponse, "\(error)"))
     }
 }
 

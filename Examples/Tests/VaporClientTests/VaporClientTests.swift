@@ -23,7 +23,7 @@ enum VaporLab {
     static var wrongPin: SPKIPin { pki.otherRoot.certificate.spkiPin }
 
     /// A session configuration pinned to `pin`, trusting the lab roots, reaching the lab's names on 127.0.0.1.
-    static func configuration(pin: SPKIPin) throws -> SessionConfiguration {
+    static func configuration(pin: SPKIPin) throws -> TrustHTTPClientConfiguration {
         var configuration = try VaporPinnedClient.sessionConfiguration(pins: [pin], anchors: .only(pki.trustedRoots))
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
@@ -41,7 +41,7 @@ struct RunningApplication {
         do {
             try configure(application)
             try await application.server.start(address: .hostname("127.0.0.1", port: 0))
-            guard let port = application.http.server.shared.localAddress?.port else { throw SessionError(.cannotConnectToHost, "no local port") }
+            guard let port = application.http.server.shared.localAddress?.port else { throw TrustHTTPClientError(.cannotConnectToHost, "no local port") }
             return RunningApplication(application: application, port: port)
         } catch {
             await application.server.shutdown()
@@ -51,10 +51,10 @@ struct RunningApplication {
     }
 
     /// `GET path` on the application, over plain HTTP on loopback.
-    func get(_ path: String) async throws -> TrustHTTP.Response {
+    func get(_ path: String) async throws -> TrustHTTPClientResponse {
         let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
-        let session = try TrustHTTP.Session(configuration: SessionConfiguration())
-        let result = await Result { try await session.data(for: TrustHTTP.Request(url: url)) }
+        let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration())
+        let result = await Result { try await session.data(for: TrustHTTPClientRequest(url: url)) }
         await session.shutdown()
         return try result.get()
     }
@@ -93,7 +93,7 @@ final class LogRecords: Sendable {
     }
 }
 
-@Suite("Vapor's Client through a Session (TrustVapor)", .timeLimit(.minutes(5)))
+@Suite("Vapor's Client through a TrustHTTPClient (TrustVapor)", .timeLimit(.minutes(5)))
 struct VaporClientTests {
     @Test func routeCallingThePinnedUpstreamSucceedsWithTheRightPin() async throws {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
@@ -114,14 +114,14 @@ struct VaporClientTests {
         let configuration = try VaporLab.configuration(pin: VaporLab.wrongPin)
         let app = try await RunningApplication.start { VaporPinnedClient.configure($0, session: configuration, upstream: url) }
         let answer = await Result { try await app.get("/upstream") }
-        // The error the route switched on, as `req.client` gives it: a SessionError with the refused decision.
+        // The error the route switched on, as `req.client` gives it: a TrustHTTPClientError with the refused decision.
         let direct = await Result { try await app.application.client.get(URI(string: url.absoluteString)) }
         await app.stop()
         try await upstream.shutdown()
         let response = try answer.get()
         #expect(response.statusCode == 502, "\(response.text)")
         #expect(response.text == "upstream refused: pin-mismatch\n")
-        guard case .failure(let failure) = direct, let error = failure as? SessionError else {
+        guard case .failure(let failure) = direct, let error = failure as? TrustHTTPClientError else {
             Issue.record("the wrong pin was accepted, or the failure is not a SessionError: \(direct)")
             return
         }
@@ -176,7 +176,7 @@ struct VaporClientTests {
             // The server answers after 30 s; the request allows 200 ms.
             let request = ClientRequest(method: .GET, url: URI(string: base + "/slow?ms=30000"), timeout: .milliseconds(200))
             let result = await Result { try await client.send(request) }
-            guard case .failure(let failure) = result, let error = failure as? SessionError else {
+            guard case .failure(let failure) = result, let error = failure as? TrustHTTPClientError else {
                 Issue.record("no timeout: \(result)")
                 return
             }
@@ -187,7 +187,7 @@ struct VaporClientTests {
     @Test func aURIThatIsNoHTTPURLIsRefusedBeforeAnythingIsSent() async throws {
         try await withPinnedClient { client, _ in
             let result = await Result { try await client.get("/relative/only") }
-            guard case .failure(let failure) = result, let error = failure as? SessionError else {
+            guard case .failure(let failure) = result, let error = failure as? TrustHTTPClientError else {
                 Issue.record("a relative URI was sent: \(result)")
                 return
             }
@@ -232,13 +232,13 @@ struct VaporClientTests {
     @Test func theApplicationShutsItsSessionDown() async throws {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let url = try #require(URL(string: upstream.baseURL + "/"))
-        let session = try TrustHTTP.Session(configuration: try VaporLab.configuration(pin: VaporLab.rightPin))
+        let session = try TrustHTTPClient(configuration: try VaporLab.configuration(pin: VaporLab.rightPin))
         let application = try await Application.make(.testing)
         application.clients.use(.session(session))
         let first = await Result { try await application.client.get(URI(string: url.absoluteString)) }
         let openBefore = session.openConnectionCount
         try await application.asyncShutdown()
-        let after = await Result { try await session.data(for: TrustHTTP.Request(url: url)) }
+        let after = await Result { try await session.data(for: TrustHTTPClientRequest(url: url)) }
         try await upstream.shutdown()
         #expect(try first.get().status == .ok)
         #expect(openBefore == 1)
@@ -247,7 +247,7 @@ struct VaporClientTests {
             Issue.record("the session still sends after the application shut down")
             return
         }
-        #expect(failure is SessionError, "\(failure)")
+        #expect(failure is TrustHTTPClientError, "\(failure)")
     }
 
     /// Runs `body` with `app.client` of an application registered with `.session(…)` pinned to the lab's

@@ -11,7 +11,7 @@ import X509
 /// a reason's subject and detail, a note, a host, an error's message, a CT finding — through every
 /// human-readable rendering: `DisplayText` itself, each `TrustFailureReason` description, `trust evaluate`'s
 /// report and `trust inspect`'s certificate blocks, path line and verdict (`DecisionText`),
-/// `SessionError.description`, `TrustDecisionLog`'s metadata and a CT report's summary.
+/// `TrustHTTPClientError.description`, `TrustDecisionLog`'s metadata and a CT report's summary.
 ///
 /// Properties, besides "no crash, no leak": no line of any rendering holds a raw control character (C0,
 /// DEL, C1), a bidirectional formatting character or a line/paragraph separator
@@ -145,7 +145,7 @@ func test(_ bytes: [UInt8]) -> CInt {
     for (index, certificate) in chain.enumerated() {
         requireSafe(DecisionText.inspectedCertificate(certificate, index: index, validity: "1 day left"), "inspect's certificate block")
     }
-    requireSafe(SessionError(.badServerResponse, text, trustDecision: decision, underlying: text).description, "SessionError.description")
+    requireSafe(TrustHTTPClientError(.badServerResponse, text, trustDecision: decision, underlying: text).description, "SessionError.description")
     for (key, value) in TrustDecisionLog.metadata(for: decision, host: text, port: 443, cached: nil) {
         requireSafe("\(value)", "log metadata \(key)")
     }

@@ -7,9 +7,9 @@ import NIOHTTP1
 @testable import TrustHTTP
 
 /// The HTTP/1.1 client pipeline's response parsing: ``ResponseHeadLimiter`` (head bounds on the raw
-/// bytes), NIO's response decoder (with the decoder limits the Session sets) and ``HTTPExchangeHandler``
+/// bytes), NIO's response decoder (with the decoder limits the TrustHTTPClient sets) and ``HTTPExchangeHandler``
 /// (interim responses, head, body), set up by `HandshakeWaiter.configure(_:http2: false, limits:)`
-/// exactly as a Session sets up a connection once TLS is done.
+/// exactly as a TrustHTTPClient sets up a connection once TLS is done.
 ///
 /// Input: one byte — low three bits: the number of chunks minus one (1…8); bit 3: the request is
 /// `HEAD` (a response to it has no body); then one byte per further chunk placing its start; then

@@ -9,14 +9,14 @@ import NIOHTTP2
 @testable import TrustHTTP
 
 /// The HTTP/2 client connection: ``HTTP2FloodGuard``, swift-nio-http2's handler and multiplexer with
-/// the connection configuration the Session sets (`HandshakeWaiter.http2Configuration`), the
+/// the connection configuration the TrustHTTPClient sets (`HandshakeWaiter.http2Configuration`), the
 /// ``ConnectionErrorRecorder`` that closes the connection on a violation, and one stream as
 /// `Connection.openStream` opens it (NIO's HTTP/2-to-HTTP/1 codec and ``HTTPExchangeHandler``), set
 /// up by `HandshakeWaiter.configure(_:http2: true, limits:errorLog:)`.
 ///
 /// Input: one byte — low three bits: the number of chunks minus one (1…8); bit 3: the server's
 /// SETTINGS arrive before the stream is opened (else right after the request is written, as when a
-/// Session sends its first request at once); then one byte per further chunk placing its start;
+/// TrustHTTPClient sends its first request at once); then one byte per further chunk placing its start;
 /// then the server's frames, after a valid empty SETTINGS frame (the server's connection preface)
 /// the harness sends first. The embedded event loop runs once after each chunk (a bounded number
 /// of times).

@@ -66,7 +66,7 @@ public final class ExchangeOutcome: @unchecked Sendable {
     }
 }
 
-/// A `GET` (or `HEAD`) of `/` from example.com, written on `channel` as a Session writes an exchange;
+/// A `GET` (or `HEAD`) of `/` from example.com, written on `channel` as a TrustHTTPClient writes an exchange;
 /// what becomes of it.
 public func sendRequest(on channel: any Channel, head: Bool = false) -> ExchangeOutcome {
     var headers = HTTPHeaders()

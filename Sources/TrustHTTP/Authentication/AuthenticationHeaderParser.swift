@@ -6,18 +6,18 @@
 /// is linear in the input and bounded: fields longer than ``maximumFieldBytes`` are refused whole,
 /// and at most ``maximumChallenges`` challenges, ``maximumParameters`` parameters per challenge and
 /// ``maximumDiagnostics`` diagnostics are kept.
-public enum AuthenticationHeaderParser {
+package enum AuthenticationHeaderParser {
     /// Field values longer than this many UTF-8 bytes are refused whole.
-    public static let maximumFieldBytes = 16 * 1024
+    package static let maximumFieldBytes = 16 * 1024
     /// The most challenges kept across all the field values; the rest are ignored.
-    public static let maximumChallenges = 16
+    package static let maximumChallenges = 16
     /// The most parameters a challenge or `Authentication-Info` field may have; one with more is malformed.
-    public static let maximumParameters = 32
+    package static let maximumParameters = 32
     /// The most diagnostics kept; later ones are dropped.
-    public static let maximumDiagnostics = 32
+    package static let maximumDiagnostics = 32
 
     /// The challenges of every field value, in order.
-    public static func challenges(_ fieldValues: [String]) -> (challenges: [HTTPChallenge], diagnostics: [AuthenticationHeaderDiagnostic]) {
+    package static func challenges(_ fieldValues: [String]) -> (challenges: [HTTPChallenge], diagnostics: [AuthenticationHeaderDiagnostic]) {
         var challenges: [HTTPChallenge] = []
         var diagnostics: [AuthenticationHeaderDiagnostic] = []
         for value in fieldValues {
@@ -29,13 +29,13 @@ public enum AuthenticationHeaderParser {
     }
 
     /// The challenges of one field value.
-    public static func challenges(_ fieldValue: String) -> (challenges: [HTTPChallenge], diagnostics: [AuthenticationHeaderDiagnostic]) {
+    package static func challenges(_ fieldValue: String) -> (challenges: [HTTPChallenge], diagnostics: [AuthenticationHeaderDiagnostic]) {
         challenges([fieldValue])
     }
 
     /// The parameters of an `Authentication-Info` / `Proxy-Authentication-Info` field (`#auth-param`).
     /// A malformed field yields no parameters and a diagnostic.
-    public static func parameters(_ fieldValue: String) -> (parameters: [(name: String, value: String)], diagnostics: [AuthenticationHeaderDiagnostic]) {
+    package static func parameters(_ fieldValue: String) -> (parameters: [(name: String, value: String)], diagnostics: [AuthenticationHeaderDiagnostic]) {
         var cursor = Cursor(fieldValue, diagnostics: [])
         let parameters = cursor.parseParameterList()
         return (parameters ?? [], cursor.diagnostics)
@@ -44,7 +44,7 @@ public enum AuthenticationHeaderParser {
     /// `value` as a quoted-string (`"` and `\` escaped, RFC 9110 §5.6.4). Escapes by Unicode scalar,
     /// not by `Character`: a quote followed by a combining mark is one `Character` that is not `"`, and
     /// left unescaped it would end the string early and let the rest be read as more parameters.
-    public static func quoted(_ value: String) -> String {
+    package static func quoted(_ value: String) -> String {
         var out = String.UnicodeScalarView()
         out.append("\"")
         for scalar in value.unicodeScalars {

@@ -2,9 +2,9 @@ import Foundation
 import Trust
 
 /// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
-public struct BasicAuthorization: Sendable {
+package struct BasicAuthorization: Sendable {
     /// Why a user and password cannot be sent as Basic.
-    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
         /// who shows the error (its description says what is wrong).
         package let detail: Detail
@@ -12,12 +12,12 @@ public struct BasicAuthorization: Sendable {
         package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String { detail.description }
+        package var description: String { detail.description }
 
         /// RFC 7617 §2: a user-id containing a colon cannot be sent.
-        public static let colonInUser = Self(.colonInUser)
+        package static let colonInUser = Self(.colonInUser)
         /// Control characters cannot be sent.
-        public static let controlCharacter = Self(.controlCharacter)
+        package static let controlCharacter = Self(.controlCharacter)
 
         /// The cases, exhaustive inside this package.
         package enum Detail: Sendable, Hashable {
@@ -37,10 +37,10 @@ public struct BasicAuthorization: Sendable {
     }
 
     /// The field value, `Basic …`.
-    public let fieldValue: String
+    package let fieldValue: String
 
     /// Encodes `user` and `password` as a Basic field value; throws if Basic cannot carry them.
-    public init(user: String, password: String) throws(Problem) {
+    package init(user: String, password: String) throws(Problem) {
         // By byte: a colon followed by a combining mark is still the colon a server splits at.
         guard !user.containsASCII(UInt8(ascii: ":")) else { throw .colonInUser }
         guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { throw .controlCharacter }

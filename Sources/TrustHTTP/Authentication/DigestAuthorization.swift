@@ -1,16 +1,16 @@
 /// The client's answer to a Digest challenge (RFC 7616 §3.4): the `Authorization` (or
 /// `Proxy-Authorization`) field value, and what is needed to check the server's `rspauth`.
-public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomReflectable {
+package struct DigestAuthorization: Sendable, CustomStringConvertible, CustomReflectable {
     /// The challenge this answers.
-    public let challenge: DigestChallenge
+    package let challenge: DigestChallenge
     /// The field value, `Digest username=…, response=…`.
-    public let fieldValue: String
+    package let fieldValue: String
     /// The qop used (the challenge's chosen one); nil for an RFC 2069 answer.
-    public let qualityOfProtection: DigestChallenge.QualityOfProtection?
+    package let qualityOfProtection: DigestChallenge.QualityOfProtection?
     /// The `nc` value: how many requests (this one included) used this nonce.
-    public let nonceCount: UInt32
+    package let nonceCount: UInt32
     /// The `cnonce` value.
-    public let clientNonce: String
+    package let clientNonce: String
     private let hashedA1: String
     private let uri: String
 
@@ -23,7 +23,7 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     ///   - body: the request body, hashed for `auth-int`.
     ///   - nonceCount: how many requests (this one included) used this nonce.
     ///   - clientNonce: a fresh random value (tests pass fixed ones).
-    public init(
+    package init(
         challenge: DigestChallenge, user: String, password: String, method: String, uri: String, body: [UInt8] = [],
         nonceCount: UInt32, clientNonce: String = DigestAuthorization.makeClientNonce()
     ) {
@@ -86,7 +86,7 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     /// Whether the server's `rspauth` (in `Authentication-Info`) proves it knows the password:
     /// the response computed with an empty method (RFC 7616 §3.5).
     /// With `auth-int` the proof covers the response body, which is not read yet: nil (not checked).
-    public func verifiesServerResponse(_ rspauth: String) -> Bool? {
+    package func verifiesServerResponse(_ rspauth: String) -> Bool? {
         guard let qop = qualityOfProtection, qop == .auth else { return nil }
         let algorithm = challenge.algorithm
         let expected = algorithm.hexDigest(
@@ -96,12 +96,12 @@ public struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRefl
     }
 
     /// The algorithm and qop only: the hashed secret and the answer stay out of logs.
-    public var description: String { "DigestAuthorization(\(challenge.algorithm), qop: \(qualityOfProtection?.rawValue ?? "none"), nc: \(nonceCount))" }
+    package var description: String { "DigestAuthorization(\(challenge.algorithm), qop: \(qualityOfProtection?.rawValue ?? "none"), nc: \(nonceCount))" }
     /// Shows only `description`, so the hashed secret stays out of dumps.
-    public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
+    package var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
     /// 16 random bytes, hexadecimal.
-    public static func makeClientNonce() -> String {
+    package static func makeClientNonce() -> String {
         var generator = SystemRandomNumberGenerator()
         return DigestAlgorithm.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }

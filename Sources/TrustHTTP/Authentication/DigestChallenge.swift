@@ -2,9 +2,9 @@ import Foundation
 import Trust
 
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
-public struct DigestChallenge: Sendable, Hashable {
+package struct DigestChallenge: Sendable, Hashable {
     /// A Digest quality of protection (`qop`) value.
-    public enum QualityOfProtection: String, Sendable, Hashable {
+    package enum QualityOfProtection: String, Sendable, Hashable {
         /// Authentication only.
         case auth
         /// Authentication with integrity protection: the request body is hashed too.
@@ -12,24 +12,24 @@ public struct DigestChallenge: Sendable, Hashable {
     }
 
     /// The `realm` parameter.
-    public var realm: String
+    package var realm: String
     /// The server's nonce.
-    public var nonce: String
+    package var nonce: String
     /// The `opaque` value, sent back unchanged in the answer.
-    public var opaque: String?
+    package var opaque: String?
     /// The algorithm (MD5 when the challenge names none).
-    public var algorithm: DigestAlgorithm
+    package var algorithm: DigestAlgorithm
     /// The qop values offered; empty for an RFC 2069 (legacy) challenge without `qop`.
-    public var qualityOfProtection: [QualityOfProtection]
+    package var qualityOfProtection: [QualityOfProtection]
     /// `stale=true`: the previous answer was right but its nonce expired.
-    public var isStale: Bool
+    package var isStale: Bool
     /// The server supports (`userhash=true`) a hashed user name.
-    public var userhash: Bool
+    package var userhash: Bool
     /// `charset=UTF-8` was given (user name and password are UTF-8 either way).
-    public var charsetUTF8: Bool
+    package var charsetUTF8: Bool
 
     /// Why a Digest challenge cannot be answered.
-    public struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The error with its data, for this package's code: cases come in minor versions without breaking a client,
         /// who shows the error (its description says what is wrong).
         package let detail: Detail
@@ -37,7 +37,7 @@ public struct DigestChallenge: Sendable, Hashable {
         package init(_ detail: Detail) { self.detail = detail }
 
         /// Human-readable form.
-        public var description: String { detail.description }
+        package var description: String { detail.description }
 
         package static func missingParameter(_ value0: String) -> Self { Self(.missingParameter(value0)) }
         package static func unsupportedAlgorithm(_ value0: String) -> Self { Self(.unsupportedAlgorithm(value0)) }
@@ -68,7 +68,7 @@ public struct DigestChallenge: Sendable, Hashable {
     }
 
     /// Checks a parsed Digest challenge; throws if it cannot be answered.
-    public init(_ challenge: HTTPChallenge) throws(Problem) {
+    package init(_ challenge: HTTPChallenge) throws(Problem) {
         guard let realm = challenge.realm else { throw .missingParameter("realm") }
         guard let nonce = challenge["nonce"], !nonce.isEmpty else { throw .missingParameter("nonce") }
         let algorithmParameter = challenge["algorithm"]
@@ -93,7 +93,7 @@ public struct DigestChallenge: Sendable, Hashable {
     /// The qop the client uses: `auth` when offered (what curl, browsers and Python's requests
     /// implement, so servers get it right), `auth-int` when it is the only one offered, none for
     /// an RFC 2069 challenge.
-    public var chosenQualityOfProtection: QualityOfProtection? {
+    package var chosenQualityOfProtection: QualityOfProtection? {
         qualityOfProtection.contains(.auth) ? .auth : qualityOfProtection.first
     }
 }

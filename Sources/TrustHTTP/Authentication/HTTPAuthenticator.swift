@@ -3,13 +3,13 @@ import Foundation
 /// One request's HTTP authentication (401 with `WWW-Authenticate`, 407 with `Proxy-Authenticate`):
 /// raises each answerable challenge, strongest first, through the challenge chain, sends the
 /// answer, counts failures per protection space, and stops — returning the 401/407 — once a space
-/// has refused ``SessionConfiguration/maximumAuthenticationFailures`` + 1 credentials.
+/// has refused ``TrustHTTPClientConfiguration/maximumAuthenticationFailures`` + 1 credentials.
 struct HTTPAuthenticator {
     enum Outcome {
         /// Send this request (the answer added).
-        case retry(Request)
+        case retry(TrustHTTPClientRequest)
         /// The 401/407 is the final response.
-        case final(StreamingResponse)
+        case final(TrustHTTPClientStreamingResponse)
     }
 
     /// The credential sent with the last request, and how.
@@ -24,7 +24,7 @@ struct HTTPAuthenticator {
     }
 
     /// What authentication reads of the session's configuration — a few fields, not the whole
-    /// ``SessionConfiguration`` (kilobytes; the authenticator is in the frame of every request's task: "Frame
+    /// ``TrustHTTPClientConfiguration`` (kilobytes; the authenticator is in the frame of every request's task: "Frame
     /// sizes" in the "How a request flows" article).
     struct Settings {
         let credentialStore: CredentialStore?
@@ -32,7 +32,7 @@ struct HTTPAuthenticator {
         let allowsCredentialsOverHTTP: Bool
         let maximumAuthenticationFailures: Int
 
-        init(_ configuration: SessionConfiguration) {
+        init(_ configuration: TrustHTTPClientConfiguration) {
             credentialStore = configuration.credentialStore
             authenticationSchemes = configuration.authenticationSchemes
             allowsCredentialsOverHTTP = configuration.allowsCredentialsOverHTTP
@@ -79,7 +79,7 @@ struct HTTPAuthenticator {
     static let maximumFailureResponseBytes = 1 << 20
 
     init(
-        request: Request, configuration: SessionConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?,
+        request: TrustHTTPClientRequest, configuration: TrustHTTPClientConfiguration, router: SessionRouter, sessionHandler: (any ChallengeHandler)?,
         digestSessions: DigestSessionCache
     ) {
         self.configuration = Settings(configuration)
@@ -96,10 +96,10 @@ struct HTTPAuthenticator {
 
     /// Adds what can be sent before any challenge: the Digest session of this origin, or Basic
     /// when the request asked for preemptive authentication.
-    mutating func prepare(_ request: Request) -> Request {
+    mutating func prepare(_ request: TrustHTTPClientRequest) -> TrustHTTPClientRequest {
         guard let origin = Origin(request.url), request.value(forHeader: "authorization") == nil else { return request }
         var request = request
-        let uri = Session.target(of: request.url)
+        let uri = TrustHTTPClient.target(of: request.url)
         // The Digest session of this origin answers only for the same user: this request's own
         // credential, or — when it has none — a credential the application let the session remember.
         var ownUser: (String, String)?
@@ -126,7 +126,7 @@ struct HTTPAuthenticator {
     // MARK: - After a response
 
     /// A response that is not a challenge: remember what worked.
-    mutating func succeeded(_ response: StreamingResponse, request: Request) throws {
+    mutating func succeeded(_ response: TrustHTTPClientStreamingResponse, request: TrustHTTPClientRequest) throws {
         if let attempt = proxy, response.statusCode != 407 {
             proxy = nil
             if attempt.persistence != .none, attempt.space.realm != nil {
@@ -140,7 +140,8 @@ struct HTTPAuthenticator {
             let info = response.value(forHeader: "authentication-info").map { AuthenticationHeaderParser.parameters($0).parameters } ?? []
             func parameter(_ name: String) -> String? { info.first { $0.name == name }?.value }
             if let rspauth = parameter("rspauth"), digest.verifiesServerResponse(rspauth) == false {
-                throw SessionError(.badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
+                throw TrustHTTPClientError(
+                    .badServerResponse, "\(requestOrigin) answered with an rspauth that does not prove it knows the password", url: request.url)
             }
             digestSessions.succeeded(
                 DigestSessionCache.key(requestOrigin), authorization: digest, user: attempt.user, password: attempt.password,
@@ -153,7 +154,7 @@ struct HTTPAuthenticator {
     }
 
     /// A 401 (or 407): the request to send next, or the final response.
-    mutating func respond(to response: StreamingResponse, request: Request, remaining: Duration) async throws -> Outcome {
+    mutating func respond(to response: TrustHTTPClientStreamingResponse, request: TrustHTTPClientRequest, remaining: Duration) async throws -> Outcome {
         let isProxy = response.statusCode == 407
         guard let requestOrigin = Origin(request.url) else { return .final(response) }
         let proxyConfiguration = isProxy ? router.proxy(for: requestOrigin) : nil
@@ -169,7 +170,7 @@ struct HTTPAuthenticator {
             return .final(response)
         }
         let failure = try await response.collectPrefix(limit: Self.maximumFailureResponseBytes)
-        let final = StreamingResponse(failure)
+        let final = TrustHTTPClientStreamingResponse(failure)
         guard ledger.beginRound() else { return .final(final) }
         if let staleRetry = settlePreviousAttempt(offers: offers, request: request, isProxy: isProxy, challengeOrigin: challengeOrigin) {
             return .retry(staleRetry)
@@ -221,8 +222,8 @@ struct HTTPAuthenticator {
     }
 
     /// Why a request whose body streams cannot answer Digest with `qop=auth-int` (RFC 7616 §3.4.3).
-    private static func authIntRefusal(_ challengeOrigin: Origin, url: URL) -> SessionError {
-        SessionError(
+    private static func authIntRefusal(_ challengeOrigin: Origin, url: URL) -> TrustHTTPClientError {
+        TrustHTTPClientError(
             .userAuthenticationRequired,
             "\(challengeOrigin) asks for Digest with qop=auth-int, which hashes the whole body into the answer; this request's body streams (send it as bytes)",
             url: url)
@@ -230,7 +231,9 @@ struct HTTPAuthenticator {
 
     /// The previous answer, refused — unless its Digest nonce had only gone stale: then the request to
     /// send again with a fresh nonce. Otherwise the refusal is counted for its protection space.
-    private mutating func settlePreviousAttempt(offers: [OfferedAuthentication], request: Request, isProxy: Bool, challengeOrigin: Origin) -> Request? {
+    private mutating func settlePreviousAttempt(offers: [OfferedAuthentication], request: TrustHTTPClientRequest, isProxy: Bool, challengeOrigin: Origin)
+        -> TrustHTTPClientRequest?
+    {
         guard let attempt = isProxy ? proxy : origin else { return nil }
         if attempt.digest != nil, let fresh = offers.first(where: { $0.digest?.isStale == true && $0.realm == attempt.space.realm })?.digest,
             ledger.allowsStaleRetry()
@@ -252,8 +255,8 @@ struct HTTPAuthenticator {
 
     /// What answering one round needs besides the offer.
     private struct AnswerContext {
-        var request: Request
-        var failure: Response
+        var request: TrustHTTPClientRequest
+        var failure: TrustHTTPClientResponse
         var isProxy: Bool
         var challengeOrigin: Origin
         var clearTextAllowed: Bool
@@ -275,22 +278,22 @@ struct HTTPAuthenticator {
             host: origin.host, port: origin.port, scheme: origin.scheme, realm: offer.realm,
             authenticationMethod: offer.scheme.authenticationMethod, isProxy: isProxy)
         let failureCount = ledger.failureCount(in: space)
-        guard failureCount <= configuration.maximumAuthenticationFailures else { return .outcome(.final(StreamingResponse(context.failure))) }
+        guard failureCount <= configuration.maximumAuthenticationFailures else { return .outcome(.final(TrustHTTPClientStreamingResponse(context.failure))) }
         let proposed = proposedCredential(for: space, origin: origin, isProxy: isProxy)
         let challenge = AuthenticationChallenge(
             protectionSpace: space, previousFailureCount: failureCount, proposedCredential: proposed,
             failureResponse: context.failure, httpChallenge: offer.challenge)
         guard let disposition = await ChallengeChain.ask(task: taskHandler, session: sessionHandler, challenge, timeout: context.remaining) else {
-            throw SessionError(.timedOut, "the \(space) challenge was not answered", url: request.url)
+            throw TrustHTTPClientError(.timedOut, "the \(space) challenge was not answered", url: request.url)
         }
         let credential: Credential?
         switch disposition {
         case .useCredential(let given): credential = given
         case .performDefaultHandling: credential = failureCount == 0 ? proposed : nil
-        case .cancelAuthenticationChallenge: throw SessionError(.userCancelledAuthentication, "the \(space) challenge was cancelled", url: request.url)
+        case .cancelAuthenticationChallenge: throw TrustHTTPClientError(.userCancelledAuthentication, "the \(space) challenge was cancelled", url: request.url)
         case .rejectProtectionSpace: return .next
         }
-        guard let credential else { return .outcome(.final(StreamingResponse(context.failure))) }
+        guard let credential else { return .outcome(.final(TrustHTTPClientStreamingResponse(context.failure))) }
         let (user, password) = try Self.sendableUser(credential, for: offer, in: space, context)
         let attempt = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
         if let digest = offer.digest {
@@ -308,13 +311,13 @@ struct HTTPAuthenticator {
     ) throws -> (String, String) {
         let url = context.request.url
         guard case .user(let user, let password) = credential.kind else {
-            throw SessionError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: url)
+            throw TrustHTTPClientError(.userAuthenticationRequired, "the answer to the \(space) challenge is not a user credential (\(credential))", url: url)
         }
         guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw SessionError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: url)
+            throw TrustHTTPClientError(.userAuthenticationRequired, "the credential for the \(space) challenge contains a control character", url: url)
         }
         if offer.scheme == .basic && !context.clearTextAllowed && !(context.configuredProxyCredential.map { $0.0 == user && $0.1 == password } ?? false) {
-            throw SessionError(
+            throw TrustHTTPClientError(
                 .userAuthenticationRequired,
                 "\(context.challengeOrigin) asks for Basic authentication over plain http: only the credential configured for this proxy may travel in clear text",
                 url: url)
@@ -323,7 +326,7 @@ struct HTTPAuthenticator {
     }
 
     /// `request` with the Basic answer of `attempt` (RFC 7617), which becomes the attempt awaiting the response.
-    private mutating func answerBasic(_ request: Request, attempt: Attempt, isProxy: Bool) throws -> Request {
+    private mutating func answerBasic(_ request: TrustHTTPClientRequest, attempt: Attempt, isProxy: Bool) throws -> TrustHTTPClientRequest {
         do {
             let basic = try BasicAuthorization(user: attempt.user, password: attempt.password)
             var next = request
@@ -331,7 +334,7 @@ struct HTTPAuthenticator {
             if isProxy { proxy = attempt } else { self.origin = attempt }
             return next
         } catch {
-            throw SessionError(.userAuthenticationRequired, "cannot answer the \(attempt.space) challenge: \(error)", url: request.url)
+            throw TrustHTTPClientError(.userAuthenticationRequired, "cannot answer the \(attempt.space) challenge: \(error)", url: request.url)
         }
     }
 
@@ -349,18 +352,19 @@ struct HTTPAuthenticator {
                             authenticationMethod: .httpBasic, isProxy: isProxy), origin: challengeOrigin, isProxy: isProxy) != nil
             }
         if couldAnswer {
-            throw SessionError(
+            throw TrustHTTPClientError(
                 .userAuthenticationRequired,
                 "\(challengeOrigin) asks for Basic authentication over plain http: the password would travel in clear text (allow it with allowsCredentialsOverHTTP)",
                 url: url)
         }
     }
 
-    private mutating func answer(_ request: Request, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool) -> Request {
+    private mutating func answer(_ request: TrustHTTPClientRequest, digestChallenge: DigestChallenge, attempt: Attempt, isProxy: Bool) -> TrustHTTPClientRequest
+    {
         // What the answered request line says: CONNECT host:port for a tunnel, the absolute URI for
         // a request a proxy receives itself, the path otherwise.
         var method = request.method.uppercased()
-        var uri = Session.target(of: request.url)
+        var uri = TrustHTTPClient.target(of: request.url)
         if isProxy, let origin = Origin(request.url) {
             if origin.isSecure {
                 method = "CONNECT"

@@ -11,9 +11,9 @@ public struct AuthenticationChallenge: Sendable {
     /// A credential the session would use by default (stored, or from the URL).
     public var proposedCredential: Credential?
     /// For HTTP authentication: the 401/407 response that raised the challenge.
-    public var failureResponse: Response?
+    public var failureResponse: TrustHTTPClientResponse?
     /// The error that made a retry necessary, if any.
-    public var error: SessionError?
+    public var error: TrustHTTPClientError?
     /// For HTTP authentication: the challenge being answered, as the server sent it (scheme,
     /// realm, algorithm…); when a response offers several, the strongest is raised first and
     /// `.rejectProtectionSpace` moves on to the next.
@@ -25,7 +25,8 @@ public struct AuthenticationChallenge: Sendable {
     /// A challenge; everything but the protection space is optional.
     public init(
         protectionSpace: ProtectionSpace, serverTrust: ServerTrust? = nil, previousFailureCount: Int = 0,
-        proposedCredential: Credential? = nil, failureResponse: Response? = nil, error: SessionError? = nil, httpChallenge: HTTPChallenge? = nil,
+        proposedCredential: Credential? = nil, failureResponse: TrustHTTPClientResponse? = nil, error: TrustHTTPClientError? = nil,
+        httpChallenge: HTTPChallenge? = nil,
         defaultEvaluation: @escaping @Sendable () async -> TrustDecision? = { nil }
     ) {
         self.protectionSpace = protectionSpace

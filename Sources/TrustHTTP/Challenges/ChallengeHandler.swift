@@ -1,8 +1,8 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// Answers authentication challenges. Set one on a ``SessionConfiguration`` (session level) and/or
-/// on a ``Request`` (task level). The task-level handler is asked first; when it answers
+/// Answers authentication challenges. Set one on a ``TrustHTTPClientConfiguration`` (session level) and/or
+/// on a ``TrustHTTPClientRequest`` (task level). The task-level handler is asked first; when it answers
 /// ``ChallengeDisposition/performDefaultHandling`` the session-level handler is asked; when that
 /// also defers (or there is none), the session performs default handling.
 public protocol ChallengeHandler: Sendable {
@@ -30,8 +30,8 @@ public struct ClosureChallengeHandler: ChallengeHandler {
 /// The completion-handler shape of `URLSessionDelegate`, so existing delegate code ports with few changes:
 ///
 /// ```swift
-/// final class Pinning: SessionDelegate {
-///     func session(_ session: Session, didReceive challenge: AuthenticationChallenge,
+/// final class Pinning: TrustHTTPClientDelegate {
+///     func session(_ session: TrustHTTPClient, didReceive challenge: AuthenticationChallenge,
 ///                  completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void) {
 ///         guard challenge.protectionSpace.authenticationMethod == .serverTrust, let trust = challenge.serverTrust
 ///         else { return completionHandler(.performDefaultHandling) }
@@ -41,14 +41,15 @@ public struct ClosureChallengeHandler: ChallengeHandler {
 /// ```
 /// Calling the completion handler more than once is harmless (the first answer counts); never
 /// calling it fails the request at its timeout.
-public protocol SessionDelegate: AnyObject, Sendable {
-    func session(_ session: Session, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void)
+public protocol TrustHTTPClientDelegate: AnyObject, Sendable {
+    func session(
+        _ session: TrustHTTPClient, didReceive challenge: AuthenticationChallenge, completionHandler: @escaping @Sendable (ChallengeDisposition) -> Void)
 }
 
-/// Adapts a ``SessionDelegate`` to ``ChallengeHandler``; holds the delegate weakly, like URLSession does not.
+/// Adapts a ``TrustHTTPClientDelegate`` to ``ChallengeHandler``; holds the delegate weakly, like URLSession does not.
 struct DelegateChallengeHandler: ChallengeHandler {
-    let delegate: any SessionDelegate
-    let session: @Sendable () -> Session?
+    let delegate: any TrustHTTPClientDelegate
+    let session: @Sendable () -> TrustHTTPClient?
 
     func handle(_ challenge: AuthenticationChallenge) async -> ChallengeDisposition {
         guard let session = session() else { return .performDefaultHandling }

@@ -15,7 +15,7 @@ public struct Credential: Sendable, CustomStringConvertible {
         /// "Trust this server": the `ServerTrust` of the challenge being answered.
         ///
         /// This case and the next are `indirect` (held by reference): their values are hundreds of
-        /// bytes, and a ``Request`` carries a credential inline ("Frame sizes" in the "How a request flows"
+        /// bytes, and a ``TrustHTTPClientRequest`` carries a credential inline ("Frame sizes" in the "How a request flows"
         /// article).
         indirect case serverTrust(ServerTrust)
         /// A client certificate and key, for a client-certificate challenge.

@@ -6,7 +6,7 @@ import TrustNIO
 
 /// The challenges of one TLS handshake — server trust, and a client certificate when the server asks
 /// for one — and the one place where their answers, with what the connection saw, become a
-/// ``SessionError``.
+/// ``TrustHTTPClientError``.
 ///
 /// Each challenge returns its answer as a value (``ServerTrustChallenge/decide(_:)``,
 /// ``ClientCertificateChallenge/answer()``). NIOSSL asks for them from its callbacks, on the event loop; when
@@ -53,7 +53,7 @@ final class HandshakeChallenges: Sendable {
     /// the child ends and a challenge raised after it is refused (no one is left to answer).
     ///
     /// Only for a handshake that asks handlers (``answering(_:_:)``). Not inlined: the task group took room in the
-    /// frame of `Session.connect`, which a request holds through every handshake, most of which ask none
+    /// frame of `TrustHTTPClient.connect`, which a request holds through every handshake, most of which ask none
     /// (measured: "Frame sizes" in RequestFlow.md).
     @inline(never)
     private func answering<T>(_ connect: () async throws -> T) async throws -> T {
@@ -161,7 +161,7 @@ final class HandshakeChallenges: Sendable {
     /// answered), or the client-certificate exchange. `seen` is every error the connection saw (TLS
     /// alerts, as BoringSSL words them). Nil when neither explains the failure — nor when the request was
     /// cancelled during the server-trust challenge, which judged nothing.
-    func error(after seen: String) -> SessionError? {
+    func error(after seen: String) -> TrustHTTPClientError? {
         let (trustOutcome, certificateOutcome) = answers.withLockedValue { $0 }
         // The request ended (cancelled, or its timeout) while its handlers were asked: not a trust refusal.
         // The failure is the request's end, which the request reports (`cancelled`, `timedOut`).
@@ -172,52 +172,54 @@ final class HandshakeChallenges: Sendable {
         return clientCertificateError(seen, outcome: certificateOutcome)
     }
 
-    private func trustError(_ decision: TrustDecision, outcome: ServerTrustChallenge.Outcome?) -> SessionError {
+    private func trustError(_ decision: TrustDecision, outcome: ServerTrustChallenge.Outcome?) -> TrustHTTPClientError {
         switch outcome {
         case .cancelled?:
-            return SessionError(.cancelled, "the server-trust challenge for \(origin) was cancelled", url: url, trustDecision: decision)
+            return TrustHTTPClientError(.cancelled, "the server-trust challenge for \(origin) was cancelled", url: url, trustDecision: decision)
         case .handlerTimedOut?:
-            return SessionError(.timedOut, "the challenge handler did not answer the server-trust challenge for \(origin)", url: url, trustDecision: decision)
+            return TrustHTTPClientError(
+                .timedOut, "the challenge handler did not answer the server-trust challenge for \(origin)", url: url, trustDecision: decision)
         case .rejected?:
-            return SessionError(.serverCertificateUntrusted, "the challenge handler rejected the server \(origin)", url: url, trustDecision: decision)
+            return TrustHTTPClientError(.serverCertificateUntrusted, "the challenge handler rejected the server \(origin)", url: url, trustDecision: decision)
         case .invalidAnswer?:
-            return SessionError(.serverCertificateUntrusted, "the challenge handler's answer for \(origin) was not usable", url: url, trustDecision: decision)
+            return TrustHTTPClientError(
+                .serverCertificateUntrusted, "the challenge handler's answer for \(origin) was not usable", url: url, trustDecision: decision)
         case .defaultHandling?, .accepted?, .requestCancelled?, nil:
-            return SessionError(SessionError.code(for: decision), "the server \(origin) is not trusted", url: url, trustDecision: decision)
+            return TrustHTTPClientError(TrustHTTPClientError.code(for: decision), "the server \(origin) is not trusted", url: url, trustDecision: decision)
         }
     }
 
-    private func clientCertificateError(_ text: String, outcome: ClientCertificateChallenge.Outcome?) -> SessionError? {
+    private func clientCertificateError(_ text: String, outcome: ClientCertificateChallenge.Outcome?) -> TrustHTTPClientError? {
         switch outcome {
         case .cancelled?:
-            return SessionError(.cancelled, "the client-certificate challenge for \(origin) was cancelled", url: url, underlying: text)
+            return TrustHTTPClientError(.cancelled, "the client-certificate challenge for \(origin) was cancelled", url: url, underlying: text)
         case .invalidAnswer?:
-            return SessionError(
+            return TrustHTTPClientError(
                 .clientCertificateRejected, "the challenge handler's answer to the client-certificate challenge was not an identity", url: url, underlying: text
             )
         case .handlerTimedOut?:
-            return SessionError(.timedOut, "the client-certificate challenge for \(origin) was not answered", url: url, underlying: text)
+            return TrustHTTPClientError(.timedOut, "the client-certificate challenge for \(origin) was not answered", url: url, underlying: text)
         case .sent?, .sentNone?, nil:
             break
         }
         // Only TLS alerts are the server's verdict on the certificate; a lost connection is not.
         let reading = BoringSSLErrorText(text)
         if reading.certificateRequired {
-            return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
+            return TrustHTTPClientError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
         }
         guard let alert = reading.clientCertificateRefusal else { return nil }
         switch outcome {
         case .sent?:
-            return SessionError(
+            return TrustHTTPClientError(
                 .clientCertificateRejected, "\(origin) refused the client certificate (TLS alert: \(alert.meaning))", url: url, underlying: text)
         case .sentNone?:
-            return SessionError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
+            return TrustHTTPClientError(.clientCertificateRequired, "\(origin) requires a client certificate and none was sent", url: url, underlying: text)
         default:
             // No challenge was raised (no identity, no handler, or the server asked for none): a handshake
             // refused after the server's own certificate was accepted is, in practice, a missing client
             // certificate.
             return reading.handshakeFailureAlert
-                ? SessionError(
+                ? TrustHTTPClientError(
                     .clientCertificateRequired,
                     "\(origin) refused the handshake after its certificate was accepted; it probably requires a client certificate (none is configured)",
                     url: url, underlying: text)

@@ -14,7 +14,7 @@ final class Connection: Sendable {
     let httpVersion: String
     /// The server-trust decision of this connection's TLS handshake (nil for plain HTTP). The connection keeps
     /// the decision alone, not the handshake's challenges (their handlers, the request that made it): those
-    /// go with the request that made the connection (``Session``), which alone may need them afterwards.
+    /// go with the request that made the connection (``TrustHTTPClient``), which alone may need them afterwards.
     let serverTrust: TrustDecision?
     /// Whether the connection may serve other requests (false when a task-level handler decided trust).
     let shareable: Bool

@@ -21,7 +21,7 @@ struct ConnectionFactory: Sendable {
     let limits: ResponseLimits
     let decompression: ResponseDecompression
 
-    init(configuration: SessionConfiguration, group: any EventLoopGroup) throws {
+    init(configuration: TrustHTTPClientConfiguration, group: any EventLoopGroup) throws {
         self.limits = configuration.responseLimits
         self.decompression = configuration.decompression
         var tls = TLSConfiguration.trustClient(
@@ -70,7 +70,7 @@ struct ConnectionFactory: Sendable {
 
     /// Opens the connection `specification` describes: a plain connection, TLS with the server-trust
     /// verifier in the handshake, or either through a proxy. Returns once HTTP is set up (after the
-    /// handshake and its trust decision), or throws the ``SessionError`` that says why not (a proxy's
+    /// handshake and its trust decision), or throws the ``TrustHTTPClientError`` that says why not (a proxy's
     /// refusal of CONNECT throws ``ProxyRefusal``).
     ///
     /// The work that does not wait (the pipeline's setup, the connection's making, the errors) is done in
@@ -142,7 +142,8 @@ struct ConnectionFactory: Sendable {
         do {
             return try Self.makeContext(configuration)
         } catch {
-            throw SessionError(.secureConnectionFailed, "could not set up TLS for \(specification.origin)", url: specification.url, underlyingError: error)
+            throw TrustHTTPClientError(
+                .secureConnectionFailed, "could not set up TLS for \(specification.origin)", url: specification.url, underlyingError: error)
         }
     }
 
@@ -177,11 +178,11 @@ struct ConnectionFactory: Sendable {
     private static func connectFailure(_ error: any Error, _ specification: ConnectionSpecification) -> any Error {
         guard let proxy = specification.proxy else { return connectError(error, origin: specification.origin, url: specification.url) }
         let failure = connectError(error, origin: proxy.origin, url: specification.url)
-        return SessionError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
+        return TrustHTTPClientError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
     }
 
     /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
-    /// handshake and HTTP to be set up; a failure is mapped to its ``SessionError`` here, once.
+    /// handshake and HTTP to be set up; a failure is mapped to its ``TrustHTTPClientError`` here, once.
     private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol
     {
         let timer = channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(specification.timeout.nanoseconds)) {
@@ -206,12 +207,12 @@ struct ConnectionFactory: Sendable {
     private static func failure(_ error: any Error, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) -> any Error {
         let (origin, url) = (specification.origin, specification.url)
         if error is ProxyRefusal { return error }
-        if let exceeded = error as? ResponseLimitExceeded { return SessionError(exceeded.limit, url: url) }
+        if let exceeded = error as? ResponseLimitExceeded { return TrustHTTPClientError(exceeded.limit, url: url) }
         if let explained = specification.handshake?.error(after: "\(error)") { return explained }
         var failure =
             error is HandshakeTimeout
-            ? SessionError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
-            : SessionError(handshake: error, origin: origin, url: url)
+            ? TrustHTTPClientError(.timedOut, "the TLS handshake with \(origin) timed out", url: url)
+            : TrustHTTPClientError(handshake: error, origin: origin, url: url)
         if specification.requiresTLS13 && failure.code == .secureConnectionFailed {
             failure.message += " (its trust configuration entry requires TLS 1.3)"
         }
@@ -220,15 +221,15 @@ struct ConnectionFactory: Sendable {
 
     struct HandshakeTimeout: Error {}
 
-    /// Why TCP to `origin` failed, from NIO's typed errors (``SessionError/init(connecting:url:)`` for `trust inspect`).
-    static func connectError(_ error: any Error, origin: Origin, url: URL) -> SessionError {
+    /// Why TCP to `origin` failed, from NIO's typed errors (``TrustHTTPClientError/init(connecting:url:)`` for `trust inspect`).
+    static func connectError(_ error: any Error, origin: Origin, url: URL) -> TrustHTTPClientError {
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {
-            return SessionError(.timedOut, "connecting to \(origin) timed out", url: url, underlyingError: error)
+            return TrustHTTPClientError(.timedOut, "connecting to \(origin) timed out", url: url, underlyingError: error)
         }
         if let connection = error as? NIOConnectionError, connection.connectionErrors.isEmpty,
             connection.dnsAError != nil || connection.dnsAAAAError != nil
         {
-            return SessionError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlyingError: error)
+            return TrustHTTPClientError(.cannotFindHost, "the host \(origin.host) could not be resolved", url: url, underlyingError: error)
         }
         // A host that cannot be a peer name is refused when the TLS handler is made, which NIO reports
         // per connection attempt: the name's own reason is the error, not "could not connect".
@@ -236,15 +237,15 @@ struct ConnectionFactory: Sendable {
             (error as? PeerNameError)
             ?? (error as? NIOConnectionError)?.connectionErrors.lazy.compactMap { $0.error as? PeerNameError }.first
         if let nameError {
-            return SessionError(.badURL, "the host name is not valid: \(nameError)", url: url)
+            return TrustHTTPClientError(.badURL, "the host name is not valid: \(nameError)", url: url)
         }
-        return SessionError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlyingError: error)
+        return TrustHTTPClientError(.cannotConnectToHost, "could not connect to \(origin)", url: url, underlyingError: error)
     }
 }
 
-extension SessionError {
+extension TrustHTTPClientError {
     /// The error for a TCP connection to `url`'s host that could not be made (a timeout, a name that does not
-    /// resolve, a refusal), classified from NIO's typed errors as a ``Session``'s own connections are.
+    /// resolve, a refusal), classified from NIO's typed errors as a ``TrustHTTPClient``'s own connections are.
     public init(connecting error: any Error, url: URL) {
         guard let origin = Origin(url) else {
             self.init(.badURL, "the URL has no usable host", url: url, underlyingError: error)
@@ -254,7 +255,7 @@ extension SessionError {
     }
 
     /// The error for a TLS handshake with `url`'s host that failed with `error`, classified
-    /// (``HandshakeFailure``) as a ``Session``'s own handshakes are.
+    /// (``HandshakeFailure``) as a ``TrustHTTPClient``'s own handshakes are.
     /// - Parameters:
     ///   - error: what the handshake failed with (NIOSSL's error, or the channel's).
     ///   - url: the URL whose host the handshake was with.

@@ -23,7 +23,7 @@ extension HTTPExchange {
     /// Arms the deadlines of `timeouts` on `eventLoop` (the exchange's): one for the whole exchange when it also
     /// bounds the head, else one for the head and, when set, one for the end. On the event loop, before the request
     /// is written. `timeouts` is kept with the deadlines rather than given to the exchange's initializer, whose
-    /// argument took room in the frame of `Session.exchange` (measured: "Frame sizes" in RequestFlow.md).
+    /// argument took room in the frame of `TrustHTTPClient.exchange` (measured: "Frame sizes" in RequestFlow.md).
     func armDeadlines(_ timeouts: Connection.ExchangeTimeouts, on eventLoop: any EventLoop) {
         if let total = timeouts.total, timeouts.totalCoversHead {
             armDeadline(total: true, in: total, timeouts, on: eventLoop)
@@ -46,6 +46,6 @@ extension HTTPExchange {
     /// A deadline passed before the end it waits for: whoever waits hears of the timeout at once
     /// (``endTimedOut(_:)``: nothing if the exchange ended meanwhile).
     func deadlinePassed(total: Bool) {
-        endTimedOut { SessionError(.timedOut, timeoutMessage($0.message(total)), url: url) }
+        endTimedOut { TrustHTTPClientError(.timedOut, timeoutMessage($0.message(total)), url: url) }
     }
 }

@@ -64,8 +64,8 @@ final class ExchangeLink: Sendable {
     }
 
     /// What a failure of the body means: a server's violation, else a decompression failure, else nil.
-    func explain(_ error: any Error) async -> SessionError? {
+    func explain(_ error: any Error) async -> TrustHTTPClientError? {
         await connection.settledViolation(explaining: error)?.sessionError(origin: origin, url: url)
-            ?? SessionError(decompressionFailure: error, decompression: decompression, url: url)
+            ?? TrustHTTPClientError(decompressionFailure: error, decompression: decompression, url: url)
     }
 }

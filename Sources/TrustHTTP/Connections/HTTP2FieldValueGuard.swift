@@ -8,7 +8,7 @@ import NIOHTTP2
 /// §8.2.1 names) but passes ESC, BEL, BS and the rest; NIO's HTTP/1.1 parser refuses all of them, so
 /// without this an HTTP/2 server could put terminal control sequences into what `-v` and `-i` show,
 /// as an HTTP/1.1 one cannot. The response fails as an HTTP/1.1 one with such a head does
-/// (``SessionError/ProtocolViolation/malformedHTTP2Response``; `trust get` exit 8). Sits in each stream
+/// (``TrustHTTPClientError/ProtocolViolation/malformedHTTP2Response``; `trust get` exit 8). Sits in each stream
 /// channel after ``HTTP2StatusGuard``.
 final class HTTP2FieldValueGuard: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload

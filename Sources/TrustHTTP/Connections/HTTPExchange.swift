@@ -10,9 +10,9 @@ enum ExchangeBody: Sendable {
     case bytes(ByteBuffer)
     /// A file or sequence, written chunk by chunk as the connection takes it; `length` is its
     /// declared length (nil when unknown, sent chunked or to END_STREAM).
-    case stream(RequestBody.Writer, length: Int?)
+    case stream(TrustHTTPClientRequest.Body.Writer, length: Int?)
 
-    init(_ body: RequestBody?) {
+    init(_ body: TrustHTTPClientRequest.Body?) {
         guard let body else {
             self = .none
             return
@@ -42,7 +42,7 @@ final class HTTPExchange: Sendable {
     let readTimeout: Duration?
     /// The response limits (interim responses are counted per exchange).
     let limits: ResponseLimits
-    /// Told of the body bytes the connection has taken (``Request/uploadProgress``).
+    /// Told of the body bytes the connection has taken (``TrustHTTPClientRequest/uploadProgress``).
     let uploadProgress: (@Sendable (Int, Int?) -> Void)?
 
     private struct State {
@@ -80,7 +80,7 @@ final class HTTPExchange: Sendable {
     var endedReusable: Bool { state.withLockedValue { $0.reusable } }
 
     /// An exchange whose channel is bound later, on `eventLoop` (``bind(_:)``): an HTTP/2 stream opened
-    /// in the same event-loop turn as the request is written. Not inlined: in `Session.exchange`, where a request
+    /// in the same event-loop turn as the request is written. Not inlined: in `TrustHTTPClient.exchange`, where a request
     /// waits for its head, the state it builds took room in the frame (measured: "Frame sizes" in RequestFlow.md).
     @inline(never)
     init(

@@ -82,7 +82,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // would leave a request shorter than its head declares (RFC 9112 §6.3): the request fails instead,
             // and the connection, its head written, closes.
             assertionFailure("a streamed request body was to be written whole")
-            let failure = SessionError(.requestBodyStreamExhausted, "the request body could not be sent", url: exchange.url)
+            let failure = TrustHTTPClientError(.requestBodyStreamExhausted, "the request body could not be sent", url: exchange.url)
             promise?.fail(failure)
             perform(machine.failCurrent(.requestBodyFailed, close: true), context: context, cause: failure)
         }
@@ -102,7 +102,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// completed, and the connection closes (a peer must never read the wrong bytes as the body,
     /// RFC 9112 §6.3).
     private func streamBody(
-        _ writeAll: @escaping RequestBody.Writer, length: Int?, id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext
+        _ writeAll: @escaping TrustHTTPClientRequest.Body.Writer, length: Int?, id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext
     ) -> Task<Void, Never> {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -114,7 +114,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 try await writeAll { chunk in
                     sent += chunk.readableBytes
                     if let length, sent > length {
-                        throw SessionError(
+                        throw TrustHTTPClientError(
                             .requestBodyStreamExhausted, "the request body yielded more than its declared length of \(length) bytes", url: exchange.url)
                     }
                     try await window.reserve(chunk.readableBytes) { exchange.recordUpload { $0.waitingForConnection() } }
@@ -125,7 +125,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     exchange.recordUpload { $0.askingSource() }
                 }
                 if let length, sent != length {
-                    throw SessionError(.requestBodyStreamExhausted, "the request body ended after \(sent) of its declared \(length) bytes", url: exchange.url)
+                    throw TrustHTTPClientError(
+                        .requestBodyStreamExhausted, "the request body ended after \(sent) of its declared \(length) bytes", url: exchange.url)
                 }
                 try await eventLoop.flatSubmit {
                     let (handler, context) = loopBound.value
@@ -174,8 +175,8 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func bodyFailed(_ error: any Error, id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext) {
         let ending = machine.bodyFailed(id, byTheChannel: error is BodyWriteFailed || error is BodyNoLongerWanted)
         let failure =
-            error as? SessionError
-            ?? SessionError(.requestBodyStreamExhausted, "the request body failed: \(error)", url: exchange.url, underlyingError: error)
+            error as? TrustHTTPClientError
+            ?? TrustHTTPClientError(.requestBodyStreamExhausted, "the request body failed: \(error)", url: exchange.url, underlyingError: error)
         perform(ending, context: context, cause: failure)
     }
 
@@ -271,7 +272,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .limitExceeded(let limit): return ResponseLimitExceeded(limit: limit)
         case .readTimedOut:
             let message = "no data from the server for \(exchange.readTimeout ?? .zero) (read timeout)"
-            return SessionError(.timedOut, exchange.timeoutMessage(message), url: exchange.url)
+            return TrustHTTPClientError(.timedOut, exchange.timeoutMessage(message), url: exchange.url)
         }
     }
 

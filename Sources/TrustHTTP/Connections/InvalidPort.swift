@@ -9,15 +9,15 @@ import Foundation
 /// 65536 port 0). So a URL's port is checked here, before any connection — a URL typed, a redirect's
 /// `Location`, a proxy's URL — and refused as curl refuses it (CURLE_URL_MALFORMAT, "Port number was not a
 /// decimal number between 0 and 65535"; curl 7.88 still tries port 0, which cannot connect).
-public struct InvalidPort: Error, Sendable, Hashable, CustomStringConvertible {
+package struct InvalidPort: Error, Sendable, Hashable, CustomStringConvertible {
     /// The port as the URL writes it.
-    public var text: String
+    package var text: String
 
-    public init(text: String) {
+    package init(text: String) {
         self.text = text
     }
 
-    public var description: String { "the port \(text) is outside 1-65535" }
+    package var description: String { "the port \(text) is outside 1-65535" }
 
     /// The port `url` names: nil when it names none, or an empty one (`http://host:/`, the scheme's default, as
     /// curl reads it); throws for one outside 1–65535.

@@ -13,7 +13,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard Self.isAcceptableHost(host) else { return nil }
-        // A port outside 1–65535 names no origin (``InvalidPort``; Session checks the URL's text as well).
+        // A port outside 1–65535 names no origin (`InvalidPort`; TrustHTTPClient checks the URL's text as well).
         if let port = url.port, !(1...65_535).contains(port) { return nil }
         self.scheme = scheme
         self.host = host.lowercased()

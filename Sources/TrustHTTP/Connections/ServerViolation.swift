@@ -11,11 +11,11 @@ import NIOHTTP2
 /// retried.
 struct ServerViolation: Sendable, Equatable {
     /// `responseTooLarge` or `badServerResponse`.
-    var code: SessionError.Code = .badServerResponse
+    var code: TrustHTTPClientError.Code = .badServerResponse
     /// The limit exceeded, when it is known.
     var limit: ResponseLimit?
     /// The protocol rule broken, when it is not a limit.
-    var rule: SessionError.ProtocolViolation?
+    var rule: TrustHTTPClientError.ProtocolViolation?
     /// What happened, in words.
     var message: String
     /// The error as NIO described it.
@@ -33,7 +33,7 @@ struct ServerViolation: Sendable, Equatable {
     }
 
     /// A violation's code, rule and wording.
-    private typealias Finding = (code: SessionError.Code, rule: SessionError.ProtocolViolation?, message: String)
+    private typealias Finding = (code: TrustHTTPClientError.Code, rule: TrustHTTPClientError.ProtocolViolation?, message: String)
 
     /// What `error` says the server did wrong, if anything.
     private static func finding(_ error: any Error) -> Finding? {
@@ -84,10 +84,10 @@ struct ServerViolation: Sendable, Equatable {
         }
     }
 
-    /// The ``SessionError`` for this violation by `origin`.
-    func sessionError(origin: Origin, url: URL?) -> SessionError {
-        if let limit { return SessionError(limit, url: url) }
-        var error = SessionError(code, "\(origin): " + message, url: url, underlying: underlying)
+    /// The ``TrustHTTPClientError`` for this violation by `origin`.
+    func sessionError(origin: Origin, url: URL?) -> TrustHTTPClientError {
+        if let limit { return TrustHTTPClientError(limit, url: url) }
+        var error = TrustHTTPClientError(code, "\(origin): " + message, url: url, underlying: underlying)
         error.protocolViolation = rule
         return error
     }

@@ -78,7 +78,7 @@ package enum FileDescriptorOutput {
 /// A file written whole or not at all: the bytes go to a new temporary file in the destination's folder
 /// (`.NAME.trust-XXXXXX`), which ``commit()`` renames over the destination — a reader never sees half a
 /// file — and ``discard()`` removes (a failed or interrupted transfer leaves nothing behind). Used by
-/// ``Session/download(for:to:progress:)`` and `trust get -o` (for a new file; one that exists is written in place).
+/// ``TrustHTTPClient/download(for:to:progress:)`` and `trust get -o` (for a new file; one that exists is written in place).
 ///
 /// What the destination names is replaced, never written through: a regular file keeps its permission bits (a 0600
 /// file is not made 0644); a symbolic link is itself replaced by the file, its target untouched. A link is never

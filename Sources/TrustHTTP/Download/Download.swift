@@ -1,6 +1,6 @@
 import Foundation
 
-/// How far a download has come, as ``Session/download(for:to:progress:)`` reports it after each piece
+/// How far a download has come, as ``TrustHTTPClient/download(for:to:progress:)`` reports it after each piece
 /// of the body is written.
 public struct DownloadProgress: Sendable, Equatable {
     /// Body bytes written to the file so far.
@@ -22,16 +22,16 @@ public struct DownloadProgress: Sendable, Equatable {
     }
 }
 
-extension Session {
+extension TrustHTTPClient {
     /// Sends `request` and writes the response body to the file at `destination` as it arrives, with
     /// backpressure (memory stays bounded whatever the size). The body goes to a new temporary file in
     /// the destination's folder, renamed over `destination` only once complete: a reader never sees
     /// half a file, and a failure, a cancellation or a timeout leaves `destination` as it was and no
     /// temporary file behind. Whatever the status, the body is written (as URLSession's download tasks
-    /// and `curl -o` do): check ``Response/statusCode``.
+    /// and `curl -o` do): check ``TrustHTTPClientResponse/statusCode``.
     ///
     /// The collection bound of ``ResponseLimits`` does not apply (the body is not held); the request's
-    /// ``Request/maximumResponseBodySize``, when set, does. The timeouts are those of
+    /// ``TrustHTTPClientRequest/maximumResponseBodySize``, when set, does. The timeouts are those of
     /// ``bytes(for:)``: the request timeout up to the response head, the read timeout for each wait,
     /// the resource timeout (when configured) for the whole transfer.
     ///
@@ -39,49 +39,49 @@ extension Session {
     ///   - request: The request to send.
     ///   - destination: The file to write (created, or replaced once the body is complete).
     ///   - progress: Called after each piece written (on the downloading task).
-    /// - Returns: the response, its ``Response/body`` empty (the body is in the file).
-    /// - Throws: ``SessionError``: the request's errors, ``SessionError/Code/cannotCreateFile`` or
-    ///   ``SessionError/Code/cannotWriteToFile`` for the file.
+    /// - Returns: the response, its ``TrustHTTPClientResponse/body`` empty (the body is in the file).
+    /// - Throws: ``TrustHTTPClientError``: the request's errors, ``TrustHTTPClientError/Code/cannotCreateFile`` or
+    ///   ``TrustHTTPClientError/Code/cannotWriteToFile`` for the file.
     public func download(
-        for request: Request, to destination: URL, progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> Response {
+        for request: TrustHTTPClientRequest, to destination: URL, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) async throws -> TrustHTTPClientResponse {
         let response = try await bytes(for: request)
         return try await response.write(to: destination, limit: request.maximumResponseBodySize ?? .max, progress: progress)
     }
 }
 
-extension StreamingResponse {
-    /// Writes the rest of the body to the file at `destination` (see ``Session/download(for:to:progress:)``):
+extension TrustHTTPClientStreamingResponse {
+    /// Writes the rest of the body to the file at `destination` (see ``TrustHTTPClient/download(for:to:progress:)``):
     /// through a temporary file beside it, renamed into place once complete, removed on any failure.
-    /// A body longer than `limit` bytes fails with ``SessionError/Code/responseTooLarge``.
+    /// A body longer than `limit` bytes fails with ``TrustHTTPClientError/Code/responseTooLarge``.
     ///
     /// - Parameters:
     ///   - destination: The file to write (created, or replaced once the body is complete).
     ///   - limit: The most body bytes accepted.
     ///   - progress: Called after each piece written.
-    /// - Returns: the response, its ``Response/body`` empty (the body is in the file).
+    /// - Returns: the response, its ``TrustHTTPClientResponse/body`` empty (the body is in the file).
     public func write(
         to destination: URL, limit: Int = .max, progress: (@Sendable (DownloadProgress) -> Void)? = nil
-    ) async throws -> Response {
+    ) async throws -> TrustHTTPClientResponse {
         let file: AtomicFile
         do {
             file = try AtomicFile(replacing: destination.path)
         } catch {
             body.abandon()
-            throw SessionError(.cannotCreateFile, "cannot create the download's file: \(error)", url: url, underlyingError: error)
+            throw TrustHTTPClientError(.cannotCreateFile, "cannot create the download's file: \(error)", url: url, underlyingError: error)
         }
         var written: Int64 = 0
         let expected = value(forHeader: "content-encoding") == nil ? value(forHeader: "content-length").flatMap { Int64($0) } : nil
         do {
-            if let expected, expected > limit { throw SessionError(ResponseLimit(.body, observed: Int(expected), limit: limit), url: url) }
+            if let expected, expected > limit { throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(expected), limit: limit), url: url) }
             for try await chunk in body {
                 guard written + Int64(chunk.count) <= Int64(limit) else {
-                    throw SessionError(ResponseLimit(.body, observed: Int(written) + chunk.count, limit: limit), url: url)
+                    throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(written) + chunk.count, limit: limit), url: url)
                 }
                 do {
                     try file.write(chunk)
                 } catch {
-                    throw SessionError(.cannotWriteToFile, "cannot write the download's file: \(error)", url: url, underlyingError: error)
+                    throw TrustHTTPClientError(.cannotWriteToFile, "cannot write the download's file: \(error)", url: url, underlyingError: error)
                 }
                 written += Int64(chunk.count)
                 progress?(DownloadProgress(bytesWritten: written, expectedBytes: expected))
@@ -89,14 +89,14 @@ extension StreamingResponse {
             do {
                 try file.commit()
             } catch {
-                throw SessionError(.cannotWriteToFile, "cannot complete the download's file: \(error)", url: url, underlyingError: error)
+                throw TrustHTTPClientError(.cannotWriteToFile, "cannot complete the download's file: \(error)", url: url, underlyingError: error)
             }
         } catch {
             body.abandon()
             file.discard()
             throw error
         }
-        return Response(
+        return TrustHTTPClientResponse(
             url: url, statusCode: statusCode, headers: headers, body: Data(), httpVersion: httpVersion, redirects: redirects,
             tlsVersion: tlsVersion, serverTrust: serverTrust)
     }

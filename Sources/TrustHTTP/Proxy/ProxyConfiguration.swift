@@ -87,7 +87,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// never `HTTP_PROXY` — for http, `https_proxy`/`HTTPS_PROXY` for https, `all_proxy`/`ALL_PROXY` for
     /// either, `no_proxy`/`NO_PROXY`). A setting that cannot be used (`socks5://`, `https://`…) gives nil here:
     /// a caller must not take that for "no proxy" and go direct. ``ProxyEnvironment/init(variables:)`` reports
-    /// it, and a session with ``SessionConfiguration/usesEnvironmentProxies`` fails the requests it applies to.
+    /// it, and a session with ``TrustHTTPClientConfiguration/usesEnvironmentProxies`` fails the requests it applies to.
     public static func environment(_ variables: [String: String] = ProcessInfo.processInfo.environment) -> (
         http: ProxyConfiguration?, https: ProxyConfiguration?
     ) {

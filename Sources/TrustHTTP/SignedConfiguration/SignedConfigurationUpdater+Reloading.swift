@@ -10,7 +10,8 @@ extension SignedConfigurationUpdater {
     /// in a bundle's configuration are read from `baseDirectory` (nil: `target`'s).
     public init(
         source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
-        installingInto target: ReloadingTrustConfiguration, baseDirectory: String? = nil, configuration: SessionConfiguration = SessionConfiguration(),
+        installingInto target: ReloadingTrustConfiguration, baseDirectory: String? = nil,
+        configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(),
         limits: Limits = Limits(), logger: Logger? = nil, onEvent: (@Sendable (Event) -> Void)? = nil
     ) throws(TrustConfigurationRejection) {
         try self.init(

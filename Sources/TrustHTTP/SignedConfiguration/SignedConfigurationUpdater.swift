@@ -6,7 +6,7 @@ import Trust
 /// Keeps a trust configuration up to date from a server, accepting only bundles signed by a key the application pins
 /// in its code (<doc:SignedConfigurationUpdates>).
 ///
-/// Each ``refresh(now:)`` fetches the bundle and its detached signature with a ``Session`` of its own (its own trust
+/// Each ``refresh(now:)`` fetches the bundle and its detached signature with a ``TrustHTTPClient`` of its own (its own trust
 /// settings — pin the configuration server too — a size limit and a time limit), verifies them with
 /// `SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:members:)`,
 /// records the accepted sequence in the state file (so a restart does not accept an older bundle again), and only
@@ -118,7 +118,7 @@ public actor SignedConfigurationUpdater {
     /// Installs the built-in configuration (or ``trustsNothing``) when a bundle expires: `install`, or one that a
     /// lock-out check cannot refuse.
     let fallback: Install
-    let session: Session
+    let session: TrustHTTPClient
     var lastAccepted: AcceptedBundleRecord?
     var inForce = InForce.builtIn
     var running: Task<Event, Never>?
@@ -139,7 +139,7 @@ public actor SignedConfigurationUpdater {
     ///   `TrustConfigurationRejection/fetchFailed(reason:)` when the session cannot be made.
     public init(
         source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
-        configuration: SessionConfiguration = SessionConfiguration(), limits: Limits = Limits(), logger: Logger? = nil,
+        configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits(), logger: Logger? = nil,
         onEvent: (@Sendable (Event) -> Void)? = nil, install: @escaping Install
     ) throws(TrustConfigurationRejection) {
         try self.init(
@@ -150,7 +150,7 @@ public actor SignedConfigurationUpdater {
     /// As above; `fallback` installs the built-in configuration when a bundle expires.
     init(
         source: Source, trustedKeys: [TrustConfigurationPublicKey], builtIn: TrustConfiguration, stateFile: String,
-        configuration: SessionConfiguration, limits: Limits, logger: Logger?, onEvent: (@Sendable (Event) -> Void)?,
+        configuration: TrustHTTPClientConfiguration, limits: Limits, logger: Logger?, onEvent: (@Sendable (Event) -> Void)?,
         install: @escaping Install, fallback: @escaping Install
     ) throws(TrustConfigurationRejection) {
         self.lastAccepted = try AcceptedBundleRecord.read(stateFile)
@@ -161,7 +161,7 @@ public actor SignedConfigurationUpdater {
         configuration.maximumRedirects = min(configuration.maximumRedirects, 3)
         configuration.credentialStore = nil
         do {
-            self.session = try Session(configuration: configuration)
+            self.session = try TrustHTTPClient(configuration: configuration)
         } catch {
             throw .fetchFailed(reason: "the fetching session could not be made: \(error)")
         }
@@ -294,13 +294,13 @@ public actor SignedConfigurationUpdater {
 
     /// One fetch: status 200 and a body within `limit`, or why not.
     func get(_ url: URL, what: String, limit: Int) async -> Result<[UInt8], TrustConfigurationRejection> {
-        var request = Request(url: url, timeout: limits.timeout)
+        var request = TrustHTTPClientRequest(url: url, timeout: limits.timeout)
         request.maximumResponseBodySize = limit
         do {
             let response = try await session.data(for: request)
             guard response.statusCode == 200 else { return .failure(.fetchFailed(reason: "the \(what) was answered with HTTP status \(response.statusCode)")) }
             return .success(Array(response.body))
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             return .failure(.fetchFailed(reason: "the \(what): \(error)"))
         } catch {
             return .failure(.fetchFailed(reason: "the \(what): \(DisplayText.escaped(String(describing: error)))"))

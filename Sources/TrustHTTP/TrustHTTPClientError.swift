@@ -2,9 +2,9 @@ import Foundation
 import NIOHTTPCompression
 import Trust
 
-/// The one error a ``Session`` throws: a URLError-style code users already know, a message
+/// The one error a ``TrustHTTPClient`` throws: a URLError-style code users already know, a message
 /// that says what happened, and — for server trust — the full `TrustDecision`.
-public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedError, CustomReflectable {
+public struct TrustHTTPClientError: Error, Sendable, CustomStringConvertible, LocalizedError, CustomReflectable {
     /// Foundation's `URLError` codes, with the same numbers and names. A code is a value, not an enum case: codes
     /// come in minor versions without breaking a client, so compare with `==` or `switch` with a `default:`.
     public struct Code: RawRepresentable, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -77,7 +77,7 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         /// The server or proxy answered with something unusable (a wrong `rspauth`, a refused CONNECT, a broken HTTP/2 rule).
         public static let badServerResponse = Code(.badServerResponse)
         /// The response exceeded a ``ResponseLimits`` bound (body, head, header fields, 1xx responses);
-        /// ``SessionError/limit`` says which. Foundation's `dataLengthExceedsMaximum`.
+        /// ``TrustHTTPClientError/limit`` says which. Foundation's `dataLengthExceedsMaximum`.
         public static let responseTooLarge = Code(.responseTooLarge)
         /// A compressed body (``ResponseDecompression``) is not valid gzip or deflate. Foundation's `cannotDecodeContentData`.
         public static let cannotDecodeContentData = Code(.cannotDecodeContentData)
@@ -99,16 +99,16 @@ public struct SessionError: Error, Sendable, CustomStringConvertible, LocalizedE
         public static let clientCertificateRejected = Code(.clientCertificateRejected)
         /// The server requires a client certificate and none was sent.
         public static let clientCertificateRequired = Code(.clientCertificateRequired)
-        /// A streamed request body (``RequestBody``) failed: its sequence threw, or it yielded fewer or
+        /// A streamed request body (``TrustHTTPClientRequest/Body``) failed: its sequence threw, or it yielded fewer or
         /// more bytes than its declared length. Foundation's `requestBodyStreamExhausted`.
         public static let requestBodyStreamExhausted = Code(.requestBodyStreamExhausted)
-        /// The upload file (``RequestBody/file(_:chunkSize:)``) does not exist or cannot be opened.
+        /// The upload file (``TrustHTTPClientRequest/Body/file(_:chunkSize:)``) does not exist or cannot be opened.
         public static let fileDoesNotExist = Code(.fileDoesNotExist)
         /// The upload file is a directory or another file that is not a regular file.
         public static let fileIsDirectory = Code(.fileIsDirectory)
         /// The upload file cannot be read.
         public static let noPermissionsToReadFile = Code(.noPermissionsToReadFile)
-        /// A download's file could not be created (``Session/download(for:to:progress:)``).
+        /// A download's file could not be created (``TrustHTTPClient/download(for:to:progress:)``).
         public static let cannotCreateFile = Code(.cannotCreateFile)
         /// A download's file could not be written, closed or moved into place.
         public static let cannotWriteToFile = Code(.cannotWriteToFile)

@@ -4,9 +4,9 @@ import NIOSSL
 import Trust
 import TrustNIO
 
-extension SessionError {
+extension TrustHTTPClientError {
     /// What an error means and what usually fixes it: the one wording of each error, for every program that
-    /// shows one (``SessionError/description``, `trust inspect`, `trust demo`).
+    /// shows one (``TrustHTTPClientError/description``, `trust inspect`, `trust demo`).
     public struct Explanation: Hashable, Sendable, CustomStringConvertible {
         /// What happened, in a few words.
         public let summary: String
@@ -30,7 +30,7 @@ extension SessionError {
 
     /// Why a TLS handshake failed, as far as the TLS library says: classified once, here, from NIOSSL's typed
     /// errors and BoringSSL's reason codes (`BoringSSLErrorText`, the one reader of that text), for a
-    /// ``Session``'s connections and for `trust inspect`.
+    /// ``TrustHTTPClient``'s connections and for `trust inspect`.
     /// One of the static members, compared with `==` (failures are told apart more finely in minor versions
     /// without breaking a client).
     public struct HandshakeFailure: Hashable, Sendable {
@@ -118,7 +118,7 @@ extension SessionError {
             case .clientCertificateRequired:
                 return Explanation(
                     summary: "the server asked for a client certificate and refused the handshake without one",
-                    fix: SessionError.Code.clientCertificateRequired.explanation.fix)
+                    fix: TrustHTTPClientError.Code.clientCertificateRequired.explanation.fix)
             case .closedDuringHandshake:
                 return Explanation(
                     summary: "the server closed the connection during the TLS handshake",
@@ -142,12 +142,12 @@ extension SessionError {
     }
 }
 
-extension SessionError.Code {
+extension TrustHTTPClientError.Code {
     /// What an error of this code means and its likely fix. Exhaustive: a new code cannot be added without
     /// its words.
-    public var explanation: SessionError.Explanation {
+    public var explanation: TrustHTTPClientError.Explanation {
         let (summary, fix) = words
-        return SessionError.Explanation(summary: summary, fix: fix)
+        return TrustHTTPClientError.Explanation(summary: summary, fix: fix)
     }
 
     private var words: (String, String) {

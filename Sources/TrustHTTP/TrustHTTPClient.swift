@@ -11,22 +11,22 @@ import TrustNIO
 /// decided inside the TLS handshake by the `Trust` engine.
 ///
 /// ```swift
-/// var configuration = SessionConfiguration()
+/// var configuration = TrustHTTPClientConfiguration()
 /// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
-/// let session = try Session(configuration: configuration)
+/// let session = try TrustHTTPClient(configuration: configuration)
 /// let response = try await session.data(for: Request(url: URL(string: "https://api.example.com/")!))
 /// ```
 ///
 /// - Every new connection is evaluated (there is no TLS session resumption); with no challenge
 ///   handler, a trusted decision may be reused for the identical chain, host and trust
-///   configuration (``SessionConfiguration/evaluationCache``, `TrustEvaluationCache`).
+///   configuration (``TrustHTTPClientConfiguration/evaluationCache``, `TrustEvaluationCache`).
 ///   Pooled connections are keyed by origin *and* trust configuration.
 /// - A request with its own challenge handler never reuses a pooled connection and its
 ///   connection is never pooled: the handler is asked for that request's connection.
 /// - Call ``shutdown()`` when done.
-public final class Session: Sendable {
+public final class TrustHTTPClient: Sendable {
     /// The configuration the session was created with.
-    public let configuration: SessionConfiguration
+    public let configuration: TrustHTTPClientConfiguration
     private let factory: ConnectionFactory
     private let pool: ConnectionPool
     private let delegateHandler: NIOLockedValueBox<(any ChallengeHandler)?> = NIOLockedValueBox(nil)
@@ -48,7 +48,7 @@ public final class Session: Sendable {
     ///     handler when the configuration has none.
     ///   - eventLoopGroup: Where connections run (NIO's shared singleton by default).
     public init(
-        configuration: SessionConfiguration = SessionConfiguration(), delegate: (any SessionDelegate)? = nil,
+        configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), delegate: (any TrustHTTPClientDelegate)? = nil,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) throws {
         self.configuration = configuration
@@ -92,9 +92,9 @@ public final class Session: Sendable {
     /// Sends `request` and returns the response with its whole body. Redirects are followed
     /// (bounded); the whole exchange, body included, is bounded by the request timeout (and the
     /// resource timeout, when set), each wait for bytes by the read timeout, and the body by
-    /// ``ResponseLimits/maximumBodySize`` (or ``Request/maximumResponseBodySize``): a larger one
-    /// fails with ``SessionError/Code/responseTooLarge``. Cancelling the Task cancels the request.
-    public func data(for request: Request) async throws -> Response {
+    /// ``ResponseLimits/maximumBodySize`` (or ``TrustHTTPClientRequest/maximumResponseBodySize``): a larger one
+    /// fails with ``TrustHTTPClientError/Code/responseTooLarge``. Cancelling the Task cancels the request.
+    public func data(for request: TrustHTTPClientRequest) async throws -> TrustHTTPClientResponse {
         try await traced(request) { request, span in
             let context = RequestContext(
                 timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
@@ -113,7 +113,7 @@ public final class Session: Sendable {
     /// Sends `request` and returns as soon as the response head arrives; the body streams, of any
     /// size, with backpressure. The request timeout bounds the time to the response head; the read
     /// timeout each wait for bytes; the resource timeout, when set, the whole transfer.
-    public func bytes(for request: Request) async throws -> StreamingResponse {
+    public func bytes(for request: TrustHTTPClientRequest) async throws -> TrustHTTPClientStreamingResponse {
         try await traced(request) { request, span in
             let context = RequestContext(
                 timeout: request.timeout ?? configuration.requestTimeout, resourceTimeout: configuration.resourceTimeout,
@@ -131,7 +131,7 @@ public final class Session: Sendable {
     /// Runs `body` inside the request's span (when a tracer records one), with the span's context as
     /// the task's `ServiceContext` and the trace headers added to the request.
     private func traced<T>(
-        _ original: Request, _ body: (Request, (any Span)?) async throws -> T, status: (T) -> Int
+        _ original: TrustHTTPClientRequest, _ body: (TrustHTTPClientRequest, (any Span)?) async throws -> T, status: (T) -> Int
     ) async throws -> T {
         var request = original
         guard let span = tracing.start(&request) else { return try await body(original, nil) }
@@ -146,11 +146,11 @@ public final class Session: Sendable {
         }
     }
 
-    /// Runs `body`; a ``SessionError`` it throws is logged and counted before it is rethrown.
-    private func reportingFailure<T>(of request: Request, _ body: () async throws -> T) async throws -> T {
+    /// Runs `body`; a ``TrustHTTPClientError`` it throws is logged and counted before it is rethrown.
+    private func reportingFailure<T>(of request: TrustHTTPClientRequest, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
-        } catch let error as SessionError {
+        } catch let error as TrustHTTPClientError {
             telemetry.requestFailed(error, url: request.url)
             throw error
         }
@@ -169,7 +169,7 @@ public final class Session: Sendable {
 
     /// Sends `original`, answering authentication challenges and following redirects: one send per
     /// ``perform(_:)``, and what follows its response is ``step(after:_:authenticator:)``'s.
-    private func send(_ original: Request, context: RequestContext) async throws -> StreamingResponse {
+    private func send(_ original: TrustHTTPClientRequest, context: RequestContext) async throws -> TrustHTTPClientStreamingResponse {
         var authenticator = HTTPAuthenticator(
             request: original, configuration: configuration, router: router, sessionHandler: sessionHandler, digestSessions: digestSessions)
         var flight = try firstSend(of: original, context: context, authenticator: &authenticator)
@@ -185,16 +185,17 @@ public final class Session: Sendable {
 
     private enum Step {
         /// Send this request next.
-        case send(Request)
+        case send(TrustHTTPClientRequest)
         /// Send this request next, where the response redirected.
-        case redirect(Request)
+        case redirect(TrustHTTPClientRequest)
         /// The caller's response.
-        case finish(StreamingResponse)
+        case finish(TrustHTTPClientStreamingResponse)
     }
 
     /// What follows `response` to `flight`: the request again without `Expect`, an answer to its challenge, the
     /// redirect's target, or nothing.
-    private func step(after response: StreamingResponse, _ flight: InFlightRequest, authenticator: inout HTTPAuthenticator) async throws -> Step {
+    private func step(after response: TrustHTTPClientStreamingResponse, _ flight: InFlightRequest, authenticator: inout HTTPAuthenticator) async throws -> Step
+    {
         if response.statusCode == 417, flight.plan.request.waitsForContinue {
             // RFC 9110 §10.1.1: a client that receives 417 to a 100-continue expectation
             // SHOULD repeat the request without it. Its body was never sent.
@@ -220,13 +221,13 @@ public final class Session: Sendable {
         return .redirect(next)
     }
 
-    /// The error of a redirect beyond ``SessionConfiguration/maximumRedirects``.
-    private func tooManyRedirects(_ flight: InFlightRequest) -> SessionError {
-        SessionError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
+    /// The error of a redirect beyond ``TrustHTTPClientConfiguration/maximumRedirects``.
+    private func tooManyRedirects(_ flight: InFlightRequest) -> TrustHTTPClientError {
+        TrustHTTPClientError(.httpTooManyRedirects, "more than \(configuration.maximumRedirects) redirects", url: flight.original.url)
     }
 
     /// `request` without `Expect: 100-continue`.
-    private static func withoutContinue(_ request: Request) -> Request {
+    private static func withoutContinue(_ request: TrustHTTPClientRequest) -> TrustHTTPClientRequest {
         var next = request
         next.expectsContinue = false
         next.removeHeaders(named: ["expect"])
@@ -234,7 +235,7 @@ public final class Session: Sendable {
     }
 
     /// The request `response` redirects `flight` to, when the session follows redirects.
-    private func redirect(after response: StreamingResponse, _ flight: InFlightRequest) throws -> Request? {
+    private func redirect(after response: TrustHTTPClientStreamingResponse, _ flight: InFlightRequest) throws -> TrustHTTPClientRequest? {
         guard configuration.followsRedirects, var next = try Redirects.next(after: response, for: flight.unprepared) else { return nil }
         // Answers the session computed belong to the URL they were computed for (a Digest
         // answer names it); the next one is computed afresh. A caller's own header stays
@@ -245,7 +246,7 @@ public final class Session: Sendable {
 
     /// One send on one connection (pooled or new), retried once on a new connection when it never
     /// reached the application; no redirects or authentication here (``send(_:context:)`` does those).
-    private func perform(_ flight: InFlightRequest) async throws -> StreamingResponse {
+    private func perform(_ flight: InFlightRequest) async throws -> TrustHTTPClientStreamingResponse {
         // One retry, on a new connection, when the request never reached the application: a pooled
         // HTTP/1.1 connection the server closed while idle, or an HTTP/2 stream refused or lost to a
         // server going away before any response (see `Connection.mayRetryHTTP2Request`).
@@ -265,7 +266,7 @@ public final class Session: Sendable {
             }
             do {
                 return try await exchange(on: connection, flight)
-            } catch let error as SessionError {
+            } catch let error as TrustHTTPClientError {
                 // No response, so no body to give the connection back: the pool frees its stream (HTTP/2) or closes it.
                 pool.release(connection, key: flight.plan.key, reusable: false)
                 throw error
@@ -281,7 +282,7 @@ public final class Session: Sendable {
                 if case .retryOnNewConnection = recovery { avoidsPool = true }
             }
         }
-        throw SessionError(.networkConnectionLost, "the connection to \(flight.plan.origin) was lost", url: flight.url)
+        throw TrustHTTPClientError(.networkConnectionLost, "the connection to \(flight.plan.origin) was lost", url: flight.url)
     }
 
     private enum Connected {
@@ -291,7 +292,7 @@ public final class Session: Sendable {
         /// explain a client certificate refused after a TLS 1.3 handshake, when the first exchange fails.
         case connection(Connection, HandshakeChallenges?)
         /// A proxy asked for credentials for the tunnel (407): HTTP authentication takes it from here.
-        case proxyAnswer(StreamingResponse)
+        case proxyAnswer(TrustHTTPClientStreamingResponse)
     }
 
     /// A pooled connection for the send in progress when `fromPool` allows one, else a new one, made in this
@@ -328,13 +329,13 @@ public final class Session: Sendable {
     }
 
     /// What a request that got no connection from the pool fails with: its request timeout, or cancelled.
-    private static func sessionError(_ failure: ConnectionPoolStateMachine.Failure, _ flight: InFlightRequest) -> SessionError {
+    private static func sessionError(_ failure: ConnectionPoolStateMachine.Failure, _ flight: InFlightRequest) -> TrustHTTPClientError {
         switch failure {
         case .timedOut:
             flight.context.markTimedOut()
-            return SessionError(.timedOut, flight.context.requestTimedOut, url: flight.url)
-        case .cancelled: return SessionError(.cancelled, "the request was cancelled", url: flight.url)
-        case .shutDown: return SessionError(.cancelled, "the session was shut down", url: flight.url)
+            return TrustHTTPClientError(.timedOut, flight.context.requestTimedOut, url: flight.url)
+        case .cancelled: return TrustHTTPClientError(.cancelled, "the request was cancelled", url: flight.url)
+        case .shutDown: return TrustHTTPClientError(.cancelled, "the session was shut down", url: flight.url)
         }
     }
 
@@ -393,15 +394,15 @@ public final class Session: Sendable {
     private func answer(to refusal: ProxyRefusal, _ flight: InFlightRequest) throws -> Connected {
         guard let proxy = flight.plan.proxy else { throw refusal }
         if refusal.statusCode == 407 {
-            var answer = StreamingResponse(
-                Response(
+            var answer = TrustHTTPClientStreamingResponse(
+                TrustHTTPClientResponse(
                     url: flight.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
                     redirects: flight.redirects))
             answer.isProxyAnswer = true
             return .proxyAnswer(answer)
         }
         let origin = flight.plan.origin
-        throw SessionError(
+        throw TrustHTTPClientError(
             .badServerResponse,
             refusal.statusCode == 0
                 ? "the proxy \(proxy) closed the tunnel to \(origin.authority) or answered CONNECT with something that is not HTTP"
@@ -430,7 +431,7 @@ public final class Session: Sendable {
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,
     /// and the connection goes back to the pool when it ends.
-    private func exchange(on connection: Connection, _ flight: InFlightRequest) async throws -> StreamingResponse {
+    private func exchange(on connection: Connection, _ flight: InFlightRequest) async throws -> TrustHTTPClientStreamingResponse {
         if let span = flight.context.span { SessionTracing.describe(connection, on: span) }
         let (responseHead, exchange) = try await connection.exchange(
             head: flight.plan.head, body: flight.plan.body, continueTimeout: flight.plan.continueTimeout, url: flight.plan.request.url,
@@ -442,18 +443,18 @@ public final class Session: Sendable {
     /// The response whose head arrived, its body streaming from `exchange`; the connection goes back
     /// to the pool when the body ends.
     private func makeResponse(_ responseHead: HTTPResponseHead, _ exchange: HTTPExchange, on connection: Connection, _ flight: InFlightRequest)
-        -> StreamingResponse
+        -> TrustHTTPClientStreamingResponse
     {
         let (plan, url) = (flight.plan, flight.url)
         let link = ExchangeLink(
             exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: url, decompression: configuration.decompression)
-        var responseBody = ResponseBody(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
+        var responseBody = TrustHTTPClientStreamingResponse.Body(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
         responseBody.bufferedBytes = { link.bufferedBytes }
         responseBody.url = url
         responseBody.abandon = { link.abandon() }
         responseBody.explain = { await link.explain($0) }
         responseBody.unreadGuard = UnreadBodyGuard { link.dropped() }
-        var response = StreamingResponse(
+        var response = TrustHTTPClientStreamingResponse(
             url: url, statusCode: Int(responseHead.status.code),
             headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: flight.redirects,
             tlsVersion: connection.tlsVersion, serverTrust: connection.serverTrust,
@@ -478,15 +479,15 @@ public final class Session: Sendable {
         if let violation = await connection.settledViolation(explaining: error) {
             throw violation.sessionError(origin: origin, url: url)
         }
-        if flight.context.timedOut { throw SessionError(.timedOut, flight.context.requestTimedOut, url: url) }
-        if Task.isCancelled { throw SessionError(.cancelled, "the request was cancelled", url: url) }
+        if flight.context.timedOut { throw TrustHTTPClientError(.timedOut, flight.context.requestTimedOut, url: url) }
+        if Task.isCancelled { throw TrustHTTPClientError(.cancelled, "the request was cancelled", url: url) }
         // TLS 1.3: a server that wanted a (different) client certificate says so after the handshake.
         if let clientError = handshake?.error(after: "\(error) \(connection.errors.text)") {
             throw clientError
         }
         if reused && attempt == 0 && error is ConnectionClosedError { return .retry }
         if attempt == 0 && connection.mayRetryHTTP2Request(after: error, method: flight.plan.request.method) { return .retryOnNewConnection }
-        throw SessionError(.networkConnectionLost, "the connection to \(origin) was lost", url: url, underlyingError: error)
+        throw TrustHTTPClientError(.networkConnectionLost, "the connection to \(origin) was lost", url: url, underlyingError: error)
     }
 
     /// The client identities the session's trust configuration names; with a reloading one, those of the

@@ -1,7 +1,7 @@
 import Foundation
 
 /// An HTTP request.
-public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
+public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomReflectable {
     /// The URL requested.
     public var url: URL
     /// The HTTP method (`GET` by default).
@@ -12,14 +12,14 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// ``bodySource``; a streamed body reads as `nil`.
     public var body: Data? {
         get { bodySource?.data }
-        set { bodySource = newValue.map(RequestBody.bytes) }
+        set { bodySource = newValue.map(TrustHTTPClientRequest.Body.bytes) }
     }
-    /// The request body: bytes, a file or a stream (``RequestBody``).
-    public var bodySource: RequestBody?
+    /// The request body: bytes, a file or a stream (``TrustHTTPClientRequest/Body``).
+    public var bodySource: TrustHTTPClientRequest.Body?
     /// Send `Expect: 100-continue` and hold the body until the server answers `100 Continue`
     /// (RFC 9110 §10.1.1): a server that refuses the request — it needs authentication, the body is
     /// too large — says so before the body is sent. The body goes anyway after
-    /// ``SessionConfiguration/continueTimeout`` without an answer, as the RFC asks of a client that
+    /// ``TrustHTTPClientConfiguration/continueTimeout`` without an answer, as the RFC asks of a client that
     /// cannot know whether the server supports the expectation. A `417 Expectation Failed` sends the
     /// request again without it. An `Expect: 100-continue` header field set by hand acts the same.
     public var expectsContinue: Bool = false
@@ -53,7 +53,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
         self.url = url
         self.method = method
         self.headers = headers
-        self.bodySource = body.map(RequestBody.bytes)
+        self.bodySource = body.map(TrustHTTPClientRequest.Body.bytes)
         self.timeout = timeout
         self.challengeHandler = challengeHandler
     }
@@ -69,7 +69,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
 
     /// A request for `url` with a body that may stream (a file, a sequence).
     public init(
-        url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: RequestBody?,
+        url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: TrustHTTPClientRequest.Body?,
         expectsContinue: Bool = false, timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil,
         credential: Credential? = nil
     ) {

@@ -3,11 +3,11 @@ import NIOHTTP1
 
 /// What a send needs before any connection (``InFlightRequest/Plan``): the request checked, its route and
 /// pool key, and its head as it goes on the wire.
-extension Session {
+extension TrustHTTPClient {
     /// The first send of `original`. Not inlined, as ``nextSend(_:after:redirected:authenticator:)``: inlined into
     /// `send`, the requests they build took room in its frame (measured: "Frame sizes" in RequestFlow.md).
     @inline(never)
-    func firstSend(of original: Request, context: RequestContext, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest {
+    func firstSend(of original: TrustHTTPClientRequest, context: RequestContext, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest {
         InFlightRequest(
             original: original, context: context, redirects: [], unprepared: original, plan: try plan(for: original, authenticator: &authenticator))
     }
@@ -15,7 +15,7 @@ extension Session {
     /// The send of `unprepared` that follows `previous`, which was answered with a redirect (`redirected`) or
     /// otherwise (a retry without `Expect`, an answer to a challenge).
     @inline(never)
-    func nextSend(_ unprepared: Request, after previous: InFlightRequest, redirected: Bool, authenticator: inout HTTPAuthenticator) throws
+    func nextSend(_ unprepared: TrustHTTPClientRequest, after previous: InFlightRequest, redirected: Bool, authenticator: inout HTTPAuthenticator) throws
         -> InFlightRequest
     {
         InFlightRequest(
@@ -26,7 +26,7 @@ extension Session {
 
     /// The plan of a send of `unprepared` with `authenticator`'s credentials: its origin (once the request is
     /// known to be sendable), route, proxy, pool key and head.
-    private func plan(for unprepared: Request, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest.Plan {
+    private func plan(for unprepared: TrustHTTPClientRequest, authenticator: inout HTTPAuthenticator) throws -> InFlightRequest.Plan {
         let request = authenticator.prepare(unprepared)
         let origin = try Self.validate(request)
         let route = router.route(for: origin)
@@ -41,27 +41,27 @@ extension Session {
     }
 
     /// The request's origin, once its URL, method and header fields are known to be sendable.
-    private static func validate(_ request: Request) throws -> Origin {
+    private static func validate(_ request: TrustHTTPClientRequest) throws -> Origin {
         // Before the origin: Foundation reads an overflowing port as none, which would be the default port.
         do {
             _ = try InvalidPort.port(of: request.url)
         } catch {
-            throw SessionError(.badURL, "\(error): cannot request \(request.url.redactingPassword)", url: request.url, underlyingError: error)
+            throw TrustHTTPClientError(.badURL, "\(error): cannot request \(request.url.redactingPassword)", url: request.url, underlyingError: error)
         }
         guard let origin = Origin(request.url) else {
             let scheme = request.url.scheme?.lowercased()
-            throw SessionError(
+            throw TrustHTTPClientError(
                 scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
         }
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
-            throw SessionError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
+            throw TrustHTTPClientError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
         }
         // RFC 9110 §5.1, §5.5: a field name is a token; a value never holds CR, LF or NUL (they would
         // split the request). The value is not quoted: it may be a secret.
         for (name, value) in request.headers {
             let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
             guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
-                throw SessionError(
+                throw TrustHTTPClientError(
                     .badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token",
                     url: request.url)
             }
@@ -71,7 +71,7 @@ extension Session {
 
     /// The request head. Proxy credentials go only to a proxy that receives the request itself
     /// (absolute form): never to an origin, and never through a tunnel.
-    func makeHead(for request: Request, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
+    func makeHead(for request: TrustHTTPClientRequest, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
         let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
         head.headers.add(name: "host", value: origin.hostHeader)

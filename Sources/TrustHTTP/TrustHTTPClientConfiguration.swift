@@ -5,7 +5,7 @@ import Tracing
 import Trust
 import TrustNIO
 
-/// How a ``Session`` decides whether to trust servers.
+/// How a ``TrustHTTPClient`` decides whether to trust servers.
 public enum ServerTrustConfiguration: Sendable {
     /// System roots, Web-PKI rules, host name checked.
     case systemDefault
@@ -34,8 +34,8 @@ public enum HTTPVersionPreference: Sendable, Hashable {
     case http1Only
 }
 
-/// Everything a ``Session`` is configured with. Values; secure defaults.
-public struct SessionConfiguration: Sendable {
+/// Everything a ``TrustHTTPClient`` is configured with. Values; secure defaults.
+public struct TrustHTTPClientConfiguration: Sendable {
     /// How servers are trusted (system roots and Web-PKI rules by default).
     public var serverTrust: ServerTrustConfiguration = .systemDefault
     /// The lowest TLS version accepted (TLS 1.2 by default).
@@ -44,8 +44,8 @@ public struct SessionConfiguration: Sendable {
     public var httpVersion: HTTPVersionPreference = .automatic
     /// Time to establish a connection (TCP and TLS).
     public var connectTimeout: Duration = .seconds(10)
-    /// Time for a whole request, redirects and challenges included: with ``Session/data(for:)``
-    /// until the body has been read, with ``Session/bytes(for:)`` until the response head.
+    /// Time for a whole request, redirects and challenges included: with ``TrustHTTPClient/data(for:)``
+    /// until the body has been read, with ``TrustHTTPClient/bytes(for:)`` until the response head.
     public var requestTimeout: Duration = .seconds(60)
     /// The longest wait for the next bytes of a response (head or body) while the reader wants
     /// them — URLSession's `timeoutIntervalForRequest`. A server that trickles keeps a request
@@ -53,10 +53,10 @@ public struct SessionConfiguration: Sendable {
     /// itself spends behind (backpressure) does not count. `nil`: no read timeout.
     public var readTimeout: Duration? = .seconds(60)
     /// A deadline for the whole transfer that also covers a streamed body
-    /// (``Session/bytes(for:)``) — URLSession's `timeoutIntervalForResource`. `nil` (the default):
+    /// (``TrustHTTPClient/bytes(for:)``) — URLSession's `timeoutIntervalForResource`. `nil` (the default):
     /// a streamed body is bounded by ``readTimeout`` only.
     public var resourceTimeout: Duration?
-    /// How long a request that expects `100 Continue` (``Request/expectsContinue``) holds its body
+    /// How long a request that expects `100 Continue` (``TrustHTTPClientRequest/expectsContinue``) holds its body
     /// back before sending it without an answer (RFC 9110 §10.1.1); curl's `--expect100-timeout`,
     /// 1 second by default as there.
     public var continueTimeout: Duration = .seconds(1)

@@ -1,0 +1,243 @@
+import Foundation
+import NIOHTTP1
+import Trust
+
+/// An HTTP response with its whole body.
+public struct TrustHTTPClientResponse: Sendable {
+    /// The URL that produced this response (after redirects).
+    public var url: URL
+    /// The HTTP status code.
+    public var statusCode: Int
+    /// Header fields in order; names are case-insensitive.
+    public var headers: [(name: String, value: String)]
+    /// The whole body.
+    public var body: Data
+    /// `HTTP/1.1` or `HTTP/2`.
+    public var httpVersion: String
+    /// The requests followed to get here (empty when there was no redirect).
+    public var redirects: [URL]
+    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
+    public var tlsVersion: String?
+    /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
+    public var serverTrust: TrustDecision?
+
+    /// A response from its parts.
+    public init(
+        url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
+        tlsVersion: String? = nil, serverTrust: TrustDecision? = nil
+    ) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+        self.redirects = redirects
+        self.tlsVersion = tlsVersion
+        self.serverTrust = serverTrust
+    }
+
+    /// The first value of a header field.
+    public func value(forHeader name: String) -> String? {
+        HeaderName.first(name, in: headers)
+    }
+
+    /// The body as UTF-8 text.
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A response whose body arrives as it is read.
+public struct TrustHTTPClientStreamingResponse: Sendable {
+    /// The URL that produced this response (after redirects).
+    public var url: URL
+    /// The HTTP status code.
+    public var statusCode: Int
+    /// Header fields in order; names are case-insensitive.
+    public var headers: [(name: String, value: String)]
+    /// `HTTP/1.1` or `HTTP/2`.
+    public var httpVersion: String
+    /// The URLs redirected from, in order (empty when there was no redirect).
+    public var redirects: [URL]
+    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
+    public var tlsVersion: String?
+    /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
+    public var serverTrust: TrustDecision?
+    /// The body, chunk by chunk. Iterate it to the end, cancel it or drop it to release the connection.
+    public var body: TrustHTTPClientStreamingResponse.Body
+    /// A proxy's own answer to CONNECT (a 407 that may ask for proxy credentials).
+    var isProxyAnswer = false
+    /// An answer that has no body whatever its `Content-Length` says (to HEAD, 204, 304; RFC 9110 §8.6).
+    var bodyless = false
+
+    /// The first value of a header field.
+    public func value(forHeader name: String) -> String? {
+        HeaderName.first(name, in: headers)
+    }
+
+    init(
+        url: URL, statusCode: Int, headers: [(name: String, value: String)], httpVersion: String, redirects: [URL], tlsVersion: String?,
+        serverTrust: TrustDecision?, body: TrustHTTPClientStreamingResponse.Body
+    ) {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.httpVersion = httpVersion
+        self.redirects = redirects
+        self.tlsVersion = tlsVersion
+        self.serverTrust = serverTrust
+        self.body = body
+    }
+
+    /// A response already read, streamed again.
+    init(_ response: TrustHTTPClientResponse) {
+        self.init(
+            url: response.url, statusCode: response.statusCode, headers: response.headers, httpVersion: response.httpVersion,
+            redirects: response.redirects, tlsVersion: response.tlsVersion, serverTrust: response.serverTrust, body: .buffered(response.body))
+    }
+
+    /// Reads at most `limit` bytes of the body (the rest is abandoned, closing the connection).
+    func collectPrefix(limit: Int) async throws -> TrustHTTPClientResponse {
+        try await read(limit: limit, truncating: true)
+    }
+
+    /// Reads the rest of the body into a ``TrustHTTPClientResponse``. A body longer than `limit` bytes — announced
+    /// by `Content-Length` or sent — fails with ``TrustHTTPClientError/Code/responseTooLarge`` as soon as
+    /// that is known, and its connection is closed.
+    public func collect(limit: Int = .max) async throws -> TrustHTTPClientResponse {
+        try await read(limit: limit, truncating: false)
+    }
+
+    /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
+    private func read(limit: Int, truncating: Bool) async throws -> TrustHTTPClientResponse {
+        if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
+            throw tooLarge(observed: announced, limit: limit)
+        }
+        var data = Data()
+        for try await chunk in body {
+            if data.count + chunk.count > limit {
+                guard truncating else { throw tooLarge(observed: data.count + chunk.count, limit: limit) }
+                body.abandon()
+                data.append(contentsOf: chunk.prefix(limit - data.count))
+                break
+            }
+            data.append(contentsOf: chunk)
+        }
+        return response(body: data)
+    }
+
+    /// Gives up on the body (its connection closes) and says why.
+    private func tooLarge(observed: Int, limit: Int) -> TrustHTTPClientError {
+        body.abandon()
+        return TrustHTTPClientError(ResponseLimit(.body, observed: observed, limit: limit), url: url)
+    }
+
+    private func response(body data: Data) -> TrustHTTPClientResponse {
+        TrustHTTPClientResponse(
+            url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+            tlsVersion: tlsVersion, serverTrust: serverTrust)
+    }
+}
+
+extension TrustHTTPClientStreamingResponse {
+    /// The body of a ``TrustHTTPClientStreamingResponse``: chunks of bytes.
+    ///
+    /// A body not read to its end holds its connection (HTTP/1.1) or stream (HTTP/2) — a place among the session's
+    /// ``TrustHTTPClientConfiguration/maximumConnectionsPerOrigin`` — until it is cancelled (``cancel()``) or dropped: once
+    /// the response, every copy of its body and every iterator are gone, the rest of the response is abandoned
+    /// (the connection closed, or the stream reset) and the place freed.
+    public struct Body: AsyncSequence, Sendable {
+        /// A chunk of body bytes.
+        public typealias Element = [UInt8]
+        let stream: AsyncThrowingStream<[UInt8], any Error>
+        /// Told how many bytes the reader took (backpressure).
+        let consumed: @Sendable (Int) -> Void
+        /// Bytes received and not yet read (for tests and diagnostics).
+        var bufferedBytes: @Sendable () -> Int = { 0 }
+        /// Runs once when the body has been read to its end (returns the connection to the pool
+        /// before the reader sees the end, so the next request can reuse it).
+        let onEnd: @Sendable () async -> Void
+        /// The request's URL, for errors.
+        var url: URL?
+        /// Gives up on the rest of the body: the connection closes (it is never reused with a response
+        /// half read).
+        var abandon: @Sendable () -> Void = {}
+        /// The typed error for a failure that says what the server did wrong (a limit, a protocol rule).
+        var explain: @Sendable (any Error) async -> TrustHTTPClientError? = { _ in nil }
+        /// Abandons the exchange when the body and its iterators are dropped unread (nil for a body already read).
+        var unreadGuard: UnreadBodyGuard?
+
+        /// Stops reading the body: unless the response has already ended, its connection is closed (HTTP/1.1)
+        /// or its stream reset (HTTP/2), and its place in the pool freed. A read after it, or one waiting,
+        /// throws a ``TrustHTTPClientError`` (cancelled). Dropping the body unread does the same.
+        public func cancel() {
+            unreadGuard?.cancel()
+        }
+
+        /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
+        /// cancelled) throws a ``TrustHTTPClientError`` — it never ends as if it were complete.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+            let consumed: @Sendable (Int) -> Void
+            let onEnd: @Sendable () async -> Void
+            let url: URL?
+            let explain: @Sendable (any Error) async -> TrustHTTPClientError?
+            /// Keeps the exchange while this iterator lives, and abandons it when the last holder is gone.
+            let unreadGuard: UnreadBodyGuard?
+            var ended = false
+
+            /// The next chunk, or nil at the end of the body.
+            public mutating func next() async throws -> [UInt8]? {
+                let chunk: [UInt8]?
+                do {
+                    chunk = try await base.next()
+                } catch {
+                    throw await failure(error)
+                }
+                if let chunk {
+                    consumed(chunk.count)
+                    return chunk
+                }
+                // The stream also ends (without an error) when the reading Task is cancelled: that is not the body's end.
+                if !ended && Task.isCancelled { throw Self.cancelled(url: url, underlying: nil) }
+                if !ended {
+                    ended = true
+                    await onEnd()
+                }
+                return nil
+            }
+
+            /// The error a failed read means for the caller.
+            private func failure(_ error: any Error) async -> any Error {
+                if error is TrustHTTPClientError { return error }
+                if error is CancellationError { return Self.cancelled(url: url, underlying: nil) }
+                if let explained = await explain(error) { return explained }
+                if Task.isCancelled { return Self.cancelled(url: url, underlying: error) }
+                if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
+                    var incomplete = TrustHTTPClientError(
+                        .networkConnectionLost, "the server closed the connection before the end of the response body", url: url, underlyingError: error)
+                    incomplete.isIncompleteBody = true
+                    return incomplete
+                }
+                return TrustHTTPClientError(.networkConnectionLost, "the connection was lost while reading the response body", url: url, underlyingError: error)
+            }
+
+            private static func cancelled(url: URL?, underlying: (any Error)?) -> TrustHTTPClientError {
+                let message = "reading the response body was cancelled"
+                guard let underlying else { return TrustHTTPClientError(.cancelled, message, url: url) }
+                return TrustHTTPClientError(.cancelled, message, url: url, underlyingError: underlying)
+            }
+        }
+
+        /// An iterator over the body's chunks.
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url, explain: explain, unreadGuard: unreadGuard)
+        }
+
+        /// A body already read.
+        static func buffered(_ data: Data) -> TrustHTTPClientStreamingResponse.Body {
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+            if !data.isEmpty { continuation.yield(Array(data)) }
+            continuation.finish()
+            return TrustHTTPClientStreamingResponse.Body(stream: stream, consumed: { _ in }, onEnd: {})
+        }
+    }
+}
