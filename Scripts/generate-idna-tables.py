@@ -110,9 +110,9 @@ def main():
 
 extension IDNATables {
     /// The Unicode version of the UTS #46 mapping table and of the IDNA2008 properties.
-    public static let idnaUnicodeVersion = "%s"
+    package static let idnaUnicodeVersion = "%s"
     /// The Unicode version of the Bidi_Class values (Python's unicodedata).
-    public static let bidiUnicodeVersion = "%s"
+    package static let bidiUnicodeVersion = "%s"
 
     /// UTS #46 §5 rows, by first code point: `START STATUS[ MAPPING…]` in hex; status V valid, M mapped,
     /// D deviation, I ignored, X disallowed. A row holds until the next row's start.

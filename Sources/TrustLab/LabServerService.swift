@@ -6,7 +6,7 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let server = try await LabServer.start("good", pki: pki)
-/// let group = ServiceGroup(services: [LabServerService([server]), SessionService(session)],
+/// let group = ServiceGroup(services: [LabServerService([server]), TrustHTTPClientService(session)],
 ///                          gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```

@@ -206,8 +206,11 @@ public struct LabError: Error, Sendable, CustomStringConvertible {
     /// Human-readable form.
     public var description: String { detail.description }
 
-    package static func invalidIPAddress(_ value0: String) -> Self { Self(.invalidIPAddress(value0)) }
-    package static func cannotWrite(_ value0: String, _ value1: String) -> Self { Self(.cannotWrite(value0, value1)) }
+    /// `text` is not an IP address.
+    public static func invalidIPAddress(_ text: String) -> Self { Self(.invalidIPAddress(text)) }
+    /// `what` (usually a file, by path) could not be written or set up, for the reason `why`; for a lab of one's own
+    /// tests to fail with, too.
+    public static func cannotWrite(_ what: String, _ why: String) -> Self { Self(.cannotWrite(what, why)) }
 
     /// The cases, exhaustive inside this package.
     package enum Detail: Sendable {

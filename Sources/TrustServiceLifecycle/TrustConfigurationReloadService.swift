@@ -11,7 +11,7 @@ import TrustHTTP
 /// configuration.serverTrust = .reloading(reloading, reporter: PinFailureReporter())
 /// let session = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(
-///     services: [server, TrustConfigurationReloadService(reloading, pollingEvery: .seconds(10)), SessionService(session)],
+///     services: [server, TrustConfigurationReloadService(reloading, pollingEvery: .seconds(10)), TrustHTTPClientService(session)],
 ///     gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```

@@ -1,4 +1,5 @@
 import Foundation
+import Trust
 import TrustHTTP
 
 #if canImport(Glibc)

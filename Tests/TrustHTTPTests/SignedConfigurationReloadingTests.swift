@@ -5,6 +5,7 @@ import Trust
 import TrustHTTP
 import TrustHTTPTestSupport
 import TrustLab
+import TrustNIO
 import TrustTestSupport
 
 /// The updater plugged into a ReloadingTrustConfiguration: what it accepts is swapped in, what either refuses

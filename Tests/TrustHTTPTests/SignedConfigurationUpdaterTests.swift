@@ -5,6 +5,7 @@ import Trust
 import TrustHTTP
 import TrustHTTPTestSupport
 import TrustLab
+import TrustNIO
 import TrustTestSupport
 
 @Suite("Signed configuration updates over loopback TLS", .paced, .timeLimit(.minutes(5)))

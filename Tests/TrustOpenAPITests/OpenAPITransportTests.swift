@@ -10,13 +10,13 @@ import TrustTestSupport
 
 @testable import TrustOpenAPI
 
-/// `SessionTransport`: an OpenAPI client's requests through a `TrustHTTPClient` — bodies both ways, headers,
+/// `TrustHTTPClientTransport`: an OpenAPI client's requests through a `TrustHTTPClient` — bodies both ways, headers,
 /// paths and queries joined to the server URL, the session's trust decisions and limits.
-@Suite("OpenAPI: SessionTransport", .timeLimit(.minutes(5)), .paced)
+@Suite("OpenAPI: TrustHTTPClientTransport", .timeLimit(.minutes(5)), .paced)
 struct OpenAPITransportTests {
     @Test func postsABodyAndStreamsTheResponse() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = SessionTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(session: try labSession())
             var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo?x=1")
             request.headerFields[.contentType] = "text/plain"
             let (response, body) = try await transport.send(request, body: HTTPBody("ping"), baseURL: url(servers["good"]!), operationID: "echo")
@@ -30,7 +30,7 @@ struct OpenAPITransportTests {
 
     @Test func sendsHeadersAndJoinsPaths() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = SessionTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(session: try labSession())
             var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/headers")
             request.headerFields[HTTPField.Name("x-operation")!] = "list"
             // The lab URL ends with a slash: one slash between it and the path.
@@ -45,9 +45,10 @@ struct OpenAPITransportTests {
             await transport.session.shutdown()
         }
         #expect(
-            try SessionTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString
+            try TrustHTTPClientTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString
                 == "https://api.example.com/v1/pets?limit=2")
-        #expect(try SessionTransport.url(URL(string: "https://api.example.com/v1/")!, path: "/pets").absoluteString == "https://api.example.com/v1/pets")
+        #expect(
+            try TrustHTTPClientTransport.url(URL(string: "https://api.example.com/v1/")!, path: "/pets").absoluteString == "https://api.example.com/v1/pets")
     }
 
     /// Through a pinned session: GET and POST get the lab's answers; a pin mismatch is the transport's
@@ -55,7 +56,7 @@ struct OpenAPITransportTests {
     @Test func pinnedSessionAndPinMismatch() async throws {
         try await withLabServers(["good"]) { servers in
             let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
-            let transport = SessionTransport(session: pinned)
+            let transport = TrustHTTPClientTransport(session: pinned)
             let get = try await transport.send(
                 HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
             #expect(get.0.status == .ok)
@@ -67,7 +68,7 @@ struct OpenAPITransportTests {
             await pinned.shutdown()
 
             let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
-            let mismatched = SessionTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
+            let mismatched = TrustHTTPClientTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
             do {
                 _ = try await mismatched.send(
                     HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
@@ -83,7 +84,7 @@ struct OpenAPITransportTests {
     /// The session decides trust: an expired server is refused before any request is sent.
     @Test func refusedTrustFails() async throws {
         try await withLabServers(["expired"]) { servers in
-            let transport = SessionTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(session: try labSession())
             let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
             await #expect(throws: TrustHTTPClientError.self) {
                 _ = try await transport.send(request, body: nil, baseURL: url(servers["expired"]!), operationID: "get")
@@ -95,7 +96,7 @@ struct OpenAPITransportTests {
     /// A request body over the limit fails before anything is sent.
     @Test func requestBodyIsBounded() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = SessionTransport(session: try labSession(), maximumRequestBodySize: 8)
+            let transport = TrustHTTPClientTransport(session: try labSession(), maximumRequestBodySize: 8)
             let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo")
             await #expect(throws: (any Error).self) {
                 _ = try await transport.send(request, body: HTTPBody("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")

@@ -2,7 +2,7 @@
 // session's pins, decides server trust inside the TLS handshake, and fails with a `TrustHTTPClientError` that carries
 // the `TrustDecision` — so a route can say why an upstream was refused, in data, not in a string.
 //
-// `app.clients.use(.session(configuration))` (module TrustVapor, the package's `Vapor` trait) is the whole
+// `app.clients.use(.trustHTTP(configuration))` (module TrustVapor, the package's `Vapor` trait) is the whole
 // integration; the rest is an ordinary route.
 import Foundation
 import Trust
@@ -24,7 +24,7 @@ public enum VaporPinnedClient {
     /// or, when the upstream's certificate is refused, `502 Bad Gateway` with the refusal's reason codes
     /// (`pin-mismatch`, `expired`…) and nothing of the upstream's own text.
     public static func configure(_ app: Application, session configuration: TrustHTTPClientConfiguration, upstream: URL) {
-        app.clients.use(.session(configuration))
+        app.clients.use(.trustHTTP(configuration))
         let uri = URI(string: upstream.absoluteString)
         app.get("upstream") { request async throws -> Response in
             do {

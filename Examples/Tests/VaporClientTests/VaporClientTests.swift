@@ -234,7 +234,7 @@ struct VaporClientTests {
         let url = try #require(URL(string: upstream.baseURL + "/"))
         let session = try TrustHTTPClient(configuration: try VaporLab.configuration(pin: VaporLab.rightPin))
         let application = try await Application.make(.testing)
-        application.clients.use(.session(session))
+        application.clients.use(.trustHTTP(session))
         let first = await Result { try await application.client.get(URI(string: url.absoluteString)) }
         let openBefore = session.openConnectionCount
         try await application.asyncShutdown()
@@ -250,12 +250,12 @@ struct VaporClientTests {
         #expect(failure is TrustHTTPClientError, "\(failure)")
     }
 
-    /// Runs `body` with `app.client` of an application registered with `.session(…)` pinned to the lab's
+    /// Runs `body` with `app.client` of an application registered with `.trustHTTP(…)` pinned to the lab's
     /// issuing CA, and the base URL of a lab `good` server (HTTP/2 and HTTP/1.1).
     private func withPinnedClient(_ body: (any Client, String) async throws -> Void) async throws {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let application = try await Application.make(.testing)
-        application.clients.use(.session(try VaporLab.configuration(pin: VaporLab.rightPin)))
+        application.clients.use(.trustHTTP(try VaporLab.configuration(pin: VaporLab.rightPin)))
         let outcome = await Result { try await body(application.client, upstream.baseURL) }
         try? await application.asyncShutdown()
         try await upstream.shutdown()

@@ -7,7 +7,7 @@ import X509
 /// pinned, its self-issued status, its validity as dates.
 ///
 /// Every value is derived from the certificate's TBSCertificate alone, so facts are shared by
-/// byte-identical TBSCertificates (``CertificateFactsCache``) — the same idea as OpenSSL keeping
+/// byte-identical TBSCertificates (`CertificateFactsCache`) — the same idea as OpenSSL keeping
 /// decoded extensions inside its `X509` object after the first verification. A parse error is
 /// kept as the error's text, so a rule reports it exactly as it would have parsing itself.
 public final class CertificateFacts: Sendable {
@@ -72,7 +72,7 @@ public final class CertificateFacts: Sendable {
     /// See ``basicConstraintsIsCritical``.
     public let subjectAlternativeNameIsCritical: Bool?
 
-    /// Works out the facts of `certificate` (prefer ``CertificateFactsCache/facts(of:)-(Certificate)``).
+    /// Works out the facts of `certificate` (prefer the process's `CertificateFactsCache`).
     public init(_ certificate: Certificate) {
         func parsed<T>(_ body: () throws -> T?) -> Result<T?, ExtensionError> {
             do { return .success(try body()) } catch { return .failure(ExtensionError(description: "\(error)")) }
@@ -145,21 +145,21 @@ public final class CertificateFacts: Sendable {
 /// The process's ``CertificateFacts``, by TBSCertificate bytes: a bounded map (least recently
 /// used dropped first), so a server's chain or a trust store's root is examined once, not on
 /// every evaluation. Looking one up costs a bulk hash of the TBSCertificate (~0.1 µs for 1 KB).
-public final class CertificateFactsCache: @unchecked Sendable {
+package final class CertificateFactsCache: @unchecked Sendable {
     /// The shared cache (4,096 certificates).
-    public static let shared = CertificateFactsCache(capacity: 4096)
+    package static let shared = CertificateFactsCache(capacity: 4096)
 
     private let capacity: Int
     private let lock = NSLock()
     private var entries = LRUDictionary<BulkBytes, CertificateFacts>()
 
     /// Creates a cache holding at most `capacity` certificates' facts.
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 
     /// The facts of `certificate`, worked out on first use.
-    public func facts(of certificate: Certificate) -> CertificateFacts {
+    package func facts(of certificate: Certificate) -> CertificateFacts {
         let key = BulkBytes(certificate.tbsCertificateBytes)
         lock.lock()
         let known = entries.use(key)
@@ -173,7 +173,7 @@ public final class CertificateFactsCache: @unchecked Sendable {
     }
 
     /// The facts of each certificate (one lock for the whole list).
-    public func facts(of certificates: [Certificate]) -> [CertificateFacts] {
+    package func facts(of certificates: [Certificate]) -> [CertificateFacts] {
         var result: [CertificateFacts?] = []
         result.reserveCapacity(certificates.count)
         lock.lock()
@@ -196,7 +196,7 @@ public final class CertificateFactsCache: @unchecked Sendable {
     }
 
     /// How many certificates' facts are kept.
-    public var count: Int {
+    package var count: Int {
         lock.lock()
         defer { lock.unlock() }
         return entries.count

@@ -9,7 +9,7 @@ public struct CertificatePath: Sendable, Hashable {
     /// `true` when the last certificate is a trusted anchor; `false` for a partial path
     /// examined only to explain why no anchored path exists.
     public var endsAtAnchor: Bool
-    /// The facts of each certificate, in the same order (from ``CertificateFactsCache/shared``).
+    /// The facts of each certificate, in the same order (from the process's cache, so each is worked out once).
     public let facts: [CertificateFacts]
 
     /// Creates a path from `certificates`, leaf first.

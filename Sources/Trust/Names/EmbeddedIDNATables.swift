@@ -3,9 +3,9 @@
 
 extension IDNATables {
     /// The Unicode version of the UTS #46 mapping table and of the IDNA2008 properties.
-    public static let idnaUnicodeVersion = "17.0.0"
+    package static let idnaUnicodeVersion = "17.0.0"
     /// The Unicode version of the Bidi_Class values (Python's unicodedata).
-    public static let bidiUnicodeVersion = "14.0.0"
+    package static let bidiUnicodeVersion = "14.0.0"
 
     /// UTS #46 §5 rows, by first code point: `START STATUS[ MAPPING…]` in hex; status V valid, M mapped,
     /// D deviation, I ignored, X disallowed. A row holds until the next row's start.

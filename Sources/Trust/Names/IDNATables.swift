@@ -3,7 +3,7 @@
 ///
 /// The blobs are lines of hexadecimal fields; reading them is a single pass over about 200 KB of
 /// read-only data into sorted arrays searched by bisection. An all-ASCII name never touches them.
-public enum IDNATables {
+package enum IDNATables {
     /// A UTS #46 status (§5): what happens to a code point before validation.
     enum Status: UInt8 {
         case valid = 0x56  // V

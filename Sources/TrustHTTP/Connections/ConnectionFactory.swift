@@ -246,7 +246,7 @@ struct ConnectionFactory: Sendable {
 extension TrustHTTPClientError {
     /// The error for a TCP connection to `url`'s host that could not be made (a timeout, a name that does not
     /// resolve, a refusal), classified from NIO's typed errors as a ``TrustHTTPClient``'s own connections are.
-    public init(connecting error: any Error, url: URL) {
+    package init(connecting error: any Error, url: URL) {
         guard let origin = Origin(url) else {
             self.init(.badURL, "the URL has no usable host", url: url, underlyingError: error)
             return
@@ -260,7 +260,7 @@ extension TrustHTTPClientError {
     ///   - error: what the handshake failed with (NIOSSL's error, or the channel's).
     ///   - url: the URL whose host the handshake was with.
     ///   - clientCertificateRequested: the server asked for a client certificate and none was sent.
-    public init(handshake error: any Error, url: URL, clientCertificateRequested: Bool = false) {
+    package init(handshake error: any Error, url: URL, clientCertificateRequested: Bool = false) {
         let origin = Origin(url) ?? Origin(scheme: "https", host: url.host ?? "?", port: url.port ?? 443)
         self.init(handshake: error, origin: origin, url: url, clientCertificateRequested: clientCertificateRequested)
     }

@@ -11,8 +11,8 @@
     /// trust configuration and challenge handlers, deciding inside the TLS handshake), its HTTP
     /// authentication, timeouts, limits, logs and metrics.
     ///
-    /// Register it with `app.clients.use(.session(configuration))` (see
-    /// `Application.Clients.Provider.session(_:)`). As Vapor's own client does, a copy made by
+    /// Register it with `app.clients.use(.trustHTTP(configuration))` (see
+    /// `Application.Clients.Provider.trustHTTP(_:)`). As Vapor's own client does, a copy made by
     /// ``delegating(to:)`` completes its futures on that event loop — the request's, for `req.client` — and
     /// one made by ``logging(to:)`` logs to that logger, with the request's metadata.
     ///
@@ -20,7 +20,7 @@
     /// its `TrustDecision` (``TrustHTTP/TrustHTTPClientError/trustDecision``), with every reason, so that a route can
     /// switch on why. The body of the response is read whole, up to the session's
     /// `ResponseLimits/maximumBodySize`.
-    public struct SessionClient: Client {
+    public struct TrustHTTPVaporClient: Client {
         /// The session every request goes through (shared by the copies Vapor makes per request).
         public let session: TrustHTTPClient
         /// The event loop this client's futures complete on.
@@ -67,17 +67,17 @@
 
         /// A copy whose futures complete on `eventLoop` (Vapor's `req.client` passes the request's).
         public func delegating(to eventLoop: any EventLoop) -> any Client {
-            SessionClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// A copy that logs to `logger` (Vapor's `req.client` passes the request's, with its `request-id`).
         public func logging(to logger: Logger) -> any Client {
-            SessionClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// A copy that allocates response bodies with `byteBufferAllocator`.
         public func allocating(to byteBufferAllocator: ByteBufferAllocator) -> any Client {
-            SessionClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// Method, host and port — never the path, query, user-info or a header (they may carry secrets);

@@ -10,14 +10,14 @@ import TrustTestSupport
 
 /// A TrustHTTPClient in a swift-service-lifecycle ServiceGroup: usable while the group runs, shut down when the
 /// group shuts down gracefully.
-@Suite("Service lifecycle: SessionService", .timeLimit(.minutes(5)), .paced)
+@Suite("Service lifecycle: TrustHTTPClientService", .timeLimit(.minutes(5)), .paced)
 struct SessionServiceTests {
     @Test func gracefulShutdownClosesTheSession() async throws {
         try await withLabServers(["good"], protocols: .http1Only) { servers in
             let session = try labSession()
             var logger = Logger(label: "swift-trust.tests.lifecycle")
             logger.logLevel = .critical
-            let group = ServiceGroup(services: [SessionService(session)], logger: logger)
+            let group = ServiceGroup(services: [TrustHTTPClientService(session)], logger: logger)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await group.run() }
                 #expect(try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))).statusCode == 200)
@@ -35,7 +35,7 @@ struct SessionServiceTests {
         let session = try labSession { $0.maximumIdleConnectionsPerOrigin = 0 }
         var logger = Logger(label: "swift-trust.tests.lifecycle")
         logger.logLevel = .critical
-        let group = ServiceGroup(services: [LabServerService([server]), SessionService(session)], logger: logger)
+        let group = ServiceGroup(services: [LabServerService([server]), TrustHTTPClientService(session)], logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server))).statusCode == 200)

@@ -4,7 +4,7 @@
     import Vapor
 
     /// The client registered when its session could not be made: every request fails with why.
-    struct UnavailableSessionClient: Client {
+    struct UnavailableTrustHTTPVaporClient: Client {
         let error: TrustHTTPClientError
         let eventLoop: any EventLoop
 
@@ -13,7 +13,7 @@
         }
 
         func delegating(to eventLoop: any EventLoop) -> any Client {
-            UnavailableSessionClient(error: error, eventLoop: eventLoop)
+            UnavailableTrustHTTPVaporClient(error: error, eventLoop: eventLoop)
         }
     }
 #endif

@@ -8,13 +8,13 @@ import TrustHTTP
 ///
 /// ```swift
 /// let session = try TrustHTTPClient(configuration: configuration)
-/// let group = ServiceGroup(services: [server, SessionService(session)], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// let group = ServiceGroup(services: [server, TrustHTTPClientService(session)], gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```
 ///
 /// Its own target (`TrustServiceLifecycle`), so that `TrustHTTP` users who do not run a service group do not
 /// build swift-service-lifecycle.
-public struct SessionService: Service {
+public struct TrustHTTPClientService: Service {
     /// The session this service shuts down.
     public let session: TrustHTTPClient
 

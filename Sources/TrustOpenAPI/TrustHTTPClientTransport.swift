@@ -10,14 +10,14 @@ import TrustHTTP
 ///
 /// ```swift
 /// let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration(serverTrust: .evaluator(evaluator)))
-/// let client = Client(serverURL: try Servers.Server1.url(), transport: SessionTransport(session: session))
+/// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(session: session))
 /// ```
 ///
 /// The response body streams, with the session's backpressure and read timeout. A request body is
 /// collected before it is sent (the session sends bodies of known length), up to
 /// ``maximumRequestBodySize``. Errors are the session's ``TrustHTTP/TrustHTTPClientError`` (the generated client
 /// wraps them in its `ClientError`).
-public struct SessionTransport: ClientTransport {
+public struct TrustHTTPClientTransport: ClientTransport {
     /// The session requests go through.
     public let session: TrustHTTPClient
     /// The largest request body sent; a larger one fails before anything is sent.

@@ -10,14 +10,14 @@
         /// ```swift
         /// var configuration = TrustHTTPClientConfiguration()
         /// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
-        /// app.clients.use(.session(configuration))
+        /// app.clients.use(.trustHTTP(configuration))
         /// ```
         ///
         /// With no logger in `configuration`, the session logs to the application's logger. A session that
         /// cannot be made (a client identity file that does not load) is logged as an error, and every
         /// request of the client fails with the `TrustHTTPClientError` that says why; make the session with `try`
-        /// and register it with `.session(session)` to fail at start-up instead.
-        public static func session(_ configuration: TrustHTTPClientConfiguration) -> Self {
+        /// and register it with `.trustHTTP(session)` to fail at start-up instead.
+        public static func trustHTTP(_ configuration: TrustHTTPClientConfiguration) -> Self {
             .init { application in
                 var configuration = configuration
                 if configuration.logger == nil { configuration.logger = application.logger }
@@ -27,21 +27,21 @@
                 } catch {
                     let failure = TrustHTTPClientError(unavailable: error)
                     application.logger.error("cannot make the session of app.client", metadata: ["error.code": "\(failure.code)"])
-                    application.clients.use { UnavailableSessionClient(error: failure, eventLoop: $0.eventLoopGroup.next()) }
+                    application.clients.use { UnavailableTrustHTTPVaporClient(error: failure, eventLoop: $0.eventLoopGroup.next()) }
                 }
             }
         }
 
         /// `app.client` and `req.client` send through `session`, which the application shuts down when it shuts
         /// down (do not share it with code that outlives the application).
-        public static func session(_ session: TrustHTTPClient) -> Self {
+        public static func trustHTTP(_ session: TrustHTTPClient) -> Self {
             .init { register(session, in: $0) }
         }
 
         private static func register(_ session: TrustHTTPClient, in application: Application) {
-            application.lifecycle.use(SessionShutdown(session: session))
+            application.lifecycle.use(TrustHTTPClientShutdown(session: session))
             application.clients.use {
-                SessionClient(session: session, eventLoop: $0.eventLoopGroup.next(), logger: $0.logger, byteBufferAllocator: $0.allocator)
+                TrustHTTPVaporClient(session: session, eventLoop: $0.eventLoopGroup.next(), logger: $0.logger, byteBufferAllocator: $0.allocator)
             }
         }
     }

@@ -5,7 +5,7 @@
 
     /// Shuts a ``TrustHTTP/TrustHTTPClient`` down with the application (`app.asyncShutdown()`, or the blocking
     /// `app.shutdown()`): its connections close, and requests still in flight fail.
-    struct SessionShutdown: LifecycleHandler {
+    struct TrustHTTPClientShutdown: LifecycleHandler {
         let session: TrustHTTPClient
 
         func shutdownAsync(_ application: Application) async {
