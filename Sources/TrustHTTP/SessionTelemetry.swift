@@ -89,7 +89,7 @@ struct SessionTelemetry: Sendable {
     /// A reloading trust configuration put in force, or refused (the one in force stays).
     func trustConfigurationChanged(_ event: ReloadingTrustConfiguration.Event) {
         switch event {
-        case .swapped(let generation):
+        case .reloaded(let generation, _):
             Counter(label: Self.configurationChanges, dimensions: [("result", "swapped"), ("reason", "none")], factory: factory).increment()
             logger?.notice("trust configuration swapped", metadata: ["trust.generation": "\(generation)"])
         case .rejected(let rejection):

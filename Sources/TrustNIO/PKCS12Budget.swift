@@ -16,7 +16,7 @@ public struct PKCS12Budget: Sendable, Hashable {
     public var maximumIterations: Int
     /// How long to wait for the decoding (``defaultTimeLimit`` by default); `nil`: as long as it takes, which
     /// leaves the iterations that cannot be counted unbounded. When it passes, the load fails with
-    /// ``ClientIdentityError/Kind/timedOut(_:)`` and the decoding, which cannot be interrupted, finishes on its own
+    /// a timed-out ``ClientIdentityError`` and the decoding, which cannot be interrupted, finishes on its own
     /// thread and is dropped.
     public var timeLimit: Duration?
 

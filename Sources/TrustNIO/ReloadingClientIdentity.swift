@@ -24,7 +24,7 @@ import Trust
 ///
 /// Loading a PKCS#12 file runs its key derivation (within its ``PKCS12Budget``) on the calling thread's behalf:
 /// a reload waits for it, a poll whose files did not change does not.
-public final class ReloadingClientIdentity: Sendable {
+public final class ReloadingClientIdentity: Reloading, Sendable {
     /// The files an identity is read from.
     public enum Files: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// A PKCS#12 file and its passphrase.
@@ -79,36 +79,9 @@ public final class ReloadingClientIdentity: Sendable {
     }
 
     /// What a reload did.
-    public enum Outcome: Sendable, Hashable {
-        /// The files hold the identity in force (or the files last rejected): nothing changed.
-        case unchanged
-        /// A new identity is in force, under this generation.
-        case reloaded(generation: UInt64)
-        /// The files changed but cannot be used: the identity in force stays.
-        case rejected(ReloadingClientIdentityError)
-
-        /// The shared reload's outcome as this type's.
-        init(_ outcome: ReloadingValue<ClientIdentity, ReloadingClientIdentityError>.Outcome) {
-            switch outcome {
-            case .unchanged: self = .unchanged
-            case .taken(let generation): self = .reloaded(generation: generation)
-            case .rejected(let error): self = .rejected(error)
-            }
-        }
-    }
-
-    /// What observers are told.
-    public enum Event: Sendable {
-        /// A new identity is in force, under this generation.
-        case reloaded(generation: UInt64, identity: ClientIdentity)
-        /// The files changed but cannot be used: the identity in force stays.
-        case rejected(ReloadingClientIdentityError)
-    }
-
-    /// An observer's registration (``observe(_:)``), to end it with ``removeObserver(_:)``.
-    public struct Observation: Sendable, Hashable {
-        let id: Int
-    }
+    public typealias Outcome = ReloadOutcome<ReloadingClientIdentityError>
+    /// What observers are told: an identity taken, or changed files refused.
+    public typealias Event = ReloadEvent<ClientIdentity, ReloadingClientIdentityError>
 
     /// The files.
     public let files: Files
@@ -144,18 +117,18 @@ public final class ReloadingClientIdentity: Sendable {
 
     /// Calls `observer` after each identity taken and each change rejected (on the thread that reloaded: keep it quick).
     @discardableResult
-    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        Observation(
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ReloadObservation {
+        ReloadObservation(
             id: reloading.observe { event in
                 switch event {
-                case .taken(let identity, let generation): observer(.reloaded(generation: generation, identity: identity))
+                case .taken(let identity, let generation): observer(.reloaded(generation: generation, value: identity))
                 case .rejected(let error): observer(.rejected(error))
                 }
             })
     }
 
     /// Ends an observer's calls.
-    public func removeObserver(_ observation: Observation) {
+    public func removeObserver(_ observation: ReloadObservation) {
         reloading.removeObserver(observation.id)
     }
 

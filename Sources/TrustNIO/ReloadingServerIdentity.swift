@@ -27,7 +27,7 @@ import X509
 /// are rebuilt from the client-CA file, each certificate in the trust domain of its SPIFFE ID, and every allowed
 /// SPIFFE ID must keep its trust domain's bundle. A replacement that fails keeps the context in force; the reason is
 /// a ``ReloadingServerIdentityError``, kept (``lastRejection``) and given to observers (``observe(_:)``).
-public final class ReloadingServerIdentity: Sendable {
+public final class ReloadingServerIdentity: Reloading, Sendable {
     /// The files a server identity is read from (PEM).
     public struct Files: Sendable, Hashable {
         /// The certificate chain, leaf first.
@@ -49,36 +49,9 @@ public final class ReloadingServerIdentity: Sendable {
     }
 
     /// What a reload did.
-    public enum Outcome: Sendable, Hashable {
-        /// The files are those in force (or those last rejected): nothing changed.
-        case unchanged
-        /// A new context is in force, under this generation.
-        case reloaded(generation: UInt64)
-        /// The files changed but cannot be used: the context in force stays.
-        case rejected(ReloadingServerIdentityError)
-
-        /// The shared reload's outcome as this type's.
-        init(_ outcome: ReloadingValue<InForce, ReloadingServerIdentityError>.Outcome) {
-            switch outcome {
-            case .unchanged: self = .unchanged
-            case .taken(let generation): self = .reloaded(generation: generation)
-            case .rejected(let error): self = .rejected(error)
-            }
-        }
-    }
-
-    /// What observers are told.
-    public enum Event: Sendable {
-        /// A new context is in force.
-        case reloaded(InForce)
-        /// Changed files were refused (told once for the same reason); the context in force stays.
-        case rejected(ReloadingServerIdentityError)
-    }
-
-    /// An observer's registration (``observe(_:)``), to end it with ``removeObserver(_:)``.
-    public struct Observation: Sendable, Hashable {
-        let id: Int
-    }
+    public typealias Outcome = ReloadOutcome<ReloadingServerIdentityError>
+    /// What observers are told: a context taken, or changed files refused.
+    public typealias Event = ReloadEvent<InForce, ReloadingServerIdentityError>
 
     /// What new connections are set up with.
     public struct InForce: Sendable {
@@ -121,7 +94,10 @@ public final class ReloadingServerIdentity: Sendable {
     }
 
     /// The context, client authentication and certificate new connections are set up with.
-    public var inForce: InForce { reloading.value }
+    public var current: InForce { reloading.value }
+
+    /// The generation of the context in force: 1 for the first, one more at each context taken.
+    public var generation: UInt64 { reloading.generation }
 
     /// Why the files last read were not taken, while they stay as they are; nil once a context is taken.
     public var lastRejection: ReloadingServerIdentityError? { reloading.lastRejection }
@@ -129,25 +105,25 @@ public final class ReloadingServerIdentity: Sendable {
     /// Calls `observer` after each context taken and each change refused (on the thread that reloaded, once the
     /// reload is over: it may call ``reload()`` or ``poll()``; keep it quick).
     @discardableResult
-    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> Observation {
-        Observation(
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ReloadObservation {
+        ReloadObservation(
             id: reloading.observe { event in
                 switch event {
-                case .taken(let inForce, _): observer(.reloaded(inForce))
+                case .taken(let inForce, let generation): observer(.reloaded(generation: generation, value: inForce))
                 case .rejected(let error): observer(.rejected(error))
                 }
             })
     }
 
     /// Ends an observer's calls.
-    public func removeObserver(_ observation: Observation) {
+    public func removeObserver(_ observation: ReloadObservation) {
         reloading.removeObserver(observation.id)
     }
 
     /// The TLS handler for a connection accepted now: the context in force, with the client-certificate
     /// verification of ``ClientAuthentication`` when the server asks for one (its verdict in `record`).
     public func makeServerHandler(record: ClientAuthenticationRecord = ClientAuthenticationRecord()) -> NIOSSLServerHandler {
-        let inForce = self.inForce
+        let inForce = current
         guard let authentication = inForce.clientAuthentication else { return NIOSSLServerHandler(context: inForce.context) }
         return authentication.makeServerHandler(context: inForce.context, record: record)
     }

@@ -210,3 +210,14 @@ package final class ReloadingValue<Value: Sendable, Failure: Error & Equatable>:
         }
     }
 }
+
+extension ReloadOutcome {
+    /// The shared reload's outcome as the reloaders' public one.
+    package init<Value>(_ outcome: ReloadingValue<Value, Rejection>.Outcome) {
+        switch outcome {
+        case .unchanged: self = .unchanged
+        case .taken(let generation): self = .reloaded(generation: generation)
+        case .rejected(let error): self = .rejected(error)
+        }
+    }
+}

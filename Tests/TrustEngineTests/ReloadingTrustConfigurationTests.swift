@@ -17,7 +17,7 @@ private final class EventLog: Sendable {
     var codes: [String] {
         all.map {
             switch $0 {
-            case .swapped(let generation): return "swapped \(generation)"
+            case .reloaded(let generation, _): return "swapped \(generation)"
             case .rejected(let rejection): return rejection.code
             }
         }
@@ -35,9 +35,9 @@ struct ReloadingTrustConfigurationTests {
         let underA = await reloading.evaluation(for: Lab.trust("good"))
         #expect(underA.decision.isTrusted && underA.generation == 1)
         #expect(Set(underA.decision.expectedPins) == Set(LabTrustConfigurationFile.pinsA))
-        #expect(try reloading.reload() == false)  // unchanged: nothing swapped
+        #expect(reloading.reload() == .unchanged)  // unchanged: nothing swapped
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB))
-        #expect(try reloading.reload() == true)
+        #expect(reloading.reload().generation != nil)
         let underB = await reloading.evaluation(for: Lab.trust("good"))
         #expect(underB.decision.isTrusted && underB.generation == 2 && reloading.generation == 2)
         #expect(Set(underB.decision.expectedPins) == Set(LabTrustConfigurationFile.pinsB))
@@ -56,12 +56,7 @@ struct ReloadingTrustConfigurationTests {
 
         func refused(_ text: String?) -> TrustConfigurationRejection? {
             if let text { try? file.write(text) } else { try? FileManager.default.removeItem(atPath: file.path) }
-            do {
-                try reloading.reload()
-                return nil
-            } catch {
-                return error
-            }
+            return reloading.reload().rejection
         }
         let malformed = refused(#"{"version": 1, "hosts": [{"host": "good.lab.test", "pins": {"sha256": []}}"#)
         guard case .malformed(let fileError) = malformed?.detail else {
@@ -134,24 +129,24 @@ struct ReloadingTrustConfigurationTests {
         let log = EventLog(reloading)
         // Touched: the stamp moved, the contents did not.
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA), modified: modified.addingTimeInterval(1))
-        #expect(try reloading.reloadIfChanged() == false)
+        #expect(reloading.poll() == .unchanged)
         // Rewritten in the same second to the same size: the stamp is unchanged but too recent to trust.
         let textB = LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB)
         #expect(textB.utf8.count == LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA).utf8.count)
         try file.write(textB, modified: modified.addingTimeInterval(1))
-        #expect(try reloading.reloadIfChanged() == true)
+        #expect(reloading.poll().generation != nil)
         #expect(reloading.generation == 2)
         // Settled (the clock well past the modification, and the last look too): an unchanged stamp is not read again.
         clock.withLock { $0 = modified.addingTimeInterval(60) }
-        #expect(try reloading.reloadIfChanged() == false)  // read: the last look was too recent to tell
+        #expect(reloading.poll() == .unchanged)  // read: the last look was too recent to tell
         let reads = reloading.fileReads
-        #expect(try reloading.reloadIfChanged() == false)
+        #expect(reloading.poll() == .unchanged)
         #expect(reloading.fileReads == reads)
         // Malformed: refused once, not again for the same contents.
         try file.write("{", modified: modified.addingTimeInterval(70))
-        #expect(throws: TrustConfigurationRejection.self) { try reloading.reloadIfChanged() }
+        #expect(reloading.poll().rejection != nil)
         try file.write("{", modified: modified.addingTimeInterval(80))
-        #expect(try reloading.reloadIfChanged() == false)
+        #expect(reloading.poll() == .unchanged)
         #expect(log.codes == ["swapped 2", "malformed"])
     }
 
@@ -165,14 +160,15 @@ struct ReloadingTrustConfigurationTests {
         let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB), modified: modified)
         try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: file.path)
-        let refusal = #expect(throws: TrustConfigurationRejection.self) { try reloading.reloadIfChanged() }
+        let refusal = reloading.poll().rejection
+        #expect(refusal != nil)
         guard case .unreadable = refusal?.detail else {
             Issue.record("\(String(describing: refusal))")
             return
         }
-        #expect(try reloading.reloadIfChanged() == false)  // nothing moved: not read again
+        #expect(reloading.poll() == .unchanged)  // nothing moved: not read again
         try FileManager.default.setAttributes([.posixPermissions: 0o600, .modificationDate: modified], ofItemAtPath: file.path)
-        #expect(try reloading.reloadIfChanged() == true)
+        #expect(reloading.poll().generation != nil)
         #expect(reloading.generation == 2 && reloading.current.entry(for: "good.lab.test").pins?.sha256 == LabTrustConfigurationFile.pinsB)
     }
 
@@ -188,22 +184,24 @@ struct ReloadingTrustConfigurationTests {
         let lockingOut = LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsC)
             .replacingOccurrences(of: #""pins""#, with: #""allowLockout": true, "pins""#)
         try file.write(lockingOut)
-        #expect(try reloading.reload() == true)
+        #expect(reloading.reload().generation != nil)
         #expect(reloading.trustedHostPins["good.lab.test"] == nil)
         // The evaluation started under generation 1 ends now.
         reloading.remember(underA.decision, host: try PeerName(host: "good.lab.test"), generation: underA.generation)
         #expect(reloading.trustedHostPins["good.lab.test"] == nil)
         try file.write(LabTrustConfigurationFile.text([LabTrustConfigurationFile.backups[1], LabTrustConfigurationFile.backups[2]]))
-        #expect(try reloading.reload() == true)
+        #expect(reloading.reload().generation != nil)
     }
 
     @Test func runPollsUntilCancelled() async throws {
         let file = try LabTrustConfigurationFile()
         defer { file.remove() }
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsA))
-        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
+        let reloading = try ReloadingTrustConfiguration(
+            contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl, pollInterval: .milliseconds(20))
+        #expect(reloading.pollInterval == .milliseconds(20))
         let events = reloading.events()
-        let polling = Task { await reloading.run(pollingEvery: .milliseconds(20)) }
+        let polling = Task { await reloading.run() }
         try file.write(LabTrustConfigurationFile.text(LabTrustConfigurationFile.pinsB))
         // Bounded only so that a broken poller fails the test instead of hanging it.
         let first = try await withThrowingTaskGroup(of: ReloadingTrustConfiguration.Event?.self) { group in
@@ -220,7 +218,7 @@ struct ReloadingTrustConfigurationTests {
         }
         polling.cancel()
         await polling.value
-        #expect(first == .swapped(generation: 2))
+        #expect(first?.generation == 2)
     }
 
     @Test func allowLockoutInTheFileFormat() throws {
@@ -244,7 +242,7 @@ struct ReloadingTrustConfigurationTests {
         var locking = first
         locking.hosts[0].pins = TrustConfiguration.Pins(sha256: LabTrustConfigurationFile.pinsC)
         #expect(throws: TrustConfigurationRejection.self) { try reloading.apply(locking) }
-        #expect(throws: TrustConfigurationRejection.self) { try reloading.reload() }  // no file
+        #expect(reloading.reload().rejection != nil)  // no file
         var rotated = first
         rotated.hosts[0].pins = TrustConfiguration.Pins(sha256: LabTrustConfigurationFile.pinsB)
         try reloading.apply(rotated)

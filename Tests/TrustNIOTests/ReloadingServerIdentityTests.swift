@@ -62,7 +62,7 @@ struct ReloadingServerIdentityTests {
             try folder.writePEM(expired)
             #expect(
                 identity.reload() == .rejected(.identity(.expired(path: folder.chain, notValidAfter: expired.certificate.notValidAfter))))
-            #expect(identity.inForce.generation == 2)
+            #expect(identity.current.generation == 2)
             #expect(try await Self.presented(port: port) == b.certificate)
         }
     }
@@ -112,7 +112,7 @@ struct ReloadingServerIdentityTests {
             await #expect(throws: (any Error).self) { _ = try await Self.presented(port: port, client: underB) }
             try rootB.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
             #expect(identity.reload() == .reloaded(generation: 2))
-            #expect(identity.inForce.clientAuthentication?.spiffeBundles?.allAnchors == [rootB.certificate])
+            #expect(identity.current.clientAuthentication?.spiffeBundles?.allAnchors == [rootB.certificate])
             #expect(try await Self.presented(port: port, client: underB) != nil)
             await #expect(throws: (any Error).self) { _ = try await Self.presented(port: port, client: underA) }
             // A bundle of another trust domain only: the allowed IDs would lose theirs, so it is refused.
@@ -123,7 +123,7 @@ struct ReloadingServerIdentityTests {
                 Issue.record("a bundle without the allowed IDs' trust domain was not refused: \(String(describing: identity.lastRejection))")
                 return
             }
-            #expect(identity.inForce.generation == 2)
+            #expect(identity.current.generation == 2)
             #expect(try await Self.presented(port: port, client: underB) != nil)
         }
     }
@@ -142,7 +142,7 @@ struct ReloadingServerIdentityTests {
             // Called once the reload is over: polling from here does not deadlock.
             let polled = identity?.poll()
             switch event {
-            case .reloaded(let inForce): events.withLockedValue { $0.append("reloaded \(inForce.generation) \(polled.map { "\($0)" } ?? "-")") }
+            case .reloaded(_, let inForce): events.withLockedValue { $0.append("reloaded \(inForce.generation) \(polled.map { "\($0)" } ?? "-")") }
             case .rejected(let error): events.withLockedValue { $0.append("rejected \(error)") }
             }
         }
@@ -150,10 +150,10 @@ struct ReloadingServerIdentityTests {
         try (Lab.pki.root.certificate.pemString + "\n" + garbage).write(toFile: cas, atomically: true, encoding: .utf8)
         #expect(identity.reload() == .rejected(.clientCACertificate(path: cas, index: 2)))
         #expect(identity.reload() == .rejected(.clientCACertificate(path: cas, index: 2)))
-        #expect(identity.inForce.clientAuthentication?.anchors == [Lab.pki.root.certificate])
+        #expect(identity.current.clientAuthentication?.anchors == [Lab.pki.root.certificate])
         try Lab.pki.clientCA.certificate.pemString.write(toFile: cas, atomically: true, encoding: .utf8)
         #expect(identity.reload() == .reloaded(generation: 2))
-        #expect(identity.inForce.clientAuthentication?.anchors == [Lab.pki.clientCA.certificate])
+        #expect(identity.current.clientAuthentication?.anchors == [Lab.pki.clientCA.certificate])
         #expect(
             events.withLockedValue { $0 } == [
                 "rejected \(ReloadingServerIdentityError.clientCACertificate(path: cas, index: 2))", "reloaded 2 unchanged",

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A trust configuration that can be replaced while the process runs: a pin rotated, an anchor added, without a
-/// restart. It reads its file again (``reload(force:)``, ``reloadIfChanged()``, ``run(pollingEvery:)``) or takes a
+/// restart. It reads its file again (``reload()``, ``poll()``, ``run()``: the ``Reloading`` shape) or takes a
 /// configuration from another source (``apply(_:baseDirectory:allowingLockout:)``, a signed bundle fetched over HTTPS), checks it
 /// completely, and swaps it in at once: every evaluation that starts after the swap uses it.
 ///
@@ -10,20 +10,18 @@ import Foundation
 /// process out of a host it trusts now: for each host this type has trusted, it keeps the SPKI pins of the
 /// validated path of the host's last trusted evaluation, and an enforced pin set that contains none of them is
 /// refused unless the entry says `"allowLockout": true` (``TrustConfiguration/Entry/allowLockout``). Each refusal
-/// is a typed ``TrustConfigurationRejection``, thrown and sent to the observers (``observe(_:)``, ``events()``).
+/// is a typed ``TrustConfigurationRejection``: the outcome's, ``lastRejection``, and the observers' (``observe(_:)``,
+/// ``Reloading/events()``).
 ///
 /// Decisions are cached per configuration: each one put in force comes with an empty ``TrustEvaluationCache``
 /// (the stricter of ``evaluationCacheSettings`` and the file's `evaluationCache`), so a decision reached under an
 /// earlier configuration is never given out after a swap — an evaluation that ends after it stores into the cache
 /// of the configuration it ran under, which is no longer asked.
-public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
-    /// What happened to a configuration offered.
-    public enum Event: Sendable, Hashable {
-        /// It passed every check and is in force, as `generation`.
-        case swapped(generation: UInt64)
-        /// It was refused; the configuration in force stays.
-        case rejected(TrustConfigurationRejection)
-    }
+public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Sendable {
+    /// What a reload did.
+    public typealias Outcome = ReloadOutcome<TrustConfigurationRejection>
+    /// What observers are told: a configuration put in force (its evaluator), or one refused.
+    public typealias Event = ReloadEvent<ConfiguredTrustEvaluator, TrustConfigurationRejection>
 
     /// An evaluation with the generation of the configuration that made it.
     public struct Evaluation: Sendable {
@@ -35,11 +33,6 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         public var evaluation: ConfiguredTrustEvaluator.Evaluation
         /// The decision.
         public var decision: TrustDecision { evaluation.decision }
-    }
-
-    /// An observer's registration, to end it with ``removeObserver(_:)``.
-    public struct Observation: Sendable, Hashable {
-        let id: Int
     }
 
     /// The configuration in force, with its generation and the cache of its decisions.
@@ -59,6 +52,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         var trustedPins: [String: Set<SPKIPin>] = [:]
         /// How many times the file was read (for tests: a poll that trusts the stamp reads nothing).
         var reads = 0
+        /// Why the configuration last offered was refused; nil once one is put in force.
+        var lastRejection: TrustConfigurationRejection?
     }
 
     /// Hosts whose last trusted path is remembered; beyond it one of them (not chosen) is forgotten for each new one.
@@ -75,6 +70,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``); `.engine`
     /// for one made from a configuration, which reads no file.
     public let members: TrustConfigurationMembers
+    /// How often ``run()`` polls the file.
+    public let pollInterval: Duration
     private let now: @Sendable () -> Date
     private let state: LockedState<State>
     private let observers = ObserverList<Event>()
@@ -89,12 +86,14 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     ///   - publicSuffixes: for refusing host patterns on public suffixes.
     ///   - members: the members defined above the engine the file may hold (a session's file: `.transport`, from
     ///     TrustNIO); a file naming any other is refused, at the start and at every reload.
+    ///   - pollInterval: how often ``run()`` polls the file (5 s by default).
     ///   - now: the clock pin-set expiry is checked against.
     public init(
         contentsOf path: String, evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(),
         publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine,
-        now: @escaping @Sendable () -> Date = { Date() }
+        pollInterval: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrustConfigurationRejection) {
+        self.pollInterval = pollInterval
         let folder = (path as NSString).deletingLastPathComponent
         self.path = path
         self.baseDirectory = folder.isEmpty ? "." : folder
@@ -119,6 +118,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(), publicSuffixes: PublicSuffixList? = PublicSuffixList.shared,
         now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrustConfigurationRejection) {
+        self.pollInterval = .seconds(5)
         self.path = nil
         self.baseDirectory = baseDirectory
         self.evaluationCacheSettings = evaluationCache
@@ -145,12 +145,33 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
 
     // MARK: Offering a configuration
 
-    /// Reads the file again and puts it in force if it differs from the one in force (its SHA-256) and passes
-    /// every check; `force` puts it in force even unchanged (anchor or CRL files it names were replaced).
-    /// - Returns: whether a new configuration was put in force.
-    /// - Throws: why the file was refused; the configuration in force stays.
+    /// Reads the file now, whatever its stamp, and puts it in force if it differs from the one in force (its
+    /// SHA-256) and passes every check; a refusal keeps the configuration in force (``lastRejection``).
     @discardableResult
-    public func reload(force: Bool = false) throws(TrustConfigurationRejection) -> Bool {
+    public func reload() -> Outcome {
+        outcome { () throws(TrustConfigurationRejection) in try offerFile(force: false) }
+    }
+
+    /// ``reload()``, and with `force` the file is put in force even unchanged (anchor or CRL files it names were
+    /// replaced).
+    @discardableResult
+    public func reload(force: Bool) -> Outcome {
+        outcome { () throws(TrustConfigurationRejection) in try offerFile(force: force) }
+    }
+
+    /// Why the configuration last offered (by a reload, a poll or ``apply(_:baseDirectory:allowingLockout:)``) was
+    /// refused; nil once one is put in force.
+    public var lastRejection: TrustConfigurationRejection? { state.withLock { $0.lastRejection } }
+
+    private func outcome(_ body: () throws(TrustConfigurationRejection) -> Bool) -> Outcome {
+        do {
+            return try body() ? .reloaded(generation: generation) : .unchanged
+        } catch {
+            return .rejected(error)
+        }
+    }
+
+    private func offerFile(force: Bool) throws(TrustConfigurationRejection) -> Bool {
         updating.lock()
         defer { updating.unlock() }
         guard let path else {
@@ -169,13 +190,16 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         return true
     }
 
-    /// What ``run(pollingEvery:)`` does at each tick: reads the file only when its stamp (modification time,
+    /// What ``run()`` does at each tick: reads the file only when its stamp (modification time,
     /// size, inode, mode, owner: a `chmod 600` after a refusal as writable by others counts) moved or was too recent to tell a same-second rewrite, and offers it only when its contents differ
     /// from the last looked at — a file touched but not changed is no change, and contents already refused (or a
     /// file still missing) are not refused again at every tick.
-    /// - Returns: whether a new configuration was put in force.
     @discardableResult
-    public func reloadIfChanged() throws(TrustConfigurationRejection) -> Bool {
+    public func poll() -> Outcome {
+        outcome { () throws(TrustConfigurationRejection) in try offerFileIfChanged() }
+    }
+
+    private func offerFileIfChanged() throws(TrustConfigurationRejection) -> Bool {
         guard let path else { return false }
         updating.lock()
         defer { updating.unlock() }
@@ -231,10 +255,10 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
         try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil, allowingLockout: allowingLockout)
     }
 
-    /// Polls the file every `interval` (see ``reloadIfChanged()``) until the task is cancelled; refusals go to the
+    /// Polls the file every ``pollInterval`` (see ``poll()``) until the task is cancelled; refusals go to the
     /// observers, and the configuration in force stays.
-    public func run(pollingEvery interval: Duration = .seconds(5)) async {
-        await interval.repeatUntilCancelled { _ = try? reloadIfChanged() }
+    public func run() async {
+        await pollInterval.repeatUntilCancelled { _ = poll() }
     }
 
     private func apply(
@@ -251,11 +275,12 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
             let generation = state.snapshot.generation + 1
             state.snapshot = Self.snapshot(evaluator, generation: generation, settings: evaluationCacheSettings)
             if let digest { state.digestInForce = digest }
+            state.lastRejection = nil
             // Hosts an entry let lock out are no longer trusted: they no longer hold the next configuration back.
             for host in Self.lockedOut(pins, by: evaluator, at: now()) { state.trustedPins[host] = nil }
             return generation
         }
-        send(.swapped(generation: generation))
+        send(.reloaded(generation: generation, value: evaluator))
     }
 
     // MARK: Evaluating
@@ -296,21 +321,13 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
     /// Calls `handler` with every swap and refusal, in order, on the thread that offered the configuration, until
     /// ``removeObserver(_:)``. Keep it quick.
     @discardableResult
-    public func observe(_ handler: @escaping @Sendable (Event) -> Void) -> Observation {
-        Observation(id: observers.add(handler))
+    public func observe(_ handler: @escaping @Sendable (Event) -> Void) -> ReloadObservation {
+        ReloadObservation(id: observers.add(handler))
     }
 
     /// Ends an observation.
-    public func removeObserver(_ observation: Observation) {
+    public func removeObserver(_ observation: ReloadObservation) {
         observers.remove(observation.id)
-    }
-
-    /// Every swap and refusal from now on, until the stream's consumer stops.
-    public func events() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
-        let observation = observe { continuation.yield($0) }
-        continuation.onTermination = { [weak self] _ in self?.removeObserver(observation) }
-        return stream
     }
 
     // MARK: Checks
@@ -405,6 +422,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Sendable {
 
     /// Sends `rejection` to the observers and returns it, to throw.
     private func report(_ rejection: TrustConfigurationRejection) -> TrustConfigurationRejection {
+        state.withLock { $0.lastRejection = rejection }
         send(.rejected(rejection))
         return rejection
     }

@@ -18,7 +18,7 @@ import Foundation
 /// elsewhere. Only then are at most `limit` bytes read; from a FIFO or pipe each read waits in `poll(2)` for what
 /// remains of the deadline. On Linux a FIFO that no writer has opened yet is not readable to `poll(2)`, so a writer
 /// that comes within the deadline is waited for; one that never comes ends the read with
-/// ``LocalFileError/Kind/timedOut(seconds:)``, as does one that keeps the pipe open without end.
+/// a timed-out ``LocalFileError``, as does one that keeps the pipe open without end.
 package enum LocalFile {
     /// The limit for certificate files (`--cacert`, anchors): the largest public CA bundles are under 1 MiB.
     package static let certificateLimit = 16 << 20
@@ -57,7 +57,7 @@ package enum LocalFile {
     }
 
     /// The first line of the regular file, FIFO or pipe at `path`: the bytes before its first LF (all of them when it
-    /// has none), which must be found within `limit` bytes (``LocalFileError/Kind/tooLarge(limit:)`` otherwise); what
+    /// has none), which must be found within `limit` bytes (a too-large ``LocalFileError`` otherwise); what
     /// follows that LF is not read. As OpenSSL reads `-passin file:PATH`.
     package static func readFirstLine(_ path: String, limit: Int) throws(LocalFileError) -> [UInt8] {
         try read(path, limit: limit, ownership: .any, pipes: .bounded, firstLineOnly: true)

@@ -221,7 +221,7 @@ struct ConnectionFactory: Sendable {
 
     struct HandshakeTimeout: Error {}
 
-    /// Why TCP to `origin` failed, from NIO's typed errors (``TrustHTTPClientError/init(connecting:url:)`` for `trust inspect`).
+    /// Why TCP to `origin` failed, from NIO's typed errors (the package's `TrustHTTPClientError(connecting:url:)`, for `trust inspect`).
     static func connectError(_ error: any Error, origin: Origin, url: URL) -> TrustHTTPClientError {
         if let channelError = error as? ChannelError, case .connectTimeout = channelError {
             return TrustHTTPClientError(.timedOut, "connecting to \(origin) timed out", url: url, underlyingError: error)

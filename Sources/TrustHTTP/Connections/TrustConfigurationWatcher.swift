@@ -14,7 +14,7 @@ final class TrustConfigurationWatcher: Sendable {
     private let pool: ConnectionPool
     private let router: SessionRouter
     private let telemetry: SessionTelemetry
-    private let observation = NIOLockedValueBox<ReloadingTrustConfiguration.Observation?>(nil)
+    private let observation = NIOLockedValueBox<ReloadObservation?>(nil)
     /// Swaps handled, and connections made before one and closed for it (for diagnostics and tests).
     private let counts = NIOLockedValueBox((passes: 0, distrusted: 0))
 
@@ -53,7 +53,7 @@ final class TrustConfigurationWatcher: Sendable {
 
     private func changed(_ event: ReloadingTrustConfiguration.Event) {
         telemetry.trustConfigurationChanged(event)
-        guard case .swapped(let generation) = event else { return }
+        guard case .reloaded(let generation, _) = event else { return }
         // Observers are called while the swap holds the configuration's lock: `current` is `generation`'s
         // unless an observer offered another, whose own event has then been handled first.
         if reloading.generation == generation { loadIdentities(generation: generation, evaluator: reloading.current) }
