@@ -118,13 +118,7 @@ public final class ReloadingClientIdentity: Reloading, Sendable {
     /// Calls `observer` after each identity taken and each change rejected (on the thread that reloaded: keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ReloadObservation {
-        ReloadObservation(
-            id: reloading.observe { event in
-                switch event {
-                case .taken(let identity, let generation): observer(.reloaded(generation: generation, value: identity))
-                case .rejected(let error): observer(.rejected(error))
-                }
-            })
+        ReloadObservation(id: reloading.observe(observer))
     }
 
     /// Ends an observer's calls.
@@ -136,14 +130,14 @@ public final class ReloadingClientIdentity: Reloading, Sendable {
     /// force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        Outcome(reloading.reload())
+        reloading.reload()
     }
 
     /// Looks at the files' stamps and reloads only when they may have changed: what each
     /// tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        Outcome(reloading.poll())
+        reloading.poll()
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled (as a `swift-service-lifecycle` service's

@@ -106,13 +106,7 @@ public final class ReloadingServerIdentity: Reloading, Sendable {
     /// reload is over: it may call ``reload()`` or ``poll()``; keep it quick).
     @discardableResult
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ReloadObservation {
-        ReloadObservation(
-            id: reloading.observe { event in
-                switch event {
-                case .taken(let inForce, let generation): observer(.reloaded(generation: generation, value: inForce))
-                case .rejected(let error): observer(.rejected(error))
-                }
-            })
+        ReloadObservation(id: reloading.observe(observer))
     }
 
     /// Ends an observer's calls.
@@ -131,13 +125,13 @@ public final class ReloadingServerIdentity: Reloading, Sendable {
     /// Reads the files now, whatever their stamps, and takes them if they differ from those in force and can be used.
     @discardableResult
     public func reload() -> Outcome {
-        Outcome(reloading.reload())
+        reloading.reload()
     }
 
     /// Reloads only when the files' stamps say they may have changed: what each tick of ``run()`` does.
     @discardableResult
     public func poll() -> Outcome {
-        Outcome(reloading.poll())
+        reloading.poll()
     }
 
     /// Polls every ``pollInterval`` until the calling task is cancelled.

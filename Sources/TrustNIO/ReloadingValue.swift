@@ -15,24 +15,11 @@ import Trust
 ///   it once for the same bytes and the same failure.
 /// - One load at a time (`loading`); observers are called once it is released, with no lock held, so that an
 ///   observer may poll or reload.
-package final class ReloadingValue<Value: Sendable, Failure: Error & Equatable>: Sendable {
-    /// What a reload did.
-    package enum Outcome: Sendable, Equatable {
-        /// The files hold the value in force (or the bytes last rejected): nothing changed.
-        case unchanged
-        /// A new value is in force, under this generation.
-        case taken(generation: UInt64)
-        /// The files changed but cannot be used: the value in force stays.
-        case rejected(Failure)
-    }
-
-    /// What observers are told.
-    package enum Event: Sendable {
-        /// A new value is in force, under this generation.
-        case taken(Value, generation: UInt64)
-        /// The files changed but cannot be used (told once for the same bytes and failure): the value in force stays.
-        case rejected(Failure)
-    }
+package final class ReloadingValue<Value: Sendable, Failure: Error & Sendable & Hashable>: Sendable {
+    /// What a reload did: the reloaders' public outcome.
+    package typealias Outcome = ReloadOutcome<Failure>
+    /// What observers are told: the reloaders' public event.
+    package typealias Event = ReloadEvent<Value, Failure>
 
     private struct State {
         var value: Value
@@ -194,7 +181,7 @@ package final class ReloadingValue<Value: Sendable, Failure: Error & Equatable>:
             state.withLockedValue { state in
                 (state.value, state.generation, state.digest, state.fingerprint, state.rejected) = (value, next, digest, fingerprint, nil)
             }
-            return (.taken(generation: next), .taken(value, generation: next))
+            return (.reloaded(generation: next), .reloaded(generation: next, value: value))
         } catch {
             return (.rejected(error), reject(error, digest: digest, fingerprint: fingerprint))
         }
@@ -207,17 +194,6 @@ package final class ReloadingValue<Value: Sendable, Failure: Error & Equatable>:
             let told = state.rejected.map { $0.digest == digest && $0.error == error } ?? false
             (state.fingerprint, state.rejected) = (fingerprint, (digest, error))
             return told ? nil : .rejected(error)
-        }
-    }
-}
-
-extension ReloadOutcome {
-    /// The shared reload's outcome as the reloaders' public one.
-    package init<Value>(_ outcome: ReloadingValue<Value, Rejection>.Outcome) {
-        switch outcome {
-        case .unchanged: self = .unchanged
-        case .taken(let generation): self = .reloaded(generation: generation)
-        case .rejected(let error): self = .rejected(error)
         }
     }
 }

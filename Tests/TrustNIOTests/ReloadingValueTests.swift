@@ -9,7 +9,7 @@ import TrustTestSupport
 /// called with no lock held.
 @Suite("ReloadingValue: a value that follows its files", .timeLimit(.minutes(1)))
 struct ReloadingValueTests {
-    enum Refusal: Error, Equatable {
+    enum Refusal: Error, Hashable {
         case unreadable
         case refused(String)
         /// The only refusal that may pass later with the same bytes.
@@ -63,7 +63,7 @@ struct ReloadingValueTests {
             let events = self.events
             _ = value.observe { event in
                 switch event {
-                case .taken(let taken, let generation): events.withLockedValue { $0.append("taken \(taken) \(generation)") }
+                case .reloaded(let generation, let taken): events.withLockedValue { $0.append("taken \(taken) \(generation)") }
                 case .rejected(let error): events.withLockedValue { $0.append("rejected \(error)") }
                 }
             }
@@ -86,7 +86,7 @@ struct ReloadingValueTests {
         #expect(value.poll() == .unchanged)
         #expect(harness.counts == (2, 1))
         try harness.write("bb")
-        #expect(value.poll() == .taken(generation: 2))
+        #expect(value.poll() == .reloaded(generation: 2))
         #expect(value.value == "bb#2" && value.generation == 2)
         #expect(harness.counts == (3, 2))
         // reload() reads whatever the stamps, and makes nothing of the bytes in force.
@@ -140,7 +140,7 @@ struct ReloadingValueTests {
         #expect(value.poll() == .rejected(.notYet))
         #expect(harness.counts == (3, 3))
         harness.valid.withLockedValue { $0 = true }
-        #expect(value.poll() == .taken(generation: 2))
+        #expect(value.poll() == .reloaded(generation: 2))
         #expect(value.value == "later#2" && value.lastRejection == nil)
         #expect(harness.events.withLockedValue { $0 } == ["rejected \(Refusal.notYet)", "taken later#2 2"])
     }
@@ -157,11 +157,11 @@ struct ReloadingValueTests {
             outcomes.withLockedValue { $0 += [polled, reloaded] }
         }
         try harness.write("b")
-        #expect(value.reload() == .taken(generation: 2))
+        #expect(value.reload() == .reloaded(generation: 2))
         #expect(outcomes.withLockedValue { $0 } == [.unchanged, .unchanged])
         value.removeObserver(observation)
         try harness.write("c")
-        #expect(value.reload() == .taken(generation: 3))
+        #expect(value.reload() == .reloaded(generation: 3))
         #expect(outcomes.withLockedValue { $0 }.count == 2)
     }
 
@@ -171,7 +171,7 @@ struct ReloadingValueTests {
         let value = try harness.value()
         let (taken, continuation) = AsyncStream<UInt64>.makeStream()
         _ = value.observe { event in
-            if case .taken(_, let generation) = event { continuation.yield(generation) }
+            if case .reloaded(let generation, _) = event { continuation.yield(generation) }
         }
         value.startPolling()
         try harness.write("b")

@@ -163,15 +163,16 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     /// refused; nil once one is put in force.
     public var lastRejection: TrustConfigurationRejection? { state.withLock { $0.lastRejection } }
 
-    private func outcome(_ body: () throws(TrustConfigurationRejection) -> Bool) -> Outcome {
+    /// The outcome of an offer that returns the generation it put in force (nil: nothing was offered).
+    private func outcome(_ body: () throws(TrustConfigurationRejection) -> UInt64?) -> Outcome {
         do {
-            return try body() ? .reloaded(generation: generation) : .unchanged
+            return try body().map { .reloaded(generation: $0) } ?? .unchanged
         } catch {
             return .rejected(error)
         }
     }
 
-    private func offerFile(force: Bool) throws(TrustConfigurationRejection) -> Bool {
+    private func offerFile(force: Bool) throws(TrustConfigurationRejection) -> UInt64? {
         updating.lock()
         defer { updating.unlock() }
         guard let path else {
@@ -185,9 +186,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
             state.digestSeen = digest
             return state.digestInForce == digest
         }
-        if unchanged && !force { return false }
-        try offer(bytes, digest: digest)
-        return true
+        if unchanged && !force { return nil }
+        return try offer(bytes, digest: digest)
     }
 
     /// What ``run()`` does at each tick: reads the file only when its stamp (modification time,
@@ -199,8 +199,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
         outcome { () throws(TrustConfigurationRejection) in try offerFileIfChanged() }
     }
 
-    private func offerFileIfChanged() throws(TrustConfigurationRejection) -> Bool {
-        guard let path else { return false }
+    private func offerFileIfChanged() throws(TrustConfigurationRejection) -> UInt64? {
+        guard let path else { return nil }
         updating.lock()
         defer { updating.unlock() }
         let stamp = FileFingerprint(paths: [path], now: now())
@@ -208,16 +208,15 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
             defer { state.stamp = stamp }
             return state.stamp
         }
-        if let previous, !previous.mayDiffer(from: stamp) { return false }
+        if let previous, !previous.mayDiffer(from: stamp) { return nil }
         let bytes = try readReporting(path)
         let digest = FileFingerprint.digest([bytes])
         let seen = state.withLock { state in
             defer { state.digestSeen = digest }
             return state.digestSeen == digest
         }
-        if seen { return false }
-        try offer(bytes, digest: digest)
-        return true
+        if seen { return nil }
+        return try offer(bytes, digest: digest)
     }
 
     private func readReporting(_ path: String) throws(TrustConfigurationRejection) -> [UInt8] {
@@ -229,14 +228,15 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
         }
     }
 
-    private func offer(_ bytes: [UInt8], digest: [UInt8]) throws(TrustConfigurationRejection) {
+    /// The generation `bytes` were put in force as.
+    private func offer(_ bytes: [UInt8], digest: [UInt8]) throws(TrustConfigurationRejection) -> UInt64 {
         let configuration: TrustConfiguration
         do {
             configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes, members: members)
         } catch {
             throw report(error)
         }
-        try apply(configuration, baseDirectory: baseDirectory, digest: digest)
+        return try apply(configuration, baseDirectory: baseDirectory, digest: digest)
     }
 
     /// Puts `configuration` in force if it passes every check (for configurations from another source: a
@@ -252,7 +252,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     ) throws(TrustConfigurationRejection) {
         updating.lock()
         defer { updating.unlock() }
-        try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil, allowingLockout: allowingLockout)
+        _ = try apply(configuration, baseDirectory: baseDirectory ?? self.baseDirectory, digest: nil, allowingLockout: allowingLockout)
     }
 
     /// Polls the file every ``pollInterval`` (see ``poll()``) until the task is cancelled; refusals go to the
@@ -263,7 +263,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
 
     private func apply(
         _ configuration: TrustConfiguration, baseDirectory: String, digest: [UInt8]?, allowingLockout: Bool = false
-    ) throws(TrustConfigurationRejection) {
+    ) throws(TrustConfigurationRejection) -> UInt64 {
         let pins = trustedHostPins
         let evaluator: ConfiguredTrustEvaluator
         do {
@@ -281,6 +281,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
             return generation
         }
         send(.reloaded(generation: generation, value: evaluator))
+        return generation
     }
 
     // MARK: Evaluating
