@@ -21,12 +21,10 @@ Usage: Scripts/check-apple-availability.py [--package-path .] [--build-path .bui
        Scripts/check-apple-availability.py --self-test   (compiles a fixture; exactly its unguarded calls must be found)
 Exit status: 0 no finding, 1 findings (listed), 2 the check could not run (no index store, no toolchain).
 
-Hand-written because no maintained package reads the index store from Python or from a script that needs no
-build of its own (IndexStoreDB is not among this project's dependencies).
+The index store is read by Scripts/indexstore.py (see there why it is hand-written).
 """
 
 import argparse
-import ctypes
 import glob
 import json
 import os
@@ -36,37 +34,17 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+import indexstore
+
 # The Apple platforms whose minimums Package.swift declares, as `swift package dump-package` and the symbol graphs
 # name them.
 PLATFORM_DOMAINS = {"macos": "macOS", "ios": "iOS", "tvos": "tvOS", "watchos": "watchOS", "visionos": "visionOS",
                     "maccatalyst": "macCatalyst"}
-ROLE_DEFINITION = 1 << 1
-ROLE_DECLARATION = 1 << 0
-ROLE_REFERENCE = 1 << 2
-ROLE_IMPLICIT = 1 << 8
-UNIT_DEPENDENCY_RECORD = 2
-
-
-class StringRef(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
-
-    def text(self):
-        return ctypes.string_at(self.data, self.length).decode("utf-8", "replace") if self.length else ""
 
 
 def fail(message):
     print(f"check-apple-availability: {message}", file=sys.stderr)
     sys.exit(2)
-
-
-def toolchain_lib():
-    swift = subprocess.run(["which", "swift"], capture_output=True, text=True).stdout.strip()
-    if not swift:
-        fail("swift is not on PATH")
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(swift))), "lib", "libIndexStore.so")
-    if not os.path.exists(lib):
-        fail(f"libIndexStore not found at {lib}")
-    return lib
 
 
 def declared_minimums(package_dir):
@@ -95,89 +73,17 @@ def graph_version(value):
 
 def references(store_path, sources_dir):
     """(USR, name, path, line, column) for every reference from a file under sources_dir."""
-    lib = ctypes.CDLL(toolchain_lib())
-    lib.indexstore_store_create.restype = ctypes.c_void_p
-    lib.indexstore_store_create.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.indexstore_error_get_description.restype = ctypes.c_char_p
-    lib.indexstore_error_get_description.argtypes = [ctypes.c_void_p]
-    unit_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, StringRef)
-    lib.indexstore_store_units_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, unit_applier]
-    lib.indexstore_unit_reader_create.restype = ctypes.c_void_p
-    lib.indexstore_unit_reader_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.indexstore_unit_reader_dispose.argtypes = [ctypes.c_void_p]
-    lib.indexstore_unit_reader_get_main_file.restype = StringRef
-    lib.indexstore_unit_reader_get_main_file.argtypes = [ctypes.c_void_p]
-    dependency_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_void_p)
-    lib.indexstore_unit_reader_dependencies_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, dependency_applier]
-    lib.indexstore_unit_dependency_get_kind.restype = ctypes.c_int
-    lib.indexstore_unit_dependency_get_kind.argtypes = [ctypes.c_void_p]
-    lib.indexstore_unit_dependency_get_name.restype = StringRef
-    lib.indexstore_unit_dependency_get_name.argtypes = [ctypes.c_void_p]
-    lib.indexstore_unit_dependency_get_filepath.restype = StringRef
-    lib.indexstore_unit_dependency_get_filepath.argtypes = [ctypes.c_void_p]
-    lib.indexstore_record_reader_create.restype = ctypes.c_void_p
-    lib.indexstore_record_reader_create.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-    lib.indexstore_record_reader_dispose.argtypes = [ctypes.c_void_p]
-    occurrence_applier = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p, ctypes.c_void_p)
-    lib.indexstore_record_reader_occurrences_apply_f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, occurrence_applier]
-    lib.indexstore_occurrence_get_symbol.restype = ctypes.c_void_p
-    lib.indexstore_occurrence_get_symbol.argtypes = [ctypes.c_void_p]
-    lib.indexstore_occurrence_get_roles.restype = ctypes.c_uint64
-    lib.indexstore_occurrence_get_roles.argtypes = [ctypes.c_void_p]
-    lib.indexstore_occurrence_get_line_col.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint),
-                                                       ctypes.POINTER(ctypes.c_uint)]
-    lib.indexstore_symbol_get_usr.restype = StringRef
-    lib.indexstore_symbol_get_usr.argtypes = [ctypes.c_void_p]
-    lib.indexstore_symbol_get_name.restype = StringRef
-    lib.indexstore_symbol_get_name.argtypes = [ctypes.c_void_p]
-
-    error = ctypes.c_void_p()
-    store = lib.indexstore_store_create(store_path.encode(), ctypes.byref(error))
-    if not store:
-        fail(f"cannot open the index store {store_path}")
-
-    unit_names = []
-    collect_unit = unit_applier(lambda _context, name: unit_names.append(name.text()) or True)
-    lib.indexstore_store_units_apply_f(store, 0, None, collect_unit)
-
     sources_dir = os.path.realpath(sources_dir) + os.sep
-    records = {}  # record name -> source path (a file compiled for several targets has one record)
-    for unit_name in unit_names:
-        reader = lib.indexstore_unit_reader_create(store, unit_name.encode(), ctypes.byref(error))
-        if not reader:
-            continue
-        main_file = lib.indexstore_unit_reader_get_main_file(reader).text()
-        if main_file.startswith(sources_dir) and os.path.exists(main_file):
-            def take(_context, dependency, main_file=main_file):
-                if (lib.indexstore_unit_dependency_get_kind(dependency) == UNIT_DEPENDENCY_RECORD
-                        and lib.indexstore_unit_dependency_get_filepath(dependency).text() == main_file):
-                    records[lib.indexstore_unit_dependency_get_name(dependency).text()] = main_file
-                return True
-            lib.indexstore_unit_reader_dependencies_apply_f(reader, None, dependency_applier(take))
-        lib.indexstore_unit_reader_dispose(reader)
-
-    found = []
-    for record, path in records.items():
-        reader = lib.indexstore_record_reader_create(store, record.encode(), ctypes.byref(error))
-        if not reader:
-            continue
-
-        def visit(_context, occurrence, path=path):
-            roles = lib.indexstore_occurrence_get_roles(occurrence)
-            # Implicit references are the compiler's own choices (`for await` calls `next(isolation:)` where the
-            # deployment target has it, `next()` where not): not something the source asks for.
-            if roles & ROLE_REFERENCE and not roles & (ROLE_DEFINITION | ROLE_DECLARATION | ROLE_IMPLICIT):
-                symbol = lib.indexstore_occurrence_get_symbol(occurrence)
-                line, column = ctypes.c_uint(), ctypes.c_uint()
-                lib.indexstore_occurrence_get_line_col(occurrence, ctypes.byref(line), ctypes.byref(column))
-                found.append((lib.indexstore_symbol_get_usr(symbol).text(), lib.indexstore_symbol_get_name(symbol).text(),
-                              path, line.value, column.value))
-            return True
-        lib.indexstore_record_reader_occurrences_apply_f(reader, None, occurrence_applier(visit))
-        lib.indexstore_record_reader_dispose(reader)
+    try:
+        found, records = indexstore.occurrences(store_path, lambda path: path.startswith(sources_dir))
+    except indexstore.IndexStoreError as error:
+        fail(str(error))
     if not records:
         fail(f"the index store {store_path} has no record of a file under {sources_dir} (run `swift build` first)")
-    return found
+    # Implicit references are the compiler's own choices (`for await` calls `next(isolation:)` where the deployment
+    # target has it, `next()` where not): not something the source asks for.
+    unwanted = indexstore.ROLE_DEFINITION | indexstore.ROLE_DECLARATION | indexstore.ROLE_IMPLICIT
+    return [(o.usr, o.name, o.path, o.line, o.column) for o in found if o.roles & indexstore.ROLE_REFERENCE and not o.roles & unwanted]
 
 
 def clang_module_flags(build_dir, checkouts):
