@@ -8,27 +8,27 @@ import X509
 ///
 /// - **Cached by URL** until the CRL's `nextUpdate`; once stale it is asked for again with `If-None-Match` /
 ///   `If-Modified-Since` (a `304` keeps what is cached — still stale, so still not used).
-/// - **Bounded**: a response body over ``Limits/maximumSize`` or a fetch over ``Limits/timeout`` fails; at most
+/// - **Bounded**: a response body over `Limits/maximumSize` or a fetch over `Limits/timeout` fails; at most
 ///   one fetch per URL is in flight (concurrent evaluations wait for the same one); a failure is remembered for
-///   ``Limits/retryAfterFailure`` before that URL is tried again, and it is named in the decision.
-/// - **Never on an event loop**: fetching happens in ``prefetch(for:depth:at:)``, before path building; the
+///   `Limits/retryAfterFailure` before that URL is tried again, and it is named in the decision.
+/// - **Never on an event loop**: fetching happens in `prefetch(for:depth:at:)`, before path building; the
 ///   revocation rule itself only reads the cache.
 /// - Only `http` and `https` URIs are fetched (`ldap:` and others are skipped); no credential is ever sent,
-///   redirects stay within ``Limits/maximumRedirects``. The fetching session checks no revocation itself.
+///   redirects stay within `Limits/maximumRedirects`. The fetching session checks no revocation itself.
 public final class CRLFetcher: Sendable {
     /// Bounds on fetching.
-    public struct Limits: Sendable, Hashable {
+    package struct Limits: Sendable, Hashable {
         /// The largest CRL accepted, in bytes (default 10 MiB).
-        public var maximumSize: Int
+        package var maximumSize: Int
         /// The longest one fetch may take (default 10 s).
-        public var timeout: Duration
+        package var timeout: Duration
         /// How long a failed URL is not tried again (default 60 s).
-        public var retryAfterFailure: TimeInterval
+        package var retryAfterFailure: TimeInterval
         /// Redirects followed (default 3).
-        public var maximumRedirects: Int
+        package var maximumRedirects: Int
 
         /// Limits; the defaults suit CRLs of public CAs.
-        public init(maximumSize: Int = 10 << 20, timeout: Duration = .seconds(10), retryAfterFailure: TimeInterval = 60, maximumRedirects: Int = 3) {
+        package init(maximumSize: Int = 10 << 20, timeout: Duration = .seconds(10), retryAfterFailure: TimeInterval = 60, maximumRedirects: Int = 3) {
             self.maximumSize = maximumSize
             self.timeout = timeout
             self.retryAfterFailure = retryAfterFailure
@@ -37,15 +37,15 @@ public final class CRLFetcher: Sendable {
     }
 
     /// Where fetched CRLs are kept.
-    public let cache: CRLCache
+    package let cache: CRLCache
     /// The bounds on fetching.
-    public let limits: Limits
+    package let limits: Limits
     private let session: TrustHTTPClient
     private let inFlight = NIOLockedValueBox<[String: Task<Void, Never>]>([:])
 
     /// A fetcher filling `cache`; `configuration` is the fetching session's (its trust settings apply to `https` CRL
     /// URLs; `resolve` maps names to addresses as curl's `--resolve`).
-    public init(cache: CRLCache = CRLCache(), configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits()) throws {
+    package init(cache: CRLCache = CRLCache(), configuration: TrustHTTPClientConfiguration = TrustHTTPClientConfiguration(), limits: Limits = Limits()) throws {
         var configuration = configuration
         configuration.maximumRedirects = limits.maximumRedirects
         configuration.requestTimeout = limits.timeout
@@ -55,19 +55,19 @@ public final class CRLFetcher: Sendable {
     }
 
     /// The `http`/`https` distribution-point URIs of `chain`'s certificates in scope: the leaf, or every certificate.
-    public static func uris(for chain: [Certificate], depth: RevocationPolicy.Depth) -> [String] {
+    package static func uris(for chain: [Certificate], depth: RevocationPolicy.Depth) -> [String] {
         let certificates = depth == .leaf ? Array(chain.prefix(1)) : chain
         var seen = Set<String>()
         return certificates.flatMap(CRLDistributionPoints.fetchableURIs(of:)).filter { seen.insert($0).inserted }
     }
 
     /// Whether every URI `prefetch` would fetch already has a current answer (fresh CRLs, or a recent failure).
-    public func isSettled(for chain: [Certificate], depth: RevocationPolicy.Depth, at time: Date) -> Bool {
+    package func isSettled(for chain: [Certificate], depth: RevocationPolicy.Depth, at time: Date) -> Bool {
         Self.uris(for: chain, depth: depth).allSatisfy { settled(cache.entry(for: $0), at: time) }
     }
 
     /// Fetches what `chain`'s certificates in scope name and the cache does not hold current, and waits for it.
-    public func prefetch(for chain: [Certificate], depth: RevocationPolicy.Depth, at time: Date) async {
+    package func prefetch(for chain: [Certificate], depth: RevocationPolicy.Depth, at time: Date) async {
         let tasks = Self.uris(for: chain, depth: depth).compactMap { uri -> Task<Void, Never>? in
             guard !settled(cache.entry(for: uri), at: time) else { return nil }
             return inFlight.withLockedValue { running in
@@ -84,7 +84,7 @@ public final class CRLFetcher: Sendable {
     }
 
     /// Shuts the fetching session down.
-    public func shutdown() async {
+    package func shutdown() async {
         await session.shutdown()
     }
 

@@ -54,7 +54,7 @@ public final class PinFailureReporter: Sendable {
         self.limits = limits
     }
 
-    /// What ``enqueue(_:to:now:)`` did with a report.
+    /// What `enqueue(_:to:now:)` did with a report.
     public enum Outcome: String, Sendable, Hashable {
         /// Queued for delivery.
         case queued
@@ -70,14 +70,14 @@ public final class PinFailureReporter: Sendable {
     /// Queues `report` for `uris` unless the same report went out within the window. Returns whether it was queued
     /// (``enqueue(_:to:now:)`` tells why not).
     @discardableResult
-    public func submit(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Bool {
+    package func submit(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Bool {
         enqueue(report, to: uris, now: now) == .queued
     }
 
     /// Queues `report` for `uris` unless the same report was queued within the window or the in-flight limit is
     /// reached; says which. Only a queued report is remembered for deduplication, so one dropped for the in-flight
     /// limit is not suppressed when it comes again.
-    public func enqueue(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Outcome {
+    package func enqueue(_ report: PinFailureReport, to uris: [URL], now: Date = Date()) -> Outcome {
         guard !uris.isEmpty, limits.maximumURIs > 0 else { return .noURI }
         let key = report.deduplicationKey
         let configuration = self.configuration

@@ -20,23 +20,23 @@ import X509
 /// how, a stale or badly signed response or CRL).
 ///
 /// **A budget.** The evaluation runs inside the TLS handshake, under the connection's deadline (10 s by default), and a
-/// responder may stall: OCSP queries and CRL fetches together wait at most ``fetchBudget`` (4 s by default) — OCSP
+/// responder may stall: OCSP queries and CRL fetches together wait at most `fetchBudget` (4 s by default) — OCSP
 /// up to half of it while CRLs could still answer, CRLs the rest. Then the decision is made with what has arrived:
 /// a certificate still without an answer has an unknown status
 /// (`TrustFailureReason.revocationStatusUnknown(subject:detail:)`, its detail naming the budget), which soft
 /// checking allows with a note and hard checking refuses — a responder's silence never becomes a timeout. The
 /// queries go on in the background, within their own limits, and fill the caches for later evaluations.
 public struct RevocationCheckingEvaluator: TrustEvaluator {
-    /// The default ``fetchBudget``: 4 s, under half the default connect timeout that covers the handshake.
+    /// The default `fetchBudget`: 4 s, under half the default connect timeout that covers the handshake.
     public static let defaultFetchBudget: Duration = .seconds(4)
-    /// The validator, its policy's revocation consulting ``fetcher``'s and ``ocspFetcher``'s caches.
+    /// The validator, its policy's revocation consulting `fetcher`'s and `ocspFetcher`'s caches.
     public let validator: PathValidator
     /// Where CRLs come from.
-    public let fetcher: CRLFetcher
+    package let fetcher: CRLFetcher
     /// Where OCSP responses come from; `nil` when OCSP is not used.
-    public let ocspFetcher: OCSPFetcher?
+    package let ocspFetcher: OCSPFetcher?
     /// How long one evaluation waits for OCSP responders and CRL distribution points together.
-    public let fetchBudget: Duration
+    package let fetchBudget: Duration
     /// The same validator without revocation checking: it finds the path whose certificates are asked about.
     private let pathFinder: PathValidator
 

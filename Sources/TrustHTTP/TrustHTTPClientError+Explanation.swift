@@ -71,7 +71,7 @@ extension TrustHTTPClientError {
         /// Classifies `error`, the error a handshake failed with.
         /// - Parameter clientCertificateRequested: the server sent a CertificateRequest and no certificate was
         ///   sent: a refusal alert then means that one is required.
-        public init(_ error: any Error, clientCertificateRequested: Bool = false) {
+        package init(_ error: any Error, clientCertificateRequested: Bool = false) {
             guard error is NIOSSLError || error is BoringSSLError else {
                 let closed =
                     (error as? ChannelError).map { $0 == .eof || $0 == .ioOnClosedChannel } ?? false
@@ -101,7 +101,7 @@ extension TrustHTTPClientError {
         }
 
         /// What the failure means and its likely fix; `url` (the request's) makes a fix concrete.
-        public func explanation(url: URL?) -> Explanation {
+        package func explanation(url: URL?) -> Explanation {
             switch kind {
             case .notTLS:
                 return Explanation(

@@ -22,7 +22,7 @@ public struct TrustHTTPClientResponse: Sendable {
     public var serverTrust: TrustDecision?
 
     /// A response from its parts.
-    public init(
+    package init(
         url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
         tlsVersion: String? = nil, serverTrust: TrustDecision? = nil
     ) {

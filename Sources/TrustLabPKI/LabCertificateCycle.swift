@@ -8,25 +8,25 @@ import X509
 /// certificate of the cycle: without an anchor there is no path (and the search must end); with
 /// ``rootA`` or ``rootB`` (the CAs' self-signed certificates, same names and keys) as the anchor
 /// a valid path exists.
-public struct LabCertificateCycle: Sendable {
+package struct LabCertificateCycle: Sendable {
     /// CA A, self-signed.
-    public let rootA: LabAuthority
+    package let rootA: LabAuthority
     /// CA B, self-signed.
-    public let rootB: LabAuthority
+    package let rootB: LabAuthority
     /// B's name and key, issued by A.
-    public let bByA: Certificate
+    package let bByA: Certificate
     /// A's name and key, issued by B.
-    public let aByB: Certificate
+    package let aByB: Certificate
     /// The leaf, issued by B, for ``host``.
-    public let leaf: LabIdentity
+    package let leaf: LabIdentity
     /// The name in the leaf's subjectAltName.
-    public let host: String
+    package let host: String
 
     /// The leaf, then both cross-certificates.
-    public var presentedChain: [Certificate] { [leaf.certificate, bByA, aByB] }
+    package var presentedChain: [Certificate] { [leaf.certificate, bByA, aByB] }
 
     /// Makes the two CAs, their cross-certificates and a leaf for `host`.
-    public static func make(host: String = "cycle.lab.test", keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabCertificateCycle {
+    package static func make(host: String = "cycle.lab.test", keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabCertificateCycle {
         let day: TimeInterval = 86_400
         let a = try LabAuthority.root(commonName: "swift-trust Lab Cycle CA A", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         let b = try LabAuthority.root(commonName: "swift-trust Lab Cycle CA B", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)

@@ -1,13 +1,13 @@
 /// Inputs for fuzzing text parsers (HTTP authentication fields, and more): random bytes, random
 /// strings over a grammar's alphabet, and mutations of valid seeds — reproducible from a seed.
-public struct LabFuzzer: Sendable {
+package struct LabFuzzer: Sendable {
     /// SplitMix64: small, fast, and the same sequence everywhere for a seed.
-    public struct Generator: RandomNumberGenerator, Sendable {
+    package struct Generator: RandomNumberGenerator, Sendable {
         var state: UInt64
         /// A generator whose sequence is fixed by `seed`.
-        public init(seed: UInt64) { state = seed }
+        package init(seed: UInt64) { state = seed }
         /// The next value of the sequence.
-        public mutating func next() -> UInt64 {
+        package mutating func next() -> UInt64 {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,15 +17,15 @@ public struct LabFuzzer: Sendable {
     }
 
     /// Valid inputs to mutate and splice.
-    public var seeds: [String]
+    package var seeds: [String]
     /// Characters that matter to the grammar (weighted by repetition).
-    public var alphabet: [String]
+    package var alphabet: [String]
     /// Caps the size of generated inputs (mutated seeds at four times this many bytes).
-    public var maximumLength: Int
+    package var maximumLength: Int
     private var generator: Generator
 
     /// A fuzzer reproducible from `seed`, mutating `seeds` and drawing characters from `alphabet`.
-    public init(seed: UInt64, seeds: [String], alphabet: [String], maximumLength: Int = 600) {
+    package init(seed: UInt64, seeds: [String], alphabet: [String], maximumLength: Int = 600) {
         self.generator = Generator(seed: seed)
         self.seeds = seeds
         self.alphabet = alphabet
@@ -33,7 +33,7 @@ public struct LabFuzzer: Sendable {
     }
 
     /// The `index`-th kind of input in turn: mutated seed (half), grammar soup, raw bytes, spliced seeds.
-    public mutating func next() -> String {
+    package mutating func next() -> String {
         switch generator.next() % 8 {
         case 0, 1, 2, 3: return mutate(seeds.randomElement(using: &generator) ?? "")
         case 4, 5: return soup()

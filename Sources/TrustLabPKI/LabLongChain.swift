@@ -4,22 +4,22 @@ import X509
 /// A certification path of any length under its own root: a leaf, then `count` intermediates,
 /// each issued by the next, up to a root (not presented) — for tests of depth limits and of
 /// the cost of long chains. Keys are P-256 by default, to keep the chain small on the wire.
-public struct LabLongChain: Sendable {
+package struct LabLongChain: Sendable {
     /// The root the top intermediate chains to (an anchor for the test).
-    public let root: LabAuthority
+    package let root: LabAuthority
     /// The leaf, for ``host``; its `intermediates` are the whole chain above it, nearest first.
-    public let leaf: LabIdentity
+    package let leaf: LabIdentity
     /// The name in the leaf's subjectAltName.
-    public let host: String
+    package let host: String
 
     /// What a server presents: the leaf, then every intermediate, nearest first.
-    public var presentedChain: [Certificate] { leaf.chain }
+    package var presentedChain: [Certificate] { leaf.chain }
 
     /// The number of intermediates between the leaf and the root.
-    public var intermediateCount: Int { leaf.intermediates.count }
+    package var intermediateCount: Int { leaf.intermediates.count }
 
     /// Makes a chain of a leaf for `host` and `intermediates` intermediates (no path-length limits).
-    public static func make(
+    package static func make(
         intermediates count: Int = 99, host: String = "long-chain.lab.test", keyType: LabKeyType = .p256,
         now: Date = Date()
     ) throws -> LabLongChain {

@@ -7,25 +7,25 @@ import X509
 /// Names are `n0.SUFFIX`, `n1.SUFFIX`…: with a one-letter suffix 10,000 names take about 90 KB
 /// (under BoringSSL's default 100 KB limit on a handshake message, so a client does receive the
 /// chain); with a longer suffix the certificate grows past it.
-public struct LabManyNamesLeaf: Sendable {
+package struct LabManyNamesLeaf: Sendable {
     /// The issuing root (an anchor for the test; not presented).
-    public let root: LabAuthority
+    package let root: LabAuthority
     /// The leaf.
-    public let identity: LabIdentity
+    package let identity: LabIdentity
     /// The leaf's dNSNames, in order.
-    public let names: [String]
+    package let names: [String]
 
     /// What a server presents: the leaf alone.
-    public var presentedChain: [Certificate] { [identity.certificate] }
+    package var presentedChain: [Certificate] { [identity.certificate] }
 
     /// The leaf's DER size, in bytes.
-    public var certificateSize: Int { identity.certificate.derBytes.count }
+    package var certificateSize: Int { identity.certificate.derBytes.count }
 
     /// The DNS name `n<index>.<suffix>` of this leaf's naming scheme.
-    public static func name(_ index: Int, suffix: String) -> String { "n\(index).\(suffix)" }
+    package static func name(_ index: Int, suffix: String) -> String { "n\(index).\(suffix)" }
 
     /// Makes a leaf with `count` dNSNames `n0.SUFFIX` … `n<count-1>.SUFFIX`.
-    public static func make(count: Int = 10_000, suffix: String = "s", keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabManyNamesLeaf {
+    package static func make(count: Int = 10_000, suffix: String = "s", keyType: LabKeyType = .p256, now: Date = Date()) throws -> LabManyNamesLeaf {
         let day: TimeInterval = 86_400
         let root = try LabAuthority.root(commonName: "swift-trust Lab Many-Names Root", keyType: keyType, notBefore: now - day, notAfter: now + 3650 * day)
         let names = (0..<count).map { name($0, suffix: suffix) }

@@ -1,5 +1,5 @@
 import FuzzSupport
-import Trust
+@testable import Trust
 import X509
 
 /// PEM and DER certificate loading (`CertificateSource`, `RawCertificate`).

@@ -1,5 +1,5 @@
 import FuzzSupport
-import Trust
+@testable import Trust
 
 /// Host-name canonicalisation (`PeerName.canonicalDNSName`): the ASCII path, UTS #46 mapping, IDNA2008
 /// validation, Punycode in both directions (an `xn--` label is decoded and checked).

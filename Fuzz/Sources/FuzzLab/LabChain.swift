@@ -1,5 +1,5 @@
 import Foundation
-import Trust
+@testable import Trust
 import X509
 
 /// The lab PKI run.sh wrote: the anchors named by `TRUST_FUZZ_ANCHORS` (its `roots.pem`) and, beside them, the `good`

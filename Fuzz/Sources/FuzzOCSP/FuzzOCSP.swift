@@ -1,7 +1,7 @@
 import Foundation
 import FuzzLab
 import FuzzSupport
-import Trust
+@testable import Trust
 import X509
 
 /// The lab's anchors and `good` chain (see `labGoodChain`).

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzSupport
-import Trust
+@testable import Trust
 
 /// Certificate Transparency inputs: an SCT list (`SignedCertificateTimestamp.parseList`, the TLS encoding embedded in
 /// certificates) or, when the first byte is `{`, a CT log list (`CTLogList(json:)`, Chrome's v3 schema).

@@ -19,38 +19,38 @@ public struct CTLogList: Sendable, Hashable {
         /// The log's name, as the list gives it.
         public var description: String
         /// SHA-256 of `key`.
-        public var logID: [UInt8]
+        package var logID: [UInt8]
         /// The DER SubjectPublicKeyInfo.
-        public var key: [UInt8]
+        package var key: [UInt8]
         /// The parsed key (P-256 ECDSA or RSA in practice).
-        public var publicKey: Certificate.PublicKey
+        package var publicKey: Certificate.PublicKey
         /// The submission URL.
-        public var url: String
+        package var url: String
         /// The maximum merge delay, in seconds.
-        public var maximumMergeDelay: Int
+        package var maximumMergeDelay: Int
         /// The state, and since when.
-        public var state: State?
+        package var state: State?
         /// When the log entered its state.
-        public var stateTimestamp: Date?
+        package var stateTimestamp: Date?
         /// Only certificates expiring in `[start, end)` are logged here (a temporally sharded log).
-        public var temporalInterval: Range<Date>?
+        package var temporalInterval: Range<Date>?
         /// The operator's name.
         public var operatorName: String
 
         /// The log ID in base64.
-        public var logIDBase64: String { Data(logID).base64EncodedString() }
+        package var logIDBase64: String { Data(logID).base64EncodedString() }
     }
 
     /// The list's own version string.
-    public var version: String?
+    package var version: String?
     /// When the list was published (`log_list_timestamp`).
     public var timestamp: Date?
     /// Every log, in list order.
-    public var logs: [Log]
+    package var logs: [Log]
     private var byID: [[UInt8]: Int]
 
     /// A list of `logs` published at `timestamp`.
-    public init(logs: [Log], timestamp: Date?, version: String? = nil) {
+    package init(logs: [Log], timestamp: Date?, version: String? = nil) {
         self.logs = logs
         self.timestamp = timestamp
         self.version = version
@@ -58,7 +58,7 @@ public struct CTLogList: Sendable, Hashable {
     }
 
     /// The log with `id`, if listed.
-    public func log(id: [UInt8]) -> Log? {
+    package func log(id: [UInt8]) -> Log? {
         byID[id].map { logs[$0] }
     }
 

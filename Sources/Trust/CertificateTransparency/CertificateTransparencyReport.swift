@@ -72,7 +72,7 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
 
     /// Checks `leaf`'s embedded SCTs, `issuer` being the next certificate on the validated path, against `policy`'s
     /// log list at `time` (see ``CertificateTransparencyPolicy`` for what makes an SCT valid).
-    public static func check(leaf: Certificate, issuer: Certificate, policy: CertificateTransparencyPolicy, at time: Date) -> CertificateTransparencyReport {
+    package static func check(leaf: Certificate, issuer: Certificate, policy: CertificateTransparencyPolicy, at time: Date) -> CertificateTransparencyReport {
         let lifetime = leaf.notValidAfter.timeIntervalSince(leaf.notValidBefore)
         var report = CertificateTransparencyReport(
             entries: [], requiredSCTs: CertificateTransparencyPolicy.requiredSCTs(forLifetime: lifetime), requiredOperators: policy.minimumOperators)
@@ -97,7 +97,7 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
 
     /// The signed bytes (RFC 6962 §3.2) of each of `scts` over `leaf`'s precertificate entry with `issuer` — what a log
     /// signs, for tools and benchmarks.
-    public static func signedEntries(leaf: Certificate, issuer: Certificate, scts: [SignedCertificateTimestamp]) throws -> [[UInt8]] {
+    package static func signedEntries(leaf: Certificate, issuer: Certificate, scts: [SignedCertificateTimestamp]) throws -> [[UInt8]] {
         let entry = try PrecertificateEntry(leaf: leaf, issuer: issuer)
         return scts.map(entry.signedData(for:))
     }

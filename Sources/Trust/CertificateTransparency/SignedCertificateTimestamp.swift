@@ -23,21 +23,21 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     public static let extensionOID: ASN1ObjectIdentifier = [1, 3, 6, 1, 4, 1, 11129, 2, 4, 2]
 
     /// The SCT version (0 is v1, the only one defined by RFC 6962).
-    public var version: UInt8
+    package var version: UInt8
     /// The log's ID: the SHA-256 of its DER SubjectPublicKeyInfo.
-    public var logID: [UInt8]
+    package var logID: [UInt8]
     /// When the log saw the certificate.
     public var timestamp: Date
     /// The timestamp as the log wrote it (milliseconds since 1970).
     public var timestampMilliseconds: UInt64
     /// The CtExtensions (none defined by RFC 6962).
-    public var extensions: [UInt8]
+    package var extensions: [UInt8]
     /// The TLS HashAlgorithm of the signature (4: SHA-256).
-    public var hashAlgorithm: UInt8
+    package var hashAlgorithm: UInt8
     /// The TLS SignatureAlgorithm of the signature (1: RSA, 3: ECDSA).
-    public var signatureAlgorithm: UInt8
+    package var signatureAlgorithm: UInt8
     /// The signature bytes (DER ECDSA-Sig-Value or an RSA PKCS #1 v1.5 signature).
-    public var signature: [UInt8]
+    package var signature: [UInt8]
 
     /// An SCT from its fields (`timestamp` is `timestampMilliseconds` as a date).
     public init(
@@ -55,20 +55,20 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     }
 
     /// The log ID in base64, as log lists write it.
-    public var logIDBase64: String { Data(logID).base64EncodedString() }
+    package var logIDBase64: String { Data(logID).base64EncodedString() }
 
     /// Malformed SCT list bytes.
-    public struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong.
-        public var detail: String
+        package var detail: String
         init(_ detail: String) { self.detail = detail }
         /// "malformed SCT list: …".
-        public var description: String { "malformed SCT list: \(detail)" }
+        package var description: String { "malformed SCT list: \(detail)" }
     }
 
     /// The SCTs embedded in `certificate` (none without the extension).
     /// - Throws: ``ParseError`` for a malformed extension.
-    public static func embedded(in certificate: Certificate) throws(ParseError) -> [SignedCertificateTimestamp] {
+    package static func embedded(in certificate: Certificate) throws(ParseError) -> [SignedCertificateTimestamp] {
         guard let ext = certificate.extensions[oid: extensionOID] else { return [] }
         let list: ArraySlice<UInt8>
         do {
@@ -81,7 +81,7 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
 
     /// A SignedCertificateTimestampList (RFC 6962 §3.3): `opaque SerializedSCT<1..2^16-1>` items inside a
     /// `<1..2^16-1>` list. SCTs of versions other than v1 are skipped (RFC 6962 §3.3: clients must ignore them).
-    public static func parseList(_ bytes: [UInt8]) throws(ParseError) -> [SignedCertificateTimestamp] {
+    package static func parseList(_ bytes: [UInt8]) throws(ParseError) -> [SignedCertificateTimestamp] {
         var reader = TLSReader(bytes[...])
         let list = try reader.vector(lengthBytes: 2, what: "the SCT list")
         guard reader.isAtEnd else { throw ParseError("bytes after the SCT list") }
@@ -115,7 +115,7 @@ public struct SignedCertificateTimestamp: Sendable, Hashable {
     }
 
     /// The TLS encoding of this SCT (a SerializedSCT's content).
-    public func serialized() -> [UInt8] {
+    package func serialized() -> [UInt8] {
         var bytes: [UInt8] = [version] + logID
         bytes += Self.bigEndian(timestampMilliseconds)
         bytes += [UInt8(extensions.count >> 8), UInt8(extensions.count & 0xFF)] + extensions

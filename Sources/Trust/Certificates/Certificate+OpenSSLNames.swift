@@ -6,7 +6,7 @@ extension Certificate {
     /// `ecdsa-with-SHA256`, `sha256WithRSAEncryption`, `ED25519`), so that output can be compared with
     /// OpenSSL's and searched for the names people know. An algorithm OpenSSL has no name for is
     /// printed as its dotted OID, as OpenSSL does.
-    public var openSSLSignatureAlgorithmName: String {
+    package var openSSLSignatureAlgorithmName: String {
         if let name = Self.openSSLNames[signatureAlgorithm] { return name }
         if let oid = RawCertificate(der: derBytes)?.signatureAlgorithmOID {
             return RawCertificate.weakSignatureAlgorithms[oid] ?? Self.openSSLOIDNames[oid] ?? oid.description
@@ -16,7 +16,7 @@ extension Certificate {
 
     /// The serial number as `openssl x509 -serial` prints it: the magnitude's bytes in upper-case hex,
     /// two digits each, no separators (a DER sign octet is not part of the number; zero is `00`).
-    public var openSSLSerial: String {
+    package var openSSLSerial: String {
         var bytes = ArraySlice(serialNumber.bytes)
         while bytes.count > 1, bytes.first == 0 { bytes = bytes.dropFirst() }
         if bytes.isEmpty { return "00" }

@@ -10,7 +10,7 @@ extension Certificate {
     ///
     /// Taken from the certificate's original TBSCertificate bytes (exactly what the CA signed
     /// and the peer sent), falling back to re-serialising the parsed key.
-    public var subjectPublicKeyInfoDER: [UInt8] {
+    package var subjectPublicKeyInfoDER: [UInt8] {
         if let bytes = DERWalker.subjectPublicKeyInfo(inTBSCertificate: tbsCertificateBytes) {
             return Array(bytes)
         }
@@ -37,10 +37,10 @@ extension Certificate {
     public var spkiPin: SPKIPin { SPKIPin(certificate: self) }
 
     /// SHA-256 over the whole DER certificate, as shown by `openssl x509 -fingerprint -sha256`.
-    public var sha256Fingerprint: [UInt8] { Array(SHA256.hash(data: derBytes)) }
+    package var sha256Fingerprint: [UInt8] { Array(SHA256.hash(data: derBytes)) }
 
     /// The key type and size.
-    public var publicKeyDescription: PublicKeyDescription {
+    package var publicKeyDescription: PublicKeyDescription {
         PublicKeyDescription(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER)
     }
 

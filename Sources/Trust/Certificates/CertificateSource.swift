@@ -8,7 +8,7 @@ import X509
 /// Malformed input always produces a ``CertificateLoadingError`` naming the file.
 public enum CertificateSource {
     /// File name extensions read from a folder.
-    public static let certificateFileExtensions: Set<String> = ["cer", "crt", "der", "pem"]
+    package static let certificateFileExtensions: Set<String> = ["cer", "crt", "der", "pem"]
 
     /// Parses PEM text holding one or more `CERTIFICATE` blocks (other blocks, such as
     /// keys, are skipped; text between blocks is ignored).
@@ -17,7 +17,8 @@ public enum CertificateSource {
     }
 
     /// Parses one DER-encoded certificate.
-    public static func certificate(der: some Collection<UInt8>, source: String = "<memory>", block: Int? = nil) throws(CertificateLoadingError) -> Certificate {
+    package static func certificate(der: some Collection<UInt8>, source: String = "<memory>", block: Int? = nil) throws(CertificateLoadingError) -> Certificate
+    {
         let bytes = Array(der)
         do {
             return try Certificate(derEncoded: bytes)
@@ -47,7 +48,7 @@ public enum CertificateSource {
     /// swift-certificates cannot process (RSA under 2048 bits, MD5, RSA-PSS…) is returned as
     /// ``CertificateEntry/unsupported(_:detail:)`` instead of failing the whole file — so a tool can
     /// still pin it, or refuse it with a reason. Input that is not a certificate at all still throws.
-    public static func entries(atPath path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
+    package static func entries(atPath path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
@@ -64,7 +65,7 @@ public enum CertificateSource {
     }
 
     /// Lenient reading of every certificate file in a folder; see ``entries(atPath:)``.
-    public static func entries(inDirectory path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
+    package static func entries(inDirectory path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
@@ -82,7 +83,7 @@ public enum CertificateSource {
     }
 
     /// Lenient reading of PEM or DER bytes; see ``entries(atPath:)``.
-    public static func entries(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
+    package static func entries(bytes: some Collection<UInt8>, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
         let bytes = Array(bytes)
         if bytes.first == 0x30 {
             return [try entry(der: bytes, source: source, block: nil)]
@@ -91,7 +92,7 @@ public enum CertificateSource {
     }
 
     /// Lenient reading of PEM text; see ``entries(atPath:)``.
-    public static func entries(pem: String, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
+    package static func entries(pem: String, source: String = "<memory>") throws(CertificateLoadingError) -> [CertificateEntry] {
         try entries(pemBytes: Array(pem.utf8), source: source)
     }
 
@@ -144,12 +145,12 @@ public enum CertificateSource {
 }
 
 /// One certificate read leniently: parsed, or recognised but in a form that cannot be processed.
-public enum CertificateEntry: Sendable, Hashable {
+package enum CertificateEntry: Sendable, Hashable {
     case parsed(Certificate)
     case unsupported(RawCertificate, detail: String)
 
     /// The SPKI pin, available either way.
-    public var spkiPin: SPKIPin {
+    package var spkiPin: SPKIPin {
         switch self {
         case .parsed(let certificate): return certificate.spkiPin
         case .unsupported(let raw, _): return raw.spkiPin
@@ -157,7 +158,7 @@ public enum CertificateEntry: Sendable, Hashable {
     }
 
     /// The subject as text.
-    public var subject: String {
+    package var subject: String {
         switch self {
         case .parsed(let certificate): return certificate.subject.description
         case .unsupported(let raw, _): return raw.subject ?? ""
@@ -165,7 +166,7 @@ public enum CertificateEntry: Sendable, Hashable {
     }
 
     /// The parsed certificate, or `nil` when the entry is unsupported.
-    public var certificate: Certificate? {
+    package var certificate: Certificate? {
         if case .parsed(let certificate) = self { return certificate }
         return nil
     }

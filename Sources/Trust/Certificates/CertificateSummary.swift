@@ -2,34 +2,34 @@ import Foundation
 import X509
 
 /// What a person (or a script) wants to see of a certificate in a report.
-public struct CertificateSummary: Sendable, Hashable, Codable {
+package struct CertificateSummary: Sendable, Hashable, Codable {
     /// The subject distinguished name, as text.
-    public var subject: String
+    package var subject: String
     /// The issuer distinguished name, as text.
-    public var issuer: String
+    package var issuer: String
     /// The serial number as `openssl x509 -serial` prints it (upper-case hex, two digits a byte).
-    public var serialNumber: String
+    package var serialNumber: String
     /// The start of the validity period.
-    public var notBefore: Date
+    package var notBefore: Date
     /// The end of the validity period.
-    public var notAfter: Date
+    package var notAfter: Date
     /// dNSName / iPAddress (and email:/URI:) SAN entries; `nil` when there is no SAN extension.
-    public var subjectAlternativeNames: [String]?
+    package var subjectAlternativeNames: [String]?
     /// The key type and size, such as `RSA 2048` or `ECDSA P-256`.
-    public var key: String
+    package var key: String
     /// The certificate's signature algorithm under OpenSSL's name (`ecdsa-with-SHA256`, `sha256WithRSAEncryption`).
-    public var signatureAlgorithm: String
+    package var signatureAlgorithm: String
     /// `sha256/BASE64`.
-    public var pin: String
+    package var pin: String
     /// SHA-256 of the DER certificate, hex with colons.
-    public var sha256Fingerprint: String
+    package var sha256Fingerprint: String
     /// Whether basicConstraints marks the certificate as a CA.
-    public var isCertificateAuthority: Bool
+    package var isCertificateAuthority: Bool
     /// Whether subject and issuer are the same name.
-    public var isSelfIssued: Bool
+    package var isSelfIssued: Bool
 
     /// Summarises `certificate`.
-    public init(_ certificate: Certificate) {
+    package init(_ certificate: Certificate) {
         subject = certificate.subject.description
         issuer = certificate.issuer.description
         serialNumber = certificate.openSSLSerial

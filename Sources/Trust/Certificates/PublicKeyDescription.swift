@@ -2,14 +2,14 @@ import SwiftASN1
 import X509
 
 /// What kind of public key a certificate carries, read from its SubjectPublicKeyInfo.
-public enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
+package enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
     case rsa(bits: Int)
     case ecdsa(curve: String, bits: Int)
     case ed25519
     case other(algorithm: String)
 
     /// The strength in bits that minimum-key rules compare against (RSA modulus, EC field size).
-    public var bits: Int? {
+    package var bits: Int? {
         switch self {
         case .rsa(let bits), .ecdsa(_, let bits): return bits
         case .ed25519: return 256
@@ -18,7 +18,7 @@ public enum PublicKeyDescription: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Human-readable form, such as `RSA 2048` or `ECDSA P-256`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .rsa(let bits): return "RSA \(bits)"
         case .ecdsa(let curve, _): return "ECDSA \(curve)"

@@ -8,13 +8,13 @@ import X509
 /// ecdsa-with-SHA1 signatures, RSA-PSS — forms swift-certificates does not accept).
 public struct RawCertificate: Sendable, Hashable {
     /// The certificate's complete DER encoding.
-    public let der: [UInt8]
+    package let der: [UInt8]
     /// The subject, as text (`nil` if even the name cannot be read).
-    public let subject: String?
+    package let subject: String?
     /// The SPKI DER, exactly as in the certificate.
-    public let subjectPublicKeyInfoDER: [UInt8]
+    package let subjectPublicKeyInfoDER: [UInt8]
     /// The outer signatureAlgorithm OID.
-    public let signatureAlgorithmOID: ASN1ObjectIdentifier?
+    package let signatureAlgorithmOID: ASN1ObjectIdentifier?
 
     /// `nil` unless `der` has the shape Certificate ::= SEQUENCE { TBSCertificate, AlgorithmIdentifier, BIT STRING }
     /// with a readable SubjectPublicKeyInfo.
@@ -41,10 +41,10 @@ public struct RawCertificate: Sendable, Hashable {
     }
 
     /// The SPKI pin, computed from the certificate's own bytes.
-    public var spkiPin: SPKIPin { SPKIPin(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
+    package var spkiPin: SPKIPin { SPKIPin(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
 
     /// The key type and size, read from the SubjectPublicKeyInfo.
-    public var publicKeyDescription: PublicKeyDescription { PublicKeyDescription(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
+    package var publicKeyDescription: PublicKeyDescription { PublicKeyDescription(subjectPublicKeyInfoDER: subjectPublicKeyInfoDER) }
 
     static let weakSignatureAlgorithms: [ASN1ObjectIdentifier: String] = [
         [1, 2, 840, 113549, 1, 1, 4]: "md5WithRSAEncryption",

@@ -102,7 +102,7 @@ public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// How specific the pattern is: exact beats any pattern; then more base labels; then `*.` over `**.`.
-    public var specificity: Int {
+    package var specificity: Int {
         let labels = base.split(separator: ".").count
         switch kind {
         case .exact: return 1_000_000

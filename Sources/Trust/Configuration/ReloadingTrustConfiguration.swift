@@ -14,7 +14,7 @@ import Foundation
 /// ``Reloading/events()``).
 ///
 /// Decisions are cached per configuration: each one put in force comes with an empty ``TrustEvaluationCache``
-/// (the stricter of ``evaluationCacheSettings`` and the file's `evaluationCache`), so a decision reached under an
+/// (the stricter of `evaluationCacheSettings` and the file's `evaluationCache`), so a decision reached under an
 /// earlier configuration is never given out after a swap — an evaluation that ends after it stores into the cache
 /// of the configuration it ran under, which is no longer asked.
 public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Sendable {
@@ -62,14 +62,14 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     /// The configuration file (nil: configurations come only through ``apply(_:baseDirectory:allowingLockout:)``).
     public let path: String?
     /// Where relative paths in a configuration are read from (the file's folder by default).
-    public let baseDirectory: String
+    package let baseDirectory: String
     /// The cache settings the file's own `evaluationCache` is combined with (the stricter wins); nil: no cache.
-    public let evaluationCacheSettings: EvaluationCacheSettings?
+    package let evaluationCacheSettings: EvaluationCacheSettings?
     /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:members:)``).
-    public let publicSuffixes: PublicSuffixList?
+    package let publicSuffixes: PublicSuffixList?
     /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``); `.engine`
     /// for one made from a configuration, which reads no file.
-    public let members: TrustConfigurationMembers
+    package let members: TrustConfigurationMembers
     /// How often ``run()`` polls the file.
     public let pollInterval: Duration
     private let now: @Sendable () -> Date
@@ -139,7 +139,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
 
     /// The hosts this configuration has trusted, with the SPKI pins on the path each presented last (what a new
     /// pin set is checked against).
-    public var trustedHostPins: [String: Set<SPKIPin>] { state.withLock { $0.trustedPins } }
+    package var trustedHostPins: [String: Set<SPKIPin>] { state.withLock { $0.trustedPins } }
     /// How many times the file has been read since this configuration was made (the first read not counted).
     var fileReads: Int { state.withLock { $0.reads } }
 
@@ -243,7 +243,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     /// signed bundle fetched over HTTPS).
     /// - Parameters:
     ///   - configuration: the configuration offered.
-    ///   - baseDirectory: where its relative paths are read from (nil: ``baseDirectory``).
+    ///   - baseDirectory: where its relative paths are read from (nil: `baseDirectory`).
     ///   - allowingLockout: skip the lock-out check, for a configuration that must not be held back (the built-in
     ///     one, back in force when a signed bundle expires); the hosts it locks out are no longer trusted.
     /// - Throws: why it was refused; the configuration in force stays.

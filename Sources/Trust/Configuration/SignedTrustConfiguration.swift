@@ -13,7 +13,7 @@ public struct SignedTrustConfiguration: Sendable, Hashable {
     /// The largest bundle verified, in bytes: 4 MiB, as a configuration file (anchors may be embedded as PEM).
     public static let maximumSize = 4 << 20
     /// An Ed25519 signature's length in bytes (RFC 8032 §5.1.6).
-    public static let signatureLength = 64
+    package static let signatureLength = 64
 
     /// The verified bundle: its configuration, sequence and end.
     public let bundle: TrustConfigurationBundle
@@ -69,7 +69,7 @@ public struct SignedTrustConfiguration: Sendable, Hashable {
 
     /// The 64 signature bytes from a signature file: raw (exactly 64 bytes) or base64 (88 characters and an optional
     /// line end).
-    public static func decodeSignature(_ bytes: [UInt8]) throws(TrustConfigurationRejection) -> [UInt8] {
+    package static func decodeSignature(_ bytes: [UInt8]) throws(TrustConfigurationRejection) -> [UInt8] {
         if bytes.isEmpty { throw .badSignature(reason: "the signature is missing (empty)") }
         if bytes.count == signatureLength { return bytes }
         var text = bytes[...]

@@ -190,7 +190,7 @@ public struct TrustConfiguration: Sendable, Hashable {
         }
 
         /// The policy, with the CRL files read from `baseDirectory`; unreadable ones are problems at `path`.
-        public func load(baseDirectory: String, path: String) -> (policy: RevocationPolicy, problems: [TrustConfigurationProblem]) {
+        package func load(baseDirectory: String, path: String) -> (policy: RevocationPolicy, problems: [TrustConfigurationProblem]) {
             var lists: [CertificateRevocationList] = []
             var problems: [TrustConfigurationProblem] = []
             for (index, file) in crls.enumerated() {
@@ -263,14 +263,14 @@ public struct TrustConfiguration: Sendable, Hashable {
 
     /// The entry for `host`: exact host first, then the most specific pattern, skipping entries that
     /// exclude it; else `base`.
-    public func entry(for host: String) -> Entry {
+    package func entry(for host: String) -> Entry {
         guard let name = try? PeerName(host: host), let index = hostIndex(for: name) else { return base }
         return hosts[index]
     }
 
     /// The index in ``hosts`` of the entry for `name` (nil: the base entry applies): the most
     /// specific pattern that matches (an exact host being the most specific) and does not exclude it.
-    public func hostIndex(for name: PeerName) -> Int? {
+    package func hostIndex(for name: PeerName) -> Int? {
         var best: (index: Int, specificity: Int)?
         for (index, entry) in hosts.enumerated() {
             guard let pattern = entry.host, pattern.matches(name), !entry.exclude.contains(where: { $0.matches(name) }) else { continue }

@@ -5,7 +5,7 @@ public struct TrustConfigurationKeyError: Error, Sendable, Hashable, CustomStrin
     public let reason: String
 
     /// An error saying `reason`.
-    public init(_ reason: String) {
+    package init(_ reason: String) {
         self.reason = reason
     }
 

@@ -47,5 +47,5 @@ public struct TrustConfigurationMembers: Sendable {
     }
 
     /// The names of the members, sorted.
-    public var names: [String] { readers.keys.sorted() }
+    package var names: [String] { readers.keys.sorted() }
 }

@@ -77,7 +77,7 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
     public var description: String { id }
 
     /// Whether `signature` is this key's Ed25519 signature of exactly `message` (RFC 8032 §5.1.7).
-    public func isValidSignature(_ signature: some Collection<UInt8>, for message: some Collection<UInt8>) -> Bool {
+    package func isValidSignature(_ signature: some Collection<UInt8>, for message: some Collection<UInt8>) -> Bool {
         key.isValidSignature(Data(signature), for: Data(message))
     }
 

@@ -12,68 +12,68 @@ import X509
 /// kept as the error's text, so a rule reports it exactly as it would have parsing itself.
 public final class CertificateFacts: Sendable {
     /// A failure to parse an extension, with the parser's message.
-    public struct ExtensionError: Error, Sendable, CustomStringConvertible {
+    package struct ExtensionError: Error, Sendable, CustomStringConvertible {
         /// The parser's message.
-        public let description: String
+        package let description: String
     }
 
     /// The parsed basicConstraints extension (`nil` when absent).
-    public let basicConstraints: Result<BasicConstraints?, ExtensionError>
+    package let basicConstraints: Result<BasicConstraints?, ExtensionError>
     /// The parsed keyUsage extension.
-    public let keyUsage: Result<KeyUsage?, ExtensionError>
+    package let keyUsage: Result<KeyUsage?, ExtensionError>
     /// The parsed extendedKeyUsage extension.
-    public let extendedKeyUsage: Result<ExtendedKeyUsage?, ExtensionError>
+    package let extendedKeyUsage: Result<ExtendedKeyUsage?, ExtensionError>
     /// The parsed authorityKeyIdentifier extension.
-    public let authorityKeyIdentifier: Result<AuthorityKeyIdentifier?, ExtensionError>
+    package let authorityKeyIdentifier: Result<AuthorityKeyIdentifier?, ExtensionError>
     /// The parsed subjectKeyIdentifier extension.
-    public let subjectKeyIdentifier: Result<SubjectKeyIdentifier?, ExtensionError>
+    package let subjectKeyIdentifier: Result<SubjectKeyIdentifier?, ExtensionError>
     /// The parsed subjectAltName extension.
-    public let subjectAlternativeNames: Result<SubjectAlternativeNames?, ExtensionError>
+    package let subjectAlternativeNames: Result<SubjectAlternativeNames?, ExtensionError>
     /// The SHA-256 pin of the certificate's SubjectPublicKeyInfo.
-    public let spkiPin: SPKIPin
+    package let spkiPin: SPKIPin
     /// The key type and size.
-    public let publicKey: PublicKeyDescription
+    package let publicKey: PublicKeyDescription
     /// Subject and issuer are the same name (RFC 5280 §3.2).
-    public let isSelfIssued: Bool
+    package let isSelfIssued: Bool
     /// basicConstraints says cA = TRUE.
-    public let isCertificateAuthority: Bool
+    package let isCertificateAuthority: Bool
     /// The start of the validity period.
-    public let notValidBefore: Date
+    package let notValidBefore: Date
     /// The end of the validity period.
-    public let notValidAfter: Date
+    package let notValidAfter: Date
     /// The OIDs of the critical extensions, in certificate order.
-    public let criticalExtensions: [ASN1ObjectIdentifier]
+    package let criticalExtensions: [ASN1ObjectIdentifier]
     /// Whether the certificate carries a nameConstraints extension.
-    public let hasNameConstraints: Bool
+    package let hasNameConstraints: Bool
     /// The authorityKeyIdentifier carries a keyIdentifier.
-    public let hasAuthorityKeyIdentifierKeyID: Bool
+    package let hasAuthorityKeyIdentifierKeyID: Bool
     /// A subjectKeyIdentifier is present.
-    public let hasSubjectKeyIdentifier: Bool
+    package let hasSubjectKeyIdentifier: Bool
     /// For a self-issued certificate with both key identifiers: why they disagree (RFC 5280
     /// §4.2.1.1: a root's authorityKeyIdentifier names its own key), else `nil`.
-    public let selfIssuedKeyIdentifierProblem: String?
+    package let selfIssuedKeyIdentifierProblem: String?
     /// The subjectAltName's dNSNames as ``HostnameMatcher`` compares them (lower-cased; `nil`
     /// for a name that can never match), and its iPAddress octets.
-    public let presentedDNSNames: [String?]
+    package let presentedDNSNames: [String?]
     /// See ``presentedDNSNames``.
-    public let presentedIPAddresses: [[UInt8]]
+    package let presentedIPAddresses: [[UInt8]]
     /// The subject is the empty sequence.
-    public let hasEmptySubject: Bool
+    package let hasEmptySubject: Bool
     /// The serial number is longer than 20 octets or zero (RFC 5280 §4.1.2.2), as a phrase.
-    public let serialNumberProblem: String?
+    package let serialNumberProblem: String?
     /// An authorityInformationAccess extension is present but malformed or empty.
-    public let hasMalformedAuthorityInformationAccess: Bool
+    package let hasMalformedAuthorityInformationAccess: Bool
     /// The criticality of these extensions; `nil` when absent.
-    public let basicConstraintsIsCritical: Bool?
+    package let basicConstraintsIsCritical: Bool?
     /// See ``basicConstraintsIsCritical``.
-    public let policyConstraintsIsCritical: Bool?
+    package let policyConstraintsIsCritical: Bool?
     /// See ``basicConstraintsIsCritical``.
-    public let extendedKeyUsageIsCritical: Bool?
+    package let extendedKeyUsageIsCritical: Bool?
     /// See ``basicConstraintsIsCritical``.
-    public let subjectAlternativeNameIsCritical: Bool?
+    package let subjectAlternativeNameIsCritical: Bool?
 
     /// Works out the facts of `certificate` (prefer the process's `CertificateFactsCache`).
-    public init(_ certificate: Certificate) {
+    package init(_ certificate: Certificate) {
         func parsed<T>(_ body: () throws -> T?) -> Result<T?, ExtensionError> {
             do { return .success(try body()) } catch { return .failure(ExtensionError(description: "\(error)")) }
         }
@@ -137,7 +137,7 @@ public final class CertificateFacts: Sendable {
     }
 
     /// Whether a critical extension is not among `handled` (RFC 5280 §4.2: such a certificate is refused).
-    public func hasUnhandledCriticalExtension(_ handled: [ASN1ObjectIdentifier]) -> Bool {
+    package func hasUnhandledCriticalExtension(_ handled: [ASN1ObjectIdentifier]) -> Bool {
         criticalExtensions.contains { !handled.contains($0) }
     }
 }

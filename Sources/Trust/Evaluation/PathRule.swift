@@ -13,7 +13,7 @@ public struct CertificatePath: Sendable, Hashable {
     public let facts: [CertificateFacts]
 
     /// Creates a path from `certificates`, leaf first.
-    public init(_ certificates: [Certificate], endsAtAnchor: Bool = true) {
+    package init(_ certificates: [Certificate], endsAtAnchor: Bool = true) {
         self.certificates = certificates
         self.endsAtAnchor = endsAtAnchor
         self.facts = CertificateFactsCache.shared.facts(of: certificates)
@@ -43,7 +43,7 @@ public struct CertificatePath: Sendable, Hashable {
     public var count: Int { certificates.count }
 
     /// Indices of certificates that issued the one before them (all but the leaf).
-    public var issuerIndices: Range<Int> { 1..<certificates.count }
+    package var issuerIndices: Range<Int> { 1..<certificates.count }
 
     /// Whether `index` is the trust anchor of an anchored path.
     public func isAnchor(_ index: Int) -> Bool { endsAtAnchor && index == certificates.count - 1 }
@@ -57,7 +57,7 @@ public struct RuleContext: Sendable {
     public var peerName: PeerName?
 
     /// Creates a context.
-    public init(evaluationTime: Date, peerName: PeerName?) {
+    package init(evaluationTime: Date, peerName: PeerName?) {
         self.evaluationTime = evaluationTime
         self.peerName = peerName
     }
@@ -102,7 +102,7 @@ public struct PathObservation: Sendable, Hashable {
     }
 
     /// Narrows ``validity`` to `window` (their intersection; it starts as `window`).
-    public mutating func narrowValidity(to window: ClosedRange<Date>) {
+    package mutating func narrowValidity(to window: ClosedRange<Date>) {
         validity = Self.narrowed(validity, to: window)
     }
 

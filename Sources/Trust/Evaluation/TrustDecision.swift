@@ -157,7 +157,7 @@ public struct TrustDecision: Sendable {
 
     /// This decision with `notes` added after its own (what the evaluator that made it observed besides: a
     /// configuration entry's warnings, a revocation budget that ran out).
-    public func adding(notes more: [String]) -> TrustDecision {
+    package func adding(notes more: [String]) -> TrustDecision {
         guard !more.isEmpty else { return self }
         return replacing(notes: notes + more)
     }

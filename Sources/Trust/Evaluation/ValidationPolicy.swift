@@ -103,7 +103,7 @@ public struct ValidationPolicy: Sendable, Hashable {
     public static let basicX509 = ValidationPolicy(purpose: .basicX509)
 
     /// The rules this policy runs on each candidate path, in order.
-    public func rules() -> [any PathRule] {
+    package func rules() -> [any PathRule] {
         var rules: [any PathRule] = []
         if checksValidity { rules.append(ValidityRule(checksAnchor: checksAnchorValidity)) }
         rules.append(BasicConstraintsRule(forbidsCAAsLeaf: forbidsCAAsLeaf && purpose != .basicX509))

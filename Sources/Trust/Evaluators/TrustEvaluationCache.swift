@@ -103,7 +103,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     }
 
     /// The cached decision, or `evaluate`'s (stored when reusable).
-    public func evaluate(_ trust: ServerTrust, policy: String, using evaluate: (ServerTrust) async -> TrustDecision) async -> TrustDecision {
+    package func evaluate(_ trust: ServerTrust, policy: String, using evaluate: (ServerTrust) async -> TrustDecision) async -> TrustDecision {
         if let cached = decision(for: trust, policy: policy) { return cached }
         let decision = await evaluate(trust)
         store(decision, for: trust, policy: policy)
@@ -155,7 +155,7 @@ public struct CachingTrustEvaluator: TrustEvaluator {
     /// The cache the decisions are kept in.
     public let cache: TrustEvaluationCache
     /// The name of the wrapped evaluator's configuration within the cache.
-    public let policyIdentity: String
+    package let policyIdentity: String
 
     /// Wraps `base`, caching its decisions in `cache` under `policyIdentity`.
     public init(_ base: any TrustEvaluator, cache: TrustEvaluationCache, policyIdentity: String) {

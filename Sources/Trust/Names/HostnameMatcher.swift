@@ -10,15 +10,15 @@
 ///   `example.com` nor `a.b.example.com`.
 public struct HostnameMatcher: Sendable {
     /// Public suffixes on which wildcards are refused; `nil` skips that check.
-    public var publicSuffixes: PublicSuffixList?
+    package var publicSuffixes: PublicSuffixList?
 
     /// Creates a matcher, with a public suffix list if one is given.
-    public init(publicSuffixes: PublicSuffixList? = nil) {
+    package init(publicSuffixes: PublicSuffixList? = nil) {
         self.publicSuffixes = publicSuffixes
     }
 
     /// Whether `presented` (a dNSName from a certificate) matches the canonical `host`.
-    public func matches(presented rawPresented: String, host: String) -> Bool {
+    package func matches(presented rawPresented: String, host: String) -> Bool {
         guard let presented = Self.normalisePresented(rawPresented) else { return false }
         return matches(normalised: presented, host: host)
     }

@@ -8,7 +8,7 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
     public let bytes: [UInt8]
 
     /// Creates an address from 4 or 16 raw bytes; `nil` for any other length.
-    public init?(bytes: some Collection<UInt8>) {
+    package init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 4 || bytes.count == 16 else { return nil }
         self.bytes = Array(bytes)
     }

@@ -37,7 +37,7 @@ public enum PeerName: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// Canonicalises a DNS name: lower case, A-labels, no trailing dot.
-    public static func canonicalDNSName(_ raw: String) throws(PeerNameError) -> String {
+    package static func canonicalDNSName(_ raw: String) throws(PeerNameError) -> String {
         var name = raw
         if name.hasSuffix(".") { name.removeLast() }
         guard !name.isEmpty else { throw .empty }

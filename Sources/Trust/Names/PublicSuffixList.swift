@@ -3,10 +3,10 @@ import Foundation
 /// The Public Suffix List (https://publicsuffix.org), used to refuse wildcards and
 /// host patterns that would cover a whole registry (`*.co.uk`).
 ///
-/// A copy of the list is compiled into the library (``embedded``, dated ``embeddedListDate``), so
+/// A copy of the list is compiled into the library (`embedded`, dated ``embeddedListDate``), so
 /// the check runs on every platform and costs nothing to load: its rules sit in the binary's
 /// read-only data, sorted, and are binary-searched in place. ``shared`` uses the system's copy
-/// instead only when that copy is newer (see ``newest(systemPaths:)``). Any file in the list's
+/// instead only when that copy is newer (see `newest(systemPaths:)`). Any file in the list's
 /// format can be loaded with ``init(contents:)``. Rules are matched per the list's algorithm,
 /// including `*.` and `!` rules.
 ///
@@ -20,10 +20,10 @@ public struct PublicSuffixList: Sendable, Hashable {
     private let storage: Storage
     /// When the list was published (`YYYY-MM-DD`), if known: ``embeddedListDate`` for the
     /// embedded copy, the `// VERSION:` header of a parsed file.
-    public let date: String?
+    package let date: String?
 
     /// Where Debian, Ubuntu and Fedora install the list.
-    public static let debianPaths = [
+    package static let debianPaths = [
         "/usr/share/publicsuffix/public_suffix_list.dat",
         "/usr/share/publicsuffix/effective_tld_names.dat",
     ]
@@ -31,13 +31,13 @@ public struct PublicSuffixList: Sendable, Hashable {
     /// The system copies considered: ``debianPaths``, or — when the environment variable
     /// `TRUST_PUBLIC_SUFFIX_LIST` is set — the one file it names (set but empty: none, so the
     /// embedded list alone decides, as on a machine without the `publicsuffix` package).
-    public static let systemPaths: [String] = {
+    package static let systemPaths: [String] = {
         guard let variable = ProcessInfo.processInfo.environment["TRUST_PUBLIC_SUFFIX_LIST"] else { return debianPaths }
         return variable.isEmpty ? [] : [variable]
     }()
 
     /// The copy compiled into the library.
-    public static let embedded = PublicSuffixList(storage: .embedded, date: embeddedListDate)
+    package static let embedded = PublicSuffixList(storage: .embedded, date: embeddedListDate)
 
     private init(storage: Storage, date: String?) {
         self.storage = storage
@@ -52,7 +52,7 @@ public struct PublicSuffixList: Sendable, Hashable {
     /// Parses the list's text format from its UTF-8 bytes, line by line on the bytes: an ASCII
     /// rule (nearly all of them) is lower-cased and checked in place; only an internationalised
     /// rule goes through ``PeerName/canonicalDNSName(_:)`` for its A-label.
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         var rules = Set<String>()
         var wildcard = Set<String>()
         var exception = Set<String>()
@@ -133,13 +133,13 @@ public struct PublicSuffixList: Sendable, Hashable {
         return String(decoding: lowered, as: UTF8.self)
     }
 
-    /// The list used wherever one is needed by default: ``newest(systemPaths:)``, decided once per process.
+    /// The list used wherever one is needed by default: `newest(systemPaths:)`, decided once per process.
     public static let shared: PublicSuffixList = newest()
 
     /// The embedded list, or a system copy when that copy is newer: one whose `// VERSION:` header
     /// is later than ``embeddedListDate`` or, lacking the header, whose file was modified on a later
     /// day. Deciding reads at most a file's first 4 KiB; only a newer copy is parsed.
-    public static func newest(systemPaths: [String] = systemPaths) -> PublicSuffixList {
+    package static func newest(systemPaths: [String] = systemPaths) -> PublicSuffixList {
         for path in systemPaths {
             guard let handle = FileHandle(forReadingAtPath: path) else { continue }
             let head = (try? handle.read(upToCount: 4096)) ?? Data()
@@ -180,7 +180,7 @@ public struct PublicSuffixList: Sendable, Hashable {
     }
 
     /// The system's copy read now, or `nil` when none is installed (whatever its date).
-    public static func system() -> PublicSuffixList? {
+    package static func system() -> PublicSuffixList? {
         for path in systemPaths {
             if let bytes = FileManager.default.contents(atPath: path) {
                 return PublicSuffixList(bytes: Array(bytes))
@@ -190,7 +190,7 @@ public struct PublicSuffixList: Sendable, Hashable {
     }
 
     /// Whether the list holds no rule at all.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         switch storage {
         case .embedded: return false
         case .parsed(let rules, let wildcardRules, let exceptionRules):
@@ -199,7 +199,7 @@ public struct PublicSuffixList: Sendable, Hashable {
     }
 
     /// Every rule in the list's own notation (`*.` and `!` prefixes), sorted: for comparing lists.
-    public var allRules: [String] {
+    package var allRules: [String] {
         switch storage {
         case .embedded:
             return Self.lines(Self.embeddedRules) + Self.lines(Self.embeddedWildcardRules).map { "*." + $0 }
@@ -210,7 +210,7 @@ public struct PublicSuffixList: Sendable, Hashable {
     }
 
     /// Whether `name` (canonical) is itself a public suffix such as `com` or `co.uk`.
-    public func isPublicSuffix(_ name: String) -> Bool {
+    package func isPublicSuffix(_ name: String) -> Bool {
         if contains(name, exception: true) { return false }
         if contains(name, exception: false) { return true }
         if let dot = name.utf8.firstIndex(of: UInt8(ascii: ".")) {

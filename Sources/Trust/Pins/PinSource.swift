@@ -12,26 +12,26 @@ import X509
 /// SubjectPublicKeyInfo DER, as
 /// `openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64` computes it: taken
 /// from the input's own bytes for certificates, public keys and requests, derived for private keys.
-public enum PinSource {
+package enum PinSource {
     /// What a pin was read from.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         case certificate
-        case publicKey = "public-key"
+        case publicKey = "package-key"
         case privateKey = "private-key"
         case certificateRequest = "certificate-request"
     }
 
     /// One pinnable item.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The SPKI SHA-256 pin.
-        public var pin: SPKIPin
+        package var pin: SPKIPin
         /// What it was read from.
-        public var kind: Kind
+        package var kind: Kind
         /// The subject (certificates and requests) or the key's type (keys).
-        public var subject: String
+        package var subject: String
 
         /// An entry.
-        public init(pin: SPKIPin, kind: Kind, subject: String) {
+        package init(pin: SPKIPin, kind: Kind, subject: String) {
             self.pin = pin
             self.kind = kind
             self.subject = subject
@@ -41,7 +41,7 @@ public enum PinSource {
     /// Reads every pinnable item of a file's bytes (PEM blocks of any of the four kinds, or one DER
     /// item). Other PEM blocks (parameters, CRLs…) are skipped; an encrypted private key is refused
     /// with a reason, as is input holding nothing to pin.
-    public static func entries(bytes: [UInt8], source: String = "<memory>") throws(CertificateLoadingError) -> [Entry] {
+    package static func entries(bytes: [UInt8], source: String = "<memory>") throws(CertificateLoadingError) -> [Entry] {
         if bytes.first == 0x30 { return [try entry(der: bytes, source: source)] }
         let documents: [PEMDecoder.Document]
         do throws(PEMDecoder.Failure) {

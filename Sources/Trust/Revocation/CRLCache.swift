@@ -38,7 +38,7 @@ public final class CRLCache: @unchecked Sendable, Hashable {
     }
 
     /// The most URLs kept.
-    public let capacity: Int
+    package let capacity: Int
     private let lock = NSLock()
     private var byURL = LRUDictionary<String, Entry>()
 
@@ -58,12 +58,12 @@ public final class CRLCache: @unchecked Sendable, Hashable {
     }
 
     /// Every kept CRL issued under `issuer`'s name.
-    public func crls(issuedBy issuer: DistinguishedName) -> [CertificateRevocationList] {
+    package func crls(issuedBy issuer: DistinguishedName) -> [CertificateRevocationList] {
         lock.withLock { byURL.values.flatMap { $0.crls.filter { $0.issuer == issuer } } }
     }
 
     /// Forgets everything.
-    public func removeAll() {
+    package func removeAll() {
         lock.withLock { byURL = LRUDictionary() }
     }
 

@@ -6,15 +6,15 @@ import X509
 /// swift-certificates has no type for this extension; it is parsed here with swift-asn1.
 public struct CRLDistributionPoints: Sendable, Hashable {
     /// One distribution point.
-    public struct Point: Sendable, Hashable {
+    package struct Point: Sendable, Hashable {
         /// The point's full names (each a GeneralName's DER bytes, compared with a CRL's Issuing Distribution Point).
-        public var fullNames: [[UInt8]]
+        package var fullNames: [[UInt8]]
         /// Whether the point is named relative to the CRL issuer instead.
-        public var hasRelativeName: Bool
+        package var hasRelativeName: Bool
         /// Whether the point's CRLs are issued by someone other than the certificate's issuer (cRLIssuer).
-        public var hasCRLIssuer: Bool
+        package var hasCRLIssuer: Bool
         /// The `http`/`https`/`ldap`… URIs among the full names.
-        public var uris: [String] {
+        package var uris: [String] {
             fullNames.compactMap { name in
                 // uniformResourceIdentifier [6] IA5String, implicitly tagged: 0x86, a short or long length, the text.
                 guard name.first == 0x86, let node = try? DER.parse(name), case .primitive(let bytes) = node.content else { return nil }
@@ -24,7 +24,7 @@ public struct CRLDistributionPoints: Sendable, Hashable {
     }
 
     /// The distribution points, in order.
-    public var points: [Point]
+    package var points: [Point]
 
     /// The `http` and `https` URIs where `certificate`'s issuer publishes its CRLs: those of the points without a
     /// cRLIssuer (direct CRLs), in order; none for a certificate without the extension or with a malformed one.
@@ -38,7 +38,7 @@ public struct CRLDistributionPoints: Sendable, Hashable {
 
     /// The extension of `certificate`, or `nil` without one.
     /// - Throws: ``CertificateRevocationList/ParseError`` for a malformed extension.
-    public init?(_ certificate: Certificate) throws(CertificateRevocationList.ParseError) {
+    package init?(_ certificate: Certificate) throws(CertificateRevocationList.ParseError) {
         guard let ext = certificate.extensions[oid: [2, 5, 29, 31]] else { return nil }
         do {
             self.points = try Self.parse(ext.value)

@@ -8,7 +8,7 @@ import X509
 /// structural error is a ``ParseError``. A CRL that parses but that RFC 5280 says must not be used —
 /// no or a critical CRLNumber (§5.2.3), an unknown critical CRL or entry extension (§5.2, §5.3), an
 /// indirect CRL (§5.2.5, not supported), a delta CRL (§5.2.4, not used) — keeps the reason in
-/// ``unusableReasons`` and is never used to decide a certificate's status.
+/// `unusableReasons` and is never used to decide a certificate's status.
 ///
 /// Looking a serial number up costs one hash of its bytes, whatever the list's size.
 public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvertible {
@@ -46,51 +46,51 @@ public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvert
     public struct Entry: Sendable, Hashable {
         /// The serial number's bytes as the CRL encodes them (DER INTEGER content: a leading 0x00 when the
         /// magnitude's first octet is 0x80 or more).
-        public var serialNumber: [UInt8]
+        package var serialNumber: [UInt8]
         /// When it was revoked.
-        public var revocationDate: Date
+        package var revocationDate: Date
         /// Why, when the CRL says (absent means `unspecified`, RFC 5280 §5.3.1).
-        public var reason: Reason?
+        package var reason: Reason?
     }
 
     /// The scope a CRL declares in its Issuing Distribution Point extension (RFC 5280 §5.2.5).
-    public struct IssuingDistributionPoint: Sendable, Hashable {
+    package struct IssuingDistributionPoint: Sendable, Hashable {
         /// The distribution point's full names (each a GeneralName's DER bytes); empty when none is named.
-        public var fullNames: [[UInt8]]
+        package var fullNames: [[UInt8]]
         /// Whether a name relative to the CRL issuer is given instead of full names.
-        public var hasRelativeName: Bool
+        package var hasRelativeName: Bool
         /// Only end-entity certificates are in scope.
-        public var onlyContainsUserCerts: Bool
+        package var onlyContainsUserCerts: Bool
         /// Only CA certificates are in scope.
-        public var onlyContainsCACerts: Bool
+        package var onlyContainsCACerts: Bool
         /// Only some reasons are covered (the list is not a complete status for its scope).
-        public var onlySomeReasons: Bool
+        package var onlySomeReasons: Bool
         /// The CRL lists certificates of other issuers (not supported: such a CRL is not used).
-        public var indirectCRL: Bool
+        package var indirectCRL: Bool
         /// Only attribute certificates are in scope (so no public-key certificate is).
-        public var onlyContainsAttributeCerts: Bool
+        package var onlyContainsAttributeCerts: Bool
     }
 
     /// The whole CRL, DER.
     public let derBytes: [UInt8]
     /// Who issued (and signed) it.
-    public let issuer: DistinguishedName
+    package let issuer: DistinguishedName
     /// When it was issued.
-    public let thisUpdate: Date
+    package let thisUpdate: Date
     /// When the next one will be issued; RFC 5280 §5.1.2.5 requires it (a CRL without it is unusable).
-    public let nextUpdate: Date?
+    package let nextUpdate: Date?
     /// The CRLNumber (RFC 5280 §5.2.3), as the integer's bytes; `nil` when absent.
-    public let crlNumber: [UInt8]?
+    package let crlNumber: [UInt8]?
     /// The Authority Key Identifier's key identifier, when present.
-    public let authorityKeyIdentifier: [UInt8]?
+    package let authorityKeyIdentifier: [UInt8]?
     /// Its scope, when it has an Issuing Distribution Point extension.
-    public let issuingDistributionPoint: IssuingDistributionPoint?
+    package let issuingDistributionPoint: IssuingDistributionPoint?
     /// Whether it is a delta CRL (deltaCRLIndicator, RFC 5280 §5.2.4).
-    public let isDelta: Bool
+    package let isDelta: Bool
     /// Why RFC 5280 forbids using it to decide any certificate's status; empty when it may be used.
-    public let unusableReasons: [String]
+    package let unusableReasons: [String]
     /// The number of revoked certificates listed.
-    public var count: Int { storage.entries.count }
+    package var count: Int { storage.entries.count }
 
     /// The signed part, its algorithm and the signature.
     let tbsBytes: ArraySlice<UInt8>
@@ -110,17 +110,17 @@ public struct CertificateRevocationList: Sendable, Hashable, CustomStringConvert
 
     /// The entry for a serial number given as its big-endian magnitude (as `Certificate.SerialNumber.bytes`;
     /// leading zero octets are ignored), if the CRL lists it.
-    public func entry(forSerialNumber serialNumber: [UInt8]) -> Entry? {
+    package func entry(forSerialNumber serialNumber: [UInt8]) -> Entry? {
         storage.entries[SerialKey(magnitude: serialNumber[...])]
     }
 
     /// The entry for `certificate`'s serial number, if the CRL lists it (issuer not compared).
-    public func entry(for certificate: Certificate) -> Entry? {
+    package func entry(for certificate: Certificate) -> Entry? {
         storage.entries[SerialKey(magnitude: certificate.serialNumber.bytes[...])]
     }
 
     /// Whether `key` signed this CRL.
-    public func isSigned(by key: Certificate.PublicKey) -> Bool {
+    package func isSigned(by key: Certificate.PublicKey) -> Bool {
         guard let signatureAlgorithm else { return false }
         return key.isValidSignature(signature, for: tbsBytes, signatureAlgorithm: signatureAlgorithm)
     }

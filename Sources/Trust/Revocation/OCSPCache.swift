@@ -14,7 +14,7 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
         /// The last response received (a failure keeps the one before, if any).
         public var response: OCSPResponse?
         /// The responder it came from.
-        public var responder: String?
+        package var responder: String?
         /// The nonce sent with the request, checked against the response's.
         public var nonce: [UInt8]?
         /// When it was stored.
@@ -54,7 +54,7 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
     }
 
     /// The most certificates kept.
-    public let capacity: Int
+    package let capacity: Int
     private let lock = NSLock()
     private var entries = LRUDictionary<Key, Entry>()
 
@@ -76,7 +76,7 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
     }
 
     /// Forgets everything.
-    public func removeAll() {
+    package func removeAll() {
         lock.withLock { entries = LRUDictionary() }
     }
 

@@ -69,7 +69,7 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// An identifier from its parts.
-    public init(hashAlgorithm: HashAlgorithm, issuerNameHash: [UInt8], issuerKeyHash: [UInt8], serialNumber: [UInt8]) {
+    package init(hashAlgorithm: HashAlgorithm, issuerNameHash: [UInt8], issuerKeyHash: [UInt8], serialNumber: [UInt8]) {
         self.hashAlgorithm = hashAlgorithm
         self.issuerNameHash = issuerNameHash
         self.issuerKeyHash = issuerKeyHash
@@ -77,7 +77,7 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether this identifies `certificate` issued by `issuer` (hashed with this identifier's own algorithm).
-    public func identifies(_ certificate: Certificate, issuer: Certificate) -> Bool {
+    package func identifies(_ certificate: Certificate, issuer: Certificate) -> Bool {
         // The serial first: it differs for every other certificate, and costs no hashing.
         guard serialNumber.elementsEqual(certificate.serialNumber.bytes.drop(while: { $0 == 0 })) else { return false }
         guard let other = try? OCSPCertificateID(certificate: certificate, issuer: issuer, hashAlgorithm: hashAlgorithm) else { return false }

@@ -6,7 +6,7 @@ import X509
 /// An OCSP response that is not well-formed DER (RFC 6960 §4.2.1), or a request that is not (§4.1.1).
 public struct OCSPParseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
-    public let detail: String
+    package let detail: String
     init(_ detail: String) { self.detail = detail }
     /// "malformed OCSP message: …".
     public var description: String { "malformed OCSP message: \(detail)" }
@@ -78,31 +78,31 @@ public struct OCSPResponse: Sendable, Hashable {
     }
 
     /// What the responder says about one certificate.
-    public enum CertificateStatus: Sendable, Hashable {
+    package enum CertificateStatus: Sendable, Hashable {
         case good
         case revoked(at: Date, reason: CertificateRevocationList.Reason?)
         case unknown
     }
 
     /// One SingleResponse.
-    public struct SingleResponse: Sendable, Hashable {
+    package struct SingleResponse: Sendable, Hashable {
         /// Which certificate; `nil` when hashed with an algorithm this library does not know.
-        public var certificateID: OCSPCertificateID?
+        package var certificateID: OCSPCertificateID?
         /// Its status.
-        public var status: CertificateStatus
+        package var status: CertificateStatus
         /// When the status was known correct.
-        public var thisUpdate: Date
+        package var thisUpdate: Date
         /// When newer information will be available.
-        public var nextUpdate: Date?
+        package var nextUpdate: Date?
     }
 
     /// Who signed: a name or the SHA-1 hash of a key (RFC 6960 §4.2.2.3).
-    public enum ResponderID: Sendable, Hashable, CustomStringConvertible {
+    package enum ResponderID: Sendable, Hashable, CustomStringConvertible {
         case name(DistinguishedName)
         case keyHash([UInt8])
 
         /// The name, or "key " and the hash in hex.
-        public var description: String {
+        package var description: String {
             switch self {
             case .name(let name): "\(name)"
             case .keyHash(let hash): "key " + hash.map { String(format: "%02x", $0) }.joined()
@@ -113,17 +113,17 @@ public struct OCSPResponse: Sendable, Hashable {
     /// The responseStatus.
     public let status: Status
     /// The response as received.
-    public let derBytes: [UInt8]
+    package let derBytes: [UInt8]
     /// Who signed (for a successful response).
-    public let responderID: ResponderID?
+    package let responderID: ResponderID?
     /// When the response was signed.
-    public let producedAt: Date?
+    package let producedAt: Date?
     /// The statuses.
-    public let responses: [SingleResponse]
+    package let responses: [SingleResponse]
     /// Certificates the responder sent to help verify its signature (a delegated responder's certificate).
-    public let certificates: [Certificate]
+    package let certificates: [Certificate]
     /// The nonce of the responseExtensions, if any.
-    public let nonce: [UInt8]?
+    package let nonce: [UInt8]?
     let tbsBytes: ArraySlice<UInt8>
     let signatureAlgorithm: Certificate.SignatureAlgorithm?
     let signatureAlgorithmName: String
@@ -161,7 +161,7 @@ public struct OCSPResponse: Sendable, Hashable {
     public func hash(into hasher: inout Hasher) { hasher.combine(derBytes) }
 
     /// The response about `certificate` (issued by `issuer`), if the responder gave one.
-    public func singleResponse(for certificate: Certificate, issuer: Certificate) -> SingleResponse? {
+    package func singleResponse(for certificate: Certificate, issuer: Certificate) -> SingleResponse? {
         responses.first { $0.certificateID?.identifies(certificate, issuer: issuer) == true }
     }
 

@@ -25,7 +25,7 @@ public struct RevocationStatus: Sendable, Hashable {
     public var detail: String
 
     /// A status.
-    public init(subject: String, state: State, detail: String) {
+    package init(subject: String, state: State, detail: String) {
         self.subject = subject
         self.state = state
         self.detail = detail
@@ -35,7 +35,7 @@ public struct RevocationStatus: Sendable, Hashable {
 extension RevocationPolicy {
     /// The status of each certificate of `path` (leaf first, anchor last) at `time`, as revocation checking under this
     /// policy finds it. With mode `off` every certificate is reported not checked.
-    public func statuses(of path: [Certificate], at time: Date = Date()) -> [RevocationStatus] {
+    package func statuses(of path: [Certificate], at time: Date = Date()) -> [RevocationStatus] {
         let candidate = CertificatePath(path)
         let rule = RevocationRule(policy: self)
         let checked = checkedPositions(in: path)

@@ -3,7 +3,7 @@ import X509
 extension Certificate {
     /// The uniformResourceIdentifier entries of the subjectAltName, as the certificate holds them (not escaped); empty
     /// when there is none, `nil` when the extension cannot be parsed.
-    public var uniformResourceIdentifiers: [String]? {
+    package var uniformResourceIdentifiers: [String]? {
         let names: SubjectAlternativeNames?
         do { names = try extensions.subjectAlternativeNames } catch { return nil }
         return Self.uniformResourceIdentifiers(in: names)

@@ -18,7 +18,7 @@ public struct SPIFFEID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     static let schemePrefix = "spiffe://"
     /// The longest SPIFFE ID accepted, in bytes (SPIFFE-ID.md §2.3).
-    public static let maximumLength = 2048
+    package static let maximumLength = 2048
 
     /// Parses `text`, refusing anything SPIFFE-ID.md §2 does not allow.
     public init(parsing text: String) throws(SPIFFEIDError) {
@@ -46,11 +46,11 @@ public struct SPIFFEID: Sendable, Hashable, Comparable, CustomStringConvertible 
     }
 
     /// The path's segments (`["ns", "prod"]` for `/ns/prod`); none for a trust domain's own ID.
-    public var segments: [Substring] { path.split(separator: "/", omittingEmptySubsequences: true) }
+    package var segments: [Substring] { path.split(separator: "/", omittingEmptySubsequences: true) }
 
     /// Whether the path is empty: the ID names a trust domain, not a workload (X509-SVID.md §3.1: a leaf SVID's ID
     /// has a non-root path; §3.2: a signing certificate's has none).
-    public var isTrustDomainID: Bool { path.isEmpty }
+    package var isTrustDomainID: Bool { path.isEmpty }
 
     /// `spiffe://TRUST-DOMAIN/PATH`. Validation admits nothing ``DisplayText`` escapes, so this is safe to show.
     public var description: String { Self.schemePrefix + trustDomain.name + path }

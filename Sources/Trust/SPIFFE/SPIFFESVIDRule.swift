@@ -20,12 +20,12 @@ import X509
 /// ``SVIDRequirement``. No DNS or IP name is checked: an SVID identifies a workload by its SPIFFE ID alone.
 public struct SPIFFESVIDRule: PathRule {
     /// The anchors of each trusted trust domain.
-    public var bundles: SPIFFETrustBundles
+    package var bundles: SPIFFETrustBundles
     /// The IDs allowed; empty: any ID of a trusted trust domain.
-    public var allowedIDs: [SPIFFEIDMatcher]
+    package var allowedIDs: [SPIFFEIDMatcher]
 
     /// A rule allowing the IDs `allowedIDs` matches, each on a path to its own trust domain's bundle.
-    public init(bundles: SPIFFETrustBundles, allowedIDs: [SPIFFEIDMatcher]) {
+    package init(bundles: SPIFFETrustBundles, allowedIDs: [SPIFFEIDMatcher]) {
         self.bundles = bundles
         self.allowedIDs = allowedIDs
     }

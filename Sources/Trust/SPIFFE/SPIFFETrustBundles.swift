@@ -34,5 +34,5 @@ public struct SPIFFETrustBundles: Sendable, Hashable {
     }
 
     /// Whether no trust domain has an anchor.
-    public var isEmpty: Bool { anchorsByTrustDomain.values.allSatisfy(\.isEmpty) }
+    package var isEmpty: Bool { anchorsByTrustDomain.values.allSatisfy(\.isEmpty) }
 }

@@ -17,7 +17,7 @@
 /// - a backslash as `\\`, so that the escaped form is unambiguous: `\x1b` in the output is always an
 ///   ESC of the input, `\\x1b` the four characters.
 ///
-/// Everything else — any other printable text, "é", "名前" — is kept as it is. ``escaped(utf8:)`` does the
+/// Everything else — any other printable text, "é", "名前" — is kept as it is. `escaped(utf8:)` does the
 /// same for raw bytes and shows bytes that are not valid UTF-8 (RFC 3629) as `\xNN`.
 ///
 /// JSON output needs none of this (its encoder escapes every control character, RFC 8259 §7) and must not
@@ -31,7 +31,7 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
     public let description: String
 
     /// Text that is already safe to show (a literal, or a ``DisplayText`` built by interpolation).
-    public init(_ text: DisplayText) { self = text }
+    package init(_ text: DisplayText) { self = text }
 
     /// A literal: the program's own text, kept as written.
     public init(stringLiteral value: String) { description = value }
@@ -56,11 +56,11 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
         }
 
         /// Text that is already display text (a ``DisplayText``), kept as it is.
-        public mutating func appendInterpolation(_ value: DisplayText) { text += value.description }
+        package mutating func appendInterpolation(_ value: DisplayText) { text += value.description }
 
         /// Text that is already escaped (a description this module renders through ``DisplayText``), kept
         /// as it is: escaping it again would double its backslashes.
-        public mutating func appendInterpolation(escaped value: String) { text += value }
+        package mutating func appendInterpolation(escaped value: String) { text += value }
     }
 
     /// `text` with every control character, bidirectional formatting character, line or paragraph
@@ -78,7 +78,7 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
     /// Raw bytes as text: valid UTF-8 sequences decoded and escaped as ``escaped(_:)`` does, each byte of
     /// an invalid sequence (RFC 3629 §3: a stray continuation byte, an overlong form, a surrogate, a
     /// truncated sequence) as `\xNN`.
-    public static func escaped(utf8 bytes: some Collection<UInt8>) -> String {
+    package static func escaped(utf8 bytes: some Collection<UInt8>) -> String {
         var out = ""
         out.reserveCapacity(bytes.count + 8)
         var parser = Unicode.UTF8.ForwardParser()
@@ -105,7 +105,7 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
     /// through ``escaped(_:)`` comes out unchanged, never escaped twice) and a line feed (a message of several
     /// lines stays several lines). Text a peer chose should still go through ``escaped(_:)`` where it is
     /// placed, which also escapes line feeds; this catches what a message forgot.
-    public static func neutralizingControls(_ text: some StringProtocol) -> String {
+    package static func neutralizingControls(_ text: some StringProtocol) -> String {
         guard containsUnsafeCharacter(text) else { return String(text) }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)
@@ -117,12 +117,12 @@ public struct DisplayText: Sendable, Hashable, CustomStringConvertible, Expressi
 
     /// Whether `text` holds a character ``escaped(_:)`` would escape, other than a backslash: a raw
     /// control, bidirectional formatting character or line separator. Output made safe holds none.
-    public static func containsUnsafeCharacter(_ text: some StringProtocol) -> Bool {
+    package static func containsUnsafeCharacter(_ text: some StringProtocol) -> Bool {
         text.unicodeScalars.contains { $0 != "\\" && needsEscaping($0) }
     }
 
     /// Whether ``escaped(_:)`` shows `scalar` escaped.
-    public static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
+    package static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x5C, 0x7F...0x9F: return true
         case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true  // UAX #9 formatting characters

@@ -4,7 +4,7 @@ import Trust
 /// A Digest algorithm (RFC 7616 §3.3 and its IANA registry), with or without `-sess`.
 public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// A hash function, by its name in the `algorithm` token.
-    public enum Hash: String, Sendable, Hashable, CaseIterable {
+    package enum Hash: String, Sendable, Hashable, CaseIterable {
         /// MD5, the default when a challenge names no algorithm.
         case md5 = "MD5"
         /// SHA-256.
@@ -14,33 +14,33 @@ public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The hash function.
-    public var hash: Hash
+    package var hash: Hash
     /// The `-sess` variant: A1 includes the server and client nonces.
-    public var isSession: Bool
+    package var isSession: Bool
 
     /// The algorithm using `hash`; the `-sess` variant when `session` is true.
-    public init(_ hash: Hash, session: Bool = false) {
+    package init(_ hash: Hash, session: Bool = false) {
         self.hash = hash
         self.isSession = session
     }
 
     /// `MD5`.
-    public static let md5 = DigestAlgorithm(.md5)
+    package static let md5 = DigestAlgorithm(.md5)
     /// `MD5-sess`.
-    public static let md5Session = DigestAlgorithm(.md5, session: true)
+    package static let md5Session = DigestAlgorithm(.md5, session: true)
     /// `SHA-256`.
-    public static let sha256 = DigestAlgorithm(.sha256)
+    package static let sha256 = DigestAlgorithm(.sha256)
     /// `SHA-256-sess`.
-    public static let sha256Session = DigestAlgorithm(.sha256, session: true)
+    package static let sha256Session = DigestAlgorithm(.sha256, session: true)
     /// `SHA-512-256`.
-    public static let sha512_256 = DigestAlgorithm(.sha512_256)
+    package static let sha512_256 = DigestAlgorithm(.sha512_256)
     /// `SHA-512-256-sess`.
-    public static let sha512_256Session = DigestAlgorithm(.sha512_256, session: true)
+    package static let sha512_256Session = DigestAlgorithm(.sha512_256, session: true)
     /// Every supported algorithm, weakest first.
-    public static let all: [DigestAlgorithm] = [.md5, .md5Session, .sha256, .sha256Session, .sha512_256, .sha512_256Session]
+    package static let all: [DigestAlgorithm] = [.md5, .md5Session, .sha256, .sha256Session, .sha512_256, .sha512_256Session]
 
     /// Parses an `algorithm` parameter (case-insensitive); absent means MD5 (RFC 7616 §3.3).
-    public init?(parameter: String?) {
+    package init?(parameter: String?) {
         guard let parameter else {
             self = .md5
             return
@@ -56,7 +56,7 @@ public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
     public var description: String { hash.rawValue + (isSession ? "-sess" : "") }
 
     /// Higher is stronger: SHA-512-256 > SHA-256 > MD5; `-sess` is preferred within a hash.
-    public var strength: Int {
+    package var strength: Int {
         let base: Int
         switch hash {
         case .md5: base = 10
@@ -67,12 +67,12 @@ public struct DigestAlgorithm: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The lowercase hexadecimal digest of `text`'s UTF-8 bytes.
-    public func hexDigest(_ text: String) -> String {
+    package func hexDigest(_ text: String) -> String {
         hexDigest(Array(text.utf8))
     }
 
     /// The lowercase hexadecimal digest of `bytes`.
-    public func hexDigest(_ bytes: [UInt8]) -> String {
+    package func hexDigest(_ bytes: [UInt8]) -> String {
         let digest: [UInt8]
         switch hash {
         case .md5: digest = Array(Insecure.MD5.hash(data: bytes))

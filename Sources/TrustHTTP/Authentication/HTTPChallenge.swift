@@ -52,12 +52,12 @@ public struct HTTPChallenge: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a challenge (or part of a field) was skipped.
-public struct AuthenticationHeaderDiagnostic: Sendable, Hashable, CustomStringConvertible {
+package struct AuthenticationHeaderDiagnostic: Sendable, Hashable, CustomStringConvertible {
     /// The byte offset in the field value where the problem was found.
-    public var offset: Int
+    package var offset: Int
     /// What is wrong, in words.
-    public var message: String
+    package var message: String
 
     /// Human-readable form.
-    public var description: String { "at byte \(offset): \(message)" }
+    package var description: String { "at byte \(offset): \(message)" }
 }

@@ -4,20 +4,20 @@ import X509
 /// RFC 5280 §6.1.4 (k), (l), (m): every certificate that issues another on the path must
 /// be a v3 CA certificate, and no CA's pathLenConstraint may be exceeded (self-issued
 /// intermediates do not count). In the Web-PKI profile, the leaf must not be a CA.
-public struct BasicConstraintsRule: PathRule {
+package struct BasicConstraintsRule: PathRule {
     /// Refuse a CA certificate as the leaf (CA/Browser Forum; rfc5280 alone allows it).
-    public var forbidsCAAsLeaf: Bool
+    package var forbidsCAAsLeaf: Bool
 
     /// Creates the rule; `forbidsCAAsLeaf` refuses a CA certificate as the leaf.
-    public init(forbidsCAAsLeaf: Bool = true) {
+    package init(forbidsCAAsLeaf: Bool = true) {
         self.forbidsCAAsLeaf = forbidsCAAsLeaf
     }
 
     /// This rule enforces basicConstraints.
-    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.basicConstraints] }
+    package var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.basicConstraints] }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let certificates = path.certificates
         if forbidsCAAsLeaf, certificates.count > 1 || !path.endsAtAnchor {

@@ -9,12 +9,12 @@ import X509
 /// - an authorityInformationAccess extension is well formed and not empty;
 /// - a CA's policyConstraints extension is critical (§4.2.1.11);
 /// - the leaf's extendedKeyUsage is not critical (CA/B Forum 7.1.2.7).
-public struct CertificateProfileRule: PathRule {
+package struct CertificateProfileRule: PathRule {
     /// Creates the rule.
-    public init() {}
+    package init() {}
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let anchorOnly = path.count == 1 && path.endsAtAnchor
         for (index, facts) in path.facts.enumerated() {

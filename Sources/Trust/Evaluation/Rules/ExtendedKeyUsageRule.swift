@@ -4,26 +4,26 @@ import X509
 /// The leaf's extendedKeyUsage must allow the purpose (serverAuth for a TLS server,
 /// clientAuth for a client), and no CA on the path may restrict its EKU to purposes that
 /// exclude it (the de-facto EKU chaining that browsers and OpenSSL enforce).
-public struct ExtendedKeyUsageRule: PathRule {
+package struct ExtendedKeyUsageRule: PathRule {
     /// The required purpose; `nil` accepts any EKU (basic X.509), while still processing a critical EKU.
-    public var purpose: ExtendedKeyUsage.Usage?
+    package var purpose: ExtendedKeyUsage.Usage?
     /// Whether a leaf *without* an EKU extension is refused (CA/B Forum: it must carry one).
-    public var requiresExtensionInLeaf: Bool
+    package var requiresExtensionInLeaf: Bool
     /// Whether `anyExtendedKeyUsage` in the leaf satisfies the purpose (CA/B Forum: it must not).
-    public var acceptsAnyUsageInLeaf: Bool
+    package var acceptsAnyUsageInLeaf: Bool
 
     /// Creates the rule; by default the purpose is serverAuth.
-    public init(purpose: ExtendedKeyUsage.Usage? = .serverAuth, requiresExtensionInLeaf: Bool = false, acceptsAnyUsageInLeaf: Bool = false) {
+    package init(purpose: ExtendedKeyUsage.Usage? = .serverAuth, requiresExtensionInLeaf: Bool = false, acceptsAnyUsageInLeaf: Bool = false) {
         self.purpose = purpose
         self.requiresExtensionInLeaf = requiresExtensionInLeaf
         self.acceptsAnyUsageInLeaf = acceptsAnyUsageInLeaf
     }
 
     /// This rule enforces extendedKeyUsage.
-    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.extendedKeyUsage] }
+    package var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.extendedKeyUsage] }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let purpose else { return [] }
         var reasons: [TrustFailureReason] = []
         let required = purpose.description

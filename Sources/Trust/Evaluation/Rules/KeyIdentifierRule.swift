@@ -6,12 +6,12 @@ import X509
 /// subjectKeyIdentifier; a self-signed root's authorityKeyIdentifier, if present, holds a
 /// keyIdentifier equal to its own subjectKeyIdentifier. (An authorityCertIssuer/serial beside
 /// it is tolerated: OpenSSL's default configuration writes one, e.g. badssl.com's root.)
-public struct KeyIdentifierRule: PathRule {
+package struct KeyIdentifierRule: PathRule {
     /// Creates the rule.
-    public init() {}
+    package init() {}
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         if path.count == 1 && path.endsAtAnchor { return [] }
         var reasons: [TrustFailureReason] = []
         for (index, facts) in path.facts.enumerated() {

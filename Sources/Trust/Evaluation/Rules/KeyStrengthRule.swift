@@ -2,20 +2,20 @@ import X509
 
 /// Every key on the path meets the minimums: RSA ≥ 2048 bits (a whole number of bytes) and
 /// ECDSA ≥ 256 bits by default.
-public struct KeyStrengthRule: PathRule {
+package struct KeyStrengthRule: PathRule {
     /// The smallest RSA modulus accepted, in bits.
-    public var minimumRSABits: Int
+    package var minimumRSABits: Int
     /// The smallest EC key accepted, in bits.
-    public var minimumECBits: Int
+    package var minimumECBits: Int
 
     /// Creates the rule with the given minimums.
-    public init(minimumRSABits: Int = 2048, minimumECBits: Int = 256) {
+    package init(minimumRSABits: Int = 2048, minimumECBits: Int = 256) {
         self.minimumRSABits = minimumRSABits
         self.minimumECBits = minimumECBits
     }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         for (certificate, facts) in zip(path.certificates, path.facts) {
             let key = facts.publicKey

@@ -4,15 +4,15 @@ import X509
 /// RFC 5280 §4.2.1.3: a CA whose keyUsage extension is present must assert keyCertSign to
 /// issue certificates. A leaf's keyUsage, when present, must allow digital signatures or key
 /// encipherment (what a TLS handshake uses), and must not claim keyCertSign without being a CA.
-public struct KeyUsageRule: PathRule {
+package struct KeyUsageRule: PathRule {
     /// Creates the rule.
-    public init() {}
+    package init() {}
 
     /// This rule enforces keyUsage.
-    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.keyUsage] }
+    package var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.keyUsage] }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         for index in path.issuerIndices {
             do {

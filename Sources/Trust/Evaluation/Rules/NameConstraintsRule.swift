@@ -11,13 +11,13 @@ import X509
 ///   and is permitted only when every name it could stand for is permitted (CVE-2025-61727);
 /// - a nameConstraints extension in a leaf is refused (only CAs may carry one);
 /// - directoryName constraints are enforced;
-/// - constraint sets × names above ``maximumChecks`` are refused without being compared.
+/// - constraint sets × names above `maximumChecks` are refused without being compared.
 public struct NameConstraintsRule: PathRule {
     /// The most name-against-constraint comparisons one path may need.
-    public var maximumChecks: Int
+    package var maximumChecks: Int
 
     /// Creates the rule with a bound on comparisons per path.
-    public init(maximumChecks: Int = 1 << 20) {
+    package init(maximumChecks: Int = 1 << 20) {
         self.maximumChecks = maximumChecks
     }
 

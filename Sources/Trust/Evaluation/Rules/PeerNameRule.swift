@@ -4,20 +4,20 @@ import X509
 /// The leaf must hold the expected peer name in its subjectAltName: a dNSName per RFC 6125
 /// (see ``HostnameMatcher``) or an iPAddress equal byte for byte. The subject common name
 /// is never consulted (a CN fallback also slips past name constraints).
-public struct PeerNameRule: PathRule {
+package struct PeerNameRule: PathRule {
     /// How dNSName entries are matched against the peer name.
-    public var matcher: HostnameMatcher
+    package var matcher: HostnameMatcher
 
     /// Creates the rule with the given matcher.
-    public init(matcher: HostnameMatcher = HostnameMatcher()) {
+    package init(matcher: HostnameMatcher = HostnameMatcher()) {
         self.matcher = matcher
     }
 
     /// This rule enforces subjectAltName.
-    public var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.subjectAlternativeName] }
+    package var handledCriticalExtensions: [ASN1ObjectIdentifier] { [.X509ExtensionID.subjectAlternativeName] }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard let peerName = context.peerName else { return [.peerNameRequired] }
         var leaf: Certificate { path.leaf }
         switch path.facts[0].subjectAlternativeNames {

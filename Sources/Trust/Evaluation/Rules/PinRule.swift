@@ -5,17 +5,17 @@ import X509
 /// Because this runs as a rule inside the path search, a pinned certificate that an
 /// attacker merely *appends* to the chain it presents can never satisfy it: only
 /// certificates on a path that validates are looked at.
-public struct PinRule: PathRule {
+package struct PinRule: PathRule {
     /// The accepted SPKI pins; one must be on the path.
-    public var pins: Set<SPKIPin>
+    package var pins: Set<SPKIPin>
 
     /// Creates the rule with the given pins.
-    public init(pins: Set<SPKIPin>) {
+    package init(pins: Set<SPKIPin>) {
         self.pins = pins
     }
 
     /// The reasons `path` fails this rule; empty when it passes. A partial path is not judged.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor else { return [] }
         if path.facts.contains(where: { pins.contains($0.spkiPin) }) { return [] }
         let seen = path.facts.map(\.spkiPin)
@@ -24,17 +24,17 @@ public struct PinRule: PathRule {
 }
 
 /// At least one certificate on the validated path must be (byte for byte) one of the given certificates.
-public struct PinnedCertificateRule: PathRule {
+package struct PinnedCertificateRule: PathRule {
     /// The accepted certificates; one must be on the path.
-    public var certificates: [Certificate]
+    package var certificates: [Certificate]
 
     /// Creates the rule with the given certificates.
-    public init(certificates: [Certificate]) {
+    package init(certificates: [Certificate]) {
         self.certificates = certificates
     }
 
     /// The reasons `path` fails this rule; empty when it passes. A partial path is not judged.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         guard path.endsAtAnchor else { return [] }
         if path.certificates.contains(where: certificates.contains) { return [] }
         return [.pinnedCertificateNotInPath(pinned: certificates.map(\.displayName))]

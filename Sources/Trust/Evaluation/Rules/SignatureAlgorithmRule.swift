@@ -3,12 +3,12 @@ import X509
 /// Signatures on the path must use an accepted algorithm: RSA PKCS#1 v1.5 or ECDSA with
 /// SHA-256/384/512, or Ed25519. SHA-1 and MD5 are refused by default. The anchor's own
 /// signature is not judged — an anchor is trusted for its key, not its self-signature.
-public struct SignatureAlgorithmRule: PathRule {
+package struct SignatureAlgorithmRule: PathRule {
     /// Whether sha1WithRSAEncryption signatures are accepted.
-    public var allowsSHA1: Bool
+    package var allowsSHA1: Bool
 
     /// Creates the rule; SHA-1 is refused unless `allowsSHA1`.
-    public init(allowsSHA1: Bool = false) {
+    package init(allowsSHA1: Bool = false) {
         self.allowsSHA1 = allowsSHA1
     }
 
@@ -18,7 +18,7 @@ public struct SignatureAlgorithmRule: PathRule {
     ]
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         for (index, certificate) in path.certificates.enumerated() where !path.isAnchor(index) {
             let algorithm = certificate.signatureAlgorithm

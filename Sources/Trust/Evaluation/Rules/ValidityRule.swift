@@ -8,18 +8,18 @@ import X509
 /// not valid one millisecond before its `notBefore`, and stays valid through the last second
 /// named by `notAfter`. (swift-certificates' own check rounds to the *nearest* second, which
 /// accepts a certificate up to half a second before it is valid.)
-public struct ValidityRule: PathRule {
+package struct ValidityRule: PathRule {
     /// Whether the anchor's own validity is checked too (it is, by default: an expired root
     /// is a sign of a stale trust store, not something to ignore silently).
-    public var checksAnchor: Bool
+    package var checksAnchor: Bool
 
     /// Creates the rule; `checksAnchor` also checks the anchor's dates.
-    public init(checksAnchor: Bool = true) {
+    package init(checksAnchor: Bool = true) {
         self.checksAnchor = checksAnchor
     }
 
     /// The reasons `path` fails this rule; empty when it passes.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         var reasons: [TrustFailureReason] = []
         let time = context.evaluationTime
         let truncated = Date(timeIntervalSince1970: (time.timeIntervalSince1970).rounded(.down))
