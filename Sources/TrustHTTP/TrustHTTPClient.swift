@@ -31,7 +31,7 @@ public final class TrustHTTPClient: Sendable {
     private let pool: ConnectionPool
     private let delegateHandler: NIOLockedValueBox<(any ChallengeHandler)?> = NIOLockedValueBox(nil)
     /// Trusted decisions for default handling (nil when switched off).
-    public let evaluationCache: TrustEvaluationCache?
+    package let evaluationCache: TrustEvaluationCache?
     /// Digest nonces in use per origin.
     let digestSessions = DigestSessionCache()
     /// Per-host decisions (evaluator, pool key, TLS minimum, identity, proxy), made once per host.
@@ -69,7 +69,7 @@ public final class TrustHTTPClient: Sendable {
         self.telemetry = SessionTelemetry(configuration)
         self.tracing = SessionTracing(configuration)
         // Said once, at a warning: with no system roots, default handling can trust no public server.
-        if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = SystemRoots.missingNote {
+        if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = TrustAnchors.system.missingRootsNote {
             logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
         }
         self.router = SessionRouter(

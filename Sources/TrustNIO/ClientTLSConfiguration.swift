@@ -51,7 +51,7 @@ public struct ClientTLSConfiguration: Sendable {
     /// The configuration to hand to the client.
     public let tlsConfiguration: TLSConfiguration
     /// The entry's host pattern (`nil`: the base entry).
-    public let matched: HostPattern?
+    package let matched: HostPattern?
     /// What of the entry this configuration does not apply: never empty (the engine's minimums are always
     /// listed), and naming pins whenever the entry has a pin set, even an empty one.
     public let notApplied: [NotApplied]
@@ -64,7 +64,7 @@ public struct ClientTLSConfiguration: Sendable {
     ///   - baseDirectory: where the entry's relative paths are read from (the configuration file's folder).
     ///   - environment: where the client identity's `passphraseEnvironment` is looked up.
     ///   - now: when the client certificate's validity is judged for ``warnings``.
-    public init(
+    package init(
         entry: TrustConfiguration.Entry, baseDirectory: String,
         environment: [String: String] = ProcessInfo.processInfo.environment, now: Date = Date()
     ) throws(ClientTLSConfigurationError) {
@@ -90,10 +90,10 @@ public struct ClientTLSConfiguration: Sendable {
         self.warnings = warnings
     }
 
-    /// BoringSSL's roots: the engine's view of the system roots (`SystemRoots`, so both verifications start from
+    /// BoringSSL's roots: the engine's default public roots (`RootStore.default`, so both verifications start from
     /// the same store) unless the entry replaces them, plus the entry's anchors.
     private static func roots(_ anchors: TrustConfiguration.Anchors?, baseDirectory: String) throws(ClientTLSConfigurationError) -> [NIOSSLCertificate] {
-        var certificates = anchors?.replaceSystem == true ? [] : SystemRoots.certificates
+        var certificates = anchors?.replaceSystem == true ? [] : RootStore.default.certificates
         if let anchors {
             let loaded = anchors.load(baseDirectory: baseDirectory, path: "anchors")
             guard loaded.problems.isEmpty else { throw .anchors(TrustConfigurationFileError(problems: loaded.problems)) }

@@ -12,7 +12,7 @@ struct TrustCommand: AsyncParsableCommand {
             Exit codes: 0 success (trusted), 1 not trusted, 2 bad usage or unreadable input; trust get exits with \
             curl's codes (trust help get lists them).
 
-            JSON output: every --json (pin, evaluate, inspect, check-config) is written by one writer: UTF-8, \
+            JSON output: every --json (pin, evaluate, inspect, check-config, roots) is written by one writer: UTF-8, \
             pretty-printed, keys sorted at every level, / never escaped, dates as RFC 3339 in UTC with milliseconds \
             (2027-02-22T02:14:11.000Z). Certificates are described alike everywhere: subject, issuer, serialNumber \
             (as openssl x509 -serial: upper-case hex, two digits a byte), notBefore, notAfter, \
@@ -34,6 +34,10 @@ struct TrustCommand: AsyncParsableCommand {
             minimumRSABits, minimumECBits, exclude, reportURIs, clientIdentity, debugOverrides}], warnings} (exit 1 \
             with valid: false and the problems).
 
+            roots --json: {store, mozilla: {source, trustedForServers, listed, serverDistrustAfter: [root]}, system: \
+            {bundle, roots}, systemDiff (with --system-diff): {inBoth, notTrustedByMozilla, notListedByMozilla, \
+            missingFromSystem}}, each root {subject, label (Mozilla's), pin, serverDistrustAfter}.
+
             Environment: SSL_CERT_FILE, else SSL_CERT_DIR, name the system roots as for OpenSSL (default: the first \
             of /etc/ssl/certs/ca-certificates.crt, /etc/pki/tls/certs/ca-bundle.crt, /etc/ssl/cert.pem, \
             /etc/ssl/ca-bundle.pem); TRUST_PUBLIC_SUFFIX_LIST=FILE names a Public Suffix List copy used when newer \
@@ -43,7 +47,7 @@ struct TrustCommand: AsyncParsableCommand {
         version: TrustVersion.string,
         subcommands: [
             PinCommand.self, EvaluateCommand.self, GetCommand.self, LabPKICommand.self, DemoCommand.self, LabCommand.self, InspectCommand.self,
-            CheckConfigCommand.self, ConfigCommand.self, ImportCommand.self,
+            CheckConfigCommand.self, ConfigCommand.self, ImportCommand.self, RootsCommand.self,
         ])
 }
 

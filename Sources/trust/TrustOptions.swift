@@ -11,6 +11,20 @@ struct TrustOptions: ParsableArguments {
     @Flag(name: .long, help: "Use only the given anchors, not the system roots.")
     var anchorsOnly = false
 
+    @Option(
+        name: .long,
+        help: "The public roots: system+mozilla (the default: the machine's CA bundle and Mozilla's root store, built in), system or mozilla.")
+    var roots: String?
+
+    /// The `--roots` choice (the default store when not given).
+    var rootStore: RootStore {
+        get throws {
+            guard let roots else { return .default }
+            guard let store = RootStore(name: roots) else { throw UsageError("--roots must be system+mozilla, system or mozilla") }
+            return store
+        }
+    }
+
     @Option(name: .long, help: "An SPKI pin (sha256/BASE64 or pin-sha256=\"BASE64\") that must be on the validated path; repeatable.")
     var pin: [String] = []
 
@@ -60,7 +74,7 @@ struct TrustOptions: ParsableArguments {
         for text in pin {
             do { pins.insert(try SPKIPin(parsing: text)) } catch { throw UsageError("--pin: \(error.description)") }
         }
-        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors)
+        let trustAnchors = TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors, rootStore: try rootStore)
         var validation = ValidationPolicy.webPKI
         validation.pins = pins
         validation.revocation = try revocationOptions.policy()

@@ -31,13 +31,15 @@ struct TrustFailureReasonExplanationTests {
             .svidURICount(subject: name, uris: [name, name]), .svidInvalidSPIFFEID(subject: name, error: .wrongScheme(name)),
             .svidRequirementNotMet(subject: name, spiffeID: name, requirement: .leafIsNotCA),
             .spiffeTrustDomainNotTrusted(spiffeID: name, trustDomain: name, anchor: name), .spiffeIDNotAllowed(spiffeID: name, allowed: [name]),
+            .rootDistrusted(root: name, label: name, rule: .notTrustedForServers), .rootDistrusted(root: name, label: name, rule: .distrusted),
+            .rootDistrusted(root: name, label: name, rule: .issuedAfterDistrustDate(distrustAfter: now, leafNotBefore: now)),
         ]
     }
 
     @Test func everyReasonHasASummaryAMeaningAndAFix() throws {
         let reasons = try Self.everyReason("CN=example.test")
-        // Every code is covered (33 today): a new reason must be added here, and its words are then checked.
-        #expect(Set(reasons.map(\.code)).count == 33)
+        // Every code is covered (34 today): a new reason must be added here, and its words are then checked.
+        #expect(Set(reasons.map(\.code)).count == 34)
         for reason in reasons {
             let explanation = reason.explanation
             #expect(!explanation.summary.isEmpty && !explanation.meaning.isEmpty && !explanation.fix.isEmpty, "\(reason.code)")

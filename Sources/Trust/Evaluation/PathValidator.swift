@@ -14,7 +14,10 @@ import X509
 public struct PathValidator: Sendable {
     /// The certificates a path may end at.
     public var anchors: TrustAnchors {
-        didSet { anchorIndex = AnchorIndex(anchors) }
+        didSet {
+            anchorIndex = AnchorIndex(anchors)
+            prepareRules()
+        }
     }
     /// The policy whose rules every candidate path must satisfy.
     public var policy: ValidationPolicy {
@@ -62,6 +65,10 @@ public struct PathValidator: Sendable {
         if policy.certificateTransparency.mode != .off {
             // Added here, not in ValidationPolicy.rules(): which anchors are custom is the validator's to know.
             rules.append(CertificateTransparencyRule(policy: policy.certificateTransparency, customAnchors: Set(anchors.certificates.map(\.spkiPin))))
+        }
+        if anchors.includesSystemRoots {
+            // NSS's refusals for public roots (RootStore): the validator knows which anchors are custom.
+            rules.append(MozillaRootRule(customAnchors: Set(anchors.certificates)))
         }
         observingRules = rules.filter(\.observesTrustedPaths)
         handledCriticalExtensions = RulesPolicy.handledCriticalExtensions(of: rules)
@@ -123,7 +130,7 @@ public struct PathValidator: Sendable {
             closestPath: closest, peerName: trust.peerName, evaluationTime: trust.evaluationTime, policy: name,
             expectedPins: expectedPins)
         // An empty system store is said, never silent: it is why a public chain cannot be trusted.
-        if anchors.includesSystemRoots, let missing = SystemRoots.missingNote { return decision.adding(notes: [missing]) }
+        if let missing = anchors.missingRootsNote { return decision.adding(notes: [missing]) }
         return decision
     }
 

@@ -65,6 +65,7 @@ extension TrustFailureReason {
         case .svidRequirementNotMet(_, _, let requirement): return "X.509-SVID rule broken (\(requirement.rawValue))"
         case .spiffeTrustDomainNotTrusted: return "SPIFFE trust domain not trusted"
         case .spiffeIDNotAllowed: return "SPIFFE ID not allowed"
+        case .rootDistrusted: return "distrusted root"
         }
     }
 
@@ -153,6 +154,10 @@ extension TrustFailureReason {
             return "if you trust \(domain), add its SPIFFE bundle (TRUST-DOMAIN=FILE); otherwise this peer belongs to a domain you do not trust"
         case .spiffeIDNotAllowed(let id, _):
             return "if \(id) should be allowed, add it (or its trust domain, or a path prefix above it) to the allowed SPIFFE IDs"
+        case .rootDistrusted(_, _, .issuedAfterDistrustDate):
+            return "have the certificate reissued by a CA that the browsers still trust (this CA's new certificates are refused)"
+        case .rootDistrusted:
+            return "have the certificate reissued by a CA that the browsers trust; to trust this root anyway, add it as an anchor (--cacert)"
         }
     }
 }

@@ -84,6 +84,19 @@ public struct TrustFailureReason: Hashable, Sendable, CustomStringConvertible {
         Self(.spiffeTrustDomainNotTrusted(spiffeID: spiffeID, trustDomain: trustDomain, anchor: anchor))
     }
     package static func spiffeIDNotAllowed(spiffeID: String, allowed: [String]) -> Self { Self(.spiffeIDNotAllowed(spiffeID: spiffeID, allowed: allowed)) }
+    package static func rootDistrusted(root: String, label: String, rule: RootDistrustRule) -> Self {
+        Self(.rootDistrusted(root: root, label: label, rule: rule))
+    }
+}
+
+/// Which of NSS's rules refused a public root (see ``RootStore``).
+package enum RootDistrustRule: Hashable, Sendable {
+    /// NSS lists the root but not as a trust anchor for TLS servers (`CKT_NSS_MUST_VERIFY_TRUST`).
+    case notTrustedForServers
+    /// NSS explicitly distrusts the certificate (`CKT_NSS_NOT_TRUSTED`).
+    case distrusted
+    /// The end-entity certificate was issued (its `notBefore`) after the root's server distrust-after date.
+    case issuedAfterDistrustDate(distrustAfter: Date, leafNotBefore: Date)
 }
 
 extension TrustFailureReason {
@@ -167,6 +180,9 @@ extension TrustFailureReason {
         public static let spiffeTrustDomainNotTrusted = Kind("spiffe-trust-domain-not-trusted")
         /// The peer's SPIFFE ID is valid and trusted, but none of the allowed IDs, trust domains or path prefixes matches it.
         public static let spiffeIDNotAllowed = Kind("spiffe-id-not-allowed")
+        /// The path ends at a public root that Mozilla's root store does not trust for this certificate: a root NSS
+        /// lists without server trust, or one whose server distrust-after date is before the leaf's `notBefore`.
+        public static let rootDistrusted = Kind("root-distrusted")
     }
 }
 
@@ -243,6 +259,8 @@ extension TrustFailureReason {
         case spiffeTrustDomainNotTrusted(spiffeID: String, trustDomain: String, anchor: String?)
         /// The peer's SPIFFE ID is valid and trusted, but none of the allowed IDs, trust domains or path prefixes matches it.
         case spiffeIDNotAllowed(spiffeID: String, allowed: [String])
+        /// The path ends at `root` (NSS's `label`), which NSS's `rule` refuses for this certificate.
+        case rootDistrusted(root: String, label: String, rule: RootDistrustRule)
 
         /// What kind of reason this is.
         var kind: Kind {
@@ -280,6 +298,7 @@ extension TrustFailureReason {
             case .svidRequirementNotMet: return .svidRequirementNotMet
             case .spiffeTrustDomainNotTrusted: return .spiffeTrustDomainNotTrusted
             case .spiffeIDNotAllowed: return .spiffeIDNotAllowed
+            case .rootDistrusted: return .rootDistrusted
             }
         }
 
@@ -374,6 +393,13 @@ extension TrustFailureReason {
                 return "\(id) is in trust domain \(domain), for which no SPIFFE bundle is trusted"
             case .spiffeIDNotAllowed(let id, let allowed):
                 return "the SPIFFE ID \(id) is not allowed; allowed: \(Self.list(allowed, atMost: 20))"
+            case .rootDistrusted(let root, let label, .notTrustedForServers):
+                return "the path ends at \(root) (\(label) in Mozilla's root store), which Mozilla does not trust for TLS servers"
+            case .rootDistrusted(let root, let label, .distrusted):
+                return "the path ends at \(root) (\(label) in Mozilla's root store), which Mozilla explicitly distrusts"
+            case .rootDistrusted(let root, let label, .issuedAfterDistrustDate(let after, let notBefore)):
+                return
+                    "the path ends at \(root) (\(label) in Mozilla's root store), which Mozilla trusts only for certificates issued until \(Self.format(after)); the leaf was issued \(Self.format(notBefore))"
             }
         }
 

@@ -5,7 +5,7 @@ import X509
 /// The operating system's root certificates, read once per process, when first needed.
 ///
 /// As in OpenSSL, the bundle is `SSL_CERT_FILE` when that names a readable file, else the first
-/// readable file of ``bundlePaths``. `SSL_CERT_DIR` (folders separated by `:`) is read when
+/// readable file of `bundlePaths`. `SSL_CERT_DIR` (folders separated by `:`) is read when
 /// `SSL_CERT_FILE` is not set: every PEM file in those folders, each file once whatever its names
 /// (`c_rehash` links included). OpenSSL reads both, looking a folder up by subject hash at each
 /// miss; reading a whole folder eagerly beside a bundle would double every process's start-up for
@@ -15,7 +15,7 @@ import X509
 /// it up, so a process that validates one chain parses one or two roots, not the ~150 of a bundle.
 public enum SystemRoots {
     /// Bundle files tried in order (Debian/Ubuntu, Fedora/RHEL, Alpine/macOS, SUSE).
-    public static let bundlePaths = [
+    package static let bundlePaths = [
         "/etc/ssl/certs/ca-certificates.crt",
         "/etc/pki/tls/certs/ca-bundle.crt",
         "/etc/ssl/cert.pem",
@@ -23,7 +23,7 @@ public enum SystemRoots {
     ]
 
     /// The bundle file in use, if any: `SSL_CERT_FILE`, else the first readable of ``bundlePaths``.
-    public static let bundlePath: String? = {
+    package static let bundlePath: String? = {
         if let variable = ProcessInfo.processInfo.environment["SSL_CERT_FILE"], !variable.isEmpty,
             FileManager.default.isReadableFile(atPath: variable)
         {
@@ -33,7 +33,7 @@ public enum SystemRoots {
     }()
 
     /// The `SSL_CERT_DIR` folders, if that variable is set.
-    public static let certificateDirectories: [String] = {
+    package static let certificateDirectories: [String] = {
         let environment = ProcessInfo.processInfo.environment
         guard environment["SSL_CERT_FILE"]?.isEmpty ?? true else { return [] }
         guard let variable = environment["SSL_CERT_DIR"], !variable.isEmpty else { return [] }
@@ -41,16 +41,16 @@ public enum SystemRoots {
     }()
 
     /// Every system root, parsed (all of them: prefer the lazy lookups of a ``PathValidator``);
-    /// empty when no bundle is installed (see ``bundlePath``). A block that swift-certificates cannot
+    /// empty when no bundle is installed (see `bundlePath`). A block that swift-certificates cannot
     /// parse (an RSA-PSS key, say) is skipped instead of losing the whole store.
     public static var certificates: [Certificate] { SystemRootIndex.shared.allCertificates() }
 
     /// How many roots the bundle holds (parsed or not).
-    public static var count: Int { SystemRootIndex.shared.count }
+    package static var count: Int { SystemRootIndex.shared.count }
 
     /// Why no system root can anchor a path, when none was found: which file was read or which
     /// places were searched. `nil` when the system store holds roots.
-    public static var missingNote: String? {
+    package static var missingNote: String? {
         guard count == 0 else { return nil }
         var looked = bundlePath.map { "\($0) holds no certificate" } ?? "no bundle in SSL_CERT_FILE or " + bundlePaths.joined(separator: ", ")
         if !certificateDirectories.isEmpty { looked += "; SSL_CERT_DIR " + certificateDirectories.joined(separator: ":") + " holds none either" }
