@@ -5,7 +5,7 @@ import TrustNIO
 import X509
 
 /// `trust check-config FILE`: validates a trust configuration file and summarises it per host.
-struct CheckConfigCommand: ParsableCommand {
+struct CheckConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Validate a trust configuration file (every problem, with its JSON path) and summarise it per host.",
@@ -14,6 +14,10 @@ struct CheckConfigCommand: ParsableCommand {
             unreadable file (as in every trust command).
             Warns about pin sets expiring within 30 days and about anchor or pinned certificates whose notAfter is near.
             Report URIs' user-info is shown as *** (text and --json). The JSON document is in trust --help.
+            --chain FILE --host HOST judges the configuration against a presented chain (PEM, leaf first): the \
+            decision, which pin matches which certificate of the validated path, and what will break the pin set at \
+            a renewal (codes single-pin, leaf-only-pin, no-ca-backup, pin-outlives-certificate). Exit 1 when the \
+            configuration refuses the chain.
             """)
 
     @Argument(help: "The configuration file (JSON).")
@@ -24,6 +28,16 @@ struct CheckConfigCommand: ParsableCommand {
 
     @Flag(help: "Print the result as JSON on standard output (schema in trust --help): file, valid, problems, entries, warnings.")
     var json = false
+
+    @Option(help: "A presented chain (PEM, leaf first) to judge the configuration against (with --host).")
+    var chain: String?
+
+    @Option(help: "The host the chain is presented for (with --chain).")
+    var host: String?
+
+    func validate() throws {
+        if (chain == nil) != (host == nil) { throw ValidationError("--chain and --host go together") }
+    }
 
     /// `check-config --json`.
     struct Report: Encodable {
@@ -55,9 +69,32 @@ struct CheckConfigCommand: ParsableCommand {
         var problems: [Problem]
         var entries: [Entry]
         var warnings: [String]
+        /// With --chain.
+        var chain: Chain?
+
+        /// `--chain`: the decision on the chain and the pins against its validated path.
+        struct Chain: Encodable {
+            struct Match: Encodable {
+                var pin: String
+                /// The certificate of the validated path (or of the closest path, when refused) with that key; `nil`: none.
+                var index: Int?
+                var role: String?
+                var subject: String?
+            }
+            struct Warning: Encodable {
+                var code: String
+                var message: String
+            }
+            var host: String
+            var entry: String
+            var trusted: Bool
+            var reasons: [String]
+            var matches: [Match]
+            var warnings: [Warning]
+        }
     }
 
-    func run() throws {
+    func run() async throws {
         // Unreadable input is exit 2 in every command; 1 is kept for a file that was read and is invalid.
         guard FileManager.default.isReadableFile(atPath: file) else {
             printError("\(file): cannot read: \(FileManager.default.fileExists(atPath: file) ? "permission denied" : "no such file")")
@@ -85,15 +122,53 @@ struct CheckConfigCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let (entries, warnings) = summarise(evaluator)
+        let judged = try await judgeChain(evaluator)
         if json {
-            try JSONOutput.print(Report(file: file, valid: true, problems: [], entries: entries, warnings: warnings))
+            try JSONOutput.print(Report(file: file, valid: true, problems: [], entries: entries, warnings: warnings, chain: judged))
+            if judged?.trusted == false { throw ExitCode(1) }
             return
         }
         for entry in entries { print("\(entry.host): " + Self.text(entry)) }
         for warning in warnings { printError("warning: \(warning)") }
         let hosts = entries.count - 1
         print("\(file): valid (\(hosts) host entr\(hosts == 1 ? "y" : "ies"), \(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
+        if let judged {
+            print(
+                DisplayText("\(judged.host) (entry \(judged.entry)): \(judged.trusted ? "trusted" : "refused: " + judged.reasons.joined(separator: ", "))")
+                    .description)
+            for match in judged.matches {
+                let what = match.index.map { "certificate \($0) (\(match.role ?? ""), \(match.subject ?? ""))" } ?? "no certificate of the path (a backup key)"
+                print(DisplayText("  pin \(match.pin) matches \(what)").description)
+            }
+            for warning in judged.warnings { printError("warning [\(warning.code)]: \(warning.message)") }
+            if !judged.trusted { throw ExitCode(1) }
+        }
     }
+
+    /// `--chain FILE --host HOST`: the configuration's decision on the chain, and its pins against the validated path.
+    func judgeChain(_ evaluator: ConfiguredTrustEvaluator) async throws -> Report.Chain? {
+        guard let chain, let host else { return nil }
+        let certificates = try TrustOptions.load(chain, what: "--chain")
+        let trust: ServerTrust
+        do { trust = try ServerTrust(presentedChain: certificates, host: host) } catch { throw UsageError("--host: \(error.description)") }
+        let entry = evaluator.entry(for: host)
+        let evaluation = await evaluator.evaluation(for: trust, port: 443)
+        let path = evaluation.decision.validatedPath.isEmpty ? evaluation.decision.closestPath : evaluation.decision.validatedPath
+        let plan = PinPlan(path: path)
+        let pins = entry.pins?.sha256 ?? []
+        let matches = plan.matches(pins).map { match in
+            Report.Chain.Match(
+                pin: match.pin.description, index: match.step?.index, role: match.step?.role.rawValue, subject: match.step?.certificate.subject.description)
+        }
+        let warnings = pins.isEmpty ? [] : plan.warnings(pins, expires: entry.pins?.expires)
+        return Report.Chain(
+            host: host, entry: evaluation.matched?.description ?? "base", trusted: evaluation.decision.isTrusted,
+            reasons: evaluation.decision.reasons.map(\.code), matches: matches, warnings: warnings.map { .init(code: $0.code, message: $0.message) })
+    }
+
+}
+
+extension CheckConfigCommand {
 
     /// Each entry (the base first) and the warnings: pin sets and certificates near or past their end.
     func summarise(_ evaluator: ConfiguredTrustEvaluator) -> ([Report.Entry], [String]) {

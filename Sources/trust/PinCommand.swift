@@ -18,19 +18,36 @@ struct PinCommand: AsyncParsableCommand {
             openssl pkey -pubout -outform der | openssl dgst -sha256 -binary | base64 (for a certificate,
             openssl x509 -pubkey -noout first).
             Exit codes: 0 every item pinned, 2 an unreadable input, an encrypted key, or nothing to pin.
+            --plan URL connects instead, validates the server's chain (--cacert, --anchors-only, --roots, --host, \
+            --resolve, --connect-timeout as for inspect), shows the validated path with each key's pin, and recommends \
+            a pin set that survives renewal — the issuing CA's key with the root's as the backup, or the server's own \
+            key with a backup key — with the latest expiry to give it, and the warnings (codes single-pin, \
+            leaf-only-pin, no-ca-backup, pin-outlives-certificate) that apply. Exit 0, 1 when the chain is not \
+            trusted (no pin can be planned on it), curl's connection codes otherwise.
             """)
 
     @Argument(help: "Files (PEM or DER), - for standard input, or folders of .cer/.crt/.der/.pem certificates.")
-    var files: [String]
+    var files: [String] = []
+
+    @OptionGroup(title: "Planning pins for a server (--plan URL)") var planOptions: PinPlanOptions
 
     @Flag(help: "Print [{\"kind\": …, \"pin\": …, \"subject\": …}] as JSON.")
     var json = false
 
     func validate() throws {
+        if planOptions.plan != nil {
+            if !files.isEmpty { throw ValidationError("--plan URL takes no files") }
+            try planOptions.validate()
+            return
+        }
         if files.isEmpty { throw ValidationError("give at least one file (or - for standard input)") }
     }
 
     func run() async throws {
+        if let url = planOptions.plan {
+            try await planOptions.run(url: url, json: json)
+            return
+        }
         var entries: [PinSource.Entry] = []
         for file in files {
             do {

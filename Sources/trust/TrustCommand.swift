@@ -21,7 +21,9 @@ struct TrustCommand: AsyncParsableCommand {
             -fingerprint -sha256), isCertificateAuthority, isSelfIssued.
 
             pin --json: an array of {kind, pin, subject} (kind: certificate, public-key, private-key, \
-            certificate-request).
+            certificate-request). pin --plan URL --json: {url, checkedName, validatedPath: [{index, role (leaf, \
+            intermediate, root), subject, pin, notAfter}], recommended: [{pin (null: a backup key to make), subject, \
+            why}], expiresNoLaterThan, warnings: [{code, message}]}.
 
             evaluate --json: {trusted, policy, peerName, evaluationTime, reasons: [{code, message}], notes, \
             expectedPins, pinsSeen, validatedPath, closestPath, presentedChain}.
@@ -32,7 +34,9 @@ struct TrustCommand: AsyncParsableCommand {
             check-config --json: {file, valid, problems: [{path, message}], entries: [{host, anchors (system, \
             system+custom, custom-only), anchorSources, pins, pinsExpire, pinsEnforced, mode, minimumTLSVersion, \
             minimumRSABits, minimumECBits, exclude, reportURIs, clientIdentity, debugOverrides}], warnings} (exit 1 \
-            with valid: false and the problems).
+            with valid: false and the problems). With --chain and --host, also chain: {host, entry, trusted, reasons, \
+            matches: [{pin, index, role, subject}], warnings: [{code, message}]}. Pin-set warning codes: single-pin, \
+            leaf-only-pin, no-ca-backup, pin-outlives-certificate.
 
             roots --json: {store, mozilla: {source, trustedForServers, listed, serverDistrustAfter: [root]}, system: \
             {bundle, roots}, systemDiff (with --system-diff): {inBoth, notTrustedByMozilla, notListedByMozilla, \
