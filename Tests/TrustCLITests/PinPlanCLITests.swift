@@ -24,7 +24,6 @@ struct PinPlanCLITests {
 
     @Test func aPlanPinsTheIssuingCAWithTheRootAsBackup() async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
         let (status, output, error) = try await plan(server, ["--cacert", CLI.lab + "/roots.pem", "--json"])
         #expect(status == 0, "\(error)")
         let document = try Self.document(output)
@@ -41,25 +40,26 @@ struct PinPlanCLITests {
         // The text says the same, with the 2026–2029 lifetimes.
         let (_, text, _) = try await plan(server, ["--cacert", CLI.lab + "/roots.pem"])
         #expect(text.contains("Recommended pin set") && text.contains(intermediate.spkiPin.description) && text.contains("47 from 2029-03-15"))
+        try await server.shutdown()
     }
 
     @Test func aSelfSignedServerPinsItsOwnKeyAndNeedsABackupKey() async throws {
         let server = try await LabServer.start("self-signed", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
         let (status, output, error) = try await plan(server, ["--cacert", CLI.lab + "/self-signed/cert.pem", "--anchors-only", "--json"])
         #expect(status == 0, "\(error)")
         let document = try Self.document(output)
         let recommended = try #require(document["recommended"] as? [[String: Any]])
         #expect(recommended.count == 2 && recommended[1]["pin"] == nil)
         #expect(Self.codes(document["warnings"]) == ["single-pin"])
+        try await server.shutdown()
     }
 
     @Test func anUntrustedChainHasNoPlan() async throws {
         let server = try await LabServer.start("untrusted-root", pki: Lab.pki)
-        defer { Task { try? await server.shutdown() } }
         let (status, _, error) = try await plan(server, ["--cacert", CLI.lab + "/roots.pem"])
         #expect(status == 1)
         #expect(error.contains("no pin set can be planned"))
+        try await server.shutdown()
     }
 
     /// A configuration for good.lab.test with `pins` (and `expires`), judged against the lab's good chain.
