@@ -1,6 +1,7 @@
 import FuzzSupport
-@testable import Trust
 import X509
+
+@testable import Trust
 
 /// PEM and DER certificate loading (`CertificateSource`, `RawCertificate`).
 ///

@@ -1,4 +1,5 @@
 import FuzzSupport
+
 @testable import Trust
 
 /// Host-name canonicalisation (`PeerName.canonicalDNSName`): the ASCII path, UTS #46 mapping, IDNA2008

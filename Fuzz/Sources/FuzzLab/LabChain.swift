@@ -1,6 +1,7 @@
 import Foundation
-@testable import Trust
 import X509
+
+@testable import Trust
 
 /// The lab PKI run.sh wrote: the anchors named by `TRUST_FUZZ_ANCHORS` (its `roots.pem`) and, beside them, the `good`
 /// chain (leaf, then the intermediate that issued it) that the revocation targets check against; both empty when

@@ -1,8 +1,9 @@
 import Foundation
 import FuzzLab
 import FuzzSupport
-@testable import Trust
 import X509
+
+@testable import Trust
 
 /// The lab's anchors and `good` chain (see `labGoodChain`).
 let lab = labGoodChain

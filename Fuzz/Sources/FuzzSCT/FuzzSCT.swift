@@ -1,5 +1,6 @@
 import Foundation
 import FuzzSupport
+
 @testable import Trust
 
 /// Certificate Transparency inputs: an SCT list (`SignedCertificateTimestamp.parseList`, the TLS encoding embedded in
