@@ -71,27 +71,9 @@ struct InspectCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let text = target.contains("://") ? target : "https://" + target
-        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let urlHost = url.host, !urlHost.isEmpty else {
-            throw UsageError("inspect takes an https URL or host[:port], not \(DisplayText.escaped(Secrets.redactedURL(target)))")
-        }
-        let connectHost = urlHost.hasPrefix("[") ? String(urlHost.dropFirst().dropLast()) : urlHost
-        let port = url.port ?? 443
-        let nameToCheck = host ?? connectHost
-        let peerName: PeerName
-        do { peerName = try PeerName(host: nameToCheck) } catch { throw UsageError("--host: \(error.description)") }
-        let address = try TrustOptions.resolveMap(resolve)["\(connectHost.lowercased()):\(port)"] ?? connectHost
-
-        let observed: Observed
-        do {
-            observed = try await Self.handshake(
-                address: address, port: port, serverName: connectHost, url: url,
-                timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
-        } catch {
-            // `handshake` throws only `TrustHTTPClientError`. The library's words for the failure and its likely fix; curl's exit code for it (as `trust get`).
-            printError(DisplayText.escaped(error.message) + ". Fix: " + error.explanation.fix + ".")
-            throw ExitCode(GetCommand.exitCode(for: error))
-        }
+        let server = try ServerTarget(target, host: host, resolve: resolve, option: "inspect")
+        let (text, nameToCheck, peerName) = (server.text, server.nameToCheck, server.peerName)
+        let observed = try await server.handshake(connectTimeout: connectTimeout)
         guard !observed.chain.isEmpty else {
             printError(TrustFailureReason.emptyChain.explanation.description)
             throw ExitCode(35)

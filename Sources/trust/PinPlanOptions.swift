@@ -59,28 +59,12 @@ struct PinPlanOptions: ParsableArguments {
     }
 
     func run(url target: String, json: Bool) async throws {
-        let text = target.contains("://") ? target : "https://" + target
-        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let urlHost = url.host, !urlHost.isEmpty else {
-            throw UsageError("--plan takes an https URL or host[:port], not \(DisplayText.escaped(Secrets.redactedURL(target)))")
-        }
-        guard let store = roots.map(RootStore.init(name:)) ?? .default else { throw UsageError("--roots must be system+mozilla, system or mozilla") }
-        let connectHost = urlHost.hasPrefix("[") ? String(urlHost.dropFirst().dropLast()) : urlHost
-        let port = url.port ?? 443
-        let nameToCheck = host ?? connectHost
-        let peerName: PeerName
-        do { peerName = try PeerName(host: nameToCheck) } catch { throw UsageError("--host: \(error.description)") }
-        let address = try TrustOptions.resolveMap(resolve)["\(connectHost.lowercased()):\(port)"] ?? connectHost
+        let server = try ServerTarget(target, host: host, resolve: resolve, option: "--plan")
+        let store = try TrustOptions.rootStore(named: roots)
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
-
-        let observed: InspectCommand.Observed
-        do {
-            observed = try await InspectCommand.handshake(
-                address: address, port: port, serverName: connectHost, url: url, timeout: min(connectTimeout, GetConnectionOptions.longestSeconds))
-        } catch {
-            printError(DisplayText.escaped(error.message) + ". Fix: " + error.explanation.fix + ".")
-            throw ExitCode(GetCommand.exitCode(for: error))
-        }
+        let observed = try await server.handshake(connectTimeout: connectTimeout)
+        let (text, nameToCheck, peerName) = (server.text, server.nameToCheck, server.peerName)
         let validator = PathValidator(anchors: TrustAnchors(includesSystemRoots: !anchorsOnly, certificates: anchors, rootStore: store), name: "pin plan")
         let decision = await validator.evaluate(ServerTrust(presentedChain: observed.chain, peerName: peerName))
         guard decision.isTrusted else {

@@ -73,9 +73,7 @@ struct RootsCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let store = roots.map(RootStore.init(name:)) ?? .default else {
-            throw UsageError("--roots must be system+mozilla, system or mozilla")
-        }
+        let store = try TrustOptions.rootStore(named: roots)
         let mozilla = MozillaRootStore.shared
         func root(_ certificate: Certificate, _ entry: MozillaRootEntry?) -> Report.Root {
             Report.Root(

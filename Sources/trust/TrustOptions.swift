@@ -18,11 +18,14 @@ struct TrustOptions: ParsableArguments {
 
     /// The `--roots` choice (the default store when not given).
     var rootStore: RootStore {
-        get throws {
-            guard let roots else { return .default }
-            guard let store = RootStore(name: roots) else { throw UsageError("--roots must be system+mozilla, system or mozilla") }
-            return store
-        }
+        get throws { try Self.rootStore(named: roots) }
+    }
+
+    /// The store a `--roots` value names (the default store for none); another name is a usage error.
+    static func rootStore(named name: String?) throws -> RootStore {
+        guard let name else { return .default }
+        guard let store = RootStore(name: name) else { throw UsageError("--roots must be system+mozilla, system or mozilla") }
+        return store
     }
 
     @Option(name: .long, help: "An SPKI pin (sha256/BASE64 or pin-sha256=\"BASE64\") that must be on the validated path; repeatable.")

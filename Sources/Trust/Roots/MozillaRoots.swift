@@ -94,10 +94,14 @@ package final class MozillaRootStore: Sendable {
         self.index = SystemRootIndex(bundle: bundle)
     }
 
-    /// What NSS says about `certificate` (whose key hashes to `spki`): the entry of that very certificate, else —
-    /// for a root re-encoded with the same key and name — the most restrictive entry for that key and name.
+    /// What NSS says about `certificate` (whose key hashes to `spki`): the entry for that key when NSS lists it once;
+    /// when it lists several certificates with the key, the entry of that very certificate, else the most
+    /// restrictive entry for that key and name.
     package func entry(for certificate: Certificate, spki: SPKIPin) -> MozillaRootEntry? {
         guard let candidates = bySPKI[spki] else { return nil }
+        // One entry for the key (every key of the store today): its facts, with no DER to serialise or compare on
+        // each anchored candidate of the path search. A root re-issued with that key is the same CA to a path.
+        if candidates.count == 1, let only = candidates.first { return only }
         let der = certificate.derBytes
         if let exact = candidates.first(where: { $0.der == der }) { return exact }
         let named = candidates.filter { $0.certificate?.subject == certificate.subject }
