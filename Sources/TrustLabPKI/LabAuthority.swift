@@ -36,6 +36,26 @@ public struct LabAuthority: Sendable {
         notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 5 * 365 * 86_400),
         extendedKeyUsage: [ExtendedKeyUsage.Usage]? = nil, nameConstraints: NameConstraints? = nil, ocspResponders: [String] = []
     ) throws -> LabAuthority {
+        try issueIntermediate(
+            commonName: commonName, keyType: keyType, pathLength: pathLength, notBefore: notBefore, notAfter: notAfter,
+            extendedKeyUsage: extendedKeyUsage, nameConstraints: nameConstraints, ocspResponders: ocspResponders, caIssuers: [])
+    }
+
+    /// An intermediate CA issued by this authority whose Authority Information Access names `caIssuers`: where a
+    /// client that was not sent this authority's certificate may fetch it (RFC 5280 §4.2.2.1).
+    package func intermediate(
+        commonName: String, keyType: LabKeyType = .p256, pathLength: Int? = nil, ocspResponders: [String] = [], caIssuers: [String]
+    ) throws -> LabAuthority {
+        try issueIntermediate(
+            commonName: commonName, keyType: keyType, pathLength: pathLength, notBefore: Date(timeIntervalSinceNow: -86_400),
+            notAfter: Date(timeIntervalSinceNow: 5 * 365 * 86_400), extendedKeyUsage: nil, nameConstraints: nil, ocspResponders: ocspResponders,
+            caIssuers: caIssuers)
+    }
+
+    private func issueIntermediate(
+        commonName: String, keyType: LabKeyType, pathLength: Int?, notBefore: Date, notAfter: Date, extendedKeyUsage: [ExtendedKeyUsage.Usage]?,
+        nameConstraints: NameConstraints?, ocspResponders: [String], caIssuers: [String]
+    ) throws -> LabAuthority {
         let key = try keyType.generate()
         let name = try DistinguishedName {
             OrganizationName("swift-trust lab")
@@ -43,7 +63,7 @@ public struct LabAuthority: Sendable {
         }
         var extensions = try Self.caExtensions(
             publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, pathLength: pathLength, nameConstraints: nameConstraints)
-        if !ocspResponders.isEmpty { try extensions.append(Self.ocspAccess(ocspResponders)) }
+        if let access = try Self.authorityInformationAccess(ocsp: ocspResponders, caIssuers: caIssuers) { try extensions.append(access) }
         if let extendedKeyUsage {
             try extensions.append(Certificate.Extension(ExtendedKeyUsage(extendedKeyUsage), critical: false))
         }
@@ -85,6 +105,28 @@ public struct LabAuthority: Sendable {
         extendedKeyUsage: [ExtendedKeyUsage.Usage]? = [.serverAuth], isCA: Bool = false,
         signatureAlgorithm: Certificate.SignatureAlgorithm? = nil, crlDistributionPoints: [String] = [], ocspResponders: [String] = []
     ) throws -> LabIdentity {
+        try issueLeaf(
+            commonName: commonName, dnsNames: dnsNames, ipAddresses: ipAddresses, includesSubjectAltName: includesSubjectAltName, keyType: keyType,
+            notBefore: notBefore, notAfter: notAfter, extendedKeyUsage: extendedKeyUsage, isCA: isCA, signatureAlgorithm: signatureAlgorithm,
+            crlDistributionPoints: crlDistributionPoints, ocspResponders: ocspResponders, caIssuers: [])
+    }
+
+    /// A server leaf issued by this authority whose Authority Information Access names `caIssuers`: where a client
+    /// that was not sent this authority's certificate may fetch it (RFC 5280 §4.2.2.1).
+    package func leaf(
+        dnsNames: [String], notAfter: Date = Date(timeIntervalSinceNow: 90 * 86_400), ocspResponders: [String] = [], caIssuers: [String]
+    ) throws -> LabIdentity {
+        try issueLeaf(
+            commonName: nil, dnsNames: dnsNames, ipAddresses: [], includesSubjectAltName: true, keyType: .p256,
+            notBefore: Date(timeIntervalSinceNow: -86_400), notAfter: notAfter, extendedKeyUsage: [.serverAuth], isCA: false, signatureAlgorithm: nil,
+            crlDistributionPoints: [], ocspResponders: ocspResponders, caIssuers: caIssuers)
+    }
+
+    private func issueLeaf(
+        commonName: String?, dnsNames: [String], ipAddresses: [String], includesSubjectAltName: Bool, keyType: LabKeyType, notBefore: Date,
+        notAfter: Date, extendedKeyUsage: [ExtendedKeyUsage.Usage]?, isCA: Bool, signatureAlgorithm: Certificate.SignatureAlgorithm?,
+        crlDistributionPoints: [String], ocspResponders: [String], caIssuers: [String]
+    ) throws -> LabIdentity {
         let key = try keyType.generate()
         let name = try DistinguishedName {
             OrganizationName("swift-trust lab")
@@ -94,7 +136,7 @@ public struct LabAuthority: Sendable {
             publicKey: key.publicKey, issuerKey: identity.certificate.publicKey, dnsNames: dnsNames, ipAddresses: ipAddresses,
             includesSubjectAltName: includesSubjectAltName, extendedKeyUsage: extendedKeyUsage, isCA: isCA)
         if !crlDistributionPoints.isEmpty { try extensions.append(Self.crlDistributionPoints(crlDistributionPoints)) }
-        if !ocspResponders.isEmpty { try extensions.append(Self.ocspAccess(ocspResponders)) }
+        if let access = try Self.authorityInformationAccess(ocsp: ocspResponders, caIssuers: caIssuers) { try extensions.append(access) }
         let certificate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: key.publicKey, notValidBefore: notBefore, notValidAfter: notAfter,
             issuer: identity.certificate.subject, subject: name,
@@ -144,10 +186,14 @@ public struct LabAuthority: Sendable {
         return extensions
     }
 
-    /// An authorityInformationAccess extension (RFC 5280 §4.2.2.1) naming OCSP responders.
-    static func ocspAccess(_ uris: [String]) throws -> Certificate.Extension {
-        try Certificate.Extension(
-            AuthorityInformationAccess(uris.map { .init(method: .ocspServer, location: .uniformResourceIdentifier($0)) }), critical: false)
+    /// An authorityInformationAccess extension (RFC 5280 §4.2.2.1) naming OCSP responders and issuer locations; `nil`
+    /// when both lists are empty.
+    static func authorityInformationAccess(ocsp: [String], caIssuers: [String]) throws -> Certificate.Extension? {
+        guard !ocsp.isEmpty || !caIssuers.isEmpty else { return nil }
+        let descriptions =
+            ocsp.map { AuthorityInformationAccess.AccessDescription(method: .ocspServer, location: .uniformResourceIdentifier($0)) }
+            + caIssuers.map { AuthorityInformationAccess.AccessDescription(method: .issuingCA, location: .uniformResourceIdentifier($0)) }
+        return try Certificate.Extension(AuthorityInformationAccess(descriptions), critical: false)
     }
 
     /// A CRL Distribution Points extension (RFC 5280 §4.2.1.13): one point per URI, each `distributionPoint` a

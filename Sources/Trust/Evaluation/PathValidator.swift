@@ -97,7 +97,7 @@ public struct PathValidator: Sendable {
         let rulesPolicy = RulesPolicy(rules: rules, context: context, budget: budget, budgetLimit: limit)
         let handled = rulesPolicy.verifyingCriticalExtensions
         let anchorStore = BudgetedCertificateStore(anchors: anchorIndex, budget: budget, limit: limit)
-        let intermediates = BudgetedCertificateStore(Array(trust.presentedChain.dropFirst()), budget: budget, limit: limit)
+        let intermediates = BudgetedCertificateStore(Array(trust.presentedChain.dropFirst()) + trust.fetchedIntermediates, budget: budget, limit: limit)
 
         var verifier = Verifier(rootCertificates: CertificateStore(custom: anchorStore)) { rulesPolicy }
         let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore(custom: intermediates))
@@ -117,7 +117,8 @@ public struct PathValidator: Sendable {
             reasons += best.reasons
             closest = best.path.certificates
         } else {
-            let walk = Self.linkPresentedChain(leaf: leaf, presented: trust.presentedChain, anchors: anchorIndex, handled: handled)
+            let walk = Self.linkPresentedChain(
+                leaf: leaf, presented: trust.presentedChain + trust.fetchedIntermediates, anchors: anchorIndex, handled: handled)
             closest = walk.path
             reasons += walk.problems
             if !budget.isExhausted || walk.problems.isEmpty {
@@ -195,7 +196,7 @@ public struct PathValidator: Sendable {
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
         guard triesDirectPath, let leaf = trust.leaf else { return nil }
         let context = RuleContext(evaluationTime: trust.evaluationTime, peerName: trust.peerName)
-        guard let path = directPath(leaf: leaf, presented: trust.presentedChain, context: context) else { return nil }
+        guard let path = directPath(leaf: leaf, presented: trust.presentedChain + trust.fetchedIntermediates, context: context) else { return nil }
         let decision = TrustDecision(
             isTrusted: true, reasons: [], presentedChain: trust.presentedChain, validatedPath: path.certificates, peerName: trust.peerName,
             evaluationTime: trust.evaluationTime, policy: name, expectedPins: expectedPins)

@@ -14,6 +14,10 @@ public struct ServerTrust: Sendable {
     public var peerName: PeerName?
     /// The time at which validity is judged (exactly; no rounding).
     public var evaluationTime: Date
+    /// Certificates found elsewhere than in the peer's chain — missing intermediates fetched from a certificate's
+    /// Authority Information Access (``IntermediateFetchingEvaluator``) — that path building may use as the
+    /// presented intermediates are used: to link a path, never to end it (they are never anchors). Empty by default.
+    public var fetchedIntermediates: [Certificate] = []
 
     /// Creates a trust from a chain and an already canonical peer name.
     public init(presentedChain: [Certificate], peerName: PeerName?, evaluationTime: Date = Date()) {

@@ -19,6 +19,8 @@ import X509
 public final class TrustEvaluationCache: @unchecked Sendable {
     struct Key: Hashable {
         var chain: [Certificate]
+        /// ``ServerTrust/fetchedIntermediates``: a decision reached with them is not one for the chain alone.
+        var fetched: [Certificate]
         var peerName: PeerName?
         var policy: String
 
@@ -29,6 +31,10 @@ public final class TrustEvaluationCache: @unchecked Sendable {
             hasher.combine(chain.count)
             for certificate in chain {
                 hasher.combine(certificate.tbsCertificateBytes.count)
+                certificate.tbsCertificateBytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+            hasher.combine(fetched.count)
+            for certificate in fetched {
                 certificate.tbsCertificateBytes.withUnsafeBytes { hasher.combine(bytes: $0) }
             }
             hasher.combine(peerName)
@@ -65,7 +71,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
 
     /// The cached decision for `trust` under `policy`, if there is a usable one.
     public func decision(for trust: ServerTrust, policy: String) -> TrustDecision? {
-        let key = Key(chain: trust.presentedChain, peerName: trust.peerName, policy: policy)
+        let key = Key(chain: trust.presentedChain, fetched: trust.fetchedIntermediates, peerName: trust.peerName, policy: policy)
         let time = Date(timeIntervalSince1970: trust.evaluationTime.timeIntervalSince1970.rounded(.down))
         let now = ContinuousClock.now
         lock.lock()
@@ -95,7 +101,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
             validFrom = max(validFrom, validity.lowerBound)
             validUntil = min(validUntil, validity.upperBound)
         }
-        let key = Key(chain: trust.presentedChain, peerName: trust.peerName, policy: policy)
+        let key = Key(chain: trust.presentedChain, fetched: trust.fetchedIntermediates, peerName: trust.peerName, policy: policy)
         let entry = Entry(decision: decision, validFrom: validFrom, validUntil: validUntil, storedAt: .now)
         lock.lock()
         entries.set(key, entry, capacity: capacity)

@@ -69,8 +69,15 @@ public struct SecurityPolicy: Sendable, Hashable {
 
     /// `-evaluateServerTrust:forDomain:` on a presented chain (leaf first).
     public func evaluate(_ chain: [Certificate], forDomain domain: String?, at time: Date = Date()) async -> TrustDecision {
+        await evaluate(chain, fetchedIntermediates: [], forDomain: domain, at: time)
+    }
+
+    /// ``evaluate(_:forDomain:at:)`` with intermediates fetched for path building (``ServerTrust/fetchedIntermediates``):
+    /// candidates for the path, never anchors nor pinned certificates' stand-ins.
+    func evaluate(_ chain: [Certificate], fetchedIntermediates: [Certificate], forDomain domain: String?, at time: Date) async -> TrustDecision {
         var peerName: PeerName?
         var trust = ServerTrust(presentedChain: chain, peerName: nil, evaluationTime: time)
+        trust.fetchedIntermediates = fetchedIntermediates
         if let domain {
             do {
                 peerName = try PeerName(host: domain)
@@ -188,6 +195,7 @@ extension SecurityPolicy: Codable {
 /// its evaluation time (whether the name is checked is `validatesDomainName`'s, as in AFNetworking).
 extension SecurityPolicy: TrustEvaluator {
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-        await evaluate(trust.presentedChain, forDomain: trust.peerName?.description, at: trust.evaluationTime)
+        await evaluate(
+            trust.presentedChain, fetchedIntermediates: trust.fetchedIntermediates, forDomain: trust.peerName?.description, at: trust.evaluationTime)
     }
 }

@@ -1,8 +1,8 @@
 /// A dictionary that remembers the order of use and, when full, drops the least recently used
 /// entry — every operation O(1): a hash map to slots of a doubly linked list kept in an array.
 /// A removed entry's key and value are released at once (its slot is reused later).
-struct LRUDictionary<Key: Hashable, Value> {
-    private struct Slot {
+package struct LRUDictionary<Key: Hashable, Value> {
+    fileprivate struct Slot {
         var entry: (key: Key, value: Value)?
         var newer: Int
         var older: Int
@@ -16,10 +16,13 @@ struct LRUDictionary<Key: Hashable, Value> {
     /// The least recently used slot (-1: empty).
     private var oldest = -1
 
-    var count: Int { index.count }
+    /// An empty dictionary.
+    package init() {}
+
+    package var count: Int { index.count }
 
     /// The value for `key`, marked as the most recently used.
-    mutating func use(_ key: Key) -> Value? {
+    package mutating func use(_ key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         moveToNewest(slot)
         return slots[slot].entry?.value
@@ -27,7 +30,7 @@ struct LRUDictionary<Key: Hashable, Value> {
 
     /// Sets `value` for `key` as the most recently used; drops the least recently used entry
     /// first when `capacity` entries are already kept.
-    mutating func set(_ key: Key, _ value: Value, capacity: Int) {
+    package mutating func set(_ key: Key, _ value: Value, capacity: Int) {
         if let slot = index[key] {
             slots[slot].entry = (key, value)
             moveToNewest(slot)
@@ -52,7 +55,7 @@ struct LRUDictionary<Key: Hashable, Value> {
     var values: [Value] { index.values.compactMap { slots[$0].entry?.value } }
 
     /// Removes `key`'s entry, if any.
-    mutating func remove(_ key: Key) {
+    package mutating func remove(_ key: Key) {
         guard let slot = index.removeValue(forKey: key) else { return }
         unlink(slot)
         slots[slot].entry = nil
@@ -82,3 +85,6 @@ struct LRUDictionary<Key: Hashable, Value> {
         if oldest < 0 { oldest = slot }
     }
 }
+
+extension LRUDictionary: Sendable where Key: Sendable, Value: Sendable {}
+extension LRUDictionary.Slot: Sendable where Key: Sendable, Value: Sendable {}
