@@ -95,9 +95,15 @@ final class SessionRouter: Sendable {
     }
     /// Where each decision is logged, counted and observed.
     private let telemetry: SessionTelemetry
+    /// Fetches missing intermediates for every route (``TrustHTTPClientConfiguration/fetchesMissingIntermediates``).
+    private let intermediateFetcher: HTTPIntermediateFetcher?
 
-    init(configuration: TrustHTTPClientConfiguration, cache: TrustEvaluationCache?, configuredIdentities: ConfiguredIdentities, telemetry: SessionTelemetry) {
+    init(
+        configuration: TrustHTTPClientConfiguration, cache: TrustEvaluationCache?, configuredIdentities: ConfiguredIdentities, telemetry: SessionTelemetry,
+        intermediateFetcher: HTTPIntermediateFetcher? = nil
+    ) {
         self.configuration = configuration
+        self.intermediateFetcher = intermediateFetcher
         self.telemetry = telemetry
         self.cache = cache
         self.configuredIdentities = NIOLockedValueBox(configuredIdentities)
@@ -186,7 +192,11 @@ final class SessionRouter: Sendable {
     }
 
     private func makeRoute(for origin: Origin, generation: UInt64?) -> Route {
-        let evaluator = evaluator(for: origin)
+        var evaluator = evaluator(for: origin)
+        if let intermediateFetcher, origin.isSecure {
+            // Through the proxy this route's requests use, never direct when they do not.
+            evaluator = evaluator.fetchingIntermediates(intermediateFetcher.through(proxy(for: origin)), limits: configuration.intermediateFetchLimits)
+        }
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         if let reloading { entry = reloading.current.entry(for: origin.host) }
@@ -234,6 +244,20 @@ final class SessionRouter: Sendable {
             self.evaluate = evaluate
             afterImmediateMiss = evaluate
             self.immediate = immediate
+        }
+
+        /// This evaluator with missing intermediates fetched through `fetcher` (its decisions keep their key: the
+        /// session's cache holds a completed decision under the chain as presented).
+        func fetchingIntermediates(_ fetcher: some IntermediateFetcher, limits: IntermediateFetchingEvaluator.Limits) -> HostEvaluator {
+            HostEvaluator(key, IntermediateFetchingEvaluator(AsEvaluator(host: self), fetcher: fetcher, limits: limits))
+        }
+
+        /// A host evaluator's closures as a `TrustEvaluator`.
+        private struct AsEvaluator: TrustEvaluator {
+            let host: HostEvaluator
+            func evaluate(_ trust: ServerTrust) async -> TrustDecision { await host.evaluate(trust) }
+            func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision { await host.afterImmediateMiss(trust) }
+            func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? { host.immediate?(trust) }
         }
     }
 

@@ -41,6 +41,8 @@ public final class TrustHTTPClient: Sendable {
     private let tracing: SessionTracing
     /// With a reloading trust configuration: what follows its swaps (routes, pooled connections, telemetry).
     let trustWatcher: TrustConfigurationWatcher?
+    /// Fetches servers' missing intermediates (nil when switched off).
+    private let intermediateFetcher: HTTPIntermediateFetcher?
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -72,9 +74,12 @@ public final class TrustHTTPClient: Sendable {
         if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = TrustAnchors.system.missingRootsNote {
             logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
         }
+        let intermediateFetcher = configuration.fetchesMissingIntermediates ? HTTPIntermediateFetcher(resolve: configuration.resolve) : nil
+        self.intermediateFetcher = intermediateFetcher
         self.router = SessionRouter(
             configuration: configuration, cache: evaluationCache,
-            configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry)
+            configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry,
+            intermediateFetcher: intermediateFetcher)
         if case .reloading(let reloading, _) = configuration.serverTrust {
             trustWatcher = TrustConfigurationWatcher(reloading, pool: pool, router: router, telemetry: telemetry)
         } else {
@@ -160,6 +165,7 @@ public final class TrustHTTPClient: Sendable {
     public func shutdown() async {
         trustWatcher?.stop()
         await pool.shutdown()
+        await intermediateFetcher?.shutdown()
     }
 
     /// Connections currently open (for diagnostics and tests).

@@ -93,6 +93,18 @@ public struct TrustHTTPClientConfiguration: Sendable {
     /// ``ServerTrustConfiguration/configuration(_:reporter:)``, the file's `evaluationCache` applies
     /// too: `false` there switches it off, and the stricter capacity and lifetime win.
     public var evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
+    /// Whether a server's missing intermediates are fetched, as Apple platforms, Chrome and Windows fetch them: when a
+    /// chain stops at a certificate whose issuer was neither presented nor an anchor, the issuer is fetched from that
+    /// certificate's Authority Information Access `caIssuers` location (plain `http` only; through the request's
+    /// proxy when it has one, never direct) and the evaluator judges the completed path — pins, CT and revocation
+    /// included; a fetched certificate is never an anchor. Nothing is fetched for a chain that validates as presented.
+    /// Bounded (4 fetches, 3 levels, 64 KiB each, 4 s per evaluation) and cached as HTTP caching allows. The
+    /// decision's notes say what was fetched from where. A fetch tells the CA's server, in clear text, that some
+    /// client is checking one of its certificates; `false` refuses such servers instead (curl's and OpenSSL's
+    /// behaviour). On by default.
+    public var fetchesMissingIntermediates: Bool = true
+    /// The bounds on fetching missing intermediates in one evaluation.
+    package var intermediateFetchLimits = IntermediateFetchingEvaluator.Limits()
     /// Client identities by host (canonical name or IP literal), sent when a server asks for a
     /// certificate and the client-certificate challenge gets default handling.
     public var clientIdentities: [String: ClientIdentity] = [:]

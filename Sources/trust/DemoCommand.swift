@@ -75,6 +75,12 @@ struct DemoCommand: AsyncParsableCommand {
         for (name, identity) in [("revocable", revocable), ("revoked-crl", revokedByCRL), ("revoked-ocsp", revokedByOCSP), ("ocsp-down", unreachable)] {
             servers[name] = try await LabServer.start(name: name, host: "good.lab.test", chain: identity.chain, privateKey: identity.privateKey)
         }
+        // A server that leaves out its intermediate, whose leaf says where to fetch it (Authority Information Access):
+        // the CA's publication point is the same loopback server as its CRLs.
+        crls.publish(bytes: pki.intermediate.certificate.derBytes, as: "intermediate.der", contentType: "application/pkix-cert")
+        let leafOnly = try pki.intermediate.leaf(dnsNames: ["good.lab.test"], caIssuers: [crls.url("intermediate.der")])
+        servers["aia-fetched"] = try await LabServer.start(
+            name: "aia-fetched", host: "good.lab.test", chain: [leafOnly.certificate], privateKey: leafOnly.privateKey)
         let live = try await LiveTrustLab.start(pki)
         servers["spiffe"] = live.spiffeServer
         defer {
@@ -242,6 +248,8 @@ struct DemoCommand: AsyncParsableCommand {
                 policy: "custom anchor (system + lab CA)", server: "untrusted-root", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
             Scenario(
                 policy: "custom anchor (system + lab CA)", server: "incomplete-chain", expected: .refused(.serverCertificateHasUnknownRoot), configure: custom),
+            // The same omission, with the leaf naming its issuer's location: fetched, as iOS does, and trusted.
+            Scenario(policy: "custom anchor, intermediate by AIA", server: "aia-fetched", expected: .ok, configure: custom),
             Scenario(policy: "custom anchor (system + lab CA)", server: "mitm", expected: .ok, configure: custom),
             Scenario(policy: "anchors-only (lab CAs)", server: "good", expected: .ok, configure: only),
             Scenario(policy: "anchors-only (lab CAs)", server: "expired", expected: .refused(.serverCertificateHasBadDate), configure: only),

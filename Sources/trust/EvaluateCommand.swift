@@ -36,6 +36,9 @@ struct EvaluateCommand: AsyncParsableCommand {
     @Flag(help: "Print the decision as JSON.")
     var json = false
 
+    @Flag(name: .customLong("aia"), help: ArgumentHelp(stringLiteral: MissingIntermediates.aiaHelp))
+    var aia = false
+
     @Option(
         name: .long, help: "Evaluate under a trust configuration file (the entry matching --host decides anchors, pins, mode); replaces --anchors/--pin/--mode."
     )
@@ -105,15 +108,22 @@ struct EvaluateCommand: AsyncParsableCommand {
             return
         }
         let decision: TrustDecision
+        let checked = trustOptions.noValidateDomain ? nil : peerName
+        let trust = ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time)
         switch try trustOptions.policy(anchors: anchorCertificates) {
         case .securityPolicy(let policy):
-            decision = await policy.evaluate(presented, forDomain: host ?? ip, at: time)
+            if aia {
+                // The policy's own view of the domain (validatesDomainName), as without --aia.
+                var named = trust
+                named.peerName = peerName
+                decision = await MissingIntermediates.decision(for: named, fetches: true) { await policy.evaluate($0) }
+            } else {
+                decision = await policy.evaluate(presented, forDomain: host ?? ip, at: time)
+            }
         case .validator(let validator):
-            let checked = trustOptions.noValidateDomain ? nil : peerName
-            decision = await validator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
+            decision = await MissingIntermediates.decision(for: trust, fetches: aia) { await validator.evaluate($0) }
         case .fetching(let evaluator):
-            let checked = trustOptions.noValidateDomain ? nil : peerName
-            decision = await evaluator.evaluate(ServerTrust(presentedChain: presented, peerName: checked, evaluationTime: time))
+            decision = await MissingIntermediates.decision(for: trust, fetches: aia) { await evaluator.evaluate($0) }
             await evaluator.shutdown()
         }
 

@@ -72,6 +72,7 @@ extension GetCommand {
             configuration.defaultClientIdentity = identity
         }
         configuration.maximumRedirects = maxRedirs
+        configuration.fetchesMissingIntermediates = !noAIA
         configuration.connectTimeout = .milliseconds(Int64(connectTimeout * 1000))
         configuration.continueTimeout = .milliseconds(Int64(expect100Timeout * 1000))
         if let maxTime {
@@ -147,6 +148,8 @@ extension GetCommand {
                         diagnostics.verbose(
                             DisplayText("* default evaluation (\(decision.policy)): \(decision.isTrusted ? "trusted" : "NOT trusted")").description)
                         for reason in decision.reasons { diagnostics.verbose("*   [\(reason.code)] \(reason)") }
+                        // A fetched intermediate and where from, among them: names and URLs from certificates, escaped.
+                        for note in decision.notes { diagnostics.verbose(DisplayText("*   note: \(note)").description) }
                         if !decision.validatedPath.isEmpty {
                             diagnostics.verbose("* " + DecisionText.pathLine(decision))
                         }

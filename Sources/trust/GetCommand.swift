@@ -105,6 +105,7 @@ struct GetCommand: AsyncParsableCommand {
     var cacert: [String] { serverTrustOptions.cacert }
     var trustOptions: TrustOptions { serverTrustOptions.trustOptions }
     var insecure: Bool { serverTrustOptions.insecure }
+    var noAIA: Bool { serverTrustOptions.noAIA }
     var config: String? { serverTrustOptions.config }
     var cert: String? { clientCertificateOptions.cert }
     var certPassword: String? { clientCertificateOptions.certPassword }

@@ -124,6 +124,9 @@ struct GetTrustOptions: ParsableArguments {
     @Option(name: .long, help: "A trust configuration file (per-host pins, anchors, report-only…); replaces --cacert/--pin/--mode.")
     var config: String?
 
+    @Flag(name: .customLong("no-aia"), help: ArgumentHelp(stringLiteral: MissingIntermediates.noAIAHelp))
+    var noAIA = false
+
     func validate() throws {
         if trustOptions.spiffeOptions.isUsed && (config != nil || !cacert.isEmpty) {
             throw ValidationError("--spiffe-bundle replaces --cacert and --config")

@@ -55,6 +55,9 @@ struct InspectCommand: AsyncParsableCommand {
     @Flag(help: "Print a JSON report.")
     var json = false
 
+    @Flag(name: .customLong("no-aia"), help: ArgumentHelp(stringLiteral: MissingIntermediates.noAIAHelp))
+    var noAIA = false
+
     @OptionGroup var revocationOptions: RevocationOptions
 
     @OptionGroup var ctOptions: CTOptions
@@ -93,7 +96,7 @@ struct InspectCommand: AsyncParsableCommand {
                 policy: policyName, trusted: decision.isTrusted, reasons: decision.reasons.map(\.code),
                 revocation: statuses.isEmpty ? nil : statuses.map(InspectReport.Revocation.init),
                 scts: scts.map { $0.entries.map(InspectReport.SCT.init) },
-                explanation: Self.explain(decision, trust: trust, name: nameToCheck))
+                explanation: Self.explain(decision, trust: trust, name: nameToCheck), notes: decision.notes)
             try JSONOutput.print(report)
         } else {
             render(observed, decision: decision, trust: trust, policy: policyName, name: nameToCheck, revocation: (revocation, statuses), scts: scts)
@@ -170,11 +173,21 @@ struct InspectCommand: AsyncParsableCommand {
     // MARK: - The verdict
 
     func evaluate(_ trust: ServerTrust, ct: CertificateTransparencyPolicy) async throws -> (TrustDecision, String, RevocationPolicy) {
+        let resolve = try TrustOptions.resolveMap(resolve)
+        func completed(_ evaluate: @escaping @Sendable (ServerTrust) async -> TrustDecision) async -> TrustDecision {
+            await MissingIntermediates.decision(for: trust, fetches: !noAIA, resolve: resolve, evaluate)
+        }
         if let config {
             try revocationOptions.refuse(with: "--config")
             try ctOptions.refuse(with: "--config")
-            let evaluation = await (try TrustOptions.configuration(config)).evaluation(for: trust, port: 443)
-            return (evaluation.decision, "configuration " + (evaluation.matched.map { "\"\($0)\"" } ?? "base") + " from \(config)", .off)
+            let configuration = try TrustOptions.configuration(config)
+            let matched = NIOLockedValueBox<HostPattern?>(nil)
+            let decision = await completed { trust in
+                let evaluation = await configuration.evaluation(for: trust, port: 443)
+                matched.withLockedValue { $0 = evaluation.matched }
+                return evaluation.decision
+            }
+            return (decision, "configuration " + (matched.withLockedValue { $0 }.map { "\"\($0)\"" } ?? "base") + " from \(config)", .off)
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
@@ -194,11 +207,12 @@ struct InspectCommand: AsyncParsableCommand {
             + (pin.isEmpty ? "" : ", \(pin.count) pin(s)")
         if revocationOptions.fetches {
             let evaluator = try revocationOptions.fetchingEvaluator(anchors: trustAnchors, policy: policy, name: name)
-            let decision = await evaluator.evaluate(trust)
+            let decision = await completed { await evaluator.evaluate($0) }
             await evaluator.shutdown()
             return (decision, name + " + " + revocationOptions.fetchedSources, evaluator.validator.policy.revocation)
         }
-        return (await PathValidator(anchors: trustAnchors, policy: policy, name: name).evaluate(trust), name, policy.revocation)
+        let validator = PathValidator(anchors: trustAnchors, policy: policy, name: name)
+        return (await completed { await validator.evaluate($0) }, name, policy.revocation)
     }
 
     /// The leaf's embedded SCTs as CT checking finds them (against `ct`'s log list, or none: every log unknown),
@@ -302,6 +316,8 @@ struct InspectReport: Codable {
     /// The leaf's embedded SCTs (when it has any, or CT is checked).
     var scts: [SCT]?
     var explanation: [String]
+    /// What the evaluation observed beyond its reasons: an intermediate fetched and where from, a rule's remark.
+    var notes: [String]
 
     /// One embedded SCT.
     struct SCT: Codable {

@@ -139,7 +139,7 @@ struct OpenSSLInteropTests {
     @Test func demoRunsTheWholeMatrixAsExpected() async throws {
         let (status, out, err) = try await run(CLI.binary, ["demo"])
         #expect(status == 0, "\(out)\n\(err)")
-        #expect(out.contains("36 of 36 outcomes as expected"), "\(out)")
+        #expect(out.contains("37 of 37 outcomes as expected"), "\(out)")
         #expect(!out.contains("✗"))
         // The live-trust rows: a reload swapped in, a replayed bundle refused by type, a peer known by SPIFFE ID.
         for why in ["reloaded: generation 2\n", "bundle 1 refused [rollback]: ", "trusted as spiffe://lab.test/ns/demo/sa/api\n"] {

@@ -1,0 +1,167 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Trust
+
+/// The client's ``IntermediateFetcher``: missing intermediates fetched over plain HTTP/1.1 or HTTP/2-free `http`,
+/// each route's fetches through that route's proxy, answers kept as HTTP caching allows.
+///
+/// - **Through the request's proxy, never direct.** ``through(_:)`` gives the fetcher for one proxy (or for a
+///   direct route); a route whose requests go through a proxy fetches through that same proxy, whatever the proxy's
+///   exceptions say about the CA's host.
+/// - **Cached by URL** (at most `capacity` answers, the least recently used dropped first) for as long as the answer
+///   says (RFC 9111 §4.2.1: `Cache-Control: max-age`, else `Expires` against `Date`), at most a week; `no-store` and
+///   `no-cache` keep nothing; an answer without either is kept for an hour (§4.2.2 lets a cache choose). Failures are
+///   not kept: the evaluator bounds what each evaluation spends.
+/// - **One fetch per URL at a time**: concurrent handshakes that miss the same intermediate wait for one answer.
+/// - **Nothing but the GET**: no credential, no cookie, no redirect followed (a `3xx` is a failure), `Accept` naming
+///   the two formats RFC 5280 §4.2.2.1 allows.
+package final class HTTPIntermediateFetcher: Sendable {
+    /// The most answers kept.
+    package let capacity: Int
+    private let resolve: [String: String]
+    private let state = NIOLockedValueBox(State())
+
+    private struct State {
+        var clients: [String: TrustHTTPClient] = [:]
+        var cache = LRUDictionary<String, Entry>()
+        var inFlight: [String: Task<[UInt8], any Error>] = [:]
+        var isShutDown = false
+    }
+
+    private struct Entry {
+        var body: [UInt8]
+        var freshUntil: ContinuousClock.Instant
+    }
+
+    /// Why a fetch failed, in words for the decision's notes.
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// A fetcher whose requests connect as `resolve` says (curl's `--resolve`: `host:port` or `host` to an address).
+    package init(resolve: [String: String] = [:], capacity: Int = 64) {
+        self.resolve = resolve
+        self.capacity = max(1, capacity)
+    }
+
+    /// The fetcher for requests through `proxy` (`nil`: direct).
+    package func through(_ proxy: ProxyConfiguration?) -> some IntermediateFetcher {
+        Route(
+            owner: self,
+            proxy: proxy.map { proxy in
+                var always = proxy
+                always.noProxy = []
+                return always
+            })
+    }
+
+    /// Closes every connection; later fetches fail.
+    package func shutdown() async {
+        let clients = state.withLockedValue { state -> [TrustHTTPClient] in
+            state.isShutDown = true
+            defer { state.clients = [:] }
+            return Array(state.clients.values)
+        }
+        for client in clients { await client.shutdown() }
+    }
+
+    /// Answers kept now (for tests).
+    package var cachedCount: Int { state.withLockedValue { $0.cache.count } }
+
+    private struct Route: IntermediateFetcher {
+        let owner: HTTPIntermediateFetcher
+        let proxy: ProxyConfiguration?
+
+        func fetch(_ url: URL, maximumSize: Int, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+            try await owner.fetch(url, through: proxy, maximumSize: maximumSize, deadline: deadline)
+        }
+    }
+
+    private func fetch(_ url: URL, through proxy: ProxyConfiguration?, maximumSize: Int, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+        // The engine asks for http only; a caller of its own gets the same rule.
+        guard url.scheme?.lowercased() == "http" else { throw Failure(description: "only http locations are fetched") }
+        let route = proxy.map { "proxy " + $0.description } ?? "direct"
+        let key = route + " " + url.absoluteString
+        let task = try state.withLockedValue { state -> Task<[UInt8], any Error> in
+            guard !state.isShutDown else { throw Failure(description: "the client was shut down") }
+            if let entry = state.cache.use(key) {
+                if ContinuousClock.now < entry.freshUntil { return Task { entry.body } }
+                state.cache.remove(key)
+            }
+            if let running = state.inFlight[key] { return running }
+            let client: TrustHTTPClient
+            if let existing = state.clients[route] {
+                client = existing
+            } else {
+                client = try TrustHTTPClient(configuration: Self.configuration(proxy: proxy, resolve: resolve))
+                state.clients[route] = client
+            }
+            let task = Task { try await self.get(url, key: key, with: client, maximumSize: maximumSize, deadline: deadline) }
+            state.inFlight[key] = task
+            return task
+        }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private func get(_ url: URL, key: String, with client: TrustHTTPClient, maximumSize: Int, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+        defer { _ = state.withLockedValue { $0.inFlight.removeValue(forKey: key) } }
+        let remaining = ContinuousClock.now.duration(to: deadline)
+        guard remaining > .zero else { throw Failure(description: "no time left to fetch") }
+        var request = TrustHTTPClientRequest(url: url, headers: [("accept", "application/pkix-cert, application/pkcs7-mime")], timeout: remaining)
+        request.maximumResponseBodySize = maximumSize
+        let response: TrustHTTPClientResponse
+        do {
+            response = try await client.data(for: request)
+        } catch let error as TrustHTTPClientError {
+            throw Failure(description: error.code == .timedOut ? "no answer in time" : "\(error.code): \(error.message)")
+        }
+        guard response.statusCode == 200 else { throw Failure(description: "HTTP status \(response.statusCode)") }
+        let body = Array(response.body)
+        if let lifetime = Self.freshness(of: response), lifetime > .zero {
+            let entry = Entry(body: body, freshUntil: .now + lifetime)
+            let capacity = self.capacity
+            state.withLockedValue { $0.cache.set(key, entry, capacity: capacity) }
+        }
+        return body
+    }
+
+    /// The fetching client's configuration: plain GETs, nothing kept or sent that a request of the user's has.
+    private static func configuration(proxy: ProxyConfiguration?, resolve: [String: String]) -> TrustHTTPClientConfiguration {
+        var configuration = TrustHTTPClientConfiguration()
+        configuration.proxy = proxy
+        configuration.usesEnvironmentProxies = false
+        configuration.followsRedirects = false
+        configuration.fetchesMissingIntermediates = false
+        configuration.credentialStore = nil
+        configuration.evaluationCache = nil
+        configuration.httpVersion = .http1Only
+        configuration.resolve = resolve
+        configuration.maximumConnectionsPerOrigin = 2
+        return configuration
+    }
+
+    /// How long `response` may be reused (RFC 9111 §4.2.1), at most a week; `nil` when it may not be stored.
+    static func freshness(of response: TrustHTTPClientResponse) -> Duration? {
+        let week: Int64 = 7 * 86_400
+        let directives = (response.value(forHeader: "cache-control") ?? "").lowercased().split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        if directives.contains(where: { $0 == "no-store" || $0 == "no-cache" || $0.hasPrefix("no-cache=") }) { return nil }
+        let age = response.value(forHeader: "age").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
+            guard let seconds = Int64(maxAge.dropFirst("max-age=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else { return nil }
+            return .seconds(min(week, seconds) - max(0, age))
+        }
+        if let expires = response.value(forHeader: "expires") {
+            // An Expires that is not an HTTP date means "already expired" (RFC 9111 §5.3).
+            guard let until = HTTPDate.parse(expires) else { return nil }
+            let now = response.value(forHeader: "date").flatMap(HTTPDate.parse) ?? Date()
+            return .seconds(min(week, Int64(until.timeIntervalSince(now).rounded(.down))) - max(0, age))
+        }
+        return .seconds(3_600 - max(0, age))
+    }
+}

@@ -1,0 +1,31 @@
+import Trust
+import TrustHTTP
+
+/// What `--no-aia` (`get`, `inspect`) and `--aia` (`evaluate`) switch: missing intermediates fetched from the
+/// chain's Authority Information Access, as iOS fetches them (see `IntermediateFetchingEvaluator`). `trust get`
+/// sets it on its session (`TrustHTTPClientConfiguration.fetchesMissingIntermediates`); the commands that evaluate
+/// without a session complete their decision here.
+enum MissingIntermediates {
+    /// `evaluate`'s decision for `trust`, completed by fetching when `fetches` (direct: these commands use no proxy);
+    /// `resolve` maps `host:port` to addresses as `--resolve` does.
+    static func decision(
+        for trust: ServerTrust, fetches: Bool, resolve: [String: String] = [:], _ evaluate: @escaping @Sendable (ServerTrust) async -> TrustDecision
+    ) async -> TrustDecision {
+        guard fetches else { return await evaluate(trust) }
+        let fetcher = HTTPIntermediateFetcher(resolve: resolve)
+        let decision = await IntermediateFetchingEvaluator(Evaluation(body: evaluate), fetcher: fetcher.through(nil)).evaluate(trust)
+        await fetcher.shutdown()
+        return decision
+    }
+
+    /// A closure as an evaluator.
+    private struct Evaluation: TrustEvaluator {
+        let body: @Sendable (ServerTrust) async -> TrustDecision
+        func evaluate(_ trust: ServerTrust) async -> TrustDecision { await body(trust) }
+    }
+
+    /// `--no-aia`'s help.
+    static let noAIAHelp = "Do not fetch a missing intermediate from the chain's Authority Information Access (fetched by default, as iOS does)."
+    /// `--aia`'s help.
+    static let aiaHelp = "Fetch a missing intermediate from the chain's Authority Information Access over http, as iOS does (off: offline)."
+}
