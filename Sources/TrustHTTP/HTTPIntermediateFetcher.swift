@@ -12,7 +12,9 @@ import Trust
 ///   says (RFC 9111 §4.2.1: `Cache-Control: max-age`, else `Expires` against `Date`), at most a week; `no-store` and
 ///   `no-cache` keep nothing; an answer without either is kept for an hour (§4.2.2 lets a cache choose). Failures are
 ///   not kept: the evaluator bounds what each evaluation spends.
-/// - **One fetch per URL at a time**: concurrent handshakes that miss the same intermediate wait for one answer.
+/// - **One fetch per URL at a time**: concurrent handshakes that miss the same intermediate wait for one answer,
+///   within the first one's deadline; a handshake that stops waiting (its deadline passed, or it was cancelled)
+///   cancels the fetch only when no other waits for it.
 /// - **Nothing but the GET**: no credential, no cookie, no redirect followed (a `3xx` is a failure), `Accept` naming
 ///   the two formats RFC 5280 §4.2.2.1 allows.
 package final class HTTPIntermediateFetcher: Sendable {
@@ -24,8 +26,21 @@ package final class HTTPIntermediateFetcher: Sendable {
     private struct State {
         var clients: [String: TrustHTTPClient] = [:]
         var cache = LRUDictionary<String, Entry>()
-        var inFlight: [String: Task<[UInt8], any Error>] = [:]
+        var inFlight: [String: InFlight] = [:]
         var isShutDown = false
+    }
+
+    /// A fetch in progress and how many evaluations wait for it: cancelled only when every one of them has stopped
+    /// waiting (one handshake's deadline is not another's).
+    private struct InFlight {
+        var task: Task<[UInt8], any Error>
+        var waiters: Int
+    }
+
+    /// A kept answer, or the fetch to wait for.
+    private enum Found {
+        case kept([UInt8])
+        case fetching(Task<[UInt8], any Error>)
     }
 
     private struct Entry {
@@ -82,13 +97,17 @@ package final class HTTPIntermediateFetcher: Sendable {
         guard url.scheme?.lowercased() == "http" else { throw Failure(description: "only http locations are fetched") }
         let route = proxy.map { "proxy " + $0.description } ?? "direct"
         let key = route + " " + url.absoluteString
-        let task = try state.withLockedValue { state -> Task<[UInt8], any Error> in
+        let found = try state.withLockedValue { state -> Found in
             guard !state.isShutDown else { throw Failure(description: "the client was shut down") }
             if let entry = state.cache.use(key) {
-                if ContinuousClock.now < entry.freshUntil { return Task { entry.body } }
+                if ContinuousClock.now < entry.freshUntil { return .kept(entry.body) }
                 state.cache.remove(key)
             }
-            if let running = state.inFlight[key] { return running }
+            if var running = state.inFlight[key] {
+                running.waiters += 1
+                state.inFlight[key] = running
+                return .fetching(running.task)
+            }
             let client: TrustHTTPClient
             if let existing = state.clients[route] {
                 client = existing
@@ -97,13 +116,24 @@ package final class HTTPIntermediateFetcher: Sendable {
                 state.clients[route] = client
             }
             let task = Task { try await self.get(url, key: key, with: client, maximumSize: maximumSize, deadline: deadline) }
-            state.inFlight[key] = task
-            return task
+            state.inFlight[key] = InFlight(task: task, waiters: 1)
+            return .fetching(task)
+        }
+        let task: Task<[UInt8], any Error>
+        switch found {
+        case .kept(let body): return body
+        case .fetching(let fetching): task = fetching
         }
         return try await withTaskCancellationHandler {
             try await task.value
         } onCancel: {
-            task.cancel()
+            let last = state.withLockedValue { state -> Bool in
+                guard var running = state.inFlight[key], running.task == task else { return false }
+                running.waiters -= 1
+                state.inFlight[key] = running
+                return running.waiters == 0
+            }
+            if last { task.cancel() }
         }
     }
 
@@ -144,24 +174,40 @@ package final class HTTPIntermediateFetcher: Sendable {
         return configuration
     }
 
-    /// How long `response` may be reused (RFC 9111 §4.2.1), at most a week; `nil` when it may not be stored.
+    /// How long `response` may be reused (RFC 9111 §4.2.1), at most a week; `nil` when it may not be stored. Every
+    /// figure is the answer's (a hostile or broken server's, or anyone's on the plain-HTTP path): each is clamped to
+    /// 0…a week before any arithmetic, so no value overflows.
     static func freshness(of response: TrustHTTPClientResponse) -> Duration? {
         let week: Int64 = 7 * 86_400
         let directives = (response.value(forHeader: "cache-control") ?? "").lowercased().split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces)
         }
         if directives.contains(where: { $0 == "no-store" || $0 == "no-cache" || $0.hasPrefix("no-cache=") }) { return nil }
-        let age = response.value(forHeader: "age").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        // RFC 9111 §5.1: an Age that is not delta-seconds is ignored.
+        let age = min(week, response.value(forHeader: "age").flatMap { deltaSeconds($0) } ?? 0)
         if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
-            guard let seconds = Int64(maxAge.dropFirst("max-age=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) else { return nil }
-            return .seconds(min(week, seconds) - max(0, age))
+            // §5.2.1.1: max-age is delta-seconds (the quoted form tolerated, §5.2); anything else is not a lifetime.
+            let value = maxAge.dropFirst("max-age=".count)
+            let unquoted = value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") ? value.dropFirst().dropLast() : value
+            guard let seconds = deltaSeconds(String(unquoted)) else { return nil }
+            return .seconds(min(week, seconds) - age)
         }
         if let expires = response.value(forHeader: "expires") {
             // An Expires that is not an HTTP date means "already expired" (RFC 9111 §5.3).
             guard let until = HTTPDate.parse(expires) else { return nil }
             let now = response.value(forHeader: "date").flatMap(HTTPDate.parse) ?? Date()
-            return .seconds(min(week, Int64(until.timeIntervalSince(now).rounded(.down))) - max(0, age))
+            let interval = until.timeIntervalSince(now)
+            guard interval > 0 else { return nil }
+            return .seconds(Int64(min(Double(week), interval).rounded(.down)) - age)
         }
-        return .seconds(3_600 - max(0, age))
+        return .seconds(max(0, 3_600 - age))
+    }
+
+    /// RFC 9111 §1.2.2 delta-seconds: one or more digits and nothing else; a value too large to hold counts as
+    /// 2147483648, as that section says a cache must take it.
+    static func deltaSeconds(_ text: String) -> Int64? {
+        let digits = text.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return Int64(digits) ?? 2_147_483_648
     }
 }

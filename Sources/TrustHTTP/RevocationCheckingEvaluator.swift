@@ -134,10 +134,11 @@ public struct RevocationCheckingEvaluator: TrustEvaluator {
         return validator.decisionWithoutSuspending(trust)
     }
 
-    /// Whether every certificate of the presented chain in scope has an answer kept: a current OCSP answer, or else
-    /// current CRLs (or recent failures of both).
+    /// Whether every certificate of the presented chain in scope, and every intermediate fetched to complete it
+    /// (``ServerTrust/fetchedIntermediates``: part of the path judged), has an answer kept: a current OCSP answer, or
+    /// else current CRLs (or recent failures of both).
     private func isSettled(_ trust: ServerTrust) -> Bool {
-        let chain = trust.presentedChain
+        let chain = trust.presentedChain + trust.fetchedIntermediates
         let inScope = revocation.depth == .leaf ? Array(chain.prefix(1)) : chain
         let time = trust.evaluationTime
         return inScope.allSatisfy { certificate in

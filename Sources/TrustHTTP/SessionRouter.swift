@@ -192,11 +192,9 @@ final class SessionRouter: Sendable {
     }
 
     private func makeRoute(for origin: Origin, generation: UInt64?) -> Route {
-        var evaluator = evaluator(for: origin)
-        if let intermediateFetcher, origin.isSecure {
-            // Through the proxy this route's requests use, never direct when they do not.
-            evaluator = evaluator.fetchingIntermediates(intermediateFetcher.through(proxy(for: origin)), limits: configuration.intermediateFetchLimits)
-        }
+        // Missing intermediates fetched through the proxy this route's requests use, never direct when they do not.
+        let fetcher: (any IntermediateFetcher)? = origin.isSecure ? intermediateFetcher.map { $0.through(proxy(for: origin)) } : nil
+        let evaluator = evaluator(for: origin, fetcher: fetcher)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
         if let reloading { entry = reloading.current.entry(for: origin.host) }
@@ -248,7 +246,7 @@ final class SessionRouter: Sendable {
 
         /// This evaluator with missing intermediates fetched through `fetcher` (its decisions keep their key: the
         /// session's cache holds a completed decision under the chain as presented).
-        func fetchingIntermediates(_ fetcher: some IntermediateFetcher, limits: IntermediateFetchingEvaluator.Limits) -> HostEvaluator {
+        func fetchingIntermediates(_ fetcher: any IntermediateFetcher, limits: IntermediateFetchingEvaluator.Limits) -> HostEvaluator {
             HostEvaluator(key, IntermediateFetchingEvaluator(AsEvaluator(host: self), fetcher: fetcher, limits: limits))
         }
 
@@ -261,38 +259,60 @@ final class SessionRouter: Sendable {
         }
     }
 
-    /// The evaluator for `origin`.
-    private func evaluator(for origin: Origin) -> HostEvaluator {
+    /// The evaluator for `origin`, completing incomplete chains through `fetcher` when there is one.
+    private func evaluator(for origin: Origin, fetcher: (any IntermediateFetcher)?) -> HostEvaluator {
+        let limits = configuration.intermediateFetchLimits
+        let port = origin.port
         switch configuration.serverTrust {
         case .configuration(let evaluator, let reporter):
-            let port = origin.port
-            return HostEvaluator("configuration", evaluate: reporting(to: reporter, origin) { await evaluator.evaluation(for: $0, port: port) })
+            let fetching = fetcher.map { IntermediateFetchingEvaluator(evaluator, fetcher: $0, limits: limits) }
+            return HostEvaluator(
+                "configuration", evaluate: reporting(to: reporter, origin, completing: fetching) { await evaluator.evaluation(for: $0, port: port) })
         case .reloading(let reloading, let reporter):
             // Its decisions are cached by the configuration in force, never across a swap (`ReloadingTrustConfiguration`).
-            let port = origin.port
+            let fetching = fetcher.map { IntermediateFetchingEvaluator(reloading, fetcher: $0, limits: limits) }
+            let immediate: any TrustEvaluator = fetching ?? reloading
             return HostEvaluator(
-                "reloading", immediate: { reloading.decisionWithoutSuspending($0) },
-                evaluate: reporting(to: reporter, origin) { await reloading.evaluation(for: $0, port: port).evaluation })
+                "reloading", immediate: { immediate.decisionWithoutSuspending($0) },
+                evaluate: reporting(to: reporter, origin, completing: fetching) { await reloading.evaluation(for: $0, port: port).evaluation })
         case .systemDefault:
-            return HostEvaluator("system", defaultEvaluator ?? DefaultTrustEvaluator())
+            return fetching(HostEvaluator("system", defaultEvaluator ?? DefaultTrustEvaluator()), through: fetcher)
         case .evaluator(let evaluator):
-            return HostEvaluator("evaluator", evaluator)
+            return fetching(HostEvaluator("evaluator", evaluator), through: fetcher)
         case .securityPolicy(let policy):
-            return HostEvaluator("security-policy") { await policy.evaluate($0) }
+            return fetching(HostEvaluator("security-policy") { await policy.evaluate($0) }, through: fetcher)
         case .perHost(_, let otherHosts):
             let canonical = Self.canonical(origin.host)
-            if let evaluator = perHost[canonical] { return HostEvaluator("host:" + canonical, evaluator) }
-            return HostEvaluator("other-hosts", otherHosts)
+            if let evaluator = perHost[canonical] { return fetching(HostEvaluator("host:" + canonical, evaluator), through: fetcher) }
+            return fetching(HostEvaluator("other-hosts", otherHosts), through: fetcher)
         }
     }
 
-    /// A configuration's evaluation as a route's: its decision, its pin-failure report (if any) sent through `reporter`.
+    /// `evaluator`, completing incomplete chains through `fetcher` when there is one.
+    private func fetching(_ evaluator: HostEvaluator, through fetcher: (any IntermediateFetcher)?) -> HostEvaluator {
+        guard let fetcher else { return evaluator }
+        return evaluator.fetchingIntermediates(fetcher, limits: configuration.intermediateFetchLimits)
+    }
+
+    /// A configuration's evaluation as a route's: its decision — completed by `completing` when the chain lacks an
+    /// intermediate —, and the pin-failure report (if any) of the final evaluation alone sent through `reporter` (a
+    /// refusal of the chain as presented, before its intermediate was fetched, is not a pin failure to report).
     private func reporting(
-        to reporter: PinFailureReporter?, _ origin: Origin, _ evaluation: @escaping @Sendable (ServerTrust) async -> ConfiguredTrustEvaluator.Evaluation
+        to reporter: PinFailureReporter?, _ origin: Origin, completing: IntermediateFetchingEvaluator?,
+        _ evaluate: @escaping @Sendable (ServerTrust) async -> ConfiguredTrustEvaluator.Evaluation
     ) -> RouteEvaluation.Evaluate {
         let telemetry = self.telemetry
         return { trust in
-            let evaluation = await evaluation(trust)
+            var evaluation = await evaluate(trust)
+            if let completing, IntermediateFetchingEvaluator.missingIssuer(in: evaluation.decision) != nil {
+                var last = evaluation
+                let decision = await completing.completing(evaluation.decision, of: trust) { completed in
+                    last = await evaluate(completed)
+                    return last.decision
+                }
+                evaluation = last
+                evaluation.decision = decision
+            }
             if let report = evaluation.report, let reporter {
                 telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
             }

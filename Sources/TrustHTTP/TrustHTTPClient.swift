@@ -432,7 +432,8 @@ public final class TrustHTTPClient: Sendable {
                 origin: origin, taskHandler: taskHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
             : nil
         return HandshakeChallenges(
-            origin: origin, url: flight.url, evaluation: plan.route.evaluation, serverTrust: serverTrust, clientCertificate: clientCertificate)
+            origin: origin, url: flight.url, deadline: .now + min(configuration.connectTimeout, handlerTimeout), evaluation: plan.route.evaluation,
+            serverTrust: serverTrust, clientCertificate: clientCertificate)
     }
 
     /// Sends the request on `connection` and returns once the response head is in; the body streams,

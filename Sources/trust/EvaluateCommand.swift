@@ -95,9 +95,11 @@ struct EvaluateCommand: AsyncParsableCommand {
             try trustOptions.revocationOptions.refuse(with: "--config")
             try trustOptions.ctOptions.refuse(with: "--config")
             let evaluator = try TrustOptions.configuration(config)
-            let evaluation = await evaluator.evaluation(
-                for: ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time), port: 443,
-                entryName: peerName)
+            let trust = ServerTrust(presentedChain: presented, peerName: trustOptions.noValidateDomain ? nil : peerName, evaluationTime: time)
+            let entryName = peerName
+            let evaluation = await MissingIntermediates.evaluation(for: trust, fetches: aia) {
+                await evaluator.evaluation(for: $0, port: 443, entryName: entryName)
+            }
             if evaluation.report != nil {
                 notes.append(
                     "a pin failure report would be sent"

@@ -18,6 +18,26 @@ enum MissingIntermediates {
         return decision
     }
 
+    /// `evaluate --config`'s evaluation of `trust`, completed by fetching when `fetches`: the configuration judges each
+    /// completed chain, and the pin-failure report is the final evaluation's (the chain as presented is not what
+    /// failed when its missing intermediate completes it).
+    static func evaluation(
+        for trust: ServerTrust, fetches: Bool, _ evaluate: @escaping @Sendable (ServerTrust) async -> ConfiguredTrustEvaluator.Evaluation
+    ) async -> ConfiguredTrustEvaluator.Evaluation {
+        let first = await evaluate(trust)
+        guard fetches, IntermediateFetchingEvaluator.missingIssuer(in: first.decision) != nil else { return first }
+        let fetcher = HTTPIntermediateFetcher()
+        let completion = IntermediateFetchingEvaluator(Evaluation { await evaluate($0).decision }, fetcher: fetcher.through(nil))
+        var last = first
+        let decision = await completion.completing(first.decision, of: trust) { completed in
+            last = await evaluate(completed)
+            return last.decision
+        }
+        await fetcher.shutdown()
+        last.decision = decision
+        return last
+    }
+
     /// A closure as an evaluator.
     private struct Evaluation: TrustEvaluator {
         let body: @Sendable (ServerTrust) async -> TrustDecision

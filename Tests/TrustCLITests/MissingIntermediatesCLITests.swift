@@ -64,6 +64,18 @@ struct MissingIntermediatesCLITests {
         #expect(fetchedStatus == 0, "\(fetched) \(err)")
         #expect(fetched.contains("fetched") && fetched.contains(publisher.url("issuing.der")), "\(fetched)")
         #expect(publisher.requestCount("issuing.der") == 1)
+        // With a configuration file too: offline without --aia, completed with it (before, --aia was ignored there).
+        let config = try TestScratch.folder("aia-config") + "/trust.json"
+        try #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"certificates": ["\#(CLI.lab)/roots.pem"], "replaceSystem": true}}]}"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let configured = ["evaluate", "--chain", leafPEM, "--host", "good.lab.test", "--config", config, "--json"]
+        let (offline, offlineOut, _) = try await run(CLI.binary, configured)
+        #expect(offline == 1, "\(offlineOut)")
+        #expect(publisher.requestCount("issuing.der") == 1)
+        let (completed, completedOut, completedErr) = try await run(CLI.binary, configured + ["--aia"])
+        #expect(completed == 0, "\(completedOut) \(completedErr)")
+        #expect(completedOut.contains("fetched"), "\(completedOut)")
+        #expect(publisher.requestCount("issuing.der") == 2)
         try await server.shutdown()
         await publisher.shutdown()
     }

@@ -15,6 +15,8 @@ struct IntermediateFetchingTests {
         enum Answer: Sendable {
             case bytes([UInt8])
             case stall
+            /// Waits 600 s whatever it is told: a fetcher that does not stop when cancelled.
+            case deaf
         }
 
         private let answers: [String: Answer]
@@ -35,6 +37,10 @@ struct IntermediateFetchingTests {
             case .bytes(let bytes): return bytes
             case .stall:
                 try await Task.sleep(for: .seconds(600))
+                return []
+            case .deaf:
+                // Not cancelled with its task: a detached sleep.
+                await Task.detached { try? await Task.sleep(for: .seconds(600)) }.value
                 return []
             case nil: throw NotFound()
             }
@@ -119,6 +125,12 @@ struct IntermediateFetchingTests {
         let expired = try Self.leaf(notAfter: Date(timeIntervalSinceNow: -3_600))
         #expect(await evaluator.evaluate(try Self.trust(expired.chain)).codes.contains("expired"))
         #expect(fetcher.requested.isEmpty)
+        // Incomplete too, and refused for the leaf itself (a wrong name, an expired leaf): no issuer changes that, so
+        // no CA's server hears of the connection.
+        let incompleteWrongName = await evaluator.evaluate(try Self.trust([leaf.certificate], host: "other.lab.test"))
+        #expect(incompleteWrongName.codes.contains("name-mismatch"), "\(incompleteWrongName.codes)")
+        #expect(await !evaluator.evaluate(try Self.trust([expired.certificate])).isTrusted)
+        #expect(fetcher.requested.isEmpty, "\(fetcher.requested)")
         // An incomplete chain has no direct answer: the handshake goes to the evaluation that fetches.
         #expect(evaluator.decisionWithoutSuspending(try Self.trust([leaf.certificate])) == nil)
     }
@@ -188,6 +200,45 @@ struct IntermediateFetchingTests {
         #expect(started.duration(to: clock.now) < .seconds(60))
         #expect(!decision.isTrusted)
         #expect(decision.notes.contains { $0.contains("no answer within the budget") }, "\(decision.notes)")
+    }
+
+    @Test func theHandshakesDeadlineEndsTheFetchesBeforeTheBudget() async throws {
+        let leaf = try Self.leaf()
+        var limits = IntermediateFetchingEvaluator.Limits()
+        limits.budget = .seconds(600)
+        let fetcher = Fetcher([Self.intermediateURL: .stall])
+        let evaluator = Self.evaluator(fetcher, limits: limits)
+        let trust = try Self.trust([leaf.certificate])
+        let decision = await IntermediateFetchingEvaluator.$deadline.withValue(.now + .milliseconds(300)) { await evaluator.evaluate(trust) }
+        #expect(!decision.isTrusted && fetcher.requested == [Self.intermediateURL])
+        #expect(decision.notes.contains { $0.contains("no answer within the handshake's deadline") }, "\(decision.notes)")
+        // A deadline already passed: nothing is fetched.
+        let late = await IntermediateFetchingEvaluator.$deadline.withValue(.now - .seconds(1)) { await evaluator.evaluate(trust) }
+        #expect(late.notes.contains { $0.contains("the handshake's deadline had passed") }, "\(late.notes)")
+        #expect(fetcher.requested == [Self.intermediateURL])
+    }
+
+    @Test func aFetcherThatIgnoresCancellationDoesNotHoldTheEvaluation() async throws {
+        let leaf = try Self.leaf()
+        var limits = IntermediateFetchingEvaluator.Limits()
+        limits.budget = .milliseconds(300)
+        let fetcher = Fetcher([Self.intermediateURL: .deaf])
+        let clock = ContinuousClock()
+        let started = clock.now
+        let decision = await Self.evaluator(fetcher, limits: limits).evaluate(try Self.trust([leaf.certificate]))
+        // The fetcher sleeps 600 s whatever it is told; the evaluation ends with the budget (a bound far from both).
+        #expect(started.duration(to: clock.now) < .seconds(300))
+        #expect(decision.notes.contains { $0.contains("no answer within the budget") }, "\(decision.notes)")
+        // Cancelling the evaluation's task ends it too.
+        var patient = IntermediateFetchingEvaluator.Limits()
+        patient.budget = .seconds(600)
+        let evaluator = Self.evaluator(fetcher, limits: patient)
+        let trust = try Self.trust([leaf.certificate])
+        let task = Task { await evaluator.evaluate(trust) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let cancelled = await task.value
+        #expect(!cancelled.isTrusted && started.duration(to: clock.now) < .seconds(300))
     }
 
     @Test func malformedAnswersAreNamed() async throws {

@@ -15,13 +15,15 @@ package enum CAIssuers {
     package static func locations(of certificate: Certificate) -> (fetched: [URL], refused: [String]) {
         guard let access = (try? certificate.extensions.authorityInformationAccess) ?? nil else { return ([], []) }
         var fetched: [URL] = []
+        // A hostile certificate may list thousands of locations: duplicates found by hashing, not by a linear search.
+        var seen = Set<URL>()
         var refused: [String] = []
         for description in access where description.method == .issuingCA {
             guard case .uniformResourceIdentifier(let text) = description.location else { continue }
             if let url = URL(string: text), url.scheme?.lowercased() == "http", let host = url.host, !host.isEmpty, url.user == nil,
                 url.password == nil
             {
-                if !fetched.contains(url) { fetched.append(url) }
+                if seen.insert(url).inserted { fetched.append(url) }
             } else {
                 refused.append(text)
             }

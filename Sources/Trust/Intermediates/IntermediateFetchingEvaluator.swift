@@ -10,8 +10,10 @@ import X509
 /// let decision = await evaluator.evaluate(trust)
 /// ```
 ///
-/// - **Only when needed.** Nothing is fetched for a chain its evaluator trusts, nor for one refused for any other
-///   reason than a missing issuer (an expired leaf, a wrong name, a pin): fetching could not change that decision.
+/// - **Only when needed.** Nothing is fetched for a chain its evaluator trusts, nor for one refused for another
+///   reason than a missing issuer, nor for one whose leaf is refused for what no issuer changes (an expired leaf, a
+///   wrong name): fetching could not change that decision. A pin that matches no presented certificate does not stop
+///   the fetch: the pinned key may be the missing issuer's.
 /// - **Only a candidate.** A fetched certificate joins ``ServerTrust/fetchedIntermediates``: it may link the path,
 ///   never end it (it is never an anchor), and it is kept only if its name is the issuer the certificate names and
 ///   its key verifies that certificate's signature. The evaluator then judges the completed path as it judges any
@@ -42,6 +44,11 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
         package init() {}
     }
 
+    /// The latest that the fetches of an evaluation run in this task may end, besides the budget: the TLS handshake's
+    /// deadline, set by the connection that asks for the decision (a task-local value, since the ``TrustEvaluator``
+    /// requirements take no deadline). `nil`: the budget alone.
+    @TaskLocal package static var deadline: ContinuousClock.Instant?
+
     /// The evaluator whose decisions are completed.
     package let base: any TrustEvaluator
     private let fetcher: any IntermediateFetcher
@@ -62,7 +69,7 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
 
     /// The base evaluator's decision, completed by fetching when a missing issuer is why it refused.
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
-        await completing(await base.evaluate(trust), of: trust)
+        await completing(await base.evaluate(trust), of: trust) { await base.evaluate($0) }
     }
 
     /// The base evaluator's decision without suspending, unless it is a refusal that fetching might change.
@@ -73,23 +80,35 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
 
     /// ``evaluate(_:)`` after ``decisionWithoutSuspending(_:)`` had no answer.
     public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
-        await completing(await base.evaluate(afterImmediateMiss: trust), of: trust)
+        await completing(await base.evaluate(afterImmediateMiss: trust), of: trust) { await base.evaluate($0) }
     }
 
     /// The certificate whose issuer is missing, when that is why `decision` refuses: the last of its closest path.
+    /// `nil` too when the decision also refuses the leaf itself for what no issuer can change (its name, its validity,
+    /// its key usage, being a CA): the fetch would tell a CA's server about a connection refused whatever it answered.
     package static func missingIssuer(in decision: TrustDecision) -> Certificate? {
         guard !decision.isTrusted, decision.override == nil, let tip = decision.closestPath.last else { return nil }
-        let missing = decision.reasons.contains { reason in
+        let leaf = decision.closestPath.first?.displayName
+        var missing = false
+        for reason in decision.reasons {
             switch reason.detail {
-            case .noPathToTrustedAnchor(.missingIssuer), .noPathToTrustedAnchor(.issuerNotTrusted): return true
-            default: return false
+            case .noPathToTrustedAnchor(.missingIssuer), .noPathToTrustedAnchor(.issuerNotTrusted):
+                missing = true
+            case .nameMismatch, .missingSubjectAlternativeName, .leafIsCertificateAuthority, .leafKeyUsageInvalid, .peerNameRequired, .emptyChain:
+                return nil
+            case .expired(let subject, _, _), .notYetValid(let subject, _, _):
+                if subject == leaf { return nil }
+            default:
+                break
             }
         }
         return missing ? tip : nil
     }
 
-    /// Fetches level by level while the decision refuses for a missing issuer, within the limits.
-    private func completing(_ first: TrustDecision, of original: ServerTrust) async -> TrustDecision {
+    /// Fetches level by level while the decision refuses for a missing issuer, within the limits, `evaluate` judging
+    /// each completed trust (the base's evaluation; a caller's own where an evaluation gives more than a decision —
+    /// a configuration's pin-failure report, sent for the final decision only). `first` is the decision on `original`.
+    package func completing(_ first: TrustDecision, of original: ServerTrust, evaluate: (ServerTrust) async -> TrustDecision) async -> TrustDecision {
         guard var tip = Self.missingIssuer(in: first) else { return first }
         var decision = first
         var trust = original
@@ -97,7 +116,10 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
         var fetchedURLs = Set<URL>()
         var fetches = 0
         var depth = 0
-        let deadline = ContinuousClock.now + limits.budget
+        let budgeted = ContinuousClock.now + limits.budget
+        let deadline = Self.deadline.map { min($0, budgeted) } ?? budgeted
+        // What ends the fetches first, in words for the notes.
+        let limit = deadline < budgeted ? "the handshake's deadline" : "the budget of \(limits.budget)"
         levels: while true {
             let name = "“\(tip.displayName)”"
             let (urls, refused) = CAIssuers.locations(of: tip)
@@ -128,14 +150,14 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
                     break levels
                 }
                 guard ContinuousClock.now < deadline else {
-                    notes.append("stopped fetching missing intermediates: the budget of \(limits.budget) was spent")
+                    notes.append("stopped fetching missing intermediates: \(limit) had passed")
                     break levels
                 }
                 fetchedURLs.insert(url)
                 fetches += 1
                 let certificates: [Certificate]
                 do {
-                    certificates = try CAIssuers.certificates(in: try await fetch(url, deadline: deadline))
+                    certificates = try CAIssuers.certificates(in: try await fetch(url, deadline: deadline, limit: limit))
                 } catch {
                     notes.append("could not fetch the issuer of \(name) from \(url.absoluteString): \(error)")
                     continue
@@ -157,7 +179,7 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
             }
             guard !found.isEmpty else { break }
             trust.fetchedIntermediates += found
-            decision = await base.evaluate(trust)
+            decision = await evaluate(trust)
             // Another missing level goes on; the same tip again (what was fetched did not link) ends.
             guard let next = Self.missingIssuer(in: decision), next != tip else { break }
             tip = next
@@ -170,20 +192,86 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
         let description: String
     }
 
-    /// `fetcher`'s answer for `url`, or a failure once `deadline` has passed (the fetch is then cancelled).
-    private func fetch(_ url: URL, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+    /// `fetcher`'s answer for `url`, or a failure once `deadline` (`limit`, in words) has passed or the task is
+    /// cancelled. The fetch is then cancelled and left to end on its own: the evaluation, inside a TLS handshake, never
+    /// waits for a fetcher that does not stop when it is told to.
+    private func fetch(_ url: URL, deadline: ContinuousClock.Instant, limit: String) async throws -> [UInt8] {
         let (fetcher, limits) = (self.fetcher, self.limits)
-        let body = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask { try await fetcher.fetch(url, maximumSize: limits.maximumSize, deadline: deadline) }
-            group.addTask {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                return nil
+        let race = FetchRace()
+        let body = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8]?, any Error>) in
+                race.start(continuation, deadline: deadline) { try await fetcher.fetch(url, maximumSize: limits.maximumSize, deadline: deadline) }
             }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
         }
-        guard let body else { throw FetchFailure(description: "no answer within the budget of \(limits.budget)") }
+        guard let body else { throw FetchFailure(description: "no answer within \(limit)") }
         guard body.count <= limits.maximumSize else { throw FetchFailure(description: "an answer over \(limits.maximumSize) bytes") }
         return body
+    }
+}
+
+/// The first of a fetch, its deadline and the evaluation's cancellation, resuming the evaluation once (a `nil` body:
+/// the deadline came first); the fetch and the timer are cancelled when either ends.
+private final class FetchRace: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<[UInt8]?, any Error>?
+        var outcome: Result<[UInt8]?, any Error>?
+        var tasks: [Task<Void, Never>] = []
+    }
+
+    private let state = LockedState(State())
+
+    func start(
+        _ continuation: CheckedContinuation<[UInt8]?, any Error>, deadline: ContinuousClock.Instant,
+        work: @escaping @Sendable () async throws -> [UInt8]
+    ) {
+        // Cancelled before it began: the outcome is already there.
+        let early = state.withLock { state -> Result<[UInt8]?, any Error>? in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            return nil
+        }
+        if let early {
+            continuation.resume(with: early)
+            return
+        }
+        let fetching = Task {
+            do {
+                self.finish(.success(try await work()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            do {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                self.finish(.success(nil))
+            } catch {}
+        }
+        let ended = state.withLock { state -> Bool in
+            if state.outcome != nil { return true }
+            state.tasks = [fetching, timer]
+            return false
+        }
+        if ended {
+            fetching.cancel()
+            timer.cancel()
+        }
+    }
+
+    /// The first outcome resumes the evaluation; later ones are ignored.
+    func finish(_ outcome: Result<[UInt8]?, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<[UInt8]?, any Error>?, [Task<Void, Never>]) in
+            guard state.outcome == nil else { return (nil, []) }
+            state.outcome = outcome
+            defer {
+                state.continuation = nil
+                state.tasks = []
+            }
+            return (state.continuation, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        continuation?.resume(with: outcome)
     }
 }

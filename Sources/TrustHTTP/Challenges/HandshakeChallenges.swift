@@ -19,6 +19,8 @@ final class HandshakeChallenges: Sendable {
     let origin: Origin
     /// The request's URL, for errors.
     let url: URL
+    /// When the handshake times out: no evaluation's fetches (missing intermediates) outlive it.
+    let deadline: ContinuousClock.Instant
     /// The handshake's trust decision, whoever gave it: a decision already known (answered in the
     /// handshake), the evaluation, or the challenge.
     let record = TrustRecord()
@@ -36,9 +38,14 @@ final class HandshakeChallenges: Sendable {
     ///     synchronously in the handshake, else the evaluation's.
     ///   - clientCertificate: nil when no challenge could be answered (no handler, no identity): a
     ///     CertificateRequest is then answered with no certificate by NIOSSL itself.
-    init(origin: Origin, url: URL, evaluation: RouteEvaluation, serverTrust: ServerTrustChallenge?, clientCertificate: ClientCertificateChallenge?) {
+    ///   - deadline: When the handshake times out.
+    init(
+        origin: Origin, url: URL, deadline: ContinuousClock.Instant, evaluation: RouteEvaluation, serverTrust: ServerTrustChallenge?,
+        clientCertificate: ClientCertificateChallenge?
+    ) {
         self.origin = origin
         self.url = url
+        self.deadline = deadline
         self.evaluation = evaluation
         self.serverTrust = serverTrust
         self.clientCertificate = clientCertificate
@@ -80,7 +87,7 @@ final class HandshakeChallenges: Sendable {
     /// request that makes the connection holds it while the handshake runs, and a pooled connection does not
     /// keep it (its handlers, the request's URL) for the rest of its life.
     var verifier: ServerTrustVerifier {
-        let evaluation = self.evaluation
+        let (evaluation, deadline) = (self.evaluation, self.deadline)
         var verifier: ServerTrustVerifier
         if asksHandlers {
             verifier = ServerTrustVerifier(
@@ -97,7 +104,11 @@ final class HandshakeChallenges: Sendable {
                     return measured.decision
                 },
                 decide: { trust in
-                    let measured = await evaluation.evaluate(trust, afterImmediate: true)
+                    // The evaluation runs in a task of its own, which the handshake's timeout does not end: what it
+                    // fetches is bounded by the handshake's deadline here.
+                    let measured = await IntermediateFetchingEvaluator.$deadline.withValue(deadline) {
+                        await evaluation.evaluate(trust, afterImmediate: true)
+                    }
                     evaluation.record(measured.decision, measured: measured)
                     return measured.decision
                 })
@@ -111,7 +122,7 @@ final class HandshakeChallenges: Sendable {
     /// decision goes to the diagnostics hook (logs, metrics, traces, the decision observer).
     private func challenge(_ trust: ServerTrust) async -> TrustDecision {
         guard let serverTrust else { return Self.abandoned(trust) }
-        let answer = await serverTrust.decide(trust)
+        let answer = await IntermediateFetchingEvaluator.$deadline.withValue(deadline) { await serverTrust.decide(trust) }
         answers.withLockedValue { $0.serverTrust = answer.outcome }
         if answer.outcome.isJudgement { evaluation.record(answer.decision, measured: answer.measured) }
         return answer.decision
