@@ -43,6 +43,8 @@ public final class TrustHTTPClient: Sendable {
     let trustWatcher: TrustConfigurationWatcher?
     /// Fetches servers' missing intermediates (nil when switched off).
     private let intermediateFetcher: HTTPIntermediateFetcher?
+    /// The connection attempts the pool owns, cancelled at shutdown.
+    private let attempts = PoolConnectionAttempts()
 
     /// - Parameters:
     ///   - configuration: Trust, timeouts, redirects…
@@ -164,6 +166,7 @@ public final class TrustHTTPClient: Sendable {
     /// Closes every connection. Requests in flight fail.
     public func shutdown() async {
         trustWatcher?.stop()
+        await attempts.cancelAll()
         await pool.shutdown()
         await intermediateFetcher?.shutdown()
     }
@@ -310,6 +313,8 @@ public final class TrustHTTPClient: Sendable {
         case .pooled(let connection): return .pooled(connection)
         case .connect(let new): id = new
         }
+        // A connection others may share is the pool's to make: this request only waits for it.
+        if fromPool { return try await connectForPool(flight, id: id) }
         do {
             // `connect` reports the connection made, or a proxy's refusal, itself.
             return try await connect(flight, id: id)
@@ -342,6 +347,57 @@ public final class TrustHTTPClient: Sendable {
             return TrustHTTPClientError(.timedOut, flight.context.requestTimedOut, url: flight.url)
         case .cancelled: return TrustHTTPClientError(.cancelled, "the request was cancelled", url: flight.url)
         case .shutDown: return TrustHTTPClientError(.cancelled, "the session was shut down", url: flight.url)
+        }
+    }
+
+    /// A new shareable connection, made in a task the pool owns (``PoolConnectionAttempt``): bounded by the connect timeout,
+    /// its handshake's challenges (the session's handler, never a request's) answered there. This request waits for it
+    /// within its own deadline; one that times out or is cancelled leaves the attempt to the requests queued behind it,
+    /// to whom the connection goes when it comes (or whose places open when it fails). Connections of a request with
+    /// its own challenge handler, and of a retry that must not reuse one, stay with their request (`connect`).
+    private func connectForPool(_ flight: InFlightRequest, id: ConnectionPool.ConnectionID) async throws -> Connected {
+        let specification: ConnectionSpecification
+        do {
+            specification = try connectionSpecification(flight, ownedByPool: true)
+        } catch {
+            pool.failed(id)
+            throw error
+        }
+        let remaining: Duration
+        do {
+            remaining = try flight.context.remaining(url: flight.url)
+        } catch {
+            pool.failed(id)
+            throw error
+        }
+        let attempt = PoolConnectionAttempt()
+        let generation = trustWatcher?.generation
+        let (factory, pool, telemetry, key) = (self.factory, self.pool, self.telemetry, flight.plan.key)
+        let task = Task {
+            let started = ContinuousClock.now
+            do {
+                let connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
+                self.connected(connection, id: id, origin: specification.origin, started: started, since: generation)
+                // The request gave up: the connection goes to the pool, to the next request queued for the origin.
+                if !attempt.finish(.success(connection)) { pool.release(connection, key: key, reusable: true) }
+            } catch {
+                telemetry.connected(specification.origin, duration: started.duration(to: .now), failed: true)
+                if !attempt.finish(.failure(error)) { pool.failed(id) }
+            }
+        }
+        attempts.track(task)
+        switch await attempt.wait(timeout: remaining) {
+        case .finished(.success(let connection)):
+            return .connection(connection, specification.handshake)
+        case .finished(.failure(let error)):
+            pool.failed(id)
+            if let refusal = error as? ProxyRefusal { return try answer(to: refusal, flight) }
+            throw error
+        case .timedOut:
+            flight.context.markTimedOut()
+            throw TrustHTTPClientError(.timedOut, flight.context.requestTimedOut, url: flight.url)
+        case .cancelled:
+            throw TrustHTTPClientError(.cancelled, "the request was cancelled", url: flight.url)
         }
     }
 
@@ -387,9 +443,10 @@ public final class TrustHTTPClient: Sendable {
     /// What the factory needs for a new connection for the send in progress: its handshake's challenges, its
     /// TLS minimum, whether others may share it, and its timeout (the connect timeout, or what is left of the
     /// request's).
-    private func connectionSpecification(_ flight: InFlightRequest) throws -> ConnectionSpecification {
+    private func connectionSpecification(_ flight: InFlightRequest, ownedByPool: Bool = false) throws -> ConnectionSpecification {
         let (plan, request) = (flight.plan, flight.plan.request)
-        let remaining = try flight.context.remaining(url: request.url)
+        // The pool's attempts outlive the request that caused them: the connect timeout alone bounds them.
+        let remaining = ownedByPool ? configuration.connectTimeout : try flight.context.remaining(url: request.url)
         return ConnectionSpecification(
             origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: remaining) : nil,
             requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,

@@ -1,0 +1,127 @@
+import Foundation
+import NIOCore
+import Testing
+import TrustHTTP
+import TrustHTTPTestSupport
+import TrustLab
+import TrustTestSupport
+
+@testable import TrustHTTP
+
+/// A connection attempt belongs to the pool, not to the request that caused it: a request that times out or is
+/// cancelled while the connection is made leaves the attempt to the requests queued behind it.
+@Suite("Connection attempts owned by the pool", .serialized, .timeLimit(.minutes(5)), .paced)
+struct PoolOwnedConnectionTests {
+    @Test func aRequestThatTimesOutLeavesItsConnectionToTheQueue() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        // The server's handshake takes 1 s; only one connection to the origin.
+        let relay = try await DelayingRelay.start(to: server.port, delay: .seconds(1))
+        let session = try labSession { $0.maximumConnectionsPerOrigin = 1 }
+        let target = try #require(URL(string: "https://\(server.host):\(relay.port)/"))
+        var impatient = TrustHTTPClientRequest(url: target)
+        impatient.timeout = .milliseconds(300)
+        let first = Task { try await session.data(for: impatient) }
+        // The first request asks first (the order only decides which one the pool lets connect: the expectations
+        // below hold whichever it is).
+        try await Task.sleep(for: .milliseconds(50))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<19 {
+                group.addTask {
+                    var request = TrustHTTPClientRequest(url: target)
+                    request.timeout = .seconds(10)
+                    return try await session.data(for: request).statusCode
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let error = await #expect(throws: TrustHTTPClientError.self) { try await first.value }
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(statuses.count == 19 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+        #expect(relay.acceptedCount == 1)
+        #expect(server.acceptedConnectionCount == 1)
+        await session.shutdown()
+        try await relay.shutdown()
+        try await server.shutdown()
+    }
+
+    @Test func aCancelledRequestLeavesItsConnectionToTheNextOne() async throws {
+        let server = try await LabServer.start("good", pki: Lab.pki)
+        let relay = try await DelayingRelay.start(to: server.port, delay: .milliseconds(500))
+        let session = try labSession { $0.maximumConnectionsPerOrigin = 1 }
+        let target = try #require(URL(string: "https://\(server.host):\(relay.port)/"))
+        let first = Task { try await session.data(for: TrustHTTPClientRequest(url: target)) }
+        try await Task.sleep(for: .milliseconds(100))
+        first.cancel()
+        let error = await #expect(throws: TrustHTTPClientError.self) { try await first.value }
+        #expect(error?.code == .cancelled, "\(String(describing: error))")
+        // The attempt goes on: the next request is served on the connection it makes.
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: target)).statusCode == 200)
+        #expect(relay.acceptedCount == 1)
+        await session.shutdown()
+        try await relay.shutdown()
+        try await server.shutdown()
+    }
+}
+
+/// Every transition of ``PoolConnectionAttempt``, without sockets (a failure stands for the connection: a
+/// `Connection` needs a channel).
+@Suite("PoolConnectionAttempt transitions")
+struct PoolConnectionAttemptTests {
+    struct Refused: Error {}
+
+    static func failed(_ outcome: PoolConnectionAttempt.Outcome) -> Bool {
+        if case .finished(.failure(let error)) = outcome { return error is Refused }
+        return false
+    }
+
+    @Test func finishedBeforeTheWaitIsDeliveredAtOnce() async {
+        let attempt = PoolConnectionAttempt()
+        #expect(attempt.finish(.failure(Refused())))
+        #expect(Self.failed(await attempt.wait(timeout: .seconds(60))))
+    }
+
+    @Test func finishedWhileWaitedForResumesTheWaiter() async {
+        let attempt = PoolConnectionAttempt()
+        async let outcome = attempt.wait(timeout: .seconds(60))
+        // Whether the wait has begun or not, the outcome is the request's.
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(attempt.finish(.failure(Refused())))
+        #expect(Self.failed(await outcome))
+    }
+
+    @Test func aTimedOutWaitLeavesTheOutcomeToTheAttempt() async {
+        let attempt = PoolConnectionAttempt()
+        guard case .timedOut = await attempt.wait(timeout: .milliseconds(10)) else {
+            Issue.record("the wait did not time out")
+            return
+        }
+        #expect(!attempt.finish(.failure(Refused())))
+    }
+
+    @Test func aCancelledWaitLeavesTheOutcomeToTheAttempt() async {
+        let attempt = PoolConnectionAttempt()
+        let waiter = Task { await attempt.wait(timeout: .seconds(60)) }
+        waiter.cancel()
+        guard case .cancelled = await waiter.value else {
+            Issue.record("the wait was not cancelled")
+            return
+        }
+        #expect(!attempt.finish(.failure(Refused())))
+    }
+
+    @Test func givingUpBeforeWaitingAndAfterTheOutcome() async {
+        let early = PoolConnectionAttempt()
+        early.giveUp(.timedOut)
+        guard case .timedOut = await early.wait(timeout: .seconds(60)) else {
+            Issue.record("an abandoned attempt's wait did not say why at once")
+            return
+        }
+        #expect(!early.finish(.failure(Refused())))
+        // Once the request has the outcome, giving up changes nothing and a second finish is ignored.
+        let late = PoolConnectionAttempt()
+        #expect(late.finish(.failure(Refused())))
+        #expect(Self.failed(await late.wait(timeout: .seconds(60))))
+        late.giveUp(.cancelled)
+        #expect(late.finish(.failure(Refused())))
+    }
+}
