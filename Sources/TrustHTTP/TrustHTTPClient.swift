@@ -445,10 +445,13 @@ public final class TrustHTTPClient: Sendable {
     /// request's).
     private func connectionSpecification(_ flight: InFlightRequest, ownedByPool: Bool = false) throws -> ConnectionSpecification {
         let (plan, request) = (flight.plan, flight.plan.request)
-        // The pool's attempts outlive the request that caused them: the connect timeout alone bounds them.
+        // The pool's attempts outlive the request that caused them: the connect timeout alone bounds them. It ends a
+        // handler still deciding by cancelling it (no one judged the server: no decision is recorded), so the
+        // handlers' own timeout is set past it, where it cannot race it.
         let remaining = ownedByPool ? configuration.connectTimeout : try flight.context.remaining(url: request.url)
+        let handlerTimeout = ownedByPool ? configuration.connectTimeout * 2 : remaining
         return ConnectionSpecification(
-            origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: remaining) : nil,
+            origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: handlerTimeout) : nil,
             requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
             proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"))
     }
