@@ -59,8 +59,9 @@ package final class HTTPIntermediateFetcher: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The fetcher for requests through `proxy` (`nil`: direct).
-    package func through(_ proxy: ProxyConfiguration?) -> some IntermediateFetcher {
+    /// The fetcher for requests through `proxy` (`nil`: direct). An existential, not an opaque type: Swift 6.3's
+    /// optimising build crashed in SILGen converting the opaque result to `any IntermediateFetcher` in a closure.
+    package func through(_ proxy: ProxyConfiguration?) -> any IntermediateFetcher {
         Route(
             owner: self,
             proxy: proxy.map { proxy in

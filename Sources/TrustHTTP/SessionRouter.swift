@@ -193,7 +193,8 @@ final class SessionRouter: Sendable {
 
     private func makeRoute(for origin: Origin, generation: UInt64?) -> Route {
         // Missing intermediates fetched through the proxy this route's requests use, never direct when they do not.
-        let fetcher: (any IntermediateFetcher)? = origin.isSecure ? intermediateFetcher.map { $0.through(proxy(for: origin)) } : nil
+        var fetcher: (any IntermediateFetcher)?
+        if origin.isSecure, let intermediateFetcher { fetcher = intermediateFetcher.through(proxy(for: origin)) }
         let evaluator = evaluator(for: origin, fetcher: fetcher)
         var entry: TrustConfiguration.Entry?
         if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
