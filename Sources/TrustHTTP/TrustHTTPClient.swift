@@ -60,7 +60,7 @@ public final class TrustHTTPClient: Sendable {
         self.pool = ConnectionPool(
             configuration: ConnectionPoolStateMachine.Configuration(
                 maximumConnectionsPerKey: configuration.maximumConnectionsPerOrigin, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin,
-                idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)),
+                idleTimeout: TimeAmount(configuration.idleTimeout)),
             group: eventLoopGroup)
         // A trust configuration file can switch the cache off (or make it smaller) for its sessions.
         var cacheSettings = configuration.evaluationCache
@@ -332,7 +332,7 @@ public final class TrustHTTPClient: Sendable {
             guard fromPool else { return .connect(try pool.newConnection(for: flight.plan.key)) }
             // HTTP/2 is negotiated in the TLS handshake (ALPN): plain HTTP and HTTP/1.1-only sessions never share.
             let mayUseHTTP2 = configuration.httpVersion == .automatic && flight.plan.origin.isSecure
-            let deadline = NIODeadline.now() + .nanoseconds(try flight.context.remaining(url: flight.url).nanoseconds)
+            let deadline = NIODeadline.now() + TimeAmount(try flight.context.remaining(url: flight.url))
             return try await pool.connection(for: flight.plan.key, mayUseHTTP2: mayUseHTTP2, deadline: deadline)
         } catch let failure as ConnectionPoolStateMachine.Failure {
             throw Self.sessionError(failure, flight)

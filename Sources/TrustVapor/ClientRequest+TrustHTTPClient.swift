@@ -16,7 +16,7 @@
             }
             self.init(
                 url: url, method: request.method.rawValue, headers: request.headers.map { ($0.name, $0.value) },
-                body: request.body.map { Data($0.readableBytesView) }, timeout: request.timeout.map { .nanoseconds($0.nanoseconds) })
+                body: request.body.map { Data($0.readableBytesView) }, timeout: request.timeout.map { Duration($0) })
         }
     }
 

@@ -106,7 +106,7 @@ struct ConnectionFactory: Sendable {
             initialize = { try self.addPlainHTTP($0, attempt) }
         }
         let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(TimeAmount.nanoseconds(specification.timeout.nanoseconds))
+            .connectTimeout(TimeAmount(specification.timeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try initialize(channel) } }
         let origin = specification.origin
@@ -185,7 +185,7 @@ struct ConnectionFactory: Sendable {
     /// handshake and HTTP to be set up; a failure is mapped to its ``TrustHTTPClientError`` here, once.
     private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol
     {
-        let timer = channel.eventLoop.scheduleTask(in: TimeAmount.nanoseconds(specification.timeout.nanoseconds)) {
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(specification.timeout)) {
             attempt.handshake.fail(HandshakeTimeout())
             channel.close(promise: nil)
         }

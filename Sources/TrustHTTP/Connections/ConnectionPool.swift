@@ -268,7 +268,8 @@ final class ConnectionPool: Sendable {
 }
 
 extension Duration {
-    /// Whole nanoseconds (saturating), for NIO's `TimeAmount`.
+    /// Whole nanoseconds (saturating), for metrics and messages (a `TimeAmount` is made by NIOCore's
+    /// `TimeAmount(_:)`, which clamps the same way).
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)

@@ -39,7 +39,7 @@ extension HTTPExchange {
     /// callback. A deadline pending when its loop shuts down never runs (NIO cancels it).
     private func armDeadline(total: Bool, in timeout: Duration, _ timeouts: Connection.ExchangeTimeouts, on eventLoop: any EventLoop) {
         let handler = ExchangeDeadline(exchange: self, total: total)
-        guard let deadline = try? eventLoop.scheduleCallback(in: .nanoseconds(timeout.nanoseconds), handler: handler) else { return }
+        guard let deadline = try? eventLoop.scheduleCallback(in: TimeAmount(timeout), handler: handler) else { return }
         keepDeadline(deadline, total: total, timeouts: timeouts)
     }
 

@@ -347,8 +347,8 @@ extension HTTPRequestStateMachine.Request {
         case .stream(_, let length): body = .stream(length: length)
         }
         self.init(
-            isHEAD: exchange.head.method == .HEAD, body: body, continueTimeout: exchange.continueTimeout.map { .nanoseconds($0.nanoseconds) },
-            readTimeout: exchange.readTimeout.map { .nanoseconds($0.nanoseconds) }, maximumInformationalResponses: exchange.limits.maximumInformationalResponses
+            isHEAD: exchange.head.method == .HEAD, body: body, continueTimeout: exchange.continueTimeout.map { TimeAmount($0) },
+            readTimeout: exchange.readTimeout.map { TimeAmount($0) }, maximumInformationalResponses: exchange.limits.maximumInformationalResponses
         )
     }
 }
