@@ -305,15 +305,7 @@ final class SessionRouter: Sendable {
         let telemetry = self.telemetry
         return { trust in
             var evaluation = await evaluate(trust)
-            if let completing, IntermediateFetchingEvaluator.missingIssuer(in: evaluation.decision) != nil {
-                var last = evaluation
-                let decision = await completing.completing(evaluation.decision, of: trust) { completed in
-                    last = await evaluate(completed)
-                    return last.decision
-                }
-                evaluation = last
-                evaluation.decision = decision
-            }
+            if let completing { evaluation = await completing.completing(evaluation, of: trust, decision: \.decision) { await evaluate($0) } }
             if let report = evaluation.report, let reporter {
                 telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
             }

@@ -356,16 +356,9 @@ public final class TrustHTTPClient: Sendable {
     /// to whom the connection goes when it comes (or whose places open when it fails). Connections of a request with
     /// its own challenge handler, and of a retry that must not reuse one, stay with their request (`connect`).
     private func connectForPool(_ flight: InFlightRequest, id: ConnectionPool.ConnectionID) async throws -> Connected {
-        let specification: ConnectionSpecification
+        let (specification, remaining): (ConnectionSpecification, Duration)
         do {
-            specification = try connectionSpecification(flight, ownedByPool: true)
-        } catch {
-            pool.failed(id)
-            throw error
-        }
-        let remaining: Duration
-        do {
-            remaining = try flight.context.remaining(url: flight.url)
+            (specification, remaining) = (try connectionSpecification(flight, ownedByPool: true), try flight.context.remaining(url: flight.url))
         } catch {
             pool.failed(id)
             throw error
@@ -393,11 +386,9 @@ public final class TrustHTTPClient: Sendable {
             pool.failed(id)
             if let refusal = error as? ProxyRefusal { return try answer(to: refusal, flight) }
             throw error
-        case .timedOut:
-            flight.context.markTimedOut()
-            throw TrustHTTPClientError(.timedOut, flight.context.requestTimedOut, url: flight.url)
-        case .cancelled:
-            throw TrustHTTPClientError(.cancelled, "the request was cancelled", url: flight.url)
+        // As a request that gave up waiting in the pool's queue.
+        case .timedOut: throw Self.sessionError(.timedOut, flight)
+        case .cancelled: throw Self.sessionError(.cancelled, flight)
         }
     }
 
@@ -450,9 +441,10 @@ public final class TrustHTTPClient: Sendable {
         // handlers' own timeout is set past it, where it cannot race it.
         let remaining = ownedByPool ? configuration.connectTimeout : try flight.context.remaining(url: request.url)
         let handlerTimeout = ownedByPool ? configuration.connectTimeout * 2 : remaining
+        let timeout = min(configuration.connectTimeout, remaining)
+        let handshake = plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: handlerTimeout, deadline: .now + timeout) : nil
         return ConnectionSpecification(
-            origin: plan.origin, handshake: plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: handlerTimeout) : nil,
-            requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: min(configuration.connectTimeout, remaining), url: request.url,
+            origin: plan.origin, handshake: handshake, requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: timeout, url: request.url,
             proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"))
     }
 
@@ -477,7 +469,7 @@ public final class TrustHTTPClient: Sendable {
 
     /// The challenges of a TLS handshake for the send in progress: server trust (the route's evaluation alone
     /// when no handler is to be asked), and a client certificate when a handler or an identity can answer one.
-    private func makeHandshake(_ flight: InFlightRequest, handlerTimeout: Duration) -> HandshakeChallenges {
+    private func makeHandshake(_ flight: InFlightRequest, handlerTimeout: Duration, deadline: ContinuousClock.Instant) -> HandshakeChallenges {
         let (plan, taskHandler) = (flight.plan, flight.plan.request.challengeHandler)
         let origin = plan.origin
         let identity = plan.route.clientIdentity
@@ -492,7 +484,7 @@ public final class TrustHTTPClient: Sendable {
                 origin: origin, taskHandler: taskHandler, sessionHandler: sessionHandler, defaultIdentity: identity, handlerTimeout: handlerTimeout)
             : nil
         return HandshakeChallenges(
-            origin: origin, url: flight.url, deadline: .now + min(configuration.connectTimeout, handlerTimeout), evaluation: plan.route.evaluation,
+            origin: origin, url: flight.url, deadline: deadline, evaluation: plan.route.evaluation,
             serverTrust: serverTrust, clientCertificate: clientCertificate)
     }
 

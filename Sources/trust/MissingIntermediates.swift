@@ -28,14 +28,9 @@ enum MissingIntermediates {
         guard fetches, IntermediateFetchingEvaluator.missingIssuer(in: first.decision) != nil else { return first }
         let fetcher = HTTPIntermediateFetcher()
         let completion = IntermediateFetchingEvaluator(Evaluation { await evaluate($0).decision }, fetcher: fetcher.through(nil))
-        var last = first
-        let decision = await completion.completing(first.decision, of: trust) { completed in
-            last = await evaluate(completed)
-            return last.decision
-        }
+        let completed = await completion.completing(first, of: trust, decision: \.decision) { await evaluate($0) }
         await fetcher.shutdown()
-        last.decision = decision
-        return last
+        return completed
     }
 
     /// A closure as an evaluator.

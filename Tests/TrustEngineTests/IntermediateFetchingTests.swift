@@ -239,6 +239,7 @@ struct IntermediateFetchingTests {
         task.cancel()
         let cancelled = await task.value
         #expect(!cancelled.isTrusted && started.duration(to: clock.now) < .seconds(300))
+        #expect(cancelled.notes.contains { $0.contains("could not fetch the issuer") }, "\(cancelled.notes)")
     }
 
     @Test func malformedAnswersAreNamed() async throws {

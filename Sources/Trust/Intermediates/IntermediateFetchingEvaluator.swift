@@ -105,6 +105,24 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
         return missing ? tip : nil
     }
 
+    /// ``completing(_:of:evaluate:)`` for an evaluation that gives more than a decision (a configuration's, with its
+    /// pin-failure report): `evaluate` judges each completed trust, and the value returned is the final evaluation's,
+    /// its decision carrying the fetches' notes — what it reports is about the completed path, not the chain as
+    /// presented.
+    package func completing<Evaluation>(
+        _ first: Evaluation, of original: ServerTrust, decision: WritableKeyPath<Evaluation, TrustDecision>,
+        evaluate: (ServerTrust) async -> Evaluation
+    ) async -> Evaluation {
+        guard Self.missingIssuer(in: first[keyPath: decision]) != nil else { return first }
+        var last = first
+        let completed = await completing(first[keyPath: decision], of: original) { trust in
+            last = await evaluate(trust)
+            return last[keyPath: decision]
+        }
+        last[keyPath: decision] = completed
+        return last
+    }
+
     /// Fetches level by level while the decision refuses for a missing issuer, within the limits, `evaluate` judging
     /// each completed trust (the base's evaluation; a caller's own where an evaluation gives more than a decision —
     /// a configuration's pin-failure report, sent for the final decision only). `first` is the decision on `original`.
