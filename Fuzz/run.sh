@@ -279,6 +279,7 @@ report_failure() {
   echo "-- $target failed; from $log:"
   grep -n -E 'Fatal error|property violated|==[0-9]+==ERROR|ERROR: libFuzzer|SUMMARY:' "$log" | tail -5 || true
   awk '/==[0-9]+==ERROR|ERROR: libFuzzer/ {show = 1; n = 0} show && n < 40 {print; n++}' "$log" | tail -40
+  grep -h '^== .*: run again' "$log" || true
   while IFS= read -r input; do
     echo "-- crash input $(basename "$input") ($(wc -c < "$input") bytes), base64:"
     head -c 4096 "$input" | base64
@@ -290,6 +291,32 @@ report_failure() {
 # every input, and the target did 81-90 execs/s against 3,056-3,272 with it at exit (measured on a fresh corpus).
 per_input_leak_check() {
   case "$1" in FuzzConfiguration) echo 0 ;; *) echo 1 ;; esac
+}
+# Inputs libFuzzer saved for their time rather than for a finding: a slow unit (an input that ran for 10 s
+# or more, which libFuzzer saves and goes on; exit 0) or a timeout (over -timeout, exit non-zero). The
+# targets are deterministic (an EmbeddedChannel, no clock, no threads), so a real hang takes as long every
+# time; an input that a stalled host made slow runs in milliseconds when run again. Each is run again three
+# times on its own (libFuzzer prints their total): if the three end within 2 s, it was the host, the input moves to
+# $work/unreproduced/TARGET (kept, not counted) and the log says so; otherwise it stays a finding.
+recheck_slow_inputs() {
+  local target="$1" log="$2" input again took all_fast=0
+  while IFS= read -r input; do
+    again="$work/logs/$target.recheck"
+    LD_PRELOAD="$asan_runtime" "$bin/$target" -runs=3 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -detect_leaks=0 \
+      "$input" > "$again" 2>&1 && all_fast=1 || all_fast=0
+    took=$(awk '/^Executed .* in [0-9]+ ms$/ {ms = $(NF - 1)} END {print ms + 0}' "$again")
+    if [ "$all_fast" = 1 ] && grep -q '^Executed ' "$again" && [ "$took" -lt 2000 ]; then
+      mkdir -p "$work/unreproduced/$target"
+      mv "$input" "$work/unreproduced/$target/"
+      echo "== $(basename "$input"): run again 3 times in ${took} ms: the host was stalled, not the input (kept in $work/unreproduced/$target)" >> "$log"
+      grep -q '^ERROR: libFuzzer: timeout' "$log" && [ -z "$(find "$work/artifacts/$target" -type f -newer "$work/logs/$target.start")" ] \
+        && echo "== the run's only finding was that timeout: not a finding" >> "$log" && status=0
+    else
+      echo "== $(basename "$input"): run again 3 times in ${took} ms (exit status $([ "$all_fast" = 1 ] && echo 0 || echo non-zero)): it is the input" >> "$log"
+    fi
+    rm -f "$again"
+  done < <(find "$work/artifacts/$target" -type f \( -name 'slow-unit-*' -o -name 'timeout-*' \) -newer "$work/logs/$target.start")
+  return 0
 }
 # One target's run: writes its summary line to $work/logs/TARGET.summary and returns non-zero on a finding.
 run_target() {
@@ -313,6 +340,7 @@ run_target() {
     status=$?
   fi
   set -e
+  recheck_slow_inputs "$target" "$log"
   crashes=$(find "$work/artifacts/$target" -type f -newer "$work/logs/$target.start" | wc -l)
   execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
   rate=$(awk '/stat::average_exec_per_sec/ {s += $2} END {print s + 0}' "$log")
