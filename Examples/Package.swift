@@ -15,7 +15,9 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     dependencies: [
         .package(name: "swift-trust", path: "..", traits: ["GRPC", "Vapor"]),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // Without Hummingbird's default traits: `FullFoundation` links full Foundation and its ICU data into every server
+        // (its URL-encoded form coding), `ConfigurationSupport` swift-configuration; the examples use neither.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -58,6 +60,9 @@ let package = Package(
             dependencies: [
                 trustNIO, .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
             ]),
+        // The server above as a program (`hummingbird-mtls-server CHAIN KEY CLIENT_CAS [PORT]`); CI checks with `ldd` that
+        // it links no full Foundation and no ICU.
+        .executableTarget(name: "hummingbird-mtls-server", dependencies: ["HummingbirdMutualTLS", trustNIO], path: "Sources/HummingbirdMutualTLSServerMain"),
         .target(name: "VaporMutualTLS", dependencies: [trustNIO, .product(name: "Vapor", package: "vapor")]),
         // A Vapor app whose `req.client` is a TrustHTTPClient (TrustVapor, the `Vapor` trait): pinned outbound calls.
         .target(

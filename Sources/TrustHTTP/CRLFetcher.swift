@@ -1,7 +1,12 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Fetches the CRLs that certificates name in their CRL Distribution Points (RFC 5280 §4.2.1.13), over HTTP with
 /// a ``TrustHTTPClient`` of its own, into a `CRLCache` that revocation checking consults (`RevocationPolicy.cache`).

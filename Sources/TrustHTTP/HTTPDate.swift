@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The preferred HTTP date format, IMF-fixdate (RFC 9110 §5.6.7: `Sun, 06 Nov 1994 08:49:37 GMT`). The two
 /// obsolete formats a recipient should also accept are read as no date (for Expires: already expired), which only
@@ -8,7 +13,7 @@ enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     static func parse(_ text: String) -> Date? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: " ", omittingEmptySubsequences: false)
+        let parts = text.trimmingASCIIBlanks().split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 6, parts[0].count == 4, parts[0].last == ",", parts[5] == "GMT", parts[1].count == 2, let day = Int64(parts[1]),
             let month = months.firstIndex(of: parts[2].lowercased()), parts[3].count == 4, let year = Int64(parts[3])
         else { return nil }

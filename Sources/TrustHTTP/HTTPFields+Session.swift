@@ -1,5 +1,10 @@
-import Foundation
 import HTTPTypes
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // Header fields as swift-http-types' `HTTPFields` — the type of AsyncHTTPClient's newer API and of
 // swift-openapi — with its set/add/remove and case-insensitive lookup. The session keeps fields as

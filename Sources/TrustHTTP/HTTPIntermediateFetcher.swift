@@ -1,6 +1,11 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The client's ``IntermediateFetcher``: missing intermediates fetched over plain HTTP/1.1 or HTTP/2-free `http`,
 /// each route's fetches through that route's proxy, answers kept as HTTP caching allows.
@@ -181,7 +186,7 @@ package final class HTTPIntermediateFetcher: Sendable {
     static func freshness(of response: TrustHTTPClientResponse) -> Duration? {
         let week: Int64 = 7 * 86_400
         let directives = (response.value(forHeader: "cache-control") ?? "").lowercased().split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
+            $0.trimmingASCIIBlanks()
         }
         if directives.contains(where: { $0 == "no-store" || $0 == "no-cache" || $0.hasPrefix("no-cache=") }) { return nil }
         // RFC 9111 §5.1: an Age that is not delta-seconds is ignored.
@@ -207,7 +212,7 @@ package final class HTTPIntermediateFetcher: Sendable {
     /// RFC 9111 §1.2.2 delta-seconds: one or more digits and nothing else; a value too large to hold counts as
     /// 2147483648, as that section says a cache must take it.
     static func deltaSeconds(_ text: String) -> Int64? {
-        let digits = text.trimmingCharacters(in: .whitespaces)
+        let digits = text.trimmingASCIIBlanks()
         guard !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         return Int64(digits) ?? 2_147_483_648
     }

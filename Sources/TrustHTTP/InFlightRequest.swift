@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One send of a request — the request as sent and its plan — with what the request carries from its earlier
 /// sends: the request the caller gave, its deadlines and span, and the URLs it was redirected from. A retry without

@@ -1,7 +1,12 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Asks OCSP responders (RFC 6960, the certificates' authorityInformationAccess id-ad-ocsp URIs) about certificates,
 /// over HTTP with a ``TrustHTTPClient`` of its own, into an `OCSPCache` that revocation checking consults
@@ -150,7 +155,8 @@ public final class OCSPFetcher: Sendable {
     /// One exchange: `GET` when the encoded request is short and carries no nonce, else `POST`.
     private func send(_ request: OCSPRequest, to uri: String) async throws -> OCSPResponse {
         let der = try request.derBytes()
-        let encoded = Data(der).base64EncodedString().addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        // RFC 6960 Appendix A.1: the base64 of the DER, URL-encoded; of base64's alphabet only `+`, `/` and `=` need it.
+        let encoded = Data(der).base64EncodedString().replacing("+", with: "%2B").replacing("/", with: "%2F").replacing("=", with: "%3D")
         let base = uri.hasSuffix("/") ? uri : uri + "/"
         let message: TrustHTTPClientRequest
         if request.nonce == nil, base.utf8.count + encoded.utf8.count < 255, let url = URL(string: base + encoded) {

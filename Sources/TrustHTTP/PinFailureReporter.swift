@@ -1,6 +1,11 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Sends `PinFailureReport`s to a configuration entry's report URIs: POSTed as JSON by a session
 /// of its own — with its own trust policy, so a report about a broken pin can still reach an

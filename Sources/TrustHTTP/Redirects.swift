@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Redirect rules: 301/302/303/307/308 with a Location; 303 (and 301/302 after a POST) becomes a
 /// GET without a body; credentials and cookies are never carried to another origin.

@@ -1,7 +1,12 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import Tracing
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One request's deadlines (across redirects and challenges) and whether one fired.
 final class RequestContext: Sendable {

@@ -1,6 +1,12 @@
-import Foundation
+import NIOConcurrencyHelpers
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A path validator whose revocation checking also asks the certificates' OCSP responders and fetches the CRLs they
 /// point to: before an evaluation, the path is built, each certificate in scope is asked about at its OCSP responder
@@ -154,7 +160,7 @@ public struct RevocationCheckingEvaluator: TrustEvaluator {
 /// The first of a piece of work and a deadline, resuming a continuation once; the timer is cancelled when the work
 /// wins, the work is left to finish when the timer does.
 private final class Race: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var continuation: CheckedContinuation<Bool, Never>?
     private var timer: Task<Void, Never>?
 

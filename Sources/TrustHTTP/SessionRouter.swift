@@ -1,7 +1,12 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a session decides per host, decided once: the evaluator (with the evaluation cache around it), the
 /// key connections are pooled by, whether the host's trust configuration entry asks for TLS 1.3, the client

@@ -1,9 +1,14 @@
 import CoreMetrics
-import Foundation
 import Logging
 import Trust
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One server-trust decision of a session, as ``TrustHTTPClientConfiguration/decisionObserver`` receives it
 /// (TrustKit's `pinningValidatorCallback`, for apps with telemetry of their own).

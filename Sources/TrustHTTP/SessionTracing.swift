@@ -1,6 +1,11 @@
-import Foundation
 import Tracing
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A span per request (swift-distributed-tracing), as AsyncHTTPClient makes one: kind `client`, named
 /// after the method, from the caller's `ServiceContext`, covering redirects and authentication retries —

@@ -1,5 +1,10 @@
-import Foundation
 import NIOHTTP1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a send needs before any connection (``InFlightRequest/Plan``): the request checked, its route and
 /// pool key, and its head as it goes on the wire.

@@ -1,4 +1,3 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -6,6 +5,12 @@ import NIOPosix
 import Tracing
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An HTTPS client with URLSession's authentication-challenge model, where server trust is
 /// decided inside the TLS handshake by the `Trust` engine.

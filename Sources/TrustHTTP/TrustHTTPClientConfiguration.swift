@@ -1,9 +1,14 @@
 import CoreMetrics
-import Foundation
 import Logging
 import Tracing
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How a ``TrustHTTPClient`` decides whether to trust servers.
 public enum ServerTrustConfiguration: Sendable {

@@ -1,8 +1,13 @@
-import Foundation
 import NIOCore
 import NIOSSL
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension TrustHTTPClientError {
     /// What an error means and what usually fixes it: the one wording of each error, for every program that

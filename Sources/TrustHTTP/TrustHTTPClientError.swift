@@ -1,6 +1,11 @@
-import Foundation
 import NIOHTTPCompression
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The one error a ``TrustHTTPClient`` throws: a URLError-style code users already know, a message
 /// that says what happened, and — for server trust — the full `TrustDecision`.

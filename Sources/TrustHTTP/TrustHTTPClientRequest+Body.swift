@@ -1,5 +1,18 @@
-import Foundation
 import NIOCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension TrustHTTPClientRequest {
     /// A request body: bytes in memory, a file, or an asynchronous sequence of chunks.
@@ -67,24 +80,33 @@ extension TrustHTTPClientRequest {
             let chunkSize = max(1, chunkSize)
             return TrustHTTPClientRequest.Body(
                 content: .stream({ write in
-                    let handle: FileHandle
-                    do {
-                        handle = try FileHandle(forReadingFrom: URL(filePath: path))
-                    } catch {
-                        throw TrustHTTPClientError(.fileDoesNotExist, "cannot open the upload file \(path)", url: url, underlyingError: error)
+                    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                    guard descriptor >= 0 else {
+                        let reason = String(cString: strerror(errno))
+                        throw TrustHTTPClientError(.fileDoesNotExist, "cannot open the upload file \(path): \(reason)", url: url)
                     }
-                    defer { try? handle.close() }
+                    defer { close(descriptor) }
                     // A local file's read is short and bounded by `chunkSize`; the write that follows waits
-                    // for the connection, so the file is read no faster than it is sent.
+                    // for the connection, so the file is read no faster than it is sent. Read straight into the
+                    // buffer that is sent: no copy between.
+                    let allocator = ByteBufferAllocator()
                     while true {
-                        let chunk: Data?
-                        do {
-                            chunk = try handle.read(upToCount: chunkSize)
-                        } catch {
-                            throw TrustHTTPClientError(.noPermissionsToReadFile, "cannot read the upload file \(path)", url: url, underlyingError: error)
+                        var chunk = allocator.buffer(capacity: chunkSize)
+                        var failure: Int32 = 0
+                        let count = chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: chunkSize) { buffer in
+                            while true {
+                                let result = read(descriptor, buffer.baseAddress, chunkSize)
+                                if result < 0 && errno == EINTR { continue }
+                                if result < 0 { failure = errno }
+                                return max(0, result)
+                            }
                         }
-                        guard let chunk, !chunk.isEmpty else { return }
-                        try await write(ByteBuffer(bytes: chunk))
+                        if failure != 0 {
+                            let reason = String(cString: strerror(failure))
+                            throw TrustHTTPClientError(.noPermissionsToReadFile, "cannot read the upload file \(path): \(reason)", url: url)
+                        }
+                        guard count > 0 else { return }
+                        try await write(chunk)
                     }
                 }), length: size, summary: "the file \(path) (\(size) bytes)")
         }
@@ -94,7 +116,9 @@ extension TrustHTTPClientRequest {
             let size: Int
             do {
                 let attributes = try FileManager.default.attributesOfItem(atPath: path)
-                guard (attributes[.type] as? FileAttributeType) == .typeRegular, let bytes = (attributes[.size] as? NSNumber)?.intValue else {
+                // An Int (NSNumber) from Foundation, a UInt from FoundationEssentials.
+                let bytes = (attributes[.size] as? Int) ?? (attributes[.size] as? UInt).flatMap(Int.init(exactly:))
+                guard (attributes[.type] as? FileAttributeType) == .typeRegular, let bytes else {
                     throw TrustHTTPClientError(.fileIsDirectory, "\(path) is not a regular file", url: url)
                 }
                 size = bytes

@@ -1,6 +1,11 @@
-import Foundation
 import NIOHTTP1
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An HTTP response with its whole body.
 public struct TrustHTTPClientResponse: Sendable {

@@ -17,7 +17,7 @@ package struct BoringSSLErrorText: Sendable, Equatable {
         // BoringSSL writes `SSL routines:OPENSSL_internal:CODE`; other libcrypto builds `routines:CODE`.
         for marker in ["OPENSSL_internal:", "routines:"] where codes.isEmpty {
             var rest = Substring(text)
-            while let range = rest.range(of: marker) {
+            while let range = rest.firstRange(of: marker) {
                 let code = rest[range.upperBound...].prefix { ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "_" }
                 if !code.isEmpty, !codes.contains(String(code)) { codes.append(String(code)) }
                 rest = rest[range.upperBound...]

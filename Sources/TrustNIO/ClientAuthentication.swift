@@ -1,10 +1,15 @@
-import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How a TLS server asks for and verifies client certificates (mutual TLS).
 ///
@@ -170,7 +175,7 @@ public struct AllowedClientNamesRule: PathRule {
     public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         let leaf = path.leaf
         let held =
-            (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacingOccurrences(of: "email:", with: "").replacingOccurrences(of: "URI:", with: "") }
+            (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacing("email:", with: "").replacing("URI:", with: "") }
             + [leaf.subject.description]
         if held.contains(where: names.contains) { return [] }
         return [.nameMismatch(expected: names.sorted().joined(separator: " | "), presented: held)]

@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension ClientIdentity {
     /// The identity a trust configuration entry names (`clientIdentity`: a PKCS#12 file, or a certificate chain and
@@ -14,7 +19,7 @@ extension ClientIdentity {
         _ reference: TrustConfiguration.ClientIdentityReference, baseDirectory: String,
         environment: [String: String] = ProcessInfo.processInfo.environment, now: Date = Date()
     ) throws(ClientIdentityError) -> ClientIdentity? {
-        func path(_ file: String) -> String { file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file) }
+        func path(_ file: String) -> String { file.hasPrefix("/") ? file : baseDirectory.joiningPath(file) }
         let passphrase = reference.passphraseEnvironment.flatMap { environment[$0] }
         if let pkcs12 = reference.pkcs12 {
             return try ClientIdentity(pkcs12File: path(pkcs12), passphrase: passphrase, now: now)

@@ -1,8 +1,15 @@
-import Foundation
+import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A client certificate (with its intermediates) and its private key, ready to answer a server's
 /// certificate request.
@@ -58,7 +65,7 @@ public struct ClientIdentity: Sendable {
             throw error
         } catch {
             let text = "\(error)"
-            if text.contains("INCORRECT_PASSWORD") || text.contains("PKCS12_R_INCORRECT_PASSWORD") || text.localizedCaseInsensitiveContains("mac verify") {
+            if text.contains("INCORRECT_PASSWORD") || text.contains("PKCS12_R_INCORRECT_PASSWORD") || text.lowercased().contains("mac verify") {
                 throw ClientIdentityError(source: source, kind: .wrongPassphrase)
             }
             throw ClientIdentityError(source: source, kind: .corrupt(text))
@@ -270,7 +277,7 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
 /// The result of a PKCS#12 decoding on ``ClientIdentity``'s decoding queue, and a semaphore signalled when it is there.
 private final class DecodingOutcome: @unchecked Sendable {
     let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var stored: Result<NIOSSLPKCS12Bundle, any Error>?
 
     var result: Result<NIOSSLPKCS12Bundle, any Error>? { lock.withLock { stored } }

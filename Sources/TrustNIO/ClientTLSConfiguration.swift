@@ -1,7 +1,12 @@
-import Foundation
 import NIOSSL
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A client `TLSConfiguration` from one entry of a trust configuration, for clients that take a NIOSSL
 /// `TLSConfiguration` and offer no verification callback (AsyncHTTPClient, postgres-nio and most other SwiftNIO

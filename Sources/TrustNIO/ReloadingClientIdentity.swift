@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A ``ClientIdentity`` that follows its files: a PKCS#12 file and its passphrase, or a PEM certificate chain and
 /// key, read again when they change, so that a certificate renewed on disk is presented without a restart.

@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Why a ``ReloadingClientIdentity`` did not take its files (on its first load, or on a reload, when it keeps
 /// the identity it had). Each case names the file, never a passphrase or a key; text a file controls (a

@@ -1,8 +1,13 @@
-import Foundation
 import NIOSSL
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A TLS server's certificate chain and key — and, with client authentication, the client CAs it accepts — that
 /// follow their files: each connection accepted takes the `NIOSSLContext` in force, made once when the files

@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Why a ``ReloadingServerIdentity`` did not take its files (on its first load, or on a reload, when it keeps the
 /// context it had). Names files, never a key.

@@ -1,9 +1,14 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOSSL
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Runs a `Trust` evaluation inside the TLS handshake, through NIOSSL's custom verification
 /// callback, and turns the `TrustDecision` into NIOSSL's verdict.

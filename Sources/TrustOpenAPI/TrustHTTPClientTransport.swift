@@ -1,7 +1,12 @@
-import Foundation
 import HTTPTypes
 import OpenAPIRuntime
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A swift-openapi-runtime `ClientTransport` that sends a generated client's requests through a
 /// ``TrustHTTP/TrustHTTPClient``: every connection's server trust is decided by the session (its evaluators,

@@ -76,6 +76,24 @@ struct RFC3339Tests {
         #expect(RFC3339.parse("2024-02-29T00:00:00+01:00") == Date(timeIntervalSince1970: 1_709_161_200))
     }
 
+    @Test("The grammar of RFC 3339 §5.6, read byte by byte: what it accepts and what it refuses")
+    func grammar() throws {
+        let moment = try #require(RFC3339.parse("2024-03-01T12:30:45Z"))
+        for same in ["2024-03-01t12:30:45z", "2024-03-01 12:30:45Z", "2024-03-01T13:30:45+01:00", "2024-03-01T11:00:45-01:30"] {
+            #expect(RFC3339.parse(same) == moment, "\(same)")
+        }
+        #expect(RFC3339.parse("2024-03-01T12:30:45.25Z") == moment.addingTimeInterval(0.25))
+        #expect(RFC3339.parse("2024-03-01T12:30:60Z") != nil)  // a leap second (time-second allows 60)
+        let refused = [
+            "", "2024-03-01", "2024-03-01T12:30Z", "2024-03-01T12:30:45", "2024-3-01T12:30:45Z", "2024-03-01T12:30:45.Z",
+            "2024-03-01T12:30:45ZZ", "2024-03-01T12:30:45+0100", "2024-03-01T12:30:45+24:00", "2024-03-01T12:30:45+01:60",
+            "2024-03-01X12:30:45Z", "2024-13-01T12:30:45Z", "2024-03-00T12:30:45Z", "2024-03-01T24:00:00Z", "2024-03-01T12:60:45Z",
+            "2024-03-01T12:30:61Z", " 2024-03-01T12:30:45Z", "2024-03-01T12:30:45Z ", "２０２４-03-01T12:30:45Z", "2024-03-01T12:30:4٥Z",
+            "+2024-03-01T12:30:45Z", "2024-03-01T12:30:45.1e3Z",
+        ]
+        for text in refused { #expect(RFC3339.parse(text) == nil, "\(text)") }
+    }
+
     @Test("Civil days and day counts are inverse, and agree with Foundation from the reform on")
     func civilDays() {
         var calendar = Calendar(identifier: .gregorian)

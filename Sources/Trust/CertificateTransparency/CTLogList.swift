@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A list of Certificate Transparency logs in the schema Chrome publishes (`log_list.json`, version 3): operators,
 /// each with logs — `description`, `log_id`, `key`, `url`, `mmd`, `state`, optional `temporal_interval` — and the

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Whether certificates must carry Signed Certificate Timestamps from known logs (RFC 6962), as Apple's and Chrome's
 /// CT policies require of publicly trusted certificates.

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What Certificate Transparency checking found for a leaf: each embedded SCT (its log, operator, timestamp, and
 /// valid or why not), the count the policy requires, and whether the policy is met — the finding the CT rule decides on

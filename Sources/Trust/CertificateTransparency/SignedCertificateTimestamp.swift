@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A Signed Certificate Timestamp (RFC 6962 §3.2): a log's promise to include a certificate, as embedded in the
 /// certificate's SCT list extension (1.3.6.1.4.1.11129.2.4.2, RFC 6962 §3.3).

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension Certificate {
     /// The DER encoding of this certificate's SubjectPublicKeyInfo element: the bytes an

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads certificates from PEM (one or many blocks), DER, files and folders.
 ///
@@ -49,11 +54,10 @@ public enum CertificateSource {
     /// ``CertificateEntry/unsupported(_:detail:)`` instead of failing the whole file — so a tool can
     /// still pin it, or refuse it with a reason. Input that is not a certificate at all still throws.
     package static func entries(atPath path: String) throws(CertificateLoadingError) -> [CertificateEntry] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard LocalFile.exists(path) else {
             throw CertificateLoadingError(source: path, kind: .unreadable("no such file or folder"))
         }
-        if isDirectory.boolValue { return try entries(inDirectory: path) }
+        if LocalFile.isFolder(path) { return try entries(inDirectory: path) }
         // Bounded: a device or an oversized file is refused, a FIFO or pipe read within a deadline, never forever.
         let data: [UInt8]
         do {
@@ -70,13 +74,13 @@ public enum CertificateSource {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
         } catch {
-            throw CertificateLoadingError(source: path, kind: .unreadable(error.localizedDescription))
+            throw CertificateLoadingError(source: path, kind: .unreadable("\(error)"))
         }
         var result: [CertificateEntry] = []
         for name in names.sorted() {
-            let ext = (name as NSString).pathExtension.lowercased()
+            let ext = name.pathFileExtension.lowercased()
             guard certificateFileExtensions.contains(ext) else { continue }
-            result += try entries(atPath: (path as NSString).appendingPathComponent(name))
+            result += try entries(atPath: path.joiningPath(name))
         }
         if result.isEmpty { throw CertificateLoadingError(source: path, kind: .noCertificates) }
         return result

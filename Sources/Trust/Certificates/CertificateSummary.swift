@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a person (or a script) wants to see of a certificate in a report.
 package struct CertificateSummary: Sendable, Hashable, Codable {
@@ -39,7 +44,7 @@ package struct CertificateSummary: Sendable, Hashable, Codable {
         key = certificate.publicKeyDescription.description
         signatureAlgorithm = certificate.openSSLSignatureAlgorithmName
         pin = certificate.spkiPin.description
-        sha256Fingerprint = certificate.sha256Fingerprint.map { String(format: "%02X", $0) }.joined(separator: ":")
+        sha256Fingerprint = certificate.sha256Fingerprint.hexText(separator: ":", uppercase: true)
         isCertificateAuthority = certificate.isCertificateAuthority
         isSelfIssued = certificate.isSelfIssued
     }

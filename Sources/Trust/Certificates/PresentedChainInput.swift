@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A presented chain read from a file or from bytes, leaf first, as `trust evaluate --chain` reads it:
 /// a PEM bundle or one DER certificate.

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certificate read only as far as its outer DER structure: enough to name it, pin its key
 /// and say why it is refused, when a full parse fails (RSA keys under 2048 bits, MD5 or

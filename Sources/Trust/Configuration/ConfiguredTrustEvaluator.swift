@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Evaluates server trust with a ``TrustConfiguration``: the entry that matches the host decides
 /// the anchors, minimums and pins. Pins are checked on the validated path (a policy inside the path
@@ -52,7 +57,7 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     public init(
         contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
     ) throws(TrustConfigurationFileError) {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = path.parentPath
         try self.init(
             configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes, members: members),
             baseDirectory: folder.isEmpty ? "." : folder)
@@ -69,9 +74,9 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
         var ctLogList: CTLogList?
         if let file = configuration.ctLogList {
             do {
-                ctLogList = try CTLogList.load(path: file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file))
+                ctLogList = try CTLogList.load(path: file.hasPrefix("/") ? file : baseDirectory.joiningPath(file))
             } catch {
-                problems.append(TrustConfigurationProblem(path: "$.ctLogList", message: error.description))
+                problems.append(TrustConfigurationProblem(path: "$.ctLogList", message: "\(error)"))
             }
         }
         self.ctLogList = ctLogList

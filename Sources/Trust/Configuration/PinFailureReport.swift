@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A pin-validation failure report in the spirit of RFC 7469 §3 and TrustKit: what was served,
 /// what validated, which pins were known, and what happened.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A trust configuration that can be replaced while the process runs: a pin rotated, an anchor added, without a
 /// restart. It reads its file again (``reload()``, ``poll()``, ``run()``: the ``Reloading`` shape) or takes a
@@ -77,7 +81,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     private let observers = ObserverList<Event>()
     /// Held while a configuration is checked and swapped in, and its event sent: offers are taken one at a time,
     /// in order (recursive, so an observer may offer another).
-    private let updating = NSRecursiveLock()
+    private let updating = Lock(recursive: true)
 
     /// Reads and checks the configuration file at `path` and puts it in force as generation 1.
     /// - Parameters:
@@ -94,7 +98,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
         pollInterval: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrustConfigurationRejection) {
         self.pollInterval = pollInterval
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = path.parentPath
         self.path = path
         self.baseDirectory = folder.isEmpty ? "." : folder
         self.evaluationCacheSettings = evaluationCache

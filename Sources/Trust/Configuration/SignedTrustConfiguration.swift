@@ -1,5 +1,10 @@
 import Crypto
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A trust configuration that arrived as a ``TrustConfigurationBundle`` with a detached Ed25519 signature
 /// (RFC 8032) and was verified: the only way to one is

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension TrustConfiguration {
     /// The configuration in its file format (what ``parse(_:publicSuffixes:members:)`` reads), members in a

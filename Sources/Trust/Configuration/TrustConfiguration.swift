@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Per-host trust configuration in one portable, versioned JSON file: a base entry plus host entries.
 ///
@@ -107,12 +112,10 @@ public struct TrustConfiguration: Sendable, Hashable {
             var certificates: [Certificate] = []
             var problems: [TrustConfigurationProblem] = []
             for (index, file) in self.certificates.enumerated() {
-                let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+                let full = file.hasPrefix("/") ? file : baseDirectory.joiningPath(file)
                 do {
-                    var isFolder: ObjCBool = false
-                    let exists = FileManager.default.fileExists(atPath: full, isDirectory: &isFolder)
                     let loaded =
-                        exists && isFolder.boolValue ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
+                        LocalFile.isFolder(full) ? try CertificateSource.certificates(inDirectory: full) : try CertificateSource.certificates(atPath: full)
                     if loaded.isEmpty {
                         problems.append(TrustConfigurationProblem(path: "\(path).certificates[\(index)]", message: "\(full) holds no certificate"))
                     }
@@ -194,11 +197,11 @@ public struct TrustConfiguration: Sendable, Hashable {
             var lists: [CertificateRevocationList] = []
             var problems: [TrustConfigurationProblem] = []
             for (index, file) in crls.enumerated() {
-                let full = file.hasPrefix("/") ? file : (baseDirectory as NSString).appendingPathComponent(file)
+                let full = file.hasPrefix("/") ? file : baseDirectory.joiningPath(file)
                 do {
                     lists += try CertificateRevocationList.load(path: full)
                 } catch {
-                    problems.append(TrustConfigurationProblem(path: "\(path).crls[\(index)]", message: error.description))
+                    problems.append(TrustConfigurationProblem(path: "\(path).crls[\(index)]", message: "\(error)"))
                 }
             }
             let policy = RevocationPolicy(

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A trust configuration as a server delivers it: the configuration file's contents with the sequence number and the
 /// end date that make it an update, in one small envelope that is signed as a whole (``SignedTrustConfiguration``).
@@ -77,7 +81,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
     /// The bundle's JSON text (what ``init(parsing:publicSuffixes:members:)`` reads), to be signed as it is.
     public func jsonText() -> String {
         // The configuration's text is indented one level deeper; its strings hold no raw line end (JSON escapes them).
-        let configuration = self.configuration.jsonText().trimmingCharacters(in: .newlines).split(separator: "\n", omittingEmptySubsequences: false)
+        let configuration = self.configuration.jsonText().trimmingASCIINewlines().split(separator: "\n", omittingEmptySubsequences: false)
             .joined(separator: "\n  ")
         return "{\n  \"bundleVersion\": \(Self.currentVersion),\n  \"sequence\": \(sequence),\n  \"expires\": \"\(RFC3339.string(expires))\",\n"
             + "  \"configuration\": \(configuration)\n}\n"

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One problem in a configuration file: where (a JSON path such as `$.hosts[1].pins.sha256[0]`) and what.
 public struct TrustConfigurationProblem: Sendable, Hashable, CustomStringConvertible {

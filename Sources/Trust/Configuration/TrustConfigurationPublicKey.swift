@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import SwiftASN1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An Ed25519 public key (RFC 8032) that a signed trust-configuration bundle must verify with: the key an
 /// application pins in its code to accept configuration updates (``SignedTrustConfiguration``).
@@ -33,7 +38,7 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
 
     /// The key whose 32 bytes `text` holds in base64 (as ``base64`` writes them).
     public init(base64 text: String) throws(TrustConfigurationKeyError) {
-        guard let bytes = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let bytes = Data(base64Encoded: text.trimmingASCIIWhitespace()) else {
             throw TrustConfigurationKeyError("not base64")
         }
         try self.init(rawRepresentation: bytes)
@@ -70,7 +75,7 @@ public struct TrustConfigurationPublicKey: Sendable, Hashable, CustomStringConve
 
     /// A short name for the key in messages and logs: `ed25519:` and the first 8 bytes of its SHA-256, in hex.
     public var id: String {
-        "ed25519:" + SHA256.hash(data: rawRepresentation).prefix(8).map { String(format: "%02x", $0) }.joined()
+        "ed25519:" + SHA256.hash(data: rawRepresentation).prefix(8).hexText()
     }
 
     /// ``id``.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Why a new trust configuration was not put in force. The configuration in force before it stays: a bad file,
 /// a bad signature or a replayed bundle never leaves a process with no configuration or a weaker one.

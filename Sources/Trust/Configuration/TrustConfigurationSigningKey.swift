@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import SwiftASN1
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An Ed25519 private key (RFC 8032) that signs trust-configuration bundles (`trust config sign`); its
 /// ``publicKey`` is what applications pin. Kept by whoever publishes configurations, never by the application.

@@ -1,6 +1,19 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What the path rules need to know about one certificate, worked out once per certificate
 /// instead of once per rule and candidate path: its extensions parsed, its key described and
@@ -150,7 +163,7 @@ package final class CertificateFactsCache: @unchecked Sendable {
     package static let shared = CertificateFactsCache(capacity: 4096)
 
     private let capacity: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries = LRUDictionary<BulkBytes, CertificateFacts>()
 
     /// Creates a cache holding at most `capacity` certificates' facts.

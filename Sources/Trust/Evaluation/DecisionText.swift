@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How the `trust` tool words a ``TrustDecision`` for people: `trust evaluate`'s report, `trust inspect`'s
 /// certificate blocks, path line and plain-words verdict. Here rather than in the executable so that tests

@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A candidate certification path: leaf first, anchor last.
 public struct CertificatePath: Sendable, Hashable {

@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Builds and validates a certification path for a ``ServerTrust``: the engine under every
 /// evaluator.

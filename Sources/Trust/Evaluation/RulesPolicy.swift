@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Adapts a list of ``PathRule``s to swift-certificates' `VerifierPolicy`, and records every
 /// candidate that failed with its structured reasons (the Verifier itself only keeps strings).
@@ -50,7 +55,7 @@ struct RulesPolicy: VerifierPolicy {
 
 /// The candidates a ``RulesPolicy`` refused, with their reasons.
 final class CandidateLog: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries: [(path: CertificatePath, reasons: [TrustFailureReason])] = []
 
     func append(_ path: CertificatePath, _ reasons: [TrustFailureReason]) {

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a client knows when it must decide whether to trust a server: the chain the
 /// server presented (leaf first, in the order sent), the name it meant to reach, and when.

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The outcome of a trust evaluation, with everything needed to explain it.
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One reason a chain was not trusted. Reasons are data: switch on them; the
 /// `description` is for people and says what happened, ``explanation`` adds what usually fixes it.

@@ -1,10 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A bound on the work one evaluation may do, so hostile chains (hundreds of
 /// same-named intermediates, cycles, quadratic name-constraint sets) are refused fast
 /// instead of burning seconds of CPU.
 final class WorkBudget: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var signatureChecksLeft: Int
     private var exhausted: String?
 

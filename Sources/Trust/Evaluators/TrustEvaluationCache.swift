@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Remembers *trusted* decisions so that a new connection presenting the very same chain for the
 /// same name under the same policy does not rebuild the path.
@@ -53,7 +58,7 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     public let capacity: Int
     /// The longest an entry is used after it was stored.
     public let timeToLive: Duration
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries = LRUDictionary<Key, Entry>()
     private var hitCount = 0
     private var missCount = 0

@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certificate's issuer locations and what they answer: the `caIssuers` access descriptions of its Authority
 /// Information Access extension (RFC 5280 §4.2.2.1), and the certificates in a fetched body.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Fetches what a certificate's Authority Information Access names as its issuer (the `caIssuers` location, RFC
 /// 5280 §4.2.2.1), for ``IntermediateFetchingEvaluator``: the engine decides what to fetch and judges what comes

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An evaluator that completes an incomplete chain as iOS, Chrome and Windows do: when the path stops at a
 /// certificate whose issuer was neither presented nor an anchor, it fetches that issuer from the certificate's

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Internationalised host names to their ASCII form: UTS #46 mapping (nontransitional) and NFC, then the
 /// IDNA2008 validity rules per label (RFC 5891 §5.4: NFC, hyphens, no leading combining mark, every code
@@ -32,7 +36,7 @@ enum IDNA {
                 throw .invalidCharacter(raw, String(scalar))
             }
         }
-        let normalised = String(mapped).precomposedStringWithCanonicalMapping
+        let normalised = String(mapped).canonicallyComposed
         var labels = normalised.unicodeScalars.split(separator: ".", omittingEmptySubsequences: false).map(Array.init)
         // A dot-like character at the very end (U+3002 …) maps to a trailing dot: one is allowed.
         if labels.count > 1, labels.last?.isEmpty == true, !raw.hasSuffix(".") { labels.removeLast() }
@@ -84,7 +88,7 @@ enum IDNA {
     /// The IDNA2008 validity rules for one U-label (RFC 5891 §5.4).
     static func check(_ label: [Unicode.Scalar], raw: String) throws(PeerNameError) {
         let text = String(String.UnicodeScalarView(label))
-        guard Array(text.precomposedStringWithCanonicalMapping.unicodeScalars) == label else {
+        guard Array(text.canonicallyComposed.unicodeScalars) == label else {
             throw .idnaRule(raw, "a label is not in Unicode normalisation form C")
         }
         if label.count >= 4 && label[2] == "-" && label[3] == "-" {
@@ -196,5 +200,18 @@ enum IDNA {
             }
         }
         return validEnding ? nil : "a label ends with a character of the wrong direction (rule \(isRTL ? 3 : 6))"
+    }
+}
+
+extension String {
+    /// The text in Unicode Normalization Form C (UAX #15 §1.2), as UTS #46 §4 step 3 and RFC 5891 §5.4 ask.
+    ///
+    /// By the Swift standard library's own normalizer (the one `String` comparison uses, with the Unicode
+    /// data the standard library ships), not Foundation's `precomposedStringWithCanonicalMapping`: that is
+    /// in full Foundation only, backed by ICU on Linux, which would link ICU's data into every binary that
+    /// checks a host name. `_nfcCodeUnits` is public in the standard library for this use (its tests and
+    /// FoundationEssentials' URL encoding call it).
+    fileprivate var canonicallyComposed: String {
+        String(decoding: _nfcCodeUnits, as: UTF8.self)
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The Public Suffix List (https://publicsuffix.org), used to refuse wildcards and
 /// host patterns that would cover a whole registry (`*.co.uk`).
@@ -141,11 +145,9 @@ public struct PublicSuffixList: Sendable, Hashable {
     /// day. Deciding reads at most a file's first 4 KiB; only a newer copy is parsed.
     package static func newest(systemPaths: [String] = systemPaths) -> PublicSuffixList {
         for path in systemPaths {
-            guard let handle = FileHandle(forReadingAtPath: path) else { continue }
-            let head = (try? handle.read(upToCount: 4096)) ?? Data()
-            try? handle.close()
+            guard let head = LocalFile.readPrefix(path, count: 4096) else { continue }
             let fileDate: String?
-            if let header = headerDate(Array(head)) {
+            if let header = headerDate(head) {
                 fileDate = header
             } else if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
                 let modified = attributes[.modificationDate] as? Date

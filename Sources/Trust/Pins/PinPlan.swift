@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How a pin set fares against a validated path — which pin matches which certificate, and what will break it at
 /// the next renewal — and the pin set that would survive renewal.

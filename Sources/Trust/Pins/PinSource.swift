@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Everything that carries a public key to pin, read from PEM or DER: certificates, public keys
 /// (SubjectPublicKeyInfo), private keys (the public half: PKCS#8, SEC 1 and PKCS#1), and

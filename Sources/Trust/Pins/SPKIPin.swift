@@ -1,6 +1,11 @@
 import Crypto
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A public-key pin: SHA-256 over a certificate's DER SubjectPublicKeyInfo (RFC 7469).
 ///
@@ -34,7 +39,7 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
 
     /// Parses `sha256/BASE64`, `pin-sha256="BASE64"` or bare `BASE64`.
     public init(parsing text: String) throws(PinParsingError) {
-        var body = Substring(text.trimmingCharacters(in: .whitespaces))
+        var body = Substring(text.trimmingASCIIBlanks())
         if body.lowercased().hasPrefix("pin-sha256=") {
             body = body.dropFirst("pin-sha256=".count)
             guard body.count >= 2, body.hasPrefix("\""), body.hasSuffix("\"") else { throw .malformed(text) }

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// CRLs obtained while the process runs — fetched from distribution points, say — shared by the evaluations
 /// that consult it (``RevocationPolicy/cache``) and by whoever fills it.
@@ -39,7 +44,7 @@ public final class CRLCache: @unchecked Sendable, Hashable {
 
     /// The most URLs kept.
     package let capacity: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     private var byURL = LRUDictionary<String, Entry>()
 
     /// An empty cache.

@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An X.509 certificate revocation list (RFC 5280 §5), parsed from DER or PEM.
 ///

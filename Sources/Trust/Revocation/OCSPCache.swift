@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// OCSP responses obtained while the process runs — fetched from responders, or stapled — shared by the evaluations
 /// that consult it (``RevocationPolicy/ocspCache``) and by whoever fills it.
@@ -55,7 +60,7 @@ public final class OCSPCache: @unchecked Sendable, Hashable {
 
     /// The most certificates kept.
     package let capacity: Int
-    private let lock = NSLock()
+    private let lock = Lock()
     private var entries = LRUDictionary<Key, Entry>()
 
     /// An empty cache.

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The identifier of one certificate in OCSP (RFC 6960 §4.1.1): hashes of its issuer's name and key, and its serial.
 ///
@@ -86,7 +91,7 @@ public struct OCSPCertificateID: Sendable, Hashable, CustomStringConvertible {
 
     /// Hash algorithm and serial, for messages.
     public var description: String {
-        "\(hashAlgorithm) CertID for serial \(serialNumber.map { String(format: "%02x", $0) }.joined(separator: ":"))"
+        "\(hashAlgorithm) CertID for serial \(serialNumber.hexText(separator: ":"))"
     }
 
     // MARK: DER

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An OCSP response that is not well-formed DER (RFC 6960 §4.2.1), or a request that is not (§4.1.1).
 public struct OCSPParseError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -105,7 +110,7 @@ public struct OCSPResponse: Sendable, Hashable {
         package var description: String {
             switch self {
             case .name(let name): "\(name)"
-            case .keyHash(let hash): "key " + hash.map { String(format: "%02x", $0) }.joined()
+            case .keyHash(let hash): "key " + hash.hexText()
             }
         }
     }

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Whether, and how strictly, certificates are checked for revocation, and the CRLs (RFC 5280 §6.3) and OCSP
 /// responses (RFC 6960) to check against.

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What revocation checking found for one certificate of a path, for reports (`trust inspect`) — the same finding
 /// the revocation rule decides on.

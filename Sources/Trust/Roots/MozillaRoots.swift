@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// NSS's root store — the roots Firefox trusts for TLS servers, with NSS's own limits on them — compiled into the
 /// library, so that a Linux machine trusts what the browsers trust whatever its `ca-certificates` package holds.
@@ -78,7 +83,7 @@ package final class MozillaRootStore: Sendable {
                 body.append(line)
             } else if line.hasPrefix("# "), let colon = line.firstIndex(of: ":") {
                 let key = line[line.index(line.startIndex, offsetBy: 2)..<colon]
-                header[String(key)] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                header[String(key)] = line[line.index(after: colon)...].trimmingASCIIBlanks()
             }
         }
         self.entries = entries

@@ -1,6 +1,11 @@
-import Foundation
 import SwiftASN1
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The operating system's root certificates, read once per process, when first needed.
 ///
@@ -97,7 +102,7 @@ final class SystemRootIndex: @unchecked Sendable {
     private let bodies: [Range<Int>]
     private let bySubject: [BulkBytes: [Int]]
     // Guards `parsed` and `byName`, written on lookups (from any thread); everything else is immutable.
-    private let lock = NSLock()
+    private let lock = Lock()
     private var parsed: [Int: Certificate?] = [:]
     /// Names already looked up, with the roots they found (bounded: cleared past 4,096 names).
     private var byName: [DistinguishedName: [Int]] = [:]

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// AFNetworking's `AFSecurityPolicy`, with its semantics kept exactly — except where they
 /// are unsafe, where this type is safe and says so.

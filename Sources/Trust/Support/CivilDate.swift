@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A day of the proleptic Gregorian calendar (year 0 is 1 BC, as in ISO 8601) and its count of days since
 /// 1970-01-01, both ways, by Howard Hinnant's `days_from_civil` / `civil_from_days`: 400-year eras of 146,097

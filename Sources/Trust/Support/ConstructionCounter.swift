@@ -1,10 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Counts how many times this process has built one kind of expensive object (a path validator, an
 /// anchor index; TrustHTTP adds TLS contexts), so that a test can prove a hot path builds none. One locked
 /// increment per construction; such constructions are rare by design.
 package final class ConstructionCounter: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var count = 0
 
     package init() {}

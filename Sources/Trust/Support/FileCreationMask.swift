@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -40,7 +44,7 @@ package enum FileCreationMask {
             for line in bytes.split(separator: UInt8(ascii: "\n")) {
                 let text = String(decoding: line, as: UTF8.self)
                 guard text.hasPrefix("Umask:") else { continue }
-                let value = text.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces)
+                let value = text.dropFirst("Umask:".count).trimmingASCIIBlanks()
                 guard let mask = mode_t(value, radix: 8), mask <= 0o777 else { return nil }
                 return mask
             }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -49,6 +53,40 @@ package enum LocalFile {
         case bounded
         /// Refused as not a regular file: for files found by listing a folder rather than named by the user.
         case refused
+    }
+
+    /// Whether `path` names a folder (following symbolic links, as `stat(2)` does); false when nothing is there.
+    package static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Whether something is at `path` (following symbolic links).
+    package static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// The first `count` bytes of the regular file at `path` (fewer when it is shorter), or nil when it cannot be
+    /// opened or is not a regular file: for looking at a file's header before deciding to read it all.
+    package static func readPrefix(_ path: String, count: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: max(0, count))
+        var filled = 0
+        while filled < bytes.count {
+            let start = filled
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                systemRead(descriptor, buffer.baseAddress.map { $0 + start }, buffer.count - start)
+            }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { break }
+            filled += got
+        }
+        return Array(bytes[..<filled])
     }
 
     /// The bytes of the regular file, FIFO or pipe at `path`, at most `limit` of them.

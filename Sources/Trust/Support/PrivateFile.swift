@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -53,8 +57,8 @@ package enum PrivateFile {
     package static func write(
         _ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600, publication: Publication = .replacing
     ) throws(WriteError) {
-        let folder = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let folder = path.parentPath
+        let name = path.pathName
         let buffer = Array(bytes)
         let temporary = (folder.isEmpty ? "." : folder) + "/." + name + "." + UUID().uuidString + ".tmp"
         var failure = writeNew(temporary, buffer, mode: mode)

@@ -1,34 +1,58 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// RFC 3339 timestamps with an offset and optional fractional seconds
 /// (`2024-03-01T00:00:00.999+00:00`), parsed without losing the fraction.
 package enum RFC3339 {
     /// Parses a timestamp; `nil` when it is not RFC 3339 with an explicit offset.
     package static func parse(_ text: String) -> Date? {
-        let pattern = #"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"#
-        guard let regex = try? NSRegularExpression(pattern: pattern),
-            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text))
-        else { return nil }
-        func group(_ i: Int) -> String? {
-            guard let range = Range(match.range(at: i), in: text) else { return nil }
-            return String(text[range])
+        // date-time = full-date ("T" / "t" / " ") partial-time time-offset (RFC 3339 §5.6, and the space §5.6 allows),
+        // read byte by byte: ASCII digits only.
+        let bytes = Array(text.utf8)
+        var at = 0
+        func number(_ digits: Int) -> Int? {
+            guard at + digits <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[at..<at + digits] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            at += digits
+            return value
         }
-        guard let year = group(1).flatMap(Int.init), let month = group(2).flatMap(Int.init), let day = group(3).flatMap(Int.init),
-            let hour = group(4).flatMap(Int.init), let minute = group(5).flatMap(Int.init), let second = group(6).flatMap(Int.init),
-            let zone = group(8), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        func expect(_ allowed: String) -> Bool {
+            guard at < bytes.count, allowed.utf8.contains(bytes[at]) else { return false }
+            at += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2), expect("Tt "),
+            let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2)
         else { return nil }
+        var fraction = 0.0
+        if at < bytes.count, bytes[at] == UInt8(ascii: ".") {
+            let start = at
+            at += 1
+            while at < bytes.count, (0x30...0x39).contains(bytes[at]) { at += 1 }
+            guard at > start + 1, let value = Double("0" + String(decoding: bytes[start..<at], as: UTF8.self)) else { return nil }
+            fraction = value
+        }
         var offsetSeconds = 0
-        if zone != "Z" && zone != "z" {
-            let sign = zone.hasPrefix("-") ? -1 : 1
-            let parts = zone.dropFirst().split(separator: ":").compactMap { Int($0) }
-            guard parts.count == 2, parts[0] < 24, parts[1] < 60 else { return nil }
-            offsetSeconds = sign * (parts[0] * 3600 + parts[1] * 60)
+        if at < bytes.count, bytes[at] == UInt8(ascii: "+") || bytes[at] == UInt8(ascii: "-") {
+            let sign = bytes[at] == UInt8(ascii: "-") ? -1 : 1
+            at += 1
+            guard let hours = number(2), expect(":"), let minutes = number(2), hours < 24, minutes < 60 else { return nil }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        } else {
+            guard expect("Zz") else { return nil }
         }
+        guard at == bytes.count, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
         // Proleptic Gregorian, as the formatting below (CivilDate): the same text parses to the same moment
         // before 1582-10-15 too.
         let civil = CivilDate(year: Int64(year), month: Int64(month), day: Int64(day))
         guard civil.isValid else { return nil }
-        let fraction = group(7).flatMap { Double("0" + $0) } ?? 0
         return civil.date(secondsIntoDay: Double(hour * 3600 + minute * 60 + second - offsetSeconds) + fraction)
     }
 

@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The answer to a Basic challenge (RFC 7617): `Basic base64(user ":" password)`, UTF-8.
 package struct BasicAuthorization: Sendable {

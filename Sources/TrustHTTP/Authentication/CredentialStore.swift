@@ -1,6 +1,11 @@
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -226,7 +231,7 @@ public final class CredentialStore: Sendable, CustomStringConvertible {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue
+            let mode = (attributes[.posixPermissions] as? Int) ?? (attributes[.posixPermissions] as? UInt).flatMap(Int.init(exactly:))
         else { throw .unreadable(path) }
         if mode & 0o077 != 0 { throw .insecurePermissions(path, mode) }
         // Bounded as every local input (LocalFile): a FIFO or pipe within its deadline, never a device, at most

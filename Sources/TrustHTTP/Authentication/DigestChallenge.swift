@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A Digest challenge (RFC 7616 §3.3), checked: what the server asks for and what we can answer.
 package struct DigestChallenge: Sendable, Hashable {
@@ -78,7 +83,7 @@ package struct DigestChallenge: Sendable, Hashable {
         self.opaque = challenge["opaque"]
         self.algorithm = algorithm
         if let qop = challenge["qop"] {
-            let offered = qop.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let offered = qop.split(atASCII: UInt8(ascii: ",")).map { $0.trimmingASCIIBlanks().lowercased() }
             self.qualityOfProtection = offered.compactMap { QualityOfProtection(rawValue: $0) }
             if qualityOfProtection.isEmpty { throw .unsupportedQualityOfProtection(qop) }
         } else {

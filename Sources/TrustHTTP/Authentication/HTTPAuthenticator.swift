@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One request's HTTP authentication (401 with `WWW-Authenticate`, 407 with `Proxy-Authenticate`):
 /// raises each answerable challenge, strongest first, through the challenge chain, sends the

@@ -1,5 +1,10 @@
-import Foundation
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Answers authentication challenges. Set one on a ``TrustHTTPClientConfiguration`` (session level) and/or
 /// on a ``TrustHTTPClientRequest`` (task level). The task-level handler is asked first; when it answers

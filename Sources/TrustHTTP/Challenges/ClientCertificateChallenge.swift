@@ -1,7 +1,12 @@
-import Foundation
 import NIOSSL
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Raises the client-certificate challenge when a server sends a CertificateRequest (NIOSSL's
 /// context callback fires only then) and says what NIOSSL is to do: send an identity, send none,

@@ -1,8 +1,13 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOSSL
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The challenges of one TLS handshake — server trust, and a client certificate when the server asks
 /// for one — and the one place where their answers, with what the connection saw, become a

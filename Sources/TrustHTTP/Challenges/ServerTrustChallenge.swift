@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Raises the server-trust challenge for one connection and turns the handler's answer into a
 /// decision. It returns its answer; ``HandshakeChallenges`` keeps it and maps a refusal to its error.

@@ -1,4 +1,3 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -6,6 +5,12 @@ import NIOHTTP2
 import NIOHTTPCompression
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An open HTTP/1.1 connection or HTTP/2 connection to one origin.
 final class Connection: Sendable {

@@ -1,4 +1,3 @@
-import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -6,6 +5,12 @@ import NIOPosix
 import NIOSSL
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Opens connections: TCP, then TLS with the server-trust verifier in the handshake, then
 /// HTTP/1.1 or HTTP/2 according to ALPN.

@@ -1,6 +1,11 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Keeps connections per ``PoolKey`` (origin + trust configuration), so a connection is never reused across
 /// origins or trust configurations: the driver of ``ConnectionPoolStateMachine``, which makes every decision

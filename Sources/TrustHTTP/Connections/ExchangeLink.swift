@@ -1,5 +1,10 @@
-import Foundation
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a response body needs of its exchange and connection once the head is in: the connection
 /// given back to the pool — once, when the response ends or the reader stops — flow control, and

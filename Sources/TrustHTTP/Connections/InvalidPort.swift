@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A URL's port that no TCP connection can use: outside 1–65535.
 ///
@@ -34,7 +38,7 @@ package struct InvalidPort: Error, Sendable, Hashable, CustomStringConvertible {
     /// The port part of an absolute URL's authority (RFC 3986 §3.2): after the user-info's `@` and the host
     /// (an IP literal in brackets may hold colons), up to the path, query or fragment; nil without a colon.
     static func portText(of url: String) -> Substring? {
-        guard let schemeEnd = url.range(of: "://", options: .literal) else { return nil }
+        guard let schemeEnd = url.utf8.firstRange(of: "://".utf8) else { return nil }
         var authority = url[schemeEnd.upperBound...]
         if let end = authority.utf8.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
             authority = authority[..<end]

@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// scheme + host + port: what connections are pooled by (with the trust key).
 struct Origin: Hashable, Sendable, CustomStringConvertible {

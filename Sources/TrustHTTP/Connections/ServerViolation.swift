@@ -1,6 +1,11 @@
-import Foundation
 import NIOHTTP1
 import NIOHTTP2
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a server did wrong, read from an error raised inside a connection's pipeline: a response
 /// over a ``ResponseLimits`` bound, an HTTP/1.1 message NIO's parser refused (a bare CR or a NUL in a

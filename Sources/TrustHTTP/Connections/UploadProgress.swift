@@ -48,7 +48,8 @@ struct UploadProgress: Sendable {
     /// or nil once the body was sent in full.
     func summary(declaredLength: Int?, now: NIODeadline = .now()) -> String? {
         let of = declaredLength.map { " of \($0)" } ?? ""
-        let waited = String(format: "%.1f s", Double((now - since).nanoseconds) / 1e9)
+        let tenths = max(0, (now - since).nanoseconds + 50_000_000) / 100_000_000
+        let waited = "\(tenths / 10).\(tenths % 10) s"
         let progress = "the request body: \(sent)\(of) bytes sent (\(chunks) chunks)"
         switch waiting {
         case .nothing: return nil

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How far a download has come, as ``TrustHTTPClient/download(for:to:progress:)`` reports it after each piece
 /// of the body is written.

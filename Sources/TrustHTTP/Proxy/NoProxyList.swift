@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The hosts reached without a proxy: curl's `no_proxy` / `--noproxy` list, matched as curl 7.88 matches it
 /// (lib/noproxy.c), with two additions of ours kept from earlier releases and one repair.
@@ -28,7 +33,7 @@ public struct NoProxyList: Sendable, Hashable {
 
     /// The given entries (each trimmed of blanks and lowercased; empty ones dropped).
     public init(entries: [String]) {
-        self.entries = entries.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        self.entries = entries.map { $0.trimmingASCIIBlanks().lowercased() }.filter { !$0.isEmpty }
     }
 
     /// Whether `host` (a name, or an IP address with or without brackets) on `port` is reached directly.

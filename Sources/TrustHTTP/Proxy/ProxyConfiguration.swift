@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An HTTP proxy: `http` requests go to it in absolute form; `https` requests go through a
 /// `CONNECT` tunnel, with TLS — and the session's trust evaluation — end to end with the origin.
@@ -59,7 +64,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
     /// `http://[user:password@]host[:port]` (a bare `host:port` means http; the port defaults to 1080, as curl's).
     /// A port outside 1–65535 is refused as malformed (curl: "Unsupported proxy syntax", exit 5).
     public init(url text: String, credential: Credential? = nil, noProxy: [String] = []) throws(Problem) {
-        let withScheme = text.range(of: "://", options: .literal) != nil ? text : "http://" + text
+        let withScheme = text.utf8.firstRange(of: "://".utf8) != nil ? text : "http://" + text
         // Never repeat a password: keep only what follows the last '@', found by byte (a combining
         // mark after it makes one `Character` that is not '@').
         let shown = String(text.lastIndex(ofASCII: UInt8(ascii: "@")).map { text[text.utf8.index(after: $0)...] } ?? text[...])

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Which proxy each request goes through: the proxy settings of an environment, read as curl 7.88 reads them
 /// (lib/url.c, `detect_proxy`), or one proxy for every request (curl's `-x`), with the exceptions of a

@@ -1,6 +1,11 @@
-import Foundation
 import NIOCore
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The proxy's answer to CONNECT when it is not 2xx (a 407 goes to HTTP authentication).
 struct ProxyRefusal: Error, CustomStringConvertible {
@@ -110,7 +115,7 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         var headers: [(name: String, value: String)] = []
         for line in lines {
             guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
-            headers.append((String(name), value.trimmingCharacters(in: .whitespaces)))
+            headers.append((String(name), value.trimmingASCIIBlanks()))
         }
         return headers
     }

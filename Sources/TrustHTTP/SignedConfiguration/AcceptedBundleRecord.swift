@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -60,14 +65,14 @@ struct AcceptedBundleRecord: Sendable, Hashable {
     /// Replaces `path` with this record, atomically and private from its first byte, and flushes its folder so the
     /// rename survives a crash (the file's bytes are flushed before it).
     func write(to path: String) throws(TrustConfigurationRejection) {
-        let hex = digest.map { String(format: "%02x", $0) }.joined()
+        let hex = digest.hexText()
         let text = "{\"sequence\": \(sequence), \"sha256\": \"\(hex)\"}\n"
         do {
             try PrivateFile.write(Array(text.utf8), to: path)
         } catch {
             throw .sequenceNotRecorded(path: path, reason: error.reason)
         }
-        let name = (path as NSString).deletingLastPathComponent
+        let name = path.parentPath
         let folder = open(name.isEmpty ? "." : name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { throw .sequenceNotRecorded(path: path, reason: "its folder: " + String(cString: strerror(errno))) }
         defer { close(folder) }

@@ -1,6 +1,11 @@
-import Foundation
 import Logging
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension SignedConfigurationUpdater {
     /// An updater whose accepted configurations go to `target`'s `ReloadingTrustConfiguration/apply(_:baseDirectory:)`:

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import Logging
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Keeps a trust configuration up to date from a server, accepting only bundles signed by a key the application pins
 /// in its code (<doc:SignedConfigurationUpdates>).

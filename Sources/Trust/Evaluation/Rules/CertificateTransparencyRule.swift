@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Checks the leaf's embedded SCTs against the Certificate Transparency policy (``CertificateTransparencyPolicy``):
 /// under ``CertificateTransparencyPolicy/Mode/enforce`` a leaf that does not meet it is refused

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// NSS's refusals, applied to a path that ends at a public root (see ``RootStore``): a root Mozilla's store lists
 /// without server trust anchors nothing, and a root with a server distrust-after date anchors only chains whose

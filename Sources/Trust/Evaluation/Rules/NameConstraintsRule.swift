@@ -320,7 +320,7 @@ struct ParsedNameConstraints {
     }
 
     static func uriHost(_ uri: String) -> String? {
-        guard let schemeEnd = uri.range(of: "://") else { return nil }
+        guard let schemeEnd = uri.firstRange(of: "://") else { return nil }
         var rest = uri[schemeEnd.upperBound...]
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }

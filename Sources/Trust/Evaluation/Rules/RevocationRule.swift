@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Checks the certificates of a path against the policy's OCSP responses (RFC 6960 §3.2) and CRLs (RFC 5280 §6.3).
 ///
@@ -271,7 +276,7 @@ private final class SignatureMemo: @unchecked Sendable {
             hasher.combine(pin)
         }
     }
-    private let lock = NSLock()
+    private let lock = Lock()
     private var results: [Key: Bool] = [:]
 
     func verified(_ crl: CertificateRevocationList, by issuer: Certificate, pin: SPKIPin) -> Bool {
@@ -293,7 +298,7 @@ private final class OCSPSignerMemo: @unchecked Sendable {
         let signature: [UInt8]
         let pin: SPKIPin
     }
-    private let lock = NSLock()
+    private let lock = Lock()
     private var results: [Key: Result<Certificate, OCSPResponse.SignatureProblem>] = [:]
 
     func signer(of response: OCSPResponse, issuer: Certificate, pin: SPKIPin) -> Result<Certificate, OCSPResponse.SignatureProblem> {
