@@ -1,29 +1,23 @@
 import Trust
 
-/// The byte-level check an Android Network Security Config passes before FoundationXML's `XMLParser` sees it.
+/// The byte-level check an Android Network Security Config passes before ``XMLSubsetReader`` reads it.
 ///
-/// Hand-written because no parser on the dependency list reads XML without FoundationXML, and FoundationXML on
-/// Linux cannot be given hostile input as it is (each found by `Fuzz/FuzzConfiguration`):
-/// - it decodes element and attribute names with a force-unwrap, trapping on bytes that are not UTF-8;
-/// - it reads a processing instruction's data with `strlen`, and libxml2 passes NULL for one without data
-///   (`<?name?>`): a null-pointer read that ends the process;
-/// - it runs libxml2 in recovery mode with entity substitution, so after a syntax error libxml2 goes on parsing
-///   from a point a scanner cannot predict (a malformed XML declaration is skipped to its first `>`), and an
-///   entity declared in a DTD can expand to markup.
-///
-/// So the check does not try to follow libxml2's parse; it refuses every input in which libxml2 could find a
-/// processing instruction or a DTD at all, whatever state its recovery leaves it in:
-/// - the text is UTF-8 (RFC 3629) without U+0000 (not an XML `Char`, XML 1.0 §2.2) — so libxml2's detection of
-///   UTF-16, UTF-32 and EBCDIC from the first bytes (XML 1.0 Appendix F) cannot apply;
+/// Written when the file went to FoundationXML's `XMLParser` (libxml2 in recovery mode), which could not be given
+/// hostile input as it is (each found by `Fuzz/FuzzConfiguration`): it trapped on names that are not UTF-8, read a
+/// null pointer for a processing instruction without data (`<?name?>`), and after a syntax error went on parsing
+/// from a point a scanner cannot predict, with entities declared in a DTD expanded. The reader that replaced it
+/// (FoundationXML needs full Foundation and ICU) refuses all of that itself; this check stays in front of it
+/// because it names the reason precisely, and so that the subset stays what it was:
+/// - the text is UTF-8 (RFC 3629) without U+0000 (not an XML `Char`, XML 1.0 §2.2) — so no detection of UTF-16,
+///   UTF-32 or EBCDIC from the first bytes (XML 1.0 Appendix F) can apply;
 /// - an XML declaration, if there is one, is at the very start and matches XML 1.0 §2.8 exactly, and its encoding
-///   (§4.3.3), if named, is UTF-8 (or `UTF8`) — an encoding such as UTF-7 or an EBCDIC code page would make other bytes
-///   decode to `<?`;
+///   (§4.3.3), if named, is UTF-8 (or `UTF8`);
 /// - no other `<?` appears anywhere, comments and CDATA sections included;
 /// - every `<!` begins a comment or a CDATA section: no DOCTYPE, hence no entity, notation or external subset.
 ///
 /// A Network Security Config (an Android XML resource, UTF-8) needs none of what is refused.
 enum NetworkSecurityConfigPreflight {
-    /// Throws the first reason `bytes` may not be handed to `XMLParser`.
+    /// Throws the first reason `bytes` may not be read as a Network Security Config.
     static func check(_ bytes: [UInt8]) throws(TrustConfigurationImporter.ImportError) {
         guard StrictUTF8.string(bytes) != nil else { throw refusal("is not UTF-8 text") }
         if let offset = bytes.firstIndex(of: 0) { throw refusal("has a NUL byte at byte \(offset)") }

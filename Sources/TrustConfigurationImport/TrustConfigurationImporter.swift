@@ -1,8 +1,9 @@
-import Foundation
 import Trust
 
-#if canImport(FoundationXML)
-    import FoundationXML
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
 #endif
 
 /// Converts other platforms' pinning configurations into a ``TrustConfiguration``, translating
@@ -51,23 +52,48 @@ public enum TrustConfigurationImporter {
 
     // MARK: - Helpers
 
+    /// A JSON object (read by the engine's strict JSON reader) or a property list (XML or binary, read by
+    /// FoundationEssentials' `PropertyListDecoder`) whose root is a dictionary, as plain Swift values: dictionaries
+    /// `[String: Any]`, arrays `[Any]`, `String`, `Bool`, `Int`, `Double`, `Date` and `Data`.
     static func propertyList(_ data: Data) throws(ImportError) -> [String: Any] {
-        if let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any] { return json }
-        do {
-            guard let plist = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
+        if let text = StrictUTF8.string(Array(data)), let json = try? JSONValue.parse(text) {
+            guard case .object = json, let dictionary = plainValue(json) as? [String: Any] else {
                 throw ImportError(message: "the file is not a dictionary (plist or JSON)")
             }
-            return plist
-        } catch let error as ImportError {
-            throw error
+            return dictionary
+        }
+        let value: PropertyListValue
+        do {
+            value = try PropertyListDecoder().decode(PropertyListValue.self, from: data)
         } catch {
-            throw ImportError(message: "not a property list or JSON dictionary: \(error.localizedDescription)")
+            throw ImportError(message: "not a property list or JSON dictionary: \(error)")
+        }
+        guard case .dictionary = value, let dictionary = value.plain as? [String: Any] else {
+            throw ImportError(message: "the file is not a dictionary (plist or JSON)")
+        }
+        return dictionary
+    }
+
+    /// A JSON value as the plain Swift values ``propertyList(_:)`` returns (a number: `Int` when it is a whole number
+    /// that fits, else `Double`; `null`: nil, left out of its dictionary or array).
+    private static func plainValue(_ value: JSONValue) -> Any? {
+        switch value {
+        case .object(let members):
+            var dictionary: [String: Any] = [:]
+            for member in members { dictionary[member.key] = plainValue(member.value) }
+            return dictionary
+        case .array(let elements): return elements.compactMap(plainValue)
+        case .string(let text): return text
+        case .number(let text): return Int(text) ?? Double(text)
+        case .bool(let flag): return flag
+        case .null: return nil
         }
     }
 
     static func flag(_ value: Any?) -> Bool? {
         if let bool = value as? Bool { return bool }
-        if let number = value as? NSNumber { return number.boolValue }
+        if let number = value as? Int { return number != 0 }
+        if let number = value as? Double { return number != 0 }
         if let text = value as? String {
             return ["yes", "true", "1"].contains(text.lowercased()) ? true : ["no", "false", "0"].contains(text.lowercased()) ? false : nil
         }
@@ -219,7 +245,7 @@ public enum TrustConfigurationImporter {
 
     /// Lines `PATTERN sha256/PIN…`, or Kotlin/Java `.add("PATTERN", "sha256/PIN", …)` calls.
     static func okHTTP(_ data: Data) throws(ImportError) -> Result {
-        guard let text = String(data: data, encoding: .utf8) else { throw ImportError(message: "the OkHttp pin list is not UTF-8 text") }
+        guard let text = StrictUTF8.string(Array(data)) else { throw ImportError(message: "the OkHttp pin list is not UTF-8 text") }
         var notes: [String] = []
         var order: [String] = []
         var byPattern: [String: [String]] = [:]
@@ -228,7 +254,7 @@ public enum TrustConfigurationImporter {
             byPattern[pattern, default: []].append(pin)
         }
         for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingASCIIBlanks()
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
             if line.contains("add(") {
                 // Each add( … ) call on its own: its first string is the pattern, the others its pins.
@@ -281,10 +307,20 @@ public enum TrustConfigurationImporter {
     static func android(_ data: Data) throws(ImportError) -> Result {
         // FoundationXML cannot be given hostile XML as it is: see NetworkSecurityConfigPreflight.
         try NetworkSecurityConfigPreflight.check(Array(data))
+        let events: [XMLSubsetReader.Event]
+        do {
+            events = try XMLSubsetReader.events(Array(data))
+        } catch {
+            throw ImportError(message: "not well-formed XML: \(error)")
+        }
         let parser = NSCParser()
-        let xml = XMLParser(data: data)
-        xml.delegate = parser
-        guard xml.parse() else { throw ImportError(message: "not well-formed XML: \(xml.parserError?.localizedDescription ?? "?")") }
+        for event in events {
+            switch event {
+            case .start(let name, let attributes): parser.start(name, attributes: attributes)
+            case .text(let text): parser.characters(text)
+            case .end(let name): parser.end(name)
+            }
+        }
         guard parser.sawRoot else { throw ImportError(message: "no <network-security-config> element") }
         var notes = parser.notes
         var configuration = TrustConfiguration()
@@ -324,7 +360,8 @@ public enum TrustConfigurationImporter {
         return Result(configuration: configuration, notes: notes)
     }
 
-    final class NSCParser: NSObject, XMLParserDelegate {
+    /// What a Network Security Config's elements say, gathered as the reader meets them.
+    final class NSCParser {
         struct Config {
             var domains: [(String, Bool)] = []
             var pins: [String] = []
@@ -347,7 +384,7 @@ public enum TrustConfigurationImporter {
         private var pendingDomainIncludes = false
         private var pendingDigest = "SHA-256"
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func start(_ name: String, attributes: [String: String]) {
             text = ""
             switch name {
             case "network-security-config":
@@ -396,12 +433,12 @@ public enum TrustConfigurationImporter {
             }
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
+        func characters(_ string: String) {
             text += string
         }
 
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        func end(_ name: String) {
+            let value = text.trimmingASCIIWhitespace()
             switch name {
             case "domain":
                 if !stack.isEmpty { stack[stack.count - 1].domains.append((value, pendingDomainIncludes)) }

@@ -58,6 +58,9 @@ extension TrustHTTPClient {
             throw TrustHTTPClientError(
                 scheme == "http" || scheme == "https" ? .badURL : .unsupportedURL, "cannot request \(request.url.redactingPassword)", url: request.url)
         }
+        if let problem = Origin.nameProblem(request.url) {
+            throw TrustHTTPClientError(.badURL, "the host name is not valid: \(problem)", url: request.url)
+        }
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
             throw TrustHTTPClientError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
         }

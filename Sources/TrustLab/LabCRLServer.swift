@@ -1,9 +1,14 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A CRL distribution point on 127.0.0.1 (plain HTTP/1.1, a random port), as a CA publishes one: `GET /NAME`
 /// answers the DER CRL published under NAME with `content-type: application/pkix-crl`, an `ETag` and a

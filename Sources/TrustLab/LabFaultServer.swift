@@ -1,10 +1,15 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A server on 127.0.0.1 (a random port) that fails on purpose, at one chosen point of a
 /// connection — for fault tests of clients: every connection it accepts meets the same ``Fault``.

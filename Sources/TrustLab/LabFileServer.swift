@@ -1,10 +1,15 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An HTTPS/1.1 server on 127.0.0.1 (a random port) that serves bytes published under paths — a configuration
 /// server or CDN for tests: `GET /NAME` answers what was published as NAME (`200`, `content-length`), anything else

@@ -1,7 +1,12 @@
 import Crypto
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The server side of HTTP Basic and Digest for the lab servers — written apart from the client
 /// in `TrustHTTP` (it shares no code with it), so the two check each other; curl and Python check
@@ -125,7 +130,7 @@ public final class LabHTTPAuthentication: Sendable {
             } else {
                 digest = SHA512t256.hash(bytes)
             }
-            return digest.map { String(format: "%02x", $0) }.joined()
+            return digest.hexText()
         }
     }
 
@@ -190,7 +195,7 @@ public final class LabHTTPAuthentication: Sendable {
         if fields["userhash"]?.lowercased() == "true" {
             user = Self.users.keys.first { algorithm.hash("\($0):\(realm)") == fields["username"] }
         } else if let extended = fields["username*"], extended.lowercased().hasPrefix("utf-8''") {
-            user = String(extended.dropFirst(7)).removingPercentEncoding
+            user = String(extended.dropFirst(7)).percentDecoded
         } else {
             user = fields["username"]
         }
@@ -222,7 +227,7 @@ public final class LabHTTPAuthentication: Sendable {
         }
         let expected: String
         if let qop {
-            guard let offered = options.qop, offered.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }).contains(qop),
+            guard let offered = options.qop, offered.split(separator: ",").map({ $0.trimmingASCIIBlanks() }).contains(qop),
                 let nc = fields["nc"], !cnonce.isEmpty
             else { return .failure }
             expected = algorithm.hash("\(a1):\(nonce):\(nc):\(cnonce):\(qop):\(a2(method))")
@@ -247,7 +252,7 @@ public final class LabHTTPAuthentication: Sendable {
             rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
             if rest.isEmpty { return result }
             guard let equals = rest.firstIndex(of: "=") else { return nil }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = rest[..<equals].trimmingASCIIBlanks().lowercased()
             rest = rest[rest.index(after: equals)...].drop { $0 == " " || $0 == "\t" }
             var value = ""
             if rest.first == "\"" {
@@ -268,7 +273,7 @@ public final class LabHTTPAuthentication: Sendable {
                 guard closed else { return nil }
             } else {
                 let end = rest.firstIndex(of: ",") ?? rest.endIndex
-                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                value = rest[..<end].trimmingASCIIBlanks()
                 rest = rest[end...]
             }
             guard result[name] == nil else { return nil }

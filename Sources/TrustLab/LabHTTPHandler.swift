@@ -1,11 +1,16 @@
 import Crypto
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The lab servers' HTTP application, the same over HTTP/1.1 and HTTP/2 (behind NIOHTTP2's
 /// HTTP/1 codec):
@@ -102,7 +107,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// What `/upload` saw of the request body.
     private func uploadReport(_ request: HTTPRequestHead) -> String {
-        let digest = SHA256.hash(data: Array(body.readableBytesView)).map { String(format: "%02x", $0) }.joined()
+        let digest = SHA256.hash(data: Array(body.readableBytesView)).hexText()
         let framing =
             request.headers.contains(name: "content-length")
             ? "content-length"

@@ -1,9 +1,14 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A server on 127.0.0.1 (a random port) that attacks its clients at the byte and frame level —
 /// endless bodies, trickled or huge heads, header fields no parser should accept, redirects to other

@@ -1,4 +1,3 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -6,6 +5,12 @@ import NIOPosix
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An OCSP responder on 127.0.0.1 (plain HTTP/1.1, a random port) for the lab's authorities, speaking RFC 6960
 /// Appendix A.1: `POST /` with an `application/ocsp-request` body, or `GET /BASE64` (RFC 5019 §5); it answers
@@ -134,7 +139,7 @@ public final class LabOCSPResponder: Sendable {
             if head.method == .GET {
                 // RFC 5019 §5: the path is the base64 of the DER request, URL-encoded.
                 let encoded = String(head.uri.drop(while: { $0 == "/" }))
-                der = Data(base64Encoded: encoded.removingPercentEncoding ?? encoded).map(Array.init) ?? []
+                der = Data(base64Encoded: encoded.percentDecoded ?? encoded).map(Array.init) ?? []
             }
             let request = try? OCSPRequest(derEncoded: der)
             let (behaviour, authorities) = state.withLockedValue { state in

@@ -1,8 +1,13 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A forward HTTP proxy on 127.0.0.1 for tests and demos: `CONNECT host:port` tunnels (for https)
 /// and absolute-form requests (for http, one per connection), optionally behind Basic or Digest

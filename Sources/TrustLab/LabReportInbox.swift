@@ -1,5 +1,10 @@
-import Foundation
 import NIOConcurrencyHelpers
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a lab server received on `POST /reports` (a pin-failure report collector).
 public final class LabReportInbox: Sendable {

@@ -1,4 +1,3 @@
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -9,6 +8,12 @@ import NIOTLS
 import Trust
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An HTTPS server on 127.0.0.1 (a random port) presenting a chosen certificate chain —
 /// a badssl.com for tests and demos, with no network beyond loopback.

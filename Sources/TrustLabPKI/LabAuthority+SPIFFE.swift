@@ -1,8 +1,13 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// X.509-SVIDs (SPIFFE, X509-SVID.md) issued by the lab: a trust domain's signing certificates and workload leaves
 /// identified by a URI SAN only, with every property the SVID rules look at chosen by the caller (for the refusals).

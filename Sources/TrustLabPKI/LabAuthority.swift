@@ -1,8 +1,13 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certificate authority in the lab: a root or an intermediate that issues certificates.
 public struct LabAuthority: Sendable {

@@ -1,7 +1,12 @@
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Certificate revocation lists the lab's authorities issue (RFC 5280 §5), well-formed by default and bent on
 /// request (no CRLNumber, a critical one, a delta indicator, an unknown critical extension, a scope, another signer),

@@ -1,8 +1,13 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A Certificate Transparency log in the lab: a P-256 key, a name and an operator. It signs SCTs over precertificate
 /// entries (RFC 6962 §3.2) — the lab's "precertificate flow" issues a leaf's TBSCertificate first, has the logs sign it,
@@ -55,14 +60,14 @@ public struct LabCTLog: Sendable {
         var operators: [String] = []
         for log in logs where !operators.contains(log.operatorName) { operators.append(log.operatorName) }
         func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         let body = operators.map { name in
             let entries = logs.filter { $0.operatorName == name }.map { log in
                 var fields = [
                     "\"description\": \(quoted(log.description))", "\"log_id\": \(quoted(Data(log.logID).base64EncodedString()))",
                     "\"key\": \(quoted(Data(log.publicKeyDER).base64EncodedString()))",
-                    "\"url\": \(quoted("https://ct.lab.test/\(log.logID.prefix(4).map { String(format: "%02x", $0) }.joined())/"))",
+                    "\"url\": \(quoted("https://ct.lab.test/\(log.logID.prefix(4).hexText())/"))",
                     "\"mmd\": 86400", "\"state\": {\(quoted(log.state.rawValue)): {\"timestamp\": \(quoted(RFC3339.string(log.stateTimestamp)))}}",
                 ]
                 if let interval = log.temporalInterval {

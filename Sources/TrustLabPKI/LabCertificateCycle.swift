@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Two CAs that certify each other — A issues a certificate for B, B one for A — and a leaf
 /// issued by B, for tests that path building terminates on a cycle.

@@ -1,7 +1,12 @@
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certificate with its private key, as the lab issued it.
 public struct LabIdentity: Sendable {

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A certification path of any length under its own root: a leaf, then `count` intermediates,
 /// each issued by the next, up to a root (not presented) — for tests of depth limits and of

@@ -1,5 +1,10 @@
-import Foundation
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A leaf with a very large subjectAltName (10,000 dNSNames by default), issued directly by its
 /// own root — for tests of name matching cost and of certificate-size limits.

@@ -1,8 +1,13 @@
 import Crypto
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// OCSP responses (RFC 6960 §4.2) as the lab's authorities sign them, well-formed by default and bent on request (a
 /// delegated responder with or without id-kp-OCSPSigning, a stranger's signature, a responderID by key, stale or

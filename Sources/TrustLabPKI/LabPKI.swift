@@ -1,7 +1,20 @@
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The lab's standard public-key infrastructure: a trusted root with an intermediate, and
 /// server certificates in good and bad configurations, made fresh (new keys) every time.
@@ -152,16 +165,16 @@ public struct LabPKI: Sendable {
         // Every file through PrivateFile: created 0600 (O_EXCL) and renamed into place, so a private key is never
         // readable by others, not even for a moment; public files are widened to 0644 before they get their name.
         func putBytes(_ relative: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws {
-            let path = (directory as NSString).appendingPathComponent(relative)
+            let path = directory.joiningPath(relative)
             do {
                 // Folders 0755 whatever the umask: in a folder others can write, they could swap a key for their own.
                 try FileManager.default.createDirectory(
-                    atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                    atPath: path.parentPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
                 try PrivateFile.write(bytes, to: path, mode: mode)
             } catch let error as PrivateFile.WriteError {
                 throw LabError.cannotWrite(path, error.reason)
             } catch {
-                throw LabError.cannotWrite(path, error.localizedDescription)
+                throw LabError.cannotWrite(path, "\(error)")
             }
             written.append(path)
         }

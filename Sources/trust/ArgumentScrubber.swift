@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -156,7 +160,7 @@ extension ArgumentScrubber {
     /// password both, as ``Secrets/userInfo(in:)`` finds it.
     static func userInfo(_ value: String) -> Range<Int>? {
         guard let userInfo = Secrets.userInfo(in: value), !userInfo.isEmpty,
-            let scheme = value.range(of: "://", options: .literal)
+            let scheme = value.utf8.firstRange(of: "://".utf8)
         else { return nil }
         let start = value.utf8.distance(from: value.utf8.startIndex, to: scheme.upperBound)
         return start..<(start + userInfo.utf8.count)
@@ -164,7 +168,7 @@ extension ArgumentScrubber {
 
     /// The user-info of a `-x` proxy, written as a URL or, as curl allows, without a scheme (`USER:PASSWORD@HOST:PORT`).
     static func proxyUserInfo(_ value: String) -> Range<Int>? {
-        if value.range(of: "://", options: .literal) != nil { return userInfo(value) }
+        if value.utf8.firstRange(of: "://".utf8) != nil { return userInfo(value) }
         let scheme = "http://".utf8.count
         return userInfo("http://" + value).map { ($0.lowerBound - scheme)..<($0.upperBound - scheme) }
     }
@@ -174,7 +178,7 @@ extension ArgumentScrubber {
     static func credentialHeaderValue(_ line: String) -> Range<Int>? {
         let bytes = Array(line.utf8)
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let name = String(decoding: bytes[..<colon], as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased()
+        let name = String(decoding: bytes[..<colon], as: UTF8.self).trimmingASCIIBlanks().lowercased()
         guard Secrets.credentialHeaders.contains(name) else { return nil }
         var start = colon + 1
         while start < bytes.count, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }

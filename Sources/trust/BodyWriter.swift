@@ -1,6 +1,11 @@
-import Foundation
 import Trust
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +35,28 @@ enum StandardError {
 
     static func write(_ text: String) {
         try? FileDescriptorOutput.write(STDERR_FILENO, text)
+    }
+}
+
+/// All of standard input, through read(2): `-d @-`, `-T -`, `-w @-`, `pin -` (as curl, which reads it to its end).
+enum StandardInput {
+    /// The bytes until end of file.
+    static func readAll() throws(FileWriteError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // A non-blocking descriptor inherited from a shell: wait until there is something to read.
+                var waiting = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                _ = poll(&waiting, 1, -1)
+                continue
+            }
+            guard count >= 0 else { throw FileWriteError(errorNumber: errno, action: "reading standard input") }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+        }
     }
 }
 

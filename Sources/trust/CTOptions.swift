@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Certificate Transparency options shared by `evaluate`, `get` and `inspect`.
 struct CTOptions: ParsableArguments {

@@ -1,8 +1,13 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust check-config FILE`: validates a trust configuration file and summarises it per host.
 struct CheckConfigCommand: AsyncParsableCommand {

@@ -1,6 +1,19 @@
 import ArgumentParser
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `trust config`: signed trust-configuration bundles — make a signing key, sign a bundle, verify one.
 struct ConfigCommand: ParsableCommand {

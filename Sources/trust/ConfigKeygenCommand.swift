@@ -1,6 +1,19 @@
 import ArgumentParser
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `trust config keygen --out DIR`: a new Ed25519 key pair for signing configuration bundles.
 struct ConfigKeygenCommand: ParsableCommand {
@@ -18,18 +31,17 @@ struct ConfigKeygenCommand: ParsableCommand {
     var out: String
 
     func run() throws {
-        var isFolder: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: out, isDirectory: &isFolder) {
+        if !LocalFile.exists(out) {
             do {
                 try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw UsageError("\(DisplayText.escaped(out)): cannot create the folder")
             }
-        } else if !isFolder.boolValue {
+        } else if !LocalFile.isFolder(out) {
             throw UsageError("\(DisplayText.escaped(out)): not a folder")
         }
-        let keyPath = (out as NSString).appendingPathComponent("signing.key")
-        let publicPath = (out as NSString).appendingPathComponent("signing.pub")
+        let keyPath = out.joiningPath("signing.key")
+        let publicPath = out.joiningPath("signing.pub")
         let key = TrustConfigurationSigningKey()
         let publicPEM = Array(key.publicKey.pemRepresentation.utf8)
         // Each file takes its name only if the name is free (PrivateFile's `.newFile`: link(2), decided by the

@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust config sign --key K FILE`: signs a configuration bundle, writing FILE.sig.
 struct ConfigSignCommand: ParsableCommand {

@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust config verify --pub P FILE`: verifies a configuration bundle as an application would.
 struct ConfigVerifyCommand: ParsableCommand {

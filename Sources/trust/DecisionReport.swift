@@ -1,6 +1,11 @@
-import Foundation
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Renders a ``TrustDecision`` for people (text) and scripts (JSON: exact, names as the certificates hold them).
 enum DecisionReport {

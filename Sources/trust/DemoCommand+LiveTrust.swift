@@ -1,9 +1,14 @@
-import Foundation
 import Trust
 import TrustHTTP
 import TrustLab
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The demo's live-trust rows: trust that changes while the process runs (a configuration file reloaded, a signed
 /// bundle fetched and a replayed one refused) and a peer trusted by its SPIFFE ID alone.
@@ -35,7 +40,7 @@ extension DemoCommand {
         let spiffeBundles: SPIFFETrustBundles
 
         static func start(_ pki: LabPKI) async throws -> LiveTrustLab {
-            let directory = NSTemporaryDirectory() + "trust-demo-" + UUID().uuidString
+            let directory = FileManager.default.temporaryDirectory.path.joiningPath("trust-demo-" + UUID().uuidString)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
             guard let good = pki.servers["good"], let chain = pki.presentedChains["good"] else { throw StepFailure(description: "no good server") }
             let files = try await LabFileServer.start(host: LabPKI.hostName(for: "good"), chain: chain, privateKey: good.privateKey)

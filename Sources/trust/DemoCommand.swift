@@ -1,9 +1,14 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustHTTP
 import TrustLab
 import TrustNIO
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust demo`: the embedded lab — servers on loopback in good and bad configurations — against a
 /// matrix of trust policies, mutual TLS and HTTP authentication, each outcome checked.
@@ -111,7 +116,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let elapsed = ContinuousClock.now - started
         print(
-            "\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(elapsed.formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1))))."
+            "\n\(scenarios.count - failures) of \(scenarios.count) outcomes as expected in \(FixedPoint.text(TransferMonitor.seconds(elapsed), digits: 1)) s."
         )
         if failures > 0 {
             print("\(failures) outcome(s) differ from what they should be.")

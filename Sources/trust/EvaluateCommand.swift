@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust evaluate`: judge a certificate chain as a client would, offline.
 struct EvaluateCommand: AsyncParsableCommand {

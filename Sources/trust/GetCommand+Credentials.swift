@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How `trust get` obtains the secrets that are not on its command line — curl's password prompt,
 /// netrc, OpenSSL's `-passin` forms for `--pass` — once the arguments are parsed and scrubbed,
@@ -50,7 +55,7 @@ extension GetCommand {
             let components = URLComponents(string: url), let host = components.host, !host.isEmpty
         else { return nil }
         // Decoded once (`user` is already decoded: decoding it again made `a%2540b` the user `a@b`).
-        let urlUser = components.percentEncodedUser.flatMap { $0.isEmpty ? nil : ($0.removingPercentEncoding ?? $0) }
+        let urlUser = components.percentEncodedUser.flatMap { $0.isEmpty ? nil : ($0.percentDecoded ?? $0) }
         if authenticationOptions.netrcOptional && components.password != nil { return nil }
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         do {

@@ -1,10 +1,15 @@
 import ArgumentParser
-import Foundation
 import NIOHTTP1
 import Trust
 import TrustHTTP
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -26,12 +31,12 @@ extension GetCommand {
     /// A `-H` line's name and value (split at the first colon, by byte; whitespace trimmed); nil without a colon.
     static func headerParts(_ line: String) -> (name: String, value: String)? {
         guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
-        return (name.trimmingCharacters(in: .whitespaces), value.trimmingCharacters(in: .whitespaces))
+        return (name.trimmingASCIIBlanks(), value.trimmingASCIIBlanks())
     }
 
     /// A proxy as given (`host:port` or a URL) as a URL: `http://` when it names no scheme, as curl's `-x`.
     static func withProxyScheme(_ proxy: String) -> String {
-        proxy.range(of: "://", options: .literal) != nil ? proxy : "http://" + proxy
+        proxy.utf8.firstRange(of: "://".utf8) != nil ? proxy : "http://" + proxy
     }
 
     /// Every secret on the command line (and in the proxy environment), never to be printed.
@@ -52,7 +57,7 @@ extension GetCommand {
             guard let (name, value) = Self.headerParts(line), Secrets.credentialHeaders.contains(name.lowercased()) else { continue }
             secrets.add(value)
             // `Bearer TOKEN`, `Basic BASE64`: the credential alone may be echoed too (RFC 9110 §11.4).
-            if let (_, credential) = value.splitOnce(atASCII: UInt8(ascii: " ")) { secrets.add(credential.trimmingCharacters(in: .whitespaces)) }
+            if let (_, credential) = value.splitOnce(atASCII: UInt8(ascii: " ")) { secrets.add(credential.trimmingASCIIBlanks()) }
         }
         return secrets
     }
@@ -228,7 +233,7 @@ extension GetCommand {
         var withheld: Set<String> = []
         for line in header {
             if line.utf8.last == UInt8(ascii: ";"), !line.containsASCII(UInt8(ascii: ":")) {
-                request.headers.append((String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingCharacters(in: .whitespaces), ""))
+                request.headers.append((String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingASCIIBlanks(), ""))
                 continue
             }
             guard let (name, value) = Self.headerParts(line) else { throw UsageError("-H takes 'Name: value'") }
@@ -265,7 +270,7 @@ extension GetCommand {
     /// unchanged (curl's documented difference).
     func requestBody() throws -> Data? {
         func read(_ name: String) throws -> Data {
-            if name == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+            if name == "-" { return Data(try StandardInput.readAll()) }
             guard let contents = FileManager.default.contents(atPath: name) else { throw UsageError("cannot read \(name)") }
             return contents
         }
@@ -331,7 +336,9 @@ extension GetCommand {
     /// the session does not report the address it connected to).
     static func remoteEndpoint(url: URL?, resolve: [String: String], proxies: ProxyEnvironment) -> @Sendable () -> (address: String, port: Int)? {
         guard let url, let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else { return { nil } }
-        var host = rawHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        // An IPv6 literal without its brackets; a name canonical (A-labels) as the session connects to it.
+        let bare = String(rawHost.drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed())
+        var host = (try? PeerName(host: bare))?.description ?? bare.lowercased()
         var port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         var viaProxy = false
         if let configuration = try? proxies.proxy(scheme: url.scheme?.lowercased() ?? "http", host: host, port: port) {

@@ -1,10 +1,23 @@
 import ArgumentParser
-import Foundation
 import NIOHTTP1
 import Trust
 import TrustHTTP
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `trust get URL`: an HTTPS request with full trust diagnostics; curl's flags and exit codes.
 ///

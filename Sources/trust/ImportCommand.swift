@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustConfigurationImport
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust import --from trustkit|android-nsc|ats|okhttp FILE`: converts another platform's pinning
 /// configuration into ours (JSON on standard output or -o FILE; what cannot be expressed on stderr).

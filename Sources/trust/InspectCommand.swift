@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -9,6 +8,12 @@ import Trust
 import TrustHTTP
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust inspect https://host[:port]`: what a server presents, what validates, and — in plain
 /// words — why it is (not) trusted and what would fix it.

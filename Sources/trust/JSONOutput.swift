@@ -1,5 +1,19 @@
-import Foundation
 import Trust
+import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The one writer behind every `--json` of the `trust` command, so that all commands print the same dialect:
 /// UTF-8, pretty-printed, keys sorted (a stable order scripts and diffs can rely on),
@@ -19,6 +33,6 @@ enum JSONOutput {
 
     /// Writes `value` to standard output as one JSON document.
     static func print<Value: Encodable>(_ value: Value) throws {
-        FileHandle.standardOutput.write(Data(try document(value).utf8))
+        try? FileDescriptorOutput.write(STDOUT_FILENO, try document(value))
     }
 }

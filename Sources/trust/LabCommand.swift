@@ -1,7 +1,14 @@
 import ArgumentParser
-import Foundation
+import Dispatch
 import Trust
+import TrustHTTP
 import TrustLab
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -29,7 +36,7 @@ struct LabCommand: AsyncParsableCommand {
     var duration: Double?
 
     func run() async throws {
-        let folder = dir ?? (NSTemporaryDirectory() + "trust-lab-" + UUID().uuidString)
+        let folder = dir ?? FileManager.default.temporaryDirectory.path.joiningPath("trust-lab-" + UUID().uuidString)
         if dir == nil {
             // A new folder, ours alone (mkdir fails if the name exists: never a folder another user made in /tmp,
             // where the lab's private keys could be swapped), 0700 from the start.
@@ -111,7 +118,7 @@ struct LabCommand: AsyncParsableCommand {
 
     /// Written at once (stdout to a file is otherwise buffered until exit, and a lab runs until interrupted).
     func say(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        try? FileDescriptorOutput.write(STDOUT_FILENO, text + "\n")
     }
 
     /// Returns on SIGINT or SIGTERM, or after `duration` seconds.
@@ -137,7 +144,7 @@ struct LabCommand: AsyncParsableCommand {
 
 /// True exactly once.
 final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private var done = false
 
     func claim() -> Bool {
@@ -152,7 +159,7 @@ final class OnceFlag: @unchecked Sendable {
 /// Keeps signal sources alive for the life of the process.
 enum SignalSources {
     nonisolated(unsafe) private static var kept: [any DispatchSourceSignal] = []
-    private static let lock = NSLock()
+    private static let lock = Lock()
 
     static func keep(_ sources: [any DispatchSourceSignal]) {
         lock.lock()

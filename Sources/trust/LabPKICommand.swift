@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import TrustLab
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust lab-pki DIR`: writes a fresh TrustLab PKI to try `trust evaluate` on.
 struct LabPKICommand: AsyncParsableCommand {
@@ -27,7 +32,7 @@ struct LabPKICommand: AsyncParsableCommand {
         }
         print("wrote the lab PKI to \(directory): roots.pem (anchors), pins.txt, and per server NAME/chain.pem")
         for name in LabPKI.serverNames {
-            print("  \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) host \(LabPKI.hostName(for: name))")
+            print("  \(name + String(repeating: " ", count: max(0, 18 - name.count))) host \(LabPKI.hostName(for: name))")
         }
         print("try: trust evaluate --chain \(directory)/good/chain.pem --anchors \(directory)/roots.pem --anchors-only --host good.lab.test")
     }

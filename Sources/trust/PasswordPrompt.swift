@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -78,7 +82,7 @@ enum PasswordPrompt {
                 pthread_sigmask(SIG_SETMASK, &before, nil)
             }
         }
-        FileHandle.standardError.write(Data(text(kind: kind, user: user).utf8))
+        StandardError.write(text(kind: kind, user: user))
         var answer: [UInt8] = []
         var byte: UInt8 = 0
         while answer.count < maximumBytes {
@@ -88,7 +92,7 @@ enum PasswordPrompt {
             answer.append(byte)
         }
         // The LF typed was not echoed: end the prompt's line, as curl does.
-        if echoWasOn { FileHandle.standardError.write(Data("\n".utf8)) }
+        if echoWasOn { StandardError.write("\n") }
         return String(decoding: answer, as: UTF8.self)
     }
 }

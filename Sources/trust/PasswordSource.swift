@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Where `--pass`/`--cert-password` takes the passphrase from, in OpenSSL's `-passin` forms
 /// (openssl-passphrase-options(1)), so that the passphrase itself need never be in the argument list:

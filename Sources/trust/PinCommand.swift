@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust pin FILE…`: the SPKI SHA-256 pin of every certificate, public key, private key (its
 /// public half) and certificate request in the files, or on standard input (`-`).
@@ -53,7 +58,7 @@ struct PinCommand: AsyncParsableCommand {
             do {
                 // Lenient: a certificate the engine would refuse (RSA-1024, RSA-PSS…) still has a pin.
                 if file == "-" {
-                    entries += try PinSource.entries(bytes: Array(FileHandle.standardInput.readDataToEndOfFile()), source: "<stdin>")
+                    entries += try PinSource.entries(bytes: try StandardInput.readAll(), source: "<stdin>")
                 } else if FileManager.default.isDirectory(file) {
                     entries += try CertificateSource.entries(inDirectory: file).map {
                         PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject)
@@ -90,7 +95,6 @@ struct PinReport: Encodable {
 extension FileManager {
     /// Whether `path` is a folder.
     func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        LocalFile.isFolder(path)
     }
 }

@@ -1,8 +1,13 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustHTTP
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust pin --plan URL`: the validated path of a server and the pin set that survives its renewals.
 struct PinPlanOptions: ParsableArguments {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// curl's progress meter (lib/progress.c, `progress_meter`), download and upload columns: shown on stderr
 /// unless `-s`, `--no-progress-meter`, or the body goes to a terminal, as curl does (stderr need not be one:

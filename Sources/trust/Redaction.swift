@@ -1,5 +1,10 @@
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The secrets a `trust get` command line carries — passwords, passphrases, `Authorization` and
 /// `Proxy-Authorization` values, URL user-info — kept so that none of them is ever printed.
@@ -22,8 +27,9 @@ struct Secrets: Sendable {
     mutating func add(_ secret: String?) {
         guard let secret, !secret.isEmpty else { return }
         var forms = [secret]
-        if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed), encoded != secret { forms.append(encoded) }
-        if let decoded = secret.removingPercentEncoding, decoded != secret { forms.append(decoded) }
+        let encoded = secret.percentEncoded(keeping: .uriUserAllowed)
+        if encoded != secret { forms.append(encoded) }
+        if let decoded = secret.percentDecoded, decoded != secret { forms.append(decoded) }
         // And as lines show it once escaped (DisplayText: a backslash or a control character in the secret).
         let shown = forms.map { DisplayText.escaped($0) }.filter { !forms.contains($0) }
         forms += shown
@@ -53,9 +59,29 @@ struct Secrets: Sendable {
     func scrub(_ text: String) -> String {
         var result = text
         for secret in values where secret.count >= Self.minimumScrubbedLength {
-            result = result.replacingOccurrences(of: secret, with: "***", options: .literal)
+            result = Self.replacingLiterally(secret, in: result)
         }
         return result
+    }
+
+    /// `text` with every occurrence of `secret`'s UTF-8 bytes replaced by `***`, left to right, by byte: a secret
+    /// followed by a combining mark is still found (Swift's `replacing(_:with:)` compares whole `Character`s).
+    static func replacingLiterally(_ secret: String, in text: String) -> String {
+        let needle = Array(secret.utf8)
+        let bytes = Array(text.utf8)
+        guard !needle.isEmpty, bytes.count >= needle.count else { return text }
+        var output: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if index + needle.count <= bytes.count, bytes[index..<index + needle.count].elementsEqual(needle) {
+                output += Array("***".utf8)
+                index += needle.count
+            } else {
+                output.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// The user-info part of a URL written as text (`scheme://USERINFO@host…`), if any.

@@ -1,5 +1,10 @@
-import Foundation
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// curl's `--retry` rules (curl 7.88, `tool_operate.c`), so scripts that retry with curl retry the
 /// same way with `trust get`:
@@ -51,7 +56,7 @@ struct RetryPolicy {
         switch code {
         case 28, 6, 5:
             return .timeout
-        case 7 where connectionRefused && (error?.underlying?.localizedCaseInsensitiveContains("refused") ?? false):
+        case 7 where connectionRefused && (error?.underlying?.lowercased().contains("refused") ?? false):
             return .connectionRefused
         case 22 where failOnError && status.flatMap(transientStatus) != nil:
             return .http
@@ -71,7 +76,7 @@ struct RetryPolicy {
     mutating func next(retryAfter: String?) -> Int {
         remaining -= 1
         var wait = sleep
-        if let retryAfter, let seconds = Int(retryAfter.trimmingCharacters(in: .whitespaces)), seconds > 0 {
+        if let retryAfter, let seconds = Int(retryAfter.trimmingASCIIBlanks()), seconds > 0 {
             wait = seconds
         }
         if fixedDelay == nil { sleep = min(sleep * 2, 600) }

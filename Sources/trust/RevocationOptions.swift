@@ -1,7 +1,12 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Revocation options shared by `evaluate`, `get` and `inspect`: curl's `--crlfile`, and the engine's mode, depth
 /// and fetching switches.

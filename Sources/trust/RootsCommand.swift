@@ -1,8 +1,13 @@
 import ArgumentParser
-import Foundation
 import SwiftASN1
 import Trust
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `trust roots`: the public root store in use, where it comes from, and how the machine's CA bundle differs from
 /// Mozilla's store.

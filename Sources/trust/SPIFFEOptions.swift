@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// SPIFFE options shared by `evaluate` and `get`: trust the peer by its SPIFFE ID (an X.509-SVID) instead of a
 /// host name, against the bundle of its own trust domain.

@@ -1,6 +1,11 @@
 import ArgumentParser
-import Foundation
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The server a command connects to without sending a request (`inspect`, `pin --plan`): the https URL or
 /// `host[:port]` it was given, the name to check, and the address to dial (`--resolve`).

@@ -1,7 +1,12 @@
 import Dispatch
-import Foundation
 import NIOConcurrencyHelpers
 import Trust
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc

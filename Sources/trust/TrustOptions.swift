@@ -1,9 +1,14 @@
 import ArgumentParser
-import Foundation
 import Trust
 import TrustHTTP
 import TrustNIO
 import X509
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Trust options shared by `evaluate` and `get` (each command names its own anchor-file option:
 /// `--anchors` for `evaluate`, curl's `--cacert` for `get`).

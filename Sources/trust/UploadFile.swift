@@ -1,6 +1,20 @@
-import Foundation
+import Dispatch
 import NIOConcurrencyHelpers
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// curl's `-T/--upload-file FILE`: the request body read from a file as it is sent (a PUT unless `-X`
 /// says otherwise). `-` (or curl's `.`) is standard input.
@@ -41,13 +55,11 @@ struct UploadFile: Sendable {
         let urlPath = components.percentEncodedPath
         guard urlPath.isEmpty || urlPath.hasSuffix("/") else { return url }
         let name = URL(filePath: path).lastPathComponent
-        guard !name.isEmpty, name != "/", let encoded = name.addingPercentEncoding(withAllowedCharacters: Self.unreserved) else { return url }
-        components.percentEncodedPath = (urlPath.isEmpty ? "/" : urlPath) + encoded
+        guard !name.isEmpty, name != "/" else { return url }
+        // Every byte but RFC 3986 §2.3's unreserved characters encoded, as curl does.
+        components.percentEncodedPath = (urlPath.isEmpty ? "/" : urlPath) + name.percentEncoded(keeping: .uriUnreserved)
         return components.url ?? url
     }
-
-    /// RFC 3986 §2.3's unreserved characters, the only ones curl leaves unencoded in a name.
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The body: a regular file by its size, anything else (standard input, a pipe) once, of unknown length.
     func body() throws -> TrustHTTPClientRequest.Body {

@@ -1,6 +1,11 @@
-import Foundation
 import Trust
 import TrustHTTP
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -36,7 +41,7 @@ struct WriteOut: Sendable {
         // A file is read bounded (a device or a file over 1 MiB refused, a FIFO read within a deadline); standard input as curl.
         let data: Data
         if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
+            data = Data(try StandardInput.readAll())
         } else {
             do {
                 data = Data(try LocalFile.read(path, limit: 1 << 20))
@@ -122,10 +127,12 @@ struct WriteOut: Sendable {
 
     /// One variable's value; nil for a variable curl 7.88 has and this does not, or none at all.
     func value(of name: String, facts: TransferFacts, exitCode: Int32, errorMessage: String, remote: () -> (address: String, port: Int)?) -> String? {
-        func time(_ duration: Duration?) -> String { String(format: "%.6f", duration.map(TransferMonitor.seconds) ?? 0) }
+        func time(_ duration: Duration?) -> String { FixedPoint.text(duration.map(TransferMonitor.seconds) ?? 0, digits: 6) }
         let total = facts.endedAt
         switch name {
-        case "http_code", "response_code": return String(format: "%03d", facts.statusCode ?? 0)
+        case "http_code", "response_code":
+            let code = String(facts.statusCode ?? 0)
+            return String(repeating: "0", count: max(0, 3 - code.count)) + code
         case "url_effective": return facts.effectiveURL
         case "num_redirects": return String(facts.redirects)
         case "remote_ip": return facts.statusCode == nil ? "" : remote()?.address ?? ""
@@ -143,7 +150,7 @@ struct WriteOut: Sendable {
         case "speed_download", "speed_upload":
             let seconds = total.map(TransferMonitor.seconds) ?? 0
             let bytes = name == "speed_upload" ? facts.uploaded : facts.bytes
-            return String(format: "%.0f", seconds > 0 ? Double(bytes) / seconds : 0)
+            return FixedPoint.text(seconds > 0 ? Double(bytes) / seconds : 0, digits: 0)
         case "ssl_verify_result": return String(facts.verifyResult)
         case "content_type": return facts.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
         case "http_version":

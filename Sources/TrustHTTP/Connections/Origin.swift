@@ -12,16 +12,21 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     var host: String
     var port: Int
 
+    /// The origin of `url`, its host canonical: lower case, A-labels (`xn--…`), an IP address as ``IPAddress`` writes
+    /// it. The canonical form is this package's own (UTS #46, ``PeerName``), not `URL`'s: `URL` maps a host to A-labels
+    /// only when full Foundation is linked (FoundationInternationalization's IDNA), and leaves it as typed (Unicode)
+    /// with FoundationEssentials alone, so the same URL would otherwise name two origins. A name that cannot be made
+    /// canonical is kept lower-cased, and refused before any connection (``nameProblem(_:)``).
     init?(_ url: URL) {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            var host = url.host, !host.isEmpty
+            var host = url.host(percentEncoded: false), !host.isEmpty
         else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         guard Self.isAcceptableHost(host) else { return nil }
         // A port outside 1–65535 names no origin (`InvalidPort`; TrustHTTPClient checks the URL's text as well).
         if let port = url.port, !(1...65_535).contains(port) { return nil }
         self.scheme = scheme
-        self.host = host.lowercased()
+        self.host = (try? PeerName(host: host))?.description ?? host.lowercased()
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 
@@ -32,6 +37,19 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     var isSecure: Bool { scheme == "https" }
+
+    /// Why `url`'s host is not a name a request can go to (UTS #46 and IDNA2008 for a name, RFC 3986 §3.2.2 for an IP
+    /// literal), or nil when it is one.
+    static func nameProblem(_ url: URL) -> PeerNameError? {
+        guard var host = url.host(percentEncoded: false) else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        do {
+            _ = try PeerName(host: host)
+            return nil
+        } catch {
+            return error
+        }
+    }
 
     /// No control characters, spaces or delimiters (a decoded `%0D%0A` must never reach a request line).
     static func isAcceptableHost(_ host: String) -> Bool {

@@ -68,7 +68,9 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         // Never repeat a password: keep only what follows the last '@', found by byte (a combining
         // mark after it makes one `Character` that is not '@').
         let shown = String(text.lastIndex(ofASCII: UInt8(ascii: "@")).map { text[text.utf8.index(after: $0)...] } ?? text[...])
-        guard let url = URL(string: withScheme), let host = url.host, !host.isEmpty, Origin.isAcceptableHost(host) else {
+        guard let url = URL(string: withScheme), let host = url.host(percentEncoded: false), !host.isEmpty, Origin.isAcceptableHost(host),
+            Origin.nameProblem(url) == nil
+        else {
             throw .malformed(shown)
         }
         let scheme = url.scheme?.lowercased() ?? "http"
@@ -83,8 +85,10 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         if let user = url.user(percentEncoded: false) {
             fromURL = Credential(user: user, password: url.password(percentEncoded: false) ?? "", persistence: .none)
         }
+        // The canonical name (A-labels), whichever Foundation parsed the URL (see Origin).
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         self.init(
-            host: host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host, port: port ?? 1080,
+            host: (try? PeerName(host: bare))?.description ?? bare, port: port ?? 1080,
             credential: credential ?? fromURL, noProxy: noProxy)
     }
 
