@@ -40,7 +40,9 @@ enum StandardError {
 
 /// All of standard input, through read(2): `-d @-`, `-T -`, `-w @-`, `pin -` (as curl, which reads it to its end).
 enum StandardInput {
-    /// The bytes until end of file.
+    /// The bytes until end of file. Never inlined, as ``JSONOutput/print(_:)`` (the release build's optimiser crashed
+    /// on typed throws inlined into an async `run()`).
+    @inline(never)
     static func readAll() throws(FileWriteError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)

@@ -31,8 +31,13 @@ enum JSONOutput {
         return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
     }
 
-    /// Writes `value` to standard output as one JSON document.
+    /// Writes `value` to standard output as one JSON document; a failed write (a full disk, a closed pipe) throws,
+    /// so that a command never ends well with half a document written. Never inlined: inlined into the commands'
+    /// async `run()`, the typed-throws write made Swift 6.3.1's optimiser crash (LLVM's coroutine splitting,
+    /// `emitSetAndGetSwiftErrorValueAround`) in the release build.
+    @inline(never)
     static func print<Value: Encodable>(_ value: Value) throws {
-        try? FileDescriptorOutput.write(STDOUT_FILENO, try document(value))
+        let text = try document(value)
+        try FileDescriptorOutput.write(STDOUT_FILENO, text)
     }
 }
