@@ -254,8 +254,7 @@ printf "\\x08$h200"'\x00\x00\x05\x00\x00\x00\x00\x00\x01hello\x00\x00\x00\x00\x0
 printf "\\x00$ack"'\x00\x00\x02\x01\x04\x00\x00\x00\x01\x08\x00' > "$f/empty-status"
 
 # ---------------------------------------------------------------------------------------------
-# Runs. Leaks are checked at exit of every input that allocated more than it freed (-detect_leaks=1;
-# at the process's exit for FuzzConfiguration, see per_input_leak_check), a single allocation over
+# Runs. Leaks are checked at exit of every input that allocated more than it freed (-detect_leaks=1), a single allocation over
 # 512 MB or a process over 2 GB is an out-of-memory failure, and an input running for more than 10 s
 # a timeout.
 # lsan.supp lists the few leaks inside Foundation that our code cannot avoid (each with why).
@@ -284,13 +283,6 @@ report_failure() {
     echo "-- crash input $(basename "$input") ($(wc -c < "$input") bytes), base64:"
     head -c 4096 "$input" | base64
   done < <(find "$work/artifacts/$target" -type f -newer "$work/logs/$target.start")
-}
-# libFuzzer's leak check after each input that allocated more than it freed (1), or LeakSanitizer's check at
-# exit only (0, still a failure with the leak's stack). FuzzConfiguration's importers run Foundation's
-# property-list and XML parsers, whose tables grow with every input: the per-input check then ran after almost
-# every input, and the target did 81-90 execs/s against 3,056-3,272 with it at exit (measured on a fresh corpus).
-per_input_leak_check() {
-  case "$1" in FuzzConfiguration) echo 0 ;; *) echo 1 ;; esac
 }
 # Inputs libFuzzer saved for their time rather than for a finding: a slow unit (an input that ran for 10 s
 # or more, which libFuzzer saves and goes on; exit 0) or a timeout (over -timeout, exit non-zero). The
@@ -329,13 +321,13 @@ run_target() {
     local dir="$work/logs/$target.jobs"
     rm -rf "$dir" && mkdir -p "$dir"
     (cd "$dir" && LD_PRELOAD="$asan_runtime" "$bin/$target" -jobs="$jobs" -workers="$jobs" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 \
-      -timeout=10 -detect_leaks="$(per_input_leak_check "$target")" -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" \
+      -timeout=10 -detect_leaks=1 -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" \
       "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1)
     status=$?
     cat "$dir"/fuzz-*.log >> "$log" 2>/dev/null
     rm -rf "$dir"
   else
-    LD_PRELOAD="$asan_runtime" "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks="$(per_input_leak_check "$target")" \
+    LD_PRELOAD="$asan_runtime" "$bin/$target" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=512 -timeout=10 -detect_leaks=1 \
       -print_final_stats=1 -artifact_prefix="$work/artifacts/$target/" "$work/corpus/$target" "$seeds/$target" > "$log" 2>&1
     status=$?
   fi
