@@ -338,7 +338,7 @@ extension GetCommand {
         guard let url, let rawHost = url.host(percentEncoded: false), !rawHost.isEmpty else { return { nil } }
         // An IPv6 literal without its brackets; a name canonical (A-labels) as the session connects to it.
         let bare = String(rawHost.drop { $0 == "[" }.reversed().drop { $0 == "]" }.reversed())
-        var host = (try? PeerName(host: bare))?.description ?? bare.lowercased()
+        var host = (try? PeerName(host: bare))?.description ?? bare.lowercased()  // for the address only: no trailing dot
         var port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
         var viaProxy = false
         if let configuration = try? proxies.proxy(scheme: url.scheme?.lowercased() ?? "http", host: host, port: port) {

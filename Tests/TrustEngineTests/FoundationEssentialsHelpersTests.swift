@@ -35,7 +35,9 @@ struct FoundationEssentialsHelpersTests {
         #expect([UInt8]().hexText().isEmpty)
         #expect([0x00, 0x0f, 0xa0, 0xff].hexText() == "000fa0ff")
         #expect([0xde, 0xad, 0x01].hexText(separator: ":", uppercase: true) == "DE:AD:01")
-        #expect((0...255).map(UInt8.init).hexText() == (0...255).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined())
+        #expect(
+            (0...255).map(UInt8.init).hexText()
+                == (0...255).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined())
     }
 
     @Test("The lock excludes: 8 tasks × 10,000 increments under it lose none; a recursive lock can be taken again")

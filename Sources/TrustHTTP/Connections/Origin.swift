@@ -26,7 +26,7 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         // A port outside 1–65535 names no origin (`InvalidPort`; TrustHTTPClient checks the URL's text as well).
         if let port = url.port, !(1...65_535).contains(port) { return nil }
         self.scheme = scheme
-        self.host = (try? PeerName(host: host))?.description ?? host.lowercased()
+        self.host = Self.canonical(host)
         self.port = url.port ?? (scheme == "https" ? 443 : 80)
     }
 
@@ -37,6 +37,14 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     var isSecure: Bool { scheme == "https" }
+
+    /// `host` lower case with A-labels, or an IP address as ``IPAddress`` writes it; a trailing dot kept (a fully
+    /// qualified name, sent as written in `Host`, as curl sends it); as typed, lower-cased, when it is not a name.
+    static func canonical(_ host: String) -> String {
+        guard let name = try? PeerName(host: host) else { return host.lowercased() }
+        if case .dnsName(let text) = name, host.hasSuffix(".") { return text + "." }
+        return name.description
+    }
 
     /// Why `url`'s host is not a name a request can go to (UTS #46 and IDNA2008 for a name, RFC 3986 §3.2.2 for an IP
     /// literal), or nil when it is one.

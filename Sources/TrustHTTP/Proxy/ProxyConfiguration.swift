@@ -88,7 +88,7 @@ public struct ProxyConfiguration: Sendable, CustomStringConvertible {
         // The canonical name (A-labels), whichever Foundation parsed the URL (see Origin).
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         self.init(
-            host: (try? PeerName(host: bare))?.description ?? bare, port: port ?? 1080,
+            host: Origin.canonical(bare), port: port ?? 1080,
             credential: credential ?? fromURL, noProxy: noProxy)
     }
 
