@@ -305,7 +305,7 @@ public enum TrustConfigurationImporter {
     // MARK: - Android Network Security Config
 
     static func android(_ data: Data) throws(ImportError) -> Result {
-        // FoundationXML cannot be given hostile XML as it is: see NetworkSecurityConfigPreflight.
+        // The preflight names what is refused (a DTD, a processing instruction…); the reader then reads the rest strictly.
         try NetworkSecurityConfigPreflight.check(Array(data))
         let events: [XMLSubsetReader.Event]
         do {
