@@ -59,7 +59,7 @@ struct PinCommand: AsyncParsableCommand {
                 // Lenient: a certificate the engine would refuse (RSA-1024, RSA-PSS…) still has a pin.
                 if file == "-" {
                     entries += try PinSource.entries(bytes: try StandardInput.readAll(), source: "<stdin>")
-                } else if FileManager.default.isDirectory(file) {
+                } else if LocalFile.isFolder(file) {
                     entries += try CertificateSource.entries(inDirectory: file).map {
                         PinSource.Entry(pin: $0.spkiPin, kind: .certificate, subject: $0.subject)
                     }
@@ -90,11 +90,4 @@ struct PinReport: Encodable {
     var kind: String
     var pin: String
     var subject: String
-}
-
-extension FileManager {
-    /// Whether `path` is a folder.
-    func isDirectory(_ path: String) -> Bool {
-        LocalFile.isFolder(path)
-    }
 }

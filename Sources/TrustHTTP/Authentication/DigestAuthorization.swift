@@ -119,17 +119,9 @@ package struct DigestAuthorization: Sendable, CustomStringConvertible, CustomRef
 
     /// RFC 8187 `value-chars`: attr-char kept, everything else percent-encoded.
     static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "+"), UInt8(ascii: "-"),
-                UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + DigestAlgorithm.hex([byte]).uppercased()
-            }
-        }
-        return out
+        text.percentEncoded(keeping: attrChar)
     }
+
+    /// RFC 8187 §3.2.1's `attr-char`: ALPHA, DIGIT and `!#$&+-.^_`|~`.
+    private static let attrChar = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~".utf8)
 }
