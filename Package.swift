@@ -130,6 +130,8 @@ let package = Package(
             dependencies: [
                 "Trust", "TrustHTTP", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Vapor"])),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
         ),
@@ -182,6 +184,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ] + nio
         ),
         // `trust-dev`: what only the project's developers run (the tests start it for the load and construction

@@ -157,8 +157,8 @@ struct LoadCheckCommand: AsyncParsableCommand {
     static func failure(of session: TrustHTTPClient, _ url: URL, version: HTTPVersion) async -> String? {
         do {
             let response = try await session.data(for: TrustHTTPClientRequest(url: url))
-            guard response.statusCode == 200, response.text == Self.expectedBody, response.httpVersion == version.responseVersion else {
-                return "\(response.httpVersion) \(response.statusCode): \(response.text.prefix(80))"
+            guard response.statusCode == 200, response.text == Self.expectedBody, response.httpVersion.text == version.responseVersion else {
+                return "\(response.httpVersion.text) \(response.statusCode): \(response.text.prefix(80))"
             }
             return nil
         } catch {

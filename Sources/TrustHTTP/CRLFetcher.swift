@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Trust
 import X509
@@ -106,11 +107,11 @@ public final class CRLFetcher: Sendable {
             cache.store(CRLCache.Entry(crls: [], failure: "not a URL"), for: uri)
             return
         }
-        var headers: [(name: String, value: String)] = [("accept", "application/pkix-crl, application/x-pkcs7-crl, */*")]
+        var headers: HTTPFields = [.accept: "application/pkix-crl, application/x-pkcs7-crl, */*"]
         if let tag = previous?.entityTag {
-            headers.append(("if-none-match", tag))
+            headers[.ifNoneMatch] = tag
         } else if let modified = previous?.lastModified {
-            headers.append(("if-modified-since", modified))
+            headers[.ifModifiedSince] = modified
         }
         var request = TrustHTTPClientRequest(url: url, headers: headers, timeout: limits.timeout)
         request.maximumResponseBodySize = limits.maximumSize
@@ -119,9 +120,9 @@ public final class CRLFetcher: Sendable {
             let response = try await session.data(for: request)
             switch response.statusCode {
             case 200:
-                entry.crls = try CertificateRevocationList.parseAll(Array(response.body))
-                entry.entityTag = response.value(forHeader: "etag")
-                entry.lastModified = response.value(forHeader: "last-modified")
+                entry.crls = try CertificateRevocationList.parseAll(Array(response.body.readableBytesView))
+                entry.entityTag = response.headers[.eTag]
+                entry.lastModified = response.headers[.lastModified]
             case 304 where previous != nil:
                 break
             default:

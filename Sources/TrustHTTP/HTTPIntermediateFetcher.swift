@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Trust
 
@@ -147,7 +148,7 @@ package final class HTTPIntermediateFetcher: Sendable {
         defer { _ = state.withLockedValue { $0.inFlight.removeValue(forKey: key) } }
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { throw Failure(description: "no time left to fetch") }
-        var request = TrustHTTPClientRequest(url: url, headers: [("accept", "application/pkix-cert, application/pkcs7-mime")], timeout: remaining)
+        var request = TrustHTTPClientRequest(url: url, headers: [.accept: "application/pkix-cert, application/pkcs7-mime"], timeout: remaining)
         request.maximumResponseBodySize = maximumSize
         let response: TrustHTTPClientResponse
         do {
@@ -156,7 +157,7 @@ package final class HTTPIntermediateFetcher: Sendable {
             throw Failure(description: error.code == .timedOut ? "no answer in time" : "\(error.code): \(error.message)")
         }
         guard response.statusCode == 200 else { throw Failure(description: "HTTP status \(response.statusCode)") }
-        let body = Array(response.body)
+        let body = Array(response.body.readableBytesView)
         if let lifetime = Self.freshness(of: response), lifetime > .zero {
             let entry = Entry(body: body, freshUntil: .now + lifetime)
             let capacity = self.capacity

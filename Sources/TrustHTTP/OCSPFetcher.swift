@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Trust
 import X509
@@ -160,18 +161,18 @@ public final class OCSPFetcher: Sendable {
         let base = uri.hasSuffix("/") ? uri : uri + "/"
         let message: TrustHTTPClientRequest
         if request.nonce == nil, base.utf8.count + encoded.utf8.count < 255, let url = URL(string: base + encoded) {
-            message = TrustHTTPClientRequest(url: url, headers: [("accept", "application/ocsp-response")], timeout: limits.timeout)
+            message = TrustHTTPClientRequest(url: url, headers: [.accept: "application/ocsp-response"], timeout: limits.timeout)
         } else {
             guard let url = URL(string: uri) else { throw FetchFailure(text: "the responder URI is not a URL") }
             message = TrustHTTPClientRequest(
-                url: url, method: "POST", headers: [("content-type", "application/ocsp-request"), ("accept", "application/ocsp-response")],
-                body: Data(der), timeout: limits.timeout)
+                url: url, method: "POST", headers: [.contentType: "application/ocsp-request", .accept: "application/ocsp-response"],
+                body: .bytes(der), timeout: limits.timeout)
         }
         var bounded = message
         bounded.maximumResponseBodySize = limits.maximumSize
         let response = try await session.data(for: bounded)
         guard response.statusCode == 200 else { throw FetchFailure(text: "HTTP status \(response.statusCode)") }
-        return try OCSPResponse(derEncoded: Array(response.body))
+        return try OCSPResponse(derEncoded: Array(response.body.readableBytesView))
     }
 
     private struct FetchFailure: Error, CustomStringConvertible {

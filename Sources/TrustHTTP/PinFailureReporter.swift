@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Trust
 
@@ -126,7 +127,8 @@ public final class PinFailureReporter: Sendable {
             for uri in uris {
                 group.addTask {
                     _ = try? await session.data(
-                        for: TrustHTTPClientRequest(url: uri, method: "POST", headers: [("content-type", "application/json")], body: body, timeout: timeout))
+                        for: TrustHTTPClientRequest(url: uri, method: "POST", headers: [.contentType: "application/json"], body: .bytes(body), timeout: timeout)
+                    )
                     return true
                 }
             }

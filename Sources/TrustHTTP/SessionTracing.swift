@@ -1,3 +1,4 @@
+import HTTPTypes
 import Tracing
 import Trust
 
@@ -48,7 +49,7 @@ struct SessionTracing: Sendable {
     /// The connection a request went out on: HTTP and TLS versions, the trust decision it was opened with.
     static func describe(_ connection: Connection, on span: any Span) {
         span.attributes["network.protocol.version"] = connection.isHTTP2 ? "2" : "1.1"
-        if let tls = connection.tlsVersion {
+        if let tls = connection.tlsVersion?.displayName {
             span.attributes["tls.protocol.version"] = tls.hasPrefix("TLSv") ? String(tls.dropFirst(4)) : tls
         }
         if let decision = connection.serverTrust {
@@ -90,7 +91,7 @@ struct SessionTracing: Sendable {
 /// Writes a propagated trace header into a ``TrustHTTPClientRequest`` (replacing one of the same name).
 struct RequestHeaderInjector: Injector {
     func inject(_ value: String, forKey key: String, into request: inout TrustHTTPClientRequest) {
-        request.removeHeaders(named: [key.lowercased()])
-        request.headers.append((name: key, value: value))
+        guard let name = HTTPField.Name(key) else { return }
+        request.setHeader(name, value)
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOHTTP1
 
 #if canImport(FoundationEssentials)
@@ -42,7 +43,7 @@ extension TrustHTTPClient {
             proxy: proxy,
             key: PoolKey(origin: origin, trustKey: taskScoped ? "task:" + UUID().uuidString : route.key, proxy: proxy?.description),
             head: makeHead(for: request, origin: origin, absoluteForm: proxy != nil && !origin.isSecure),
-            body: ExchangeBody(request.bodySource), continueTimeout: request.waitsForContinue ? configuration.continueTimeout : nil)
+            body: ExchangeBody(request.body), continueTimeout: request.waitsForContinue ? configuration.continueTimeout : nil)
     }
 
     /// The request's origin, once its URL, method and header fields are known to be sendable.
@@ -64,16 +65,8 @@ extension TrustHTTPClient {
         guard !request.method.isEmpty, request.method.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte) else {
             throw TrustHTTPClientError(.badURL, "the method \(request.method.debugDescription) is not an HTTP token", url: request.url)
         }
-        // RFC 9110 §5.1, §5.5: a field name is a token; a value never holds CR, LF or NUL (they would
-        // split the request). The value is not quoted: it may be a secret.
-        for (name, value) in request.headers {
-            let validName = !name.isEmpty && name.utf8.allSatisfy(AuthenticationHeaderParser.isTokenByte)
-            guard validName, !value.utf8.contains(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) else {
-                throw TrustHTTPClientError(
-                    .badURL, validName ? "the value of the header field \(name) holds CR, LF or NUL" : "a header field name is not an HTTP token",
-                    url: request.url)
-            }
-        }
+        // RFC 9110 §5.1, §5.5: field names are tokens and values hold no CR, LF or NUL — `HTTPFields` holds no
+        // other, so no field can split the request.
         return origin
     }
 
@@ -83,12 +76,12 @@ extension TrustHTTPClient {
         let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
         head.headers.add(name: "host", value: origin.hostHeader)
-        for (name, value) in request.headers where !HeaderName.equal(name, "host") && (absoluteForm || !HeaderName.equal(name, "proxy-authorization")) {
-            head.headers.add(name: name, value: value)
+        for field in request.headers where field.name.canonicalName != "host" && (absoluteForm || field.name != .proxyAuthorization) {
+            head.headers.add(name: field.name.rawName, value: field.value)
         }
-        if request.value(forHeader: "user-agent") == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
-        if request.value(forHeader: "accept") == nil { head.headers.add(name: "accept", value: "*/*") }
-        if let body = request.bodySource {
+        if request.headers[.userAgent] == nil { head.headers.add(name: "user-agent", value: configuration.userAgent) }
+        if request.headers[.accept] == nil { head.headers.add(name: "accept", value: "*/*") }
+        if let body = request.body {
             if let length = body.length {
                 head.headers.replaceOrAdd(name: "content-length", value: String(length))
             } else {

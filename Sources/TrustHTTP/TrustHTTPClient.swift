@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
@@ -459,7 +460,7 @@ public final class TrustHTTPClient: Sendable {
         if refusal.statusCode == 407 {
             var answer = TrustHTTPClientStreamingResponse(
                 TrustHTTPClientResponse(
-                    url: flight.url, statusCode: 407, headers: refusal.headers, body: Data(), httpVersion: "HTTP/1.1",
+                    url: flight.url, statusCode: 407, headers: refusal.headers, httpVersion: .http1_1,
                     redirects: flight.redirects))
             answer.isProxyAnswer = true
             return .proxyAnswer(answer)
@@ -520,7 +521,7 @@ public final class TrustHTTPClient: Sendable {
         responseBody.unreadGuard = UnreadBodyGuard { link.dropped() }
         var response = TrustHTTPClientStreamingResponse(
             url: url, statusCode: Int(responseHead.status.code),
-            headers: responseHead.headers.map { ($0.name, $0.value) }, httpVersion: connection.httpVersion, redirects: flight.redirects,
+            headers: HTTPFields(responseHead.headers), httpVersion: connection.httpVersion, redirects: flight.redirects,
             tlsVersion: connection.tlsVersion, serverTrust: connection.serverTrust,
             body: responseBody)
         response.bodyless = plan.head.method == .HEAD || response.statusCode == 204 || response.statusCode == 304

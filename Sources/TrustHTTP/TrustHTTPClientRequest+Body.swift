@@ -37,7 +37,7 @@ extension TrustHTTPClientRequest {
         typealias Writer = @Sendable (_ write: (ByteBuffer) async throws -> Void) async throws -> Void
 
         enum Content: Sendable {
-            case bytes(Data)
+            case bytes(ByteBuffer)
             case stream(Writer)
         }
 
@@ -47,12 +47,40 @@ extension TrustHTTPClientRequest {
         /// What the body is, for descriptions (never its bytes).
         private let summary: String
 
-        /// The bytes of `data`.
-        public static func bytes(_ data: Data) -> TrustHTTPClientRequest.Body {
-            TrustHTTPClientRequest.Body(content: .bytes(data), length: data.count, summary: "\(data.count) bytes")
+        /// The bytes of `buffer`, sent as they are (no copy).
+        public static func bytes(_ buffer: ByteBuffer) -> TrustHTTPClientRequest.Body {
+            TrustHTTPClientRequest.Body(content: .bytes(buffer), length: buffer.readableBytes, summary: "\(buffer.readableBytes) bytes")
         }
 
-        /// The chunks of a sequence made by `makeSequence`, called once each time the request is sent.
+        /// The bytes of `bytes` (`Data`, `[UInt8]`…), copied once into the buffer that is sent.
+        public static func bytes(_ bytes: some Sequence<UInt8>) -> TrustHTTPClientRequest.Body {
+            .bytes(ByteBuffer(bytes: bytes))
+        }
+
+        /// The UTF-8 bytes of `text`.
+        public static func text(_ text: String) -> TrustHTTPClientRequest.Body {
+            .bytes(ByteBuffer(string: text))
+        }
+
+        /// The buffers of a sequence made by `makeSequence`, called once each time the request is sent; each is
+        /// written as it is (no copy).
+        /// - Parameters:
+        ///   - length: the total in bytes when known (sent as `Content-Length`); `nil` sends the body
+        ///     chunked (HTTP/1.1) or to END_STREAM (HTTP/2).
+        ///   - makeSequence: makes the sequence of buffers for one send.
+        public static func stream<Buffers: AsyncSequence & Sendable>(
+            length: Int?, _ makeSequence: @escaping @Sendable () -> Buffers
+        ) -> TrustHTTPClientRequest.Body where Buffers.Element == ByteBuffer {
+            TrustHTTPClientRequest.Body(
+                content: .stream({ write in
+                    for try await buffer in makeSequence() where buffer.readableBytes > 0 {
+                        try await write(buffer)
+                    }
+                }), length: length, summary: length.map { "a stream of \($0) bytes" } ?? "a stream")
+        }
+
+        /// The chunks of a sequence made by `makeSequence` (`Data`, `[UInt8]`…), called once each time the
+        /// request is sent; each chunk is copied once into the buffer that is written.
         /// - Parameters:
         ///   - length: the total in bytes when known (sent as `Content-Length`); `nil` sends the body
         ///     chunked (HTTP/1.1) or to END_STREAM (HTTP/2).
@@ -137,12 +165,15 @@ extension TrustHTTPClientRequest {
         public var description: String { summary }
 
         /// The bytes, when the body is held in memory.
-        var data: Data? {
-            if case .bytes(let data) = content { return data }
+        var bytesInMemory: [UInt8]? {
+            if case .bytes(let buffer) = content { return Array(buffer.readableBytesView) }
             return nil
         }
 
         /// Whether the body streams (a file or a sequence) rather than being held in memory.
-        public var isStreamed: Bool { data == nil }
+        public var isStreamed: Bool {
+            if case .stream = content { return true }
+            return false
+        }
     }
 }

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -10,16 +12,12 @@ public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomR
     public var url: URL
     /// The HTTP method (`GET` by default).
     public var method: String
-    /// Header fields in order; names are case-insensitive.
-    public var headers: [(name: String, value: String)]
-    /// The request body held in memory, if any: ``bodySource`` as bytes. Setting it replaces
-    /// ``bodySource``; a streamed body reads as `nil`.
-    public var body: Data? {
-        get { bodySource?.data }
-        set { bodySource = newValue.map(TrustHTTPClientRequest.Body.bytes) }
-    }
-    /// The request body: bytes, a file or a stream (``TrustHTTPClientRequest/Body``).
-    public var bodySource: TrustHTTPClientRequest.Body?
+    /// The header fields, in order: `request.headers[.accept] = "application/json"`. `HTTPFields` holds only
+    /// field names that are tokens, and values without CR, LF or NUL (RFC 9110 §5.1, §5.5), so a field can
+    /// never split the request.
+    public var headers: HTTPFields
+    /// The request body: bytes, a file or a stream (``TrustHTTPClientRequest/Body``); none by default.
+    public var body: TrustHTTPClientRequest.Body?
     /// Send `Expect: 100-continue` and hold the body until the server answers `100 Continue`
     /// (RFC 9110 §10.1.1): a server that refuses the request — it needs authentication, the body is
     /// too large — says so before the body is sent. The body goes anyway after
@@ -48,7 +46,7 @@ public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomR
 
     /// A request for `url`; everything else has a default.
     public init(
-        url: URL, method: String = "GET", headers: [(name: String, value: String)] = [], body: Data? = nil,
+        url: URL, method: String = "GET", headers: HTTPFields = [:], body: TrustHTTPClientRequest.Body? = nil, expectsContinue: Bool = false,
         timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil, credential: Credential? = nil,
         authenticatesPreemptively: Bool = false
     ) {
@@ -57,51 +55,42 @@ public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomR
         self.url = url
         self.method = method
         self.headers = headers
-        self.bodySource = body.map(TrustHTTPClientRequest.Body.bytes)
+        self.body = body
+        self.expectsContinue = expectsContinue
         self.timeout = timeout
         self.challengeHandler = challengeHandler
     }
 
     /// Method, URL (password hidden) and header names — never header values or credentials.
     public var description: String {
-        "\(method) \(url.redactingPassword)" + (headers.isEmpty ? "" : " [" + headers.map(\.name).joined(separator: ", ") + "]")
-            + (bodySource.map { " body: \($0)" } ?? "") + (credential.map { " credential: \($0)" } ?? "")
+        "\(method) \(url.redactingPassword)" + (headers.isEmpty ? "" : " [" + headers.map(\.name.rawName).joined(separator: ", ") + "]")
+            + (body.map { " body: \($0)" } ?? "") + (credential.map { " credential: \($0)" } ?? "")
     }
 
     /// Shows only `description`, so header values and credentials stay out of dumps.
     public var customMirror: Mirror { Mirror(self, children: ["description": description]) }
 
-    /// A request for `url` with a body that may stream (a file, a sequence).
-    public init(
-        url: URL, method: String = "POST", headers: [(name: String, value: String)] = [], bodySource: TrustHTTPClientRequest.Body?,
-        expectsContinue: Bool = false, timeout: Duration? = nil, challengeHandler: (any ChallengeHandler)? = nil,
-        credential: Credential? = nil
-    ) {
-        self.init(url: url, method: method, headers: headers, timeout: timeout, challengeHandler: challengeHandler, credential: credential)
-        self.bodySource = bodySource
-        self.expectsContinue = expectsContinue
-    }
-
     /// Whether the request asks for `100 Continue` before its body: ``expectsContinue``, or an
     /// `Expect: 100-continue` field of its own; never without a body to hold back.
     var waitsForContinue: Bool {
-        guard let bodySource, bodySource.length != 0 else { return false }
+        guard let body, body.length != 0 else { return false }
         return expectsContinue || value(forHeader: "expect").map { $0.lowercased() == "100-continue" } == true
     }
 
-    /// The first value of a header field.
-    public func value(forHeader name: String) -> String? {
-        HeaderName.first(name, in: headers)
-    }
+    /// The first value of the field `name`.
+    func value(forHeader name: String) -> String? { headers.first(name) }
 
+    /// Removes every field whose name, lowercased, is in `names`.
     mutating func removeHeaders(named names: Set<String>) {
-        headers.removeAll { names.contains($0.name.lowercased()) }
+        for name in names {
+            if let fieldName = HTTPField.Name(name) { headers[values: fieldName] = [] }
+        }
     }
 
     /// Replaces every field `name` with one `value`.
-    mutating func setHeader(_ name: String, _ value: String) {
-        headers.removeAll { HeaderName.equal($0.name, name) }
-        headers.append((name, value))
+    mutating func setHeader(_ name: HTTPField.Name, _ value: String) {
+        headers[values: name] = []
+        headers.append(HTTPField(name: name, value: value))
     }
 
     /// The user and password in the URL, percent-decoded.
@@ -116,11 +105,6 @@ public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomR
 enum HeaderName {
     static func equal(_ a: String, _ b: String) -> Bool {
         a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
-    }
-
-    /// The first value of the header `name` in `headers`.
-    static func first(_ name: String, in headers: [(name: String, value: String)]) -> String? {
-        headers.first { equal($0.name, name) }?.value
     }
 
     @inline(__always) static func lower(_ byte: UInt8) -> UInt8 {

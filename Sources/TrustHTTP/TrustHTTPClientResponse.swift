@@ -1,4 +1,7 @@
+import HTTPTypes
+import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Trust
 
 #if canImport(FoundationEssentials)
@@ -13,23 +16,23 @@ public struct TrustHTTPClientResponse: Sendable {
     public var url: URL
     /// The HTTP status code.
     public var statusCode: Int
-    /// Header fields in order; names are case-insensitive.
-    public var headers: [(name: String, value: String)]
-    /// The whole body.
-    public var body: Data
-    /// `HTTP/1.1` or `HTTP/2`.
-    public var httpVersion: String
+    /// The header fields, in order (case-insensitive lookup: `response.headers[.contentType]`).
+    public var headers: HTTPFields
+    /// The whole body, as received (``data`` and ``text`` convert it).
+    public var body: ByteBuffer
+    /// The HTTP version of the connection that carried the response: `.http1_1` or `.http2`.
+    public var httpVersion: HTTPVersion
     /// The requests followed to get here (empty when there was no redirect).
     public var redirects: [URL]
-    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
-    public var tlsVersion: String?
+    /// The connection's TLS version (`.tlsv13`), `nil` over plain HTTP.
+    public var tlsVersion: TLSVersion?
     /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
     public var serverTrust: TrustDecision?
 
     /// A response from its parts.
     package init(
-        url: URL, statusCode: Int, headers: [(name: String, value: String)], body: Data, httpVersion: String, redirects: [URL] = [],
-        tlsVersion: String? = nil, serverTrust: TrustDecision? = nil
+        url: URL, statusCode: Int, headers: HTTPFields, body: ByteBuffer = ByteBuffer(), httpVersion: HTTPVersion, redirects: [URL] = [],
+        tlsVersion: TLSVersion? = nil, serverTrust: TrustDecision? = nil
     ) {
         self.url = url
         self.statusCode = statusCode
@@ -41,13 +44,17 @@ public struct TrustHTTPClientResponse: Sendable {
         self.serverTrust = serverTrust
     }
 
-    /// The first value of a header field.
-    public func value(forHeader name: String) -> String? {
-        HeaderName.first(name, in: headers)
-    }
+    /// The status as swift-http-types' `HTTPResponse.Status`.
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
-    /// The body as UTF-8 text.
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body's bytes as `Data` (a copy, made on each call).
+    public var data: Data { Data(body.readableBytesView) }
+
+    /// The body as UTF-8 text (invalid sequences replaced).
+    public var text: String { String(decoding: body.readableBytesView, as: UTF8.self) }
+
+    /// The first value of the field `name` (for names that are not `HTTPField.Name` constants).
+    func value(forHeader name: String) -> String? { headers.first(name) }
 }
 
 /// A response whose body arrives as it is read.
@@ -56,14 +63,14 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
     public var url: URL
     /// The HTTP status code.
     public var statusCode: Int
-    /// Header fields in order; names are case-insensitive.
-    public var headers: [(name: String, value: String)]
-    /// `HTTP/1.1` or `HTTP/2`.
-    public var httpVersion: String
+    /// The header fields, in order (case-insensitive lookup: `response.headers[.contentType]`).
+    public var headers: HTTPFields
+    /// The HTTP version of the connection that carried the response: `.http1_1` or `.http2`.
+    public var httpVersion: HTTPVersion
     /// The URLs redirected from, in order (empty when there was no redirect).
     public var redirects: [URL]
-    /// The connection's TLS version (`TLSv1.3`), `nil` over plain HTTP.
-    public var tlsVersion: String?
+    /// The connection's TLS version (`.tlsv13`), `nil` over plain HTTP.
+    public var tlsVersion: TLSVersion?
     /// The server-trust decision of the connection that carried the response (`nil` over plain HTTP).
     public var serverTrust: TrustDecision?
     /// The body, chunk by chunk. Iterate it to the end, cancel it or drop it to release the connection.
@@ -73,13 +80,14 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
     /// An answer that has no body whatever its `Content-Length` says (to HEAD, 204, 304; RFC 9110 §8.6).
     var bodyless = false
 
-    /// The first value of a header field.
-    public func value(forHeader name: String) -> String? {
-        HeaderName.first(name, in: headers)
-    }
+    /// The status as swift-http-types' `HTTPResponse.Status`.
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
+
+    /// The first value of the field `name` (for names that are not `HTTPField.Name` constants).
+    func value(forHeader name: String) -> String? { headers.first(name) }
 
     init(
-        url: URL, statusCode: Int, headers: [(name: String, value: String)], httpVersion: String, redirects: [URL], tlsVersion: String?,
+        url: URL, statusCode: Int, headers: HTTPFields, httpVersion: HTTPVersion, redirects: [URL], tlsVersion: TLSVersion?,
         serverTrust: TrustDecision?, body: TrustHTTPClientStreamingResponse.Body
     ) {
         self.url = url
@@ -116,17 +124,41 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
         if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
             throw tooLarge(observed: announced, limit: limit)
         }
-        var data = Data()
-        for try await chunk in body {
-            if data.count + chunk.count > limit {
-                guard truncating else { throw tooLarge(observed: data.count + chunk.count, limit: limit) }
+        // The first piece is kept as it came; at the second, one buffer of the body's own is made — sized for the
+        // announced length, within reason, so it rarely grows — and each piece after is copied into it once.
+        var collected = ByteBuffer()
+        var pieces = 0
+        for try await var chunk in body {
+            let count = collected.readableBytes
+            if count + chunk.readableBytes > limit {
+                guard truncating else { throw tooLarge(observed: count + chunk.readableBytes, limit: limit) }
                 body.abandon()
-                data.append(contentsOf: chunk.prefix(limit - data.count))
+                if let kept = chunk.readSlice(length: limit - count) { append(kept, to: &collected, pieces: &pieces, limit: limit) }
                 break
             }
-            data.append(contentsOf: chunk)
+            append(chunk, to: &collected, pieces: &pieces, limit: limit)
         }
-        return response(body: data)
+        return response(body: collected)
+    }
+
+    /// At most this much is reserved ahead for an announced length (a server may announce more than it sends).
+    private static let maximumReservation = 16 << 20
+
+    /// Adds `chunk` to the body read so far (`pieces` of it): the first is taken as it is, without a copy.
+    private func append(_ chunk: ByteBuffer, to collected: inout ByteBuffer, pieces: inout Int, limit: Int) {
+        pieces += 1
+        if pieces == 1 {
+            collected = chunk
+            return
+        }
+        if pieces == 2 {
+            let announced = bodyless ? 0 : value(forHeader: "content-length").flatMap { Int($0) } ?? 0
+            let capacity = max(min(announced, limit, Self.maximumReservation), collected.readableBytes + chunk.readableBytes)
+            var own = ByteBufferAllocator().buffer(capacity: capacity)
+            own.writeImmutableBuffer(collected)
+            collected = own
+        }
+        collected.writeImmutableBuffer(chunk)
     }
 
     /// Gives up on the body (its connection closes) and says why.
@@ -135,24 +167,25 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
         return TrustHTTPClientError(ResponseLimit(.body, observed: observed, limit: limit), url: url)
     }
 
-    private func response(body data: Data) -> TrustHTTPClientResponse {
+    private func response(body: ByteBuffer) -> TrustHTTPClientResponse {
         TrustHTTPClientResponse(
-            url: url, statusCode: statusCode, headers: headers, body: data, httpVersion: httpVersion, redirects: redirects,
+            url: url, statusCode: statusCode, headers: headers, body: body, httpVersion: httpVersion, redirects: redirects,
             tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }
 
 extension TrustHTTPClientStreamingResponse {
-    /// The body of a ``TrustHTTPClientStreamingResponse``: chunks of bytes.
+    /// The body of a ``TrustHTTPClientStreamingResponse``: its bytes as the connection received them, one
+    /// `ByteBuffer` at a time, none copied on the way.
     ///
     /// A body not read to its end holds its connection (HTTP/1.1) or stream (HTTP/2) — a place among the session's
     /// ``TrustHTTPClientConfiguration/maximumConnectionsPerOrigin`` — until it is cancelled (``cancel()``) or dropped: once
     /// the response, every copy of its body and every iterator are gone, the rest of the response is abandoned
     /// (the connection closed, or the stream reset) and the place freed.
     public struct Body: AsyncSequence, Sendable {
-        /// A chunk of body bytes.
-        public typealias Element = [UInt8]
-        let stream: AsyncThrowingStream<[UInt8], any Error>
+        /// A piece of the body.
+        public typealias Element = ByteBuffer
+        let stream: AsyncThrowingStream<ReceivedBody, any Error>
         /// Told how many bytes the reader took (backpressure).
         let consumed: @Sendable (Int) -> Void
         /// Bytes received and not yet read (for tests and diagnostics).
@@ -180,7 +213,7 @@ extension TrustHTTPClientStreamingResponse {
         /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
         /// cancelled) throws a ``TrustHTTPClientError`` — it never ends as if it were complete.
         public struct AsyncIterator: AsyncIteratorProtocol {
-            var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+            var base: AsyncThrowingStream<ReceivedBody, any Error>.AsyncIterator
             let consumed: @Sendable (Int) -> Void
             let onEnd: @Sendable () async -> Void
             let url: URL?
@@ -188,18 +221,29 @@ extension TrustHTTPClientStreamingResponse {
             /// Keeps the exchange while this iterator lives, and abandons it when the last holder is gone.
             let unreadGuard: UnreadBodyGuard?
             var ended = false
+            /// The pieces of the read cycle being handed out, and the index of the next.
+            var received: ReceivedBody?
+            var nextPiece = 0
 
-            /// The next chunk, or nil at the end of the body.
-            public mutating func next() async throws -> [UInt8]? {
-                let chunk: [UInt8]?
+            /// The next piece of the body, or nil at the end.
+            public mutating func next() async throws -> ByteBuffer? {
+                if let piece = received?.piece(at: nextPiece) {
+                    nextPiece += 1
+                    consumed(piece.readableBytes)
+                    return piece
+                }
+                received = nil
+                let cycle: ReceivedBody?
                 do {
-                    chunk = try await base.next()
+                    cycle = try await base.next()
                 } catch {
                     throw await failure(error)
                 }
-                if let chunk {
-                    consumed(chunk.count)
-                    return chunk
+                if let cycle {
+                    received = cycle.pieceCount > 1 ? cycle : nil
+                    nextPiece = 1
+                    consumed(cycle.first.readableBytes)
+                    return cycle.first
                 }
                 // The stream also ends (without an error) when the reading Task is cancelled: that is not the body's end.
                 if !ended && Task.isCancelled { throw Self.cancelled(url: url, underlying: nil) }
@@ -238,9 +282,9 @@ extension TrustHTTPClientStreamingResponse {
         }
 
         /// A body already read.
-        static func buffered(_ data: Data) -> TrustHTTPClientStreamingResponse.Body {
-            let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
-            if !data.isEmpty { continuation.yield(Array(data)) }
+        static func buffered(_ buffer: ByteBuffer) -> TrustHTTPClientStreamingResponse.Body {
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReceivedBody.self)
+            if buffer.readableBytes > 0 { continuation.yield(ReceivedBody(buffer)) }
             continuation.finish()
             return TrustHTTPClientStreamingResponse.Body(stream: stream, consumed: { _ in }, onEnd: {})
         }

@@ -18,14 +18,16 @@ import TrustHTTP
 /// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(session: session))
 /// ```
 ///
-/// The response body streams, with the session's backpressure and read timeout. A request body is
-/// collected before it is sent (the session sends bodies of known length), up to
-/// ``maximumRequestBodySize``. Errors are the session's ``TrustHTTP/TrustHTTPClientError`` (the generated client
+/// The response body streams, with the session's backpressure and read timeout. A request body that can be
+/// read more than once (`HTTPBody.IterationBehavior.multiple`) streams too; one that can be read only once
+/// is collected first, up to ``maximumRequestBodySize``, since the session may have to send a request again
+/// (an authentication challenge, a 307 or 308 redirect). Errors are the session's ``TrustHTTP/TrustHTTPClientError`` (the generated client
 /// wraps them in its `ClientError`).
 public struct TrustHTTPClientTransport: ClientTransport {
     /// The session requests go through.
     public let session: TrustHTTPClient
-    /// The largest request body sent; a larger one fails before anything is sent.
+    /// The largest request body that can be read only once, collected before it is sent; a larger one fails
+    /// before anything is sent.
     public var maximumRequestBodySize: Int
 
     /// Sends requests through `session`; request bodies up to `maximumRequestBodySize` bytes (16 MiB by default).
@@ -37,13 +39,21 @@ public struct TrustHTTPClientTransport: ClientTransport {
     /// Sends `request` to `baseURL` joined with the request's path and query.
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
         let url = try Self.url(baseURL, path: request.path)
-        var data: Data?
-        if let body { data = try await Data(collecting: body, upTo: maximumRequestBodySize) }
-        let response = try await session.bytes(for: TrustHTTPClientRequest(url: url, method: request.method, fields: request.headerFields, body: data))
-        let fields = response.fields
-        let length = fields[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
-        let responseBody = request.method == .head ? nil : HTTPBody(response.body, length: length, iterationBehavior: .single)
-        return (HTTPResponse(status: response.status, headerFields: fields), responseBody)
+        let response = try await session.bytes(
+            for: TrustHTTPClientRequest(
+                url: url, method: request.method.rawValue, headers: request.headerFields, body: try await Self.body(of: body, upTo: maximumRequestBodySize)))
+        let length = response.headers[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
+        // `HTTPBody` carries `ArraySlice<UInt8>` chunks: each buffer is copied into one as the generated client reads it.
+        let responseBody = request.method == .head ? nil : HTTPBody(response.body.map(\.readableBytesView), length: length, iterationBehavior: .single)
+        return (HTTPResponse(status: response.status, headerFields: response.headers), responseBody)
+    }
+
+    /// The session's body for `body`: streamed when it can be read again for a second send, else collected.
+    private static func body(of body: HTTPBody?, upTo maximum: Int) async throws -> TrustHTTPClientRequest.Body? {
+        guard let body else { return nil }
+        let length: Int? = if case .known(let count) = body.length { Int(exactly: count) } else { nil }
+        if body.iterationBehavior == .multiple { return .stream(length: length) { body } }
+        return .bytes(try await [UInt8](collecting: body, upTo: maximum))
     }
 
     /// `baseURL` with `path` (which may carry a query) appended, as the OpenAPI transports join them.

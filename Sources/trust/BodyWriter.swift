@@ -1,3 +1,4 @@
+import NIOCore
 import Trust
 import TrustHTTP
 
@@ -127,9 +128,9 @@ final class BodyWriter {
         return created
     }
 
-    /// Writes a chunk.
-    func write(_ bytes: [UInt8]) throws(OutputWriteError) {
-        try FileDescriptorOutput.write(descriptor, bytes)
+    /// Writes a piece of the body.
+    func write(_ buffer: ByteBuffer) throws(OutputWriteError) {
+        try FileDescriptorOutput.write(descriptor, buffer)
     }
 
     /// Writes text (a response head for `-i`/`-I`).

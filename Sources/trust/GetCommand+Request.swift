@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPTypes
 import NIOHTTP1
 import Trust
 import TrustHTTP
@@ -29,6 +30,14 @@ extension GetCommand {
     }
 
     /// A `-H` line's name and value (split at the first colon, by byte; whitespace trimmed); nil without a colon.
+    /// `name` as a field name; one that is not an HTTP token (RFC 9110 §5.1) cannot be sent.
+    static func fieldName(_ name: String, url: URL) throws -> HTTPField.Name {
+        guard let fieldName = HTTPField.Name(name) else {
+            throw TrustHTTPClientError(.badURL, "a header field name is not an HTTP token", url: url)
+        }
+        return fieldName
+    }
+
     static func headerParts(_ line: String) -> (name: String, value: String)? {
         guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { return nil }
         return (name.trimmingASCIIBlanks(), value.trimmingASCIIBlanks())
@@ -230,30 +239,37 @@ extension GetCommand {
             request.credential = credential
             request.authenticatesPreemptively = basic
         }
-        var withheld: Set<String> = []
+        var withheld: Set<HTTPField.Name> = []
         for line in header {
             if line.utf8.last == UInt8(ascii: ";"), !line.containsASCII(UInt8(ascii: ":")) {
-                request.headers.append((String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingASCIIBlanks(), ""))
+                let name = String(line[..<line.utf8.index(before: line.utf8.endIndex)]).trimmingASCIIBlanks()
+                request.headers.append(HTTPField(name: try Self.fieldName(name, url: requestURL), value: ""))
                 continue
             }
             guard let (name, value) = Self.headerParts(line) else { throw UsageError("-H takes 'Name: value'") }
+            let fieldName = try Self.fieldName(name, url: requestURL)
             if value.isEmpty {
-                withheld.insert(name.lowercased())
+                withheld.insert(fieldName)
             } else {
-                request.headers.append((name, value))
+                // RFC 9110 §5.5: CR, LF and NUL would split the request; `HTTPFields` would turn them into spaces,
+                // so they are refused here, where the user can be told. The value is not quoted: it may be a secret.
+                guard HTTPField.isValidValue(value) else {
+                    throw TrustHTTPClientError(.badURL, "the value of the header field \(name) holds CR, LF, NUL or another control character", url: requestURL)
+                }
+                request.headers.append(HTTPField(name: fieldName, value: value))
             }
         }
-        if let referer, request.value(forHeader: "referer") == nil { request.headers.append(("referer", referer)) }
+        if let referer, request.headers[.referer] == nil { request.headers[.referer] = referer }
         if let upload {
-            request.bodySource = try upload.body()
+            request.body = try upload.body()
         } else if let body = try requestBody() {
-            request.body = body
-            if request.value(forHeader: "content-type") == nil {
-                request.headers.append(("content-type", json.isEmpty ? "application/x-www-form-urlencoded" : "application/json"))
+            request.body = .bytes(body)
+            if request.headers[.contentType] == nil {
+                request.headers[.contentType] = json.isEmpty ? "application/x-www-form-urlencoded" : "application/json"
             }
-            if !json.isEmpty && request.value(forHeader: "accept") == nil { request.headers.append(("accept", "application/json")) }
+            if !json.isEmpty && request.headers[.accept] == nil { request.headers[.accept] = "application/json" }
         }
-        if let body = request.bodySource, !withheld.contains("expect"), (body.length ?? Int.max) > Self.expectThreshold {
+        if let body = request.body, !withheld.contains(.expect), (body.length ?? Int.max) > Self.expectThreshold {
             request.expectsContinue = true
         }
         request.method = requestMethod
@@ -307,12 +323,14 @@ extension GetCommand {
         // As sent: Foundation's `host` is the ASCII (IDNA) form the session connects to and names in Host.
         let host = (request.url.host ?? "").lowercased()
         diagnostics.verbose("> host: \(host)\(request.url.port.map { ":\($0)" } ?? "")")
-        if request.value(forHeader: "user-agent") == nil { diagnostics.verbose("> user-agent: \(userAgent)") }
-        if request.authenticatesPreemptively && request.value(forHeader: "authorization") == nil {
+        if request.headers[.userAgent] == nil { diagnostics.verbose("> user-agent: \(userAgent)") }
+        if request.authenticatesPreemptively && request.headers[.authorization] == nil {
             diagnostics.verbose("> authorization: ***")
         }
-        for (name, value) in request.headers { diagnostics.verbose("> \(name): \(Secrets.displayValue(name: name, value: value))") }
-        if let body = request.bodySource {
+        for field in request.headers {
+            diagnostics.verbose("> \(field.name.rawName): \(Secrets.displayValue(name: field.name.rawName, value: field.value))")
+        }
+        if let body = request.body {
             diagnostics.verbose(body.length.map { "> content-length: \($0)" } ?? "> transfer-encoding: chunked")
             if request.expectsContinue { diagnostics.verbose("> expect: 100-continue") }
         }
@@ -322,12 +340,12 @@ extension GetCommand {
     /// RFC 9113 §8.3.2), the fields as received, a blank line; CRLF line ends.
     static func headText(_ response: TrustHTTPClientStreamingResponse) -> String {
         var text: String
-        if response.httpVersion == "HTTP/2" {
+        if response.httpVersion.major == 2 {
             text = "HTTP/2 \(response.statusCode) \r\n"
         } else {
-            text = "\(response.httpVersion) \(response.statusCode) \(HTTPResponseStatus(statusCode: response.statusCode).reasonPhrase)\r\n"
+            text = "\(response.httpVersion.text) \(response.statusCode) \(HTTPResponseStatus(statusCode: response.statusCode).reasonPhrase)\r\n"
         }
-        for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+        for field in response.headers { text += "\(field.name.rawName): \(field.value)\r\n" }
         return text + "\r\n"
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HTTPTypes
 import NIOHTTP1
 import Trust
 import TrustHTTP
@@ -266,19 +267,19 @@ struct GetCommand: AsyncParsableCommand {
                     facts.statusCode = response.statusCode
                     facts.effectiveURL = Secrets.redactedURL(response.url)
                     facts.redirects = response.redirects.count
-                    facts.httpVersion = response.httpVersion
+                    facts.httpVersion = response.httpVersion.text
                     facts.headers = response.headers
                     facts.headerSize = headText.utf8.count
-                    facts.expectedBytes = response.value(forHeader: "content-length").flatMap { Int64($0) }
+                    facts.expectedBytes = response.headers[.contentLength].flatMap { Int64($0) }
                     facts.headAt = monitor.elapsed
                     if !insecure { facts.verifyResult = TrustVerdictCode.code(for: response.serverTrust) }
                 }
                 if verbose {
-                    diagnostics.verbose("* \(response.httpVersion)\(response.tlsVersion.map { " over \($0)" } ?? "")")
+                    diagnostics.verbose("* \(response.httpVersion.text)\(response.tlsVersion.map { " over \($0.displayName)" } ?? "")")
                     for redirect in response.redirects { diagnostics.verbose(DisplayText("* redirected from \(Secrets.redactedURL(redirect))").description) }
-                    diagnostics.verbose("< \(response.httpVersion) \(response.statusCode)")
+                    diagnostics.verbose("< \(response.httpVersion.text) \(response.statusCode)")
                     // Names and values as the server sent them, escaped (DisplayText): never a raw control character.
-                    for (name, value) in response.headers { diagnostics.verbose(DisplayText("< \(name): \(value)").description) }
+                    for field in response.headers { diagnostics.verbose(DisplayText("< \(field.name.rawName): \(field.value)").description) }
                 }
                 if (credential != nil && response.statusCode == 401) || (Self.proxyCredentialGiven(configuration) && response.statusCode == 407) {
                     try await giveUp(
@@ -311,20 +312,20 @@ struct GetCommand: AsyncParsableCommand {
                     if include || headOnly { try writer.write(headText) }
                     var received: Int64 = 0
                     for try await chunk in response.body {
-                        received += Int64(chunk.count)
+                        received += Int64(chunk.readableBytes)
                         if let maxFilesize, received > maxFilesize {
                             writer.discard()
                             try await giveUp(63, ["(63) Maximum file size exceeded: more than \(maxFilesize) bytes"])
                         }
                         if !headOnly { try writer.write(chunk) }
-                        monitor.received(chunk.count)
+                        monitor.received(chunk.readableBytes)
                     }
                     try writer.close()
                     // curl's transient HTTP answers (408, 429, 500, 502, 503, 504) are retried with --retry; a
                     // file then holds only the last answer (curl truncates it), stdout keeps every body.
                     if let reason = retry.transientStatus(response.statusCode), retry.allows(reason) {
                         writer.discard()
-                        throw RetryAttempt(reason: reason, retryAfter: response.value(forHeader: "retry-after"))
+                        throw RetryAttempt(reason: reason, retryAfter: response.headers[.retryAfter])
                     }
                     try monitor.commit { () throws(OutputWriteError) in try writer.commit() }
                 } catch let retrying as RetryAttempt {

@@ -1,4 +1,5 @@
 import Dispatch
+import HTTPTypes
 import NIOConcurrencyHelpers
 import Trust
 
@@ -77,7 +78,7 @@ struct TransferFacts: Sendable {
     var redirects = 0
     /// `HTTP/1.1` or `HTTP/2`.
     var httpVersion: String?
-    var headers: [(name: String, value: String)] = []
+    var headers: HTTPFields = [:]
     /// Body bytes received.
     var bytes: Int64 = 0
     /// Bytes moved both ways (body received and request body sent): what curl's current speed and

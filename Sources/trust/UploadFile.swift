@@ -1,5 +1,6 @@
 import Dispatch
 import NIOConcurrencyHelpers
+import NIOCore
 import TrustHTTP
 
 #if canImport(FoundationEssentials)
@@ -101,9 +102,9 @@ struct UploadFile: Sendable {
 }
 
 /// The chunks read from a file descriptor, each read done off the cooperative thread pool (a read of
-/// standard input may block for as long as its writer takes).
+/// standard input may block for as long as its writer takes), straight into the buffer that is sent.
 struct DescriptorChunks: AsyncSequence, Sendable {
-    typealias Element = Data
+    typealias Element = ByteBuffer
     let descriptor: Int32
     let path: String
     let closesAtEnd: Bool
@@ -115,18 +116,23 @@ struct DescriptorChunks: AsyncSequence, Sendable {
         let chunks: DescriptorChunks
         var ended = false
 
-        mutating func next() async throws -> Data? {
+        mutating func next() async throws -> ByteBuffer? {
             guard !ended else { return nil }
             guard !chunks.rewound else { throw UploadFile.CannotRewind() }
             let (descriptor, path) = (chunks.descriptor, chunks.path)
-            let chunk: Data? = try await withCheckedThrowingContinuation { continuation in
+            let chunk: ByteBuffer? = try await withCheckedThrowingContinuation { continuation in
                 DispatchQueue.global().async {
-                    var buffer = [UInt8](repeating: 0, count: DescriptorChunks.chunkSize)
+                    var buffer = ByteBufferAllocator().buffer(capacity: DescriptorChunks.chunkSize)
                     while true {
-                        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                        if count > 0 { return continuation.resume(returning: Data(buffer[..<count])) }
-                        if count == 0 { return continuation.resume(returning: nil) }
-                        if errno != EINTR { return continuation.resume(throwing: UploadFile.ReadFailed(path: path, code: errno)) }
+                        var failure: Int32 = 0
+                        let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: DescriptorChunks.chunkSize) { bytes in
+                            let result = read(descriptor, bytes.baseAddress, DescriptorChunks.chunkSize)
+                            if result < 0 { failure = errno }
+                            return Swift.max(0, result)
+                        }
+                        if count > 0 { return continuation.resume(returning: buffer) }
+                        if failure == 0 { return continuation.resume(returning: nil) }
+                        if failure != EINTR { return continuation.resume(throwing: UploadFile.ReadFailed(path: path, code: failure)) }
                     }
                 }
             }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Trust
 import TrustHTTP
 
@@ -113,7 +114,7 @@ struct WriteOut: Sendable {
                 }
                 if format[next...].hasPrefix("header{"), let close = format[next...].firstIndex(of: "}") {
                     let name = String(format[format.index(next, offsetBy: "header{".count)..<close])
-                    text += facts.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value).joined(separator: ", ")
+                    text += HTTPField.Name(name).map { facts.headers[values: $0].joined(separator: ", ") } ?? ""
                     index = format.index(after: close)
                     continue
                 }
@@ -152,7 +153,7 @@ struct WriteOut: Sendable {
             let bytes = name == "speed_upload" ? facts.uploaded : facts.bytes
             return FixedPoint.text(seconds > 0 ? Double(bytes) / seconds : 0, digits: 0)
         case "ssl_verify_result": return String(facts.verifyResult)
-        case "content_type": return facts.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
+        case "content_type": return facts.headers[.contentType] ?? ""
         case "http_version":
             switch facts.httpVersion {
             case "HTTP/2": return "2"

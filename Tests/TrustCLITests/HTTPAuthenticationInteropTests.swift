@@ -137,7 +137,7 @@ struct HTTPAuthenticationInteropTests {
                 for qop in ["auth", "auth-int"] {
                     let target = URL(string: "http://127.0.0.1:\(port)/\(algorithm)/\(qop)")!
                     let response = try await session.data(
-                        for: TrustHTTPClientRequest(url: target, method: "POST", body: Data("payload".utf8), credential: alice))
+                        for: TrustHTTPClientRequest(url: target, method: "POST", body: .text("payload"), credential: alice))
                     #expect(response.statusCode == 200, "\(algorithm) \(qop)")
                     #expect(response.text == "ok alice \(algorithm) \(qop)", "\(algorithm) \(qop): \(response.text)")
                 }

@@ -61,7 +61,7 @@ struct ConnectionLimitTests {
     @Test func aFullHTTP2ConnectionGetsASecondOne() async throws {
         try await withServer(.http2AndHTTP1, streams: 2) { server, session in
             let first = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
-            #expect(first.httpVersion == "HTTP/2")
+            #expect(first.httpVersion == .http2)
             let statuses = try await burst(4, session, server, "/slow?ms=500")
             #expect(statuses == Array(repeating: 200, count: 4))
             #expect(server.acceptedConnectionCount == 2, "\(server.acceptedConnectionCount) connections")
@@ -85,7 +85,7 @@ struct ConnectionLimitTests {
             let holderDone = NIOLockedValueBox(false)
             let holder = Task {
                 defer { holderDone.withLockedValue { $0 = true } }
-                return try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: stuck))
+                return try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", body: stuck))
             }
             var starts = started.stream.makeAsyncIterator()
             _ = await starts.next()
@@ -115,7 +115,7 @@ struct ConnectionLimitTests {
             for _ in 0..<7 {
                 let response = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/1000000000")))
                 var iterator = response.body.makeAsyncIterator()
-                #expect(try await iterator.next()?.isEmpty == false)
+                #expect((try await iterator.next()?.readableBytes ?? 0) > 0)
             }
             // A cancelled body frees its place too, and reading it afterwards throws.
             let cancelled = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/1000000000")))

@@ -30,8 +30,8 @@ struct DecompressionTests {
         for (path, count) in [("/gzip/100000", 100_000), ("/deflate/5000", 5_000), ("/gzip/0", 0), ("/gzip/200000", 200_000)] {
             let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + path)!))
             #expect(response.statusCode == 200)
-            #expect(Array(response.body) == Self.text(count), "\(path)")
-            #expect(response.httpVersion == (version == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+            #expect(Array(response.body.readableBytesView) == Self.text(count), "\(path)")
+            #expect(response.httpVersion == (version == .http1Only ? .http1_1 : .http2))
         }
         // The request asked for it.
         let headers = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/headers")!))
@@ -44,7 +44,7 @@ struct DecompressionTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
         let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/gzip/1000")!))
-        #expect(Array(response.body) == LabGzip.gzip(Self.text(1000)))
+        #expect(Array(response.body.readableBytesView) == LabGzip.gzip(Self.text(1000)))
         let headers = try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/headers")!))
         #expect(!headers.text.contains("accept-encoding"))
         await session.shutdown()

@@ -70,7 +70,7 @@ struct EvaluationCacheTests {
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 for _ in 0..<3 {
                     #expect(
-                        try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), headers: [("connection", "close")])).statusCode == 200)
+                        try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!), headers: [.connection: "close"])).statusCode == 200)
                     let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["mitm"]!))) }
                     #expect(error?.trustDecision?.reasons.first?.code == "pin-mismatch")
                 }

@@ -44,7 +44,7 @@ struct HTTPAuthenticationSessionTests {
                     let path = "/digest?algorithm=\(algorithm)&qop=\(qop)" + (userhash ? "&userhash=1" : "")
                     let response = try await session.data(
                         for: TrustHTTPClientRequest(
-                            url: url(server, path), method: "POST", body: Data("body \(qop)".utf8),
+                            url: url(server, path), method: "POST", body: .text("body \(qop)"),
                             credential: Self.alice))
                     if algorithm.hasSuffix("-sess") && qop == "none" {
                         #expect(response.statusCode == 401)  // -sess needs a client nonce, sent only with a qop: not answered
@@ -167,7 +167,7 @@ struct HTTPAuthenticationSessionTests {
             let handler = RecordingHandler { _ in .useCredential(Credential(user: "alice", password: "wonderland", persistence: .forSession)) }
             let session = try labSession { $0.challengeHandler = handler }
             for _ in 0..<4 {
-                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, path), method: "PUT", body: Data("x".utf8)))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, path), method: "PUT", body: .text("x")))
                 #expect(response.statusCode == 200, "\(path)")
             }
             // One challenge raised in all: later requests reuse the nonce (or nextnonce); a stale one is retried silently.
@@ -279,8 +279,8 @@ extension HTTPAuthenticationSessionTests {
         let withPassword = URL(string: "https://alice:s3cret@good.lab.test:1/")!
         let refused = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: withPassword)) }
         #expect(refused.map { !"\($0)".contains("s3cret") } == true)
-        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")], credential: Self.alice))".contains("s3cret"))
-        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [("Authorization", "Basic c2VjcmV0")]))".contains("c2VjcmV0"))
+        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [.authorization: "Basic c2VjcmV0"], credential: Self.alice))".contains("s3cret"))
+        #expect(!"\(TrustHTTPClientRequest(url: withPassword, headers: [.authorization: "Basic c2VjcmV0"]))".contains("c2VjcmV0"))
         do {
             _ = try ProxyConfiguration(url: "http://user:hunter2@proxy:badport")
             Issue.record("a malformed proxy URL was accepted")

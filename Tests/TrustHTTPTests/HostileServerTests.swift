@@ -132,7 +132,7 @@ struct HostileServerTests {
         do {
             let response = try await session.bytes(for: TrustHTTPClientRequest(url: server.url(path: "/")))
             for try await chunk in response.body {
-                received += chunk.count
+                received += chunk.readableBytes
                 buffered = max(buffered, response.body.bufferedBytes())
                 try await Task.sleep(for: .milliseconds(5))  // a slow reader
             }

@@ -68,14 +68,14 @@ struct IdentityRotationTests {
             let total = 4 << 20
             let streaming = try await session.bytes(for: TrustHTTPClientRequest(url: url(server, "/bytes/\(total)")))
             var iterator = streaming.body.makeAsyncIterator()
-            var received = (try await iterator.next())?.count ?? 0
+            var received = (try await iterator.next())?.readableBytes ?? 0
             #expect(server.acceptedConnectionCount == 1)
             try folder.writePEM(try Lab.rotatingClient("rotation B"))
             #expect(identity.reload() == .reloaded(generation: 2))
             #expect(try await whoami(session, server).contains("CN=rotation B"))
             #expect(server.acceptedConnectionCount == 2)
             // The connection authenticated as A was not closed by the rotation: its body arrives whole.
-            while let chunk = try await iterator.next() { received += chunk.count }
+            while let chunk = try await iterator.next() { received += chunk.readableBytes }
             #expect(received == total)
             // Back in the pool under A's generation, it is not given to a request now: B's connection is.
             #expect(try await whoami(session, server).contains("CN=rotation B"))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 import Trust
 import TrustHTTPTestSupport
@@ -253,8 +254,9 @@ struct IntermediateFetchingSessionTests {
     @Test func cachingFiguresAreClampedWhateverTheAnswerSays() throws {
         let url = try #require(URL(string: "http://ca.lab.test/i.der"))
         func freshness(_ headers: [(String, String)]) -> Duration? {
-            HTTPIntermediateFetcher.freshness(
-                of: TrustHTTPClientResponse(url: url, statusCode: 200, headers: headers, body: Data(), httpVersion: "HTTP/1.1", redirects: []))
+            var fields = HTTPFields()
+            for (name, value) in headers { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+            return HTTPIntermediateFetcher.freshness(of: TrustHTTPClientResponse(url: url, statusCode: 200, headers: fields, httpVersion: .http1_1))
         }
         let week = Duration.seconds(7 * 86_400)
         #expect(freshness([("cache-control", "max-age=600")]) == .seconds(600))

@@ -18,7 +18,7 @@ struct ProxyTests {
         let secure = try await session.data(for: TrustHTTPClientRequest(url: url(good, "/")))
         #expect(secure.statusCode == 200 && secure.text == "hello from good\n")
         #expect(secure.serverTrust?.isTrusted == true)  // our trust evaluation, end to end through the tunnel
-        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(plain, "/echo"), method: "POST", body: Data("hi".utf8))).text == "POST\nhi")
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(plain, "/echo"), method: "POST", body: .text("hi"))).text == "POST\nhi")
         let lines = proxy.requests
         #expect(lines.contains("CONNECT good.lab.test:\(good.port)"), "\(lines)")
         #expect(lines.contains("POST http://plain.lab.test:\(plain.port)/echo"), "\(lines)")

@@ -149,7 +149,7 @@ struct ReloadingSessionTests {
             let (started, sending) = AsyncStream.makeStream(of: Void.self)
             var upload = TrustHTTPClientRequest(url: url(server, "/upload"))
             upload.method = "POST"
-            upload.bodySource = .stream(length: 4) {
+            upload.body = .stream(length: 4) {
                 sending.yield()
                 return chunks
             }

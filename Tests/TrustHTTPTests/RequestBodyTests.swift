@@ -41,16 +41,16 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.httpVersion = version })
         let count = 3_000_001
-        let known = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count)))
+        let known = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: count)))
         #expect(known.text == Self.expectedReport(count: count, framing: "content-length"))
         // No length: chunked over HTTP/1.1; over HTTP/2 the stream's end delimits it (NIO's HTTP/2
         // server codec then shows it to the application as chunked).
         let unknown = try await session.data(
-            for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count, declared: .some(nil))))
+            for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: count, declared: .some(nil))))
         #expect(unknown.text == Self.expectedReport(count: count, framing: "chunked"))
-        #expect(unknown.httpVersion == (version == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+        #expect(unknown.httpVersion == (version == .http1Only ? .http1_1 : .http2))
         // The connection is reused after a streamed body sent in full.
-        _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 10)))
+        _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: 10)))
         #expect(session.openConnectionCount == 1)
         await session.shutdown()
         try await server.shutdown()
@@ -65,7 +65,7 @@ struct RequestBodyTests {
         try Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: URL(fileURLWithPath: path))
         let body = try TrustHTTPClientRequest.Body.file(URL(fileURLWithPath: path), chunkSize: 10_000)
         #expect(body.length == count && body.isStreamed)
-        let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: body))
+        let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", body: body))
         #expect(response.text == Self.expectedReport(count: count, framing: "content-length"))
 
         #expect { try TrustHTTPClientRequest.Body.file(URL(fileURLWithPath: folder + "/missing.bin")) } throws: {
@@ -76,7 +76,7 @@ struct RequestBodyTests {
         // A file that shrinks after its length was read fails the request rather than send a short body.
         try Data(count: 10).write(to: URL(fileURLWithPath: path))
         do {
-            _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: body))
+            _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", body: body))
             Issue.record("a body shorter than its Content-Length was sent")
         } catch let error as TrustHTTPClientError {
             #expect(error.code == .requestBodyStreamExhausted, "\(error)")
@@ -109,7 +109,7 @@ struct RequestBodyTests {
         ]
         for (name, body, message) in cases {
             do {
-                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: body))
+                let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: body))
                 Issue.record("\(name): answered \(response.statusCode): \(response.text)")
             } catch let error as TrustHTTPClientError {
                 #expect(error.code == .requestBodyStreamExhausted, "\(name): \(error)")
@@ -117,7 +117,7 @@ struct RequestBodyTests {
                 if name == "throwing" { #expect(error.underlyingError is SourceFailure) }
             }
         }
-        let after = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 5)))
+        let after = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: 5)))
         #expect(after.text == Self.expectedReport(count: 5, framing: "content-length"))
         await session.shutdown()
         try await server.shutdown()
@@ -139,10 +139,10 @@ struct RequestBodyTests {
         let session = try Self.sessionThatWaitsForContinue(version)
         let count = 200_000
         let response = try await session.data(
-            for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: count), expectsContinue: true))
+            for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: count), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: count, framing: "content-length", expect: "100-continue"))
         // A header field of the caller's own asks the same; bytes in memory wait too.
-        var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", headers: [("Expect", "100-continue")], body: Data("in memory".utf8))
+        var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", headers: [.expect: "100-continue"], body: .text("in memory"))
         request.timeout = .seconds(30)
         let inMemory = try await session.data(for: request)
         #expect(inMemory.text.hasPrefix("bytes 9\n") && inMemory.text.hasSuffix("expect 100-continue\n"), "\(inMemory.text)")
@@ -159,17 +159,17 @@ struct RequestBodyTests {
         let made = NIOLockedValueBox(0)
         let refused = try await session.data(
             for: TrustHTTPClientRequest(
-                url: url(server, "/expect/refuse"), bodySource: Self.patternBody(count: 5_000_000, made: made),
+                url: url(server, "/expect/refuse"), method: "POST", body: Self.patternBody(count: 5_000_000, made: made),
                 expectsContinue: true))
         #expect(refused.statusCode == 413 && refused.text == "refused before the body\n")
         #expect(made.withLockedValue { $0 } == 0, "the body was made although the server refused it first")
-        let next = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), bodySource: Self.patternBody(count: 7)))
+        let next = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Self.patternBody(count: 7)))
         #expect(next.text == Self.expectedReport(count: 7, framing: "content-length"))
 
         // 417 Expectation Failed: sent again without the expectation (RFC 9110 §10.1.1), the body made once.
         let retried = try await session.data(
             for: TrustHTTPClientRequest(
-                url: url(server, "/expect/417"), bodySource: Self.patternBody(count: 1234, made: made),
+                url: url(server, "/expect/417"), method: "POST", body: Self.patternBody(count: 1234, made: made),
                 expectsContinue: true))
         #expect(retried.statusCode == 200)
         #expect(retried.text == Self.expectedReport(count: 1234, framing: "content-length"))
@@ -183,7 +183,7 @@ struct RequestBodyTests {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession(configure: { $0.continueTimeout = .milliseconds(100) })
         let response = try await session.data(
-            for: TrustHTTPClientRequest(url: url(server, "/expect/ignore"), bodySource: Self.patternBody(count: 70_000), expectsContinue: true))
+            for: TrustHTTPClientRequest(url: url(server, "/expect/ignore"), method: "POST", body: Self.patternBody(count: 70_000), expectsContinue: true))
         #expect(response.text == Self.expectedReport(count: 70_000, framing: "content-length", expect: "100-continue"))
         await session.shutdown()
         try await server.shutdown()
@@ -198,7 +198,7 @@ struct RequestBodyTests {
         let made = NIOLockedValueBox(0)
         let credential = Credential(user: "alice", password: "wonderland", persistence: .none)
         var digest = TrustHTTPClientRequest(
-            url: url(server, "/digest?algorithm=SHA-256"), bodySource: Self.patternBody(count: 100_000, made: made), credential: credential)
+            url: url(server, "/digest?algorithm=SHA-256"), body: Self.patternBody(count: 100_000, made: made), credential: credential)
         digest.method = "POST"
         let answered = try await session.data(for: digest)
         #expect(answered.statusCode == 200, "\(answered.text)")
@@ -207,12 +207,13 @@ struct RequestBodyTests {
         let target = url(server, "/upload").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
         let redirected = try await session.data(
             for: TrustHTTPClientRequest(
-                url: url(server, "/redirect?status=307&to=\(target)"),
-                bodySource: Self.patternBody(count: 4321, made: made)))
+                url: url(server, "/redirect?status=307&to=\(target)"), method: "POST",
+                body: Self.patternBody(count: 4321, made: made)))
         #expect(redirected.text == Self.expectedReport(count: 4321, framing: "content-length"))
         #expect(made.withLockedValue { $0 } == 4)
 
-        let authInt = TrustHTTPClientRequest(url: url(server, "/digest?qop=auth-int"), bodySource: Self.patternBody(count: 10), credential: credential)
+        let authInt = TrustHTTPClientRequest(
+            url: url(server, "/digest?qop=auth-int"), method: "POST", body: Self.patternBody(count: 10), credential: credential)
         do {
             let response = try await session.data(for: authInt)
             Issue.record("auth-int answered for a streamed body: \(response.statusCode)")
@@ -235,7 +236,7 @@ struct RequestBodyTests {
         }) {
             let count = 1_000_001
             let seen = NIOLockedValueBox<[(Int, Int?)]>([])
-            var streamed = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: Self.patternBody(count: count, chunk: 100_000))
+            var streamed = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", body: Self.patternBody(count: count, chunk: 100_000))
             streamed.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
             let response = try await session.data(for: streamed)
             #expect(response.text == Self.expectedReport(count: count, framing: "content-length"))
@@ -245,7 +246,7 @@ struct RequestBodyTests {
             #expect(calls.last?.0 == count && calls.allSatisfy { $0.1 == count })
 
             seen.withLockedValue { $0 = [] }
-            var inMemory = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: Data(repeating: 1, count: 12_345))
+            var inMemory = TrustHTTPClientRequest(url: url(server, "/upload"), method: "POST", body: .bytes(Data(repeating: 1, count: 12_345)))
             inMemory.uploadProgress = { sent, expected in seen.withLockedValue { $0.append((sent, expected)) } }
             _ = try await session.data(for: inMemory)
             let once = seen.withLockedValue { $0 }
@@ -268,7 +269,7 @@ struct RequestBodyTests {
             let stuck = TrustHTTPClientRequest.Body.stream(length: 5000) {
                 AsyncStream<[UInt8]> { continuation in continuation.yield([UInt8](repeating: 7, count: 1000)) }
             }
-            var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", bodySource: stuck)
+            var request = TrustHTTPClientRequest(url: url(server, "/upload"), method: "PUT", body: stuck)
             request.timeout = .seconds(2)
             let error = await sessionError { try await session.data(for: request) }
             #expect(error?.code == .timedOut, "\(String(describing: error))")
@@ -287,7 +288,7 @@ struct RequestBodyTests {
             let endless = TrustHTTPClientRequest.Body.stream(length: nil) {
                 AsyncStream<[UInt8]>(unfolding: { [UInt8](repeating: 1, count: 64 * 1024) })
             }
-            var request = TrustHTTPClientRequest(url: try #require(URL(string: "http://127.0.0.1:\(silent.port)/upload")), method: "PUT", bodySource: endless)
+            var request = TrustHTTPClientRequest(url: try #require(URL(string: "http://127.0.0.1:\(silent.port)/upload")), method: "PUT", body: endless)
             request.timeout = .seconds(3)
             let error = await sessionError { try await plain.data(for: request) }
             #expect(error?.code == .timedOut, "\(String(describing: error))")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Testing
 import Trust
 import TrustHTTP
@@ -34,7 +35,7 @@ struct ResponseLimitTests {
         #expect(error?.message == "response body too large: 100000 > 1000 bytes")
         // Exactly at the limit is fine.
         request.maximumResponseBodySize = 100_000
-        #expect(try await session.data(for: request).body.count == 100_000)
+        #expect(try await session.data(for: request).body.readableBytes == 100_000)
         await expectUsable(session, server)
         await session.shutdown()
         try await server.shutdown()
@@ -46,7 +47,7 @@ struct ResponseLimitTests {
         let session = try labSession { $0.responseLimits.maximumBodySize = 10 }
         let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/11"))) }
         #expect(error?.limit?.kind == .body)
-        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/10"))).body.count == 10)
+        #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/bytes/10"))).body.readableBytes == 10)
         await session.shutdown()
         try await server.shutdown()
     }
@@ -64,19 +65,21 @@ struct ResponseLimitTests {
         try await server.shutdown()
     }
 
-    /// A header value with CR, LF or NUL (request splitting) or a name that is not a token is
-    /// refused before anything is sent; the value is never quoted in the error.
-    @Test(arguments: ["a\r\nx-injected: 1", "a\nb", "a\rb", "a\u{0}b"])
-    func headerInjectionIsRefused(_ value: String) async throws {
+    /// A header value with CR, LF or NUL cannot split the request: `HTTPFields` holds no such byte (each reads
+    /// as a space), so the server sees the one field and no field injected after it. A name that is not a
+    /// token has no `HTTPField.Name`, so it cannot be sent at all.
+    @Test(arguments: ["a\r\nx-injected: 1", "a\nx-injected: 1", "a\rx-injected: 1", "a\u{0}x-injected: 1"])
+    func headerInjectionCannotSplitTheRequest(_ value: String) async throws {
         let server = try await LabServer.start("good", pki: Lab.pki)
         let session = try labSession()
-        let secret = "s3cret-" + value
-        let request = TrustHTTPClientRequest(url: url(server, "/headers"), headers: [("authorization", "Bearer " + secret)])
-        let error = await sessionError { try await session.data(for: request) }
-        #expect(error?.code == .badURL)
-        #expect(!(error.map { "\($0)" } ?? "").contains("s3cret"))
-        let badName = TrustHTTPClientRequest(url: url(server, "/headers"), headers: [("x bad", "1")])
-        #expect(await sessionError { try await session.data(for: badName) }?.code == .badURL)
+        let request = TrustHTTPClientRequest(url: url(server, "/headers"), headers: [.authorization: "Bearer s3cret-" + value])
+        #expect(request.headers[.authorization] == "Bearer s3cret-a x-injected: 1" || request.headers[.authorization] == "Bearer s3cret-a  x-injected: 1")
+        let response = try await session.data(for: request)
+        #expect(response.statusCode == 200)
+        let lines = response.text.split(separator: "\n").map { $0.lowercased() }
+        #expect(lines.filter { $0.hasPrefix("authorization:") }.count == 1, "\(lines)")
+        #expect(!lines.contains { $0.hasPrefix("x-injected") }, "\(lines)")
+        #expect(HTTPField.Name("x bad") == nil)
         await session.shutdown()
         try await server.shutdown()
     }

@@ -39,7 +39,7 @@ struct SessionMatrixTests {
                         do {
                             let response = try await session.data(for: TrustHTTPClientRequest(url: url(server)))
                             #expect(expected.isTrusted, "\(label) / \(name) / attempt \(attempt): trusted by the session, refused offline: \(expected.reasons)")
-                            #expect(response.httpVersion == (protocols == .http1Only ? "HTTP/1.1" : "HTTP/2"))
+                            #expect(response.httpVersion == (protocols == .http1Only ? .http1_1 : .http2))
                             #expect(response.serverTrust?.isTrusted == true)
                             trustedCount += 1
                         } catch let error as TrustHTTPClientError {

@@ -31,7 +31,7 @@ struct TracingTests {
             let response = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/headers")))
             #expect(response.statusCode == 200)
             // The trace context went out with the request.
-            let echoed = String(decoding: response.body, as: UTF8.self)
+            let echoed = response.text
             #expect(echoed.contains(InMemoryTracer.traceIDKey.lowercased() + ": "))
             await session.shutdown()
         }
@@ -108,7 +108,7 @@ struct TracingTests {
         try await withLabServers(["good"]) { servers in
             let session = try labSession()
             let response = try await session.data(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/headers")))
-            let echoed = String(decoding: response.body, as: UTF8.self)
+            let echoed = response.text
             #expect(!echoed.contains("traceparent") && !echoed.contains(InMemoryTracer.traceIDKey.lowercased()))
             await session.shutdown()
         }

@@ -93,14 +93,28 @@ struct OpenAPITransportTests {
         }
     }
 
-    /// A request body over the limit fails before anything is sent.
-    @Test func requestBodyIsBounded() async throws {
+    /// A body that can be read only once is collected (the session may send a request again), and one over the limit
+    /// fails before anything is sent; a body that can be read again streams, whatever its size.
+    @Test func requestBodyIsBoundedWhenItMustBeCollected() async throws {
         try await withLabServers(["good"]) { servers in
             let transport = TrustHTTPClientTransport(session: try labSession(), maximumRequestBodySize: 8)
             let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo")
-            await #expect(throws: (any Error).self) {
-                _ = try await transport.send(request, body: HTTPBody("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")
+            func once(_ text: String) -> HTTPBody {
+                let (stream, continuation) = AsyncStream.makeStream(of: ArraySlice<UInt8>.self)
+                continuation.yield(ArraySlice(text.utf8))
+                continuation.finish()
+                return HTTPBody(stream, length: .unknown, iterationBehavior: .single)
             }
+            await #expect(throws: (any Error).self) {
+                _ = try await transport.send(request, body: once("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")
+            }
+            let (small, smallBody) = try await transport.send(request, body: once("eight!!!"), baseURL: url(servers["good"]!), operationID: "echo")
+            #expect(small.status == .ok)
+            #expect(try await String(collecting: try #require(smallBody), upTo: 100) == "POST\neight!!!")
+            let (streamed, streamedBody) = try await transport.send(
+                request, body: HTTPBody("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")
+            #expect(streamed.status == .ok)
+            #expect(try await String(collecting: try #require(streamedBody), upTo: 100) == "POST\nmore than eight bytes")
             await transport.session.shutdown()
         }
     }

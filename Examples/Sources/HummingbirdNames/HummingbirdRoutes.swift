@@ -13,7 +13,7 @@ public enum HummingbirdRoutes {
         router.get("proxy") { (request: Request, context: Context) async throws -> Response in
             do {
                 let answer = try await client.data(for: TrustHTTPClientRequest(url: upstream))
-                let body = ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body))
+                let body = ResponseBody(byteBuffer: answer.body)
                 return Response(status: HTTPResponse.Status(code: answer.statusCode), body: body)
             } catch let error as TrustHTTPClientError {
                 let codes = error.trustDecision?.reasons.map(\.code) ?? [error.code.description]

@@ -1,3 +1,4 @@
+import HTTPTypes
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -109,18 +110,18 @@ struct HTTPAuthenticator {
         var ownUser: (String, String)?
         if origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind { ownUser = (user, password) }
         if let (answer, entry) = digestSessions.nextAuthorization(
-            for: DigestSessionCache.key(origin), method: request.method.uppercased(), uri: uri, body: { request.body.map(Array.init) ?? [] },
+            for: DigestSessionCache.key(origin), method: request.method.uppercased(), uri: uri, body: { request.body?.bytesInMemory ?? [] },
             accept: { entry in
-                guard !(request.bodySource?.isStreamed == true && entry.challenge.chosenQualityOfProtection == .authInt) else { return false }
+                guard !(request.body?.isStreamed == true && entry.challenge.chosenQualityOfProtection == .authInt) else { return false }
                 return ownUser.map { $0.0 == entry.user && $0.1 == entry.password } ?? (entry.persistence != .none)
             })
         {
-            request.setHeader("Authorization", answer.fieldValue)
+            request.setHeader(.authorization, answer.fieldValue)
             self.origin = Attempt(space: entry.space, user: entry.user, password: entry.password, persistence: entry.persistence, digest: answer, counts: false)
         } else if preemptive, origin == originalOrigin, let credential = requestCredential, case .user(let user, let password) = credential.kind,
             origin.isSecure || configuration.allowsCredentialsOverHTTP, let basic = try? BasicAuthorization(user: user, password: password)
         {
-            request.setHeader("Authorization", basic.fieldValue)
+            request.setHeader(.authorization, basic.fieldValue)
             let space = ProtectionSpace(host: origin.host, port: origin.port, scheme: origin.scheme, realm: nil, authenticationMethod: .httpBasic)
             self.origin = Attempt(space: space, user: user, password: password, persistence: credential.persistence, digest: nil, counts: true)
         }
@@ -166,8 +167,7 @@ struct HTTPAuthenticator {
         // cannot obtain proxy credentials by sending 407 through the tunnel).
         guard !isProxy || (proxyConfiguration != nil && (!requestOrigin.isSecure || response.isProxyAnswer)) else { return .final(response) }
         let challengeOrigin = proxyConfiguration?.origin ?? requestOrigin
-        let fieldName = isProxy ? "proxy-authenticate" : "www-authenticate"
-        let parsed = AuthenticationHeaderParser.challenges(response.headers.filter { HeaderName.equal($0.name, fieldName) }.map(\.value))
+        let parsed = AuthenticationHeaderParser.challenges(response.headers[values: isProxy ? .proxyAuthenticate : .wwwAuthenticate])
         var offers = OfferedAuthentication.rank(parsed.challenges, allowed: configuration.authenticationSchemes).offers
         guard !offers.isEmpty else {
             if !isProxy { origin = nil }
@@ -184,7 +184,7 @@ struct HTTPAuthenticator {
             clearTextAllowed: challengeOrigin.isSecure || configuration.allowsCredentialsOverHTTP,
             configuredProxyCredential: Self.userCredential(of: proxyConfiguration), remaining: remaining)
         // A CONNECT carries no body.
-        let streamsBody = request.bodySource?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
+        let streamsBody = request.body?.isStreamed == true && !(isProxy && requestOrigin.isSecure)
         let refused = Self.strikeUnanswerable(&offers, context, streamsBody: streamsBody)
         for offer in offers {
             switch try await answer(offer, context) {
@@ -334,7 +334,7 @@ struct HTTPAuthenticator {
         do {
             let basic = try BasicAuthorization(user: attempt.user, password: attempt.password)
             var next = request
-            next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", basic.fieldValue)
+            next.setHeader(isProxy ? .proxyAuthorization : .authorization, basic.fieldValue)
             if isProxy { proxy = attempt } else { self.origin = attempt }
             return next
         } catch {
@@ -379,9 +379,9 @@ struct HTTPAuthenticator {
         }
         let digest = DigestAuthorization(
             challenge: digestChallenge, user: attempt.user, password: attempt.password, method: method,
-            uri: uri, body: isProxy && method == "CONNECT" ? [] : request.body.map(Array.init) ?? [], nonceCount: 1)
+            uri: uri, body: isProxy && method == "CONNECT" ? [] : request.body?.bytesInMemory ?? [], nonceCount: 1)
         var next = request
-        next.setHeader(isProxy ? "Proxy-Authorization" : "Authorization", digest.fieldValue)
+        next.setHeader(isProxy ? .proxyAuthorization : .authorization, digest.fieldValue)
         var updated = attempt
         updated.digest = digest
         if isProxy { proxy = updated } else { origin = updated }

@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOHTTPCompression
+import NIOSSL
 import Trust
 import TrustNIO
 
@@ -15,16 +16,16 @@ import TrustNIO
 /// An open HTTP/1.1 connection or HTTP/2 connection to one origin.
 final class Connection: Sendable {
     let channel: any Channel
-    /// `HTTP/1.1` or `HTTP/2`.
-    let httpVersion: String
+    /// `.http1_1` or `.http2`.
+    let httpVersion: HTTPVersion
     /// The server-trust decision of this connection's TLS handshake (nil for plain HTTP). The connection keeps
     /// the decision alone, not the handshake's challenges (their handlers, the request that made it): those
     /// go with the request that made the connection (``TrustHTTPClient``), which alone may need them afterwards.
     let serverTrust: TrustDecision?
     /// Whether the connection may serve other requests (false when a task-level handler decided trust).
     let shareable: Bool
-    /// The TLS version negotiated, as text.
-    let tlsVersion: String?
+    /// The TLS version negotiated.
+    let tlsVersion: TLSVersion?
     /// Errors seen on the connection: TLS alerts that arrive after the handshake, HTTP/2 connection errors.
     let errors: ConnectionErrorLog
     /// A plain connection to an HTTP proxy: requests carry the absolute URI.
@@ -34,7 +35,8 @@ final class Connection: Sendable {
     private let decompression: ResponseDecompression
 
     init(
-        channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, serverTrust: TrustDecision?, shareable: Bool, tlsVersion: String?,
+        channel: any Channel, multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?, serverTrust: TrustDecision?, shareable: Bool,
+        tlsVersion: TLSVersion?,
         errors: ConnectionErrorLog = ConnectionErrorLog(), usesAbsoluteForm: Bool = false,
         decompression: ResponseDecompression = .disabled
     ) {
@@ -43,7 +45,7 @@ final class Connection: Sendable {
         self.errors = errors
         self.channel = channel
         self.multiplexer = multiplexer
-        self.httpVersion = multiplexer == nil ? "HTTP/1.1" : "HTTP/2"
+        self.httpVersion = multiplexer == nil ? .http1_1 : .http2
         self.serverTrust = serverTrust
         self.shareable = shareable
         self.tlsVersion = tlsVersion

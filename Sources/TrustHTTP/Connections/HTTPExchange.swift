@@ -23,7 +23,7 @@ enum ExchangeBody: Sendable {
             return
         }
         switch body.content {
-        case .bytes(let data): self = data.isEmpty ? .none : .bytes(ByteBuffer(bytes: data))
+        case .bytes(let buffer): self = buffer.readableBytes == 0 ? .none : .bytes(buffer)
         case .stream(let writeAll): self = .stream(writeAll, length: body.length)
         }
     }
@@ -36,8 +36,8 @@ final class HTTPExchange: Sendable {
     /// How long the body waits for `100 Continue` (nil: it is sent with the head).
     let continueTimeout: Duration?
     let responseHead: EventLoopPromise<HTTPResponseHead>
-    let bodyContinuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
-    let bodyStream: AsyncThrowingStream<[UInt8], any Error>
+    let bodyContinuation: AsyncThrowingStream<ReceivedBody, any Error>.Continuation
+    let bodyStream: AsyncThrowingStream<ReceivedBody, any Error>
     /// Succeeds with whether the connection may be reused once the response has ended.
     let completion: EventLoopPromise<Bool>
     let flow: BodyFlowControl
@@ -102,7 +102,7 @@ final class HTTPExchange: Sendable {
         self.responseHead = eventLoop.makePromise()
         self.completion = eventLoop.makePromise()
         self.flow = BodyFlowControl()
-        (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+        (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: ReceivedBody.self)
         let state = self.state
         // A reader that abandons the body before its end closes the channel: the rest of the response
         // would otherwise block the connection.

@@ -277,7 +277,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Hands `body` (what arrived before the end) to the current exchange, stops its timers and task, and returns it.
-    private func endCurrent(handingOver body: [UInt8]?) -> HTTPExchange? {
+    private func endCurrent(handingOver body: ReceivedBody?) -> HTTPExchange? {
         guard let exchange = current else { return nil }
         if let body { exchange.bodyContinuation.yield(body) }
         cancelContinueTimer()

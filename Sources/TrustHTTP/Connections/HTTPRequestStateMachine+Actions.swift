@@ -48,9 +48,9 @@ extension HTTPRequestStateMachine {
         case none
         /// Hand over `body` (when not nil), then the exchange finishes: the connection is reusable when `keepAlive`;
         /// `close` resets the HTTP/2 stream (or closes the channel).
-        case finish(body: [UInt8]?, keepAlive: Bool, close: Bool)
+        case finish(body: ReceivedBody?, keepAlive: Bool, close: Bool)
         /// Hand over `body` (when not nil), then the exchange fails; `close` closes the channel.
-        case fail(Failure, body: [UInt8]?, close: Bool)
+        case fail(Failure, body: ReceivedBody?, close: Bool)
         /// No request to fail; close the channel.
         case close
     }
@@ -73,14 +73,14 @@ extension HTTPRequestStateMachine {
         /// Count the bytes as buffered for the reader (``BodyFlowControl``); they are held for the read cycle.
         case held
         /// Count the bytes as buffered, then hand over these (the cycle's bytes reached ``bodyChunkLimit``).
-        case deliver([UInt8])
+        case deliver(ReceivedBody)
     }
 
     /// What the end of a read cycle asks for.
     enum ReadCompleteAction: Hashable, Sendable {
         case none
         /// Hand over the cycle's body bytes.
-        case deliver([UInt8])
+        case deliver(ReceivedBody)
         case end(Ending)
     }
 

@@ -88,8 +88,8 @@ struct HTTPRequestStateMachine: Sendable {
     /// The request under way, if any.
     private(set) var current: Running?
     private var nextID: UInt64 = 0
-    /// Body bytes of the current read cycle (kept out of ``current``, so appending never copies them).
-    private(set) var pendingBody: [UInt8] = []
+    /// Body bytes of the current read cycle, as received (kept out of ``current``, so appending never copies them).
+    private(set) var pendingBody: ReceivedBody?
     /// The head of a response without content arrived on an HTTP/2 stream this read cycle: it completes when the
     /// cycle ends, whether or not the stream has ended.
     private(set) var contentlessHeadArrived = false
@@ -230,9 +230,15 @@ struct HTTPRequestStateMachine: Sendable {
         // dropped as they come, so that the stream's window keeps opening and its end arrives (held, they would
         // stall a server with more than a window to send). HTTP/1.1's decoder knows these answers have no body.
         if isHTTP2Stream && hasNoContent { return .none }
-        pendingBody.append(contentsOf: buffer.readableBytesView)
-        guard pendingBody.count >= Self.bodyChunkLimit else { return .held }
-        return .deliver(takePendingBody() ?? [])
+        guard buffer.readableBytes > 0 else { return .none }
+        if pendingBody == nil {
+            pendingBody = ReceivedBody(buffer)
+        } else {
+            pendingBody?.append(buffer)
+        }
+        guard let pending = pendingBody, pending.byteCount >= Self.bodyChunkLimit else { return .held }
+        pendingBody = nil
+        return .deliver(pending)
     }
 
     /// The end of the response: the request finishes, keeping the connection only when the request was sent in full
@@ -304,11 +310,9 @@ struct HTTPRequestStateMachine: Sendable {
         return .fail(failure, body: body, close: close)
     }
 
-    /// The cycle's body bytes, if any; none kept (an idle pooled connection holds no buffer, and the next piece is
-    /// allocated at its own size).
-    private mutating func takePendingBody() -> [UInt8]? {
-        guard !pendingBody.isEmpty else { return nil }
-        defer { pendingBody = [] }
+    /// The cycle's body bytes, if any; none kept (an idle pooled connection holds no buffer).
+    private mutating func takePendingBody() -> ReceivedBody? {
+        defer { pendingBody = nil }
         return pendingBody
     }
 }

@@ -9,7 +9,7 @@ import TrustNIO
 /// The HTTP protocol set up on a connection, and the TLS version it runs over.
 struct NegotiatedProtocol: Sendable {
     var multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>?
-    var tlsVersion: String?
+    var tlsVersion: TLSVersion?
     /// Set up in each HTTP/2 stream too (``Connection/configureStream(_:decompression:)``).
     var decompression: ResponseDecompression = .disabled
 }
@@ -37,7 +37,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         if let event = event as? TLSUserEvent, case .handshakeCompleted(let negotiated) = event {
             do {
                 let pipeline = context.pipeline.syncOperations
-                let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion?.displayName
+                let tlsVersion = try? pipeline.handler(type: NIOSSLClientHandler.self).tlsVersion
                 pipeline.removeHandler(self, promise: nil)
                 var result = try Self.configure(context.channel, http2: negotiated == "h2", limits: limits, decompression: decompression, errorLog: errorLog)
                 result.tlsVersion = tlsVersion ?? nil

@@ -1,3 +1,4 @@
+import NIOCore
 import Trust
 
 #if canImport(FoundationEssentials)
@@ -70,6 +71,19 @@ package enum FileDescriptorOutput {
         try result.get()
     }
 
+    /// Writes the readable bytes of `buffer` to `descriptor`, from where they are (no copy).
+    package static func write(_ descriptor: Int32, _ buffer: ByteBuffer) throws(FileWriteError) {
+        let result: Result<Void, FileWriteError> = buffer.withUnsafeReadableBytes { bytes in
+            do throws(FileWriteError) {
+                try write(descriptor, bytes)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
     /// Closes `descriptor` (close(2)'s result: it reports deferred write errors — NFS, quotas).
     package static func close(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
@@ -127,6 +141,11 @@ package final class AtomicFile {
     /// Appends `bytes`.
     package func write(_ bytes: [UInt8]) throws(FileWriteError) {
         try FileDescriptorOutput.write(descriptor, bytes)
+    }
+
+    /// Appends the readable bytes of `buffer`.
+    package func write(_ buffer: ByteBuffer) throws(FileWriteError) {
+        try FileDescriptorOutput.write(descriptor, buffer)
     }
 
     /// Closes the temporary file; a failure (close(2) reports deferred write errors) removes it.

@@ -79,15 +79,15 @@ extension TrustHTTPClientStreamingResponse {
         do {
             if let expected, expected > limit { throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(expected), limit: limit), url: url) }
             for try await chunk in body {
-                guard written + Int64(chunk.count) <= Int64(limit) else {
-                    throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(written) + chunk.count, limit: limit), url: url)
+                guard written + Int64(chunk.readableBytes) <= Int64(limit) else {
+                    throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(written) + chunk.readableBytes, limit: limit), url: url)
                 }
                 do {
                     try file.write(chunk)
                 } catch {
                     throw TrustHTTPClientError(.cannotWriteToFile, "cannot write the download's file: \(error)", url: url, underlyingError: error)
                 }
-                written += Int64(chunk.count)
+                written += Int64(chunk.readableBytes)
                 progress?(DownloadProgress(bytesWritten: written, expectedBytes: expected))
             }
             do {
@@ -101,7 +101,7 @@ extension TrustHTTPClientStreamingResponse {
             throw error
         }
         return TrustHTTPClientResponse(
-            url: url, statusCode: statusCode, headers: headers, body: Data(), httpVersion: httpVersion, redirects: redirects,
+            url: url, statusCode: statusCode, headers: headers, httpVersion: httpVersion, redirects: redirects,
             tlsVersion: tlsVersion, serverTrust: serverTrust)
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import Trust
 
@@ -10,7 +11,7 @@ import Trust
 /// The proxy's answer to CONNECT when it is not 2xx (a 407 goes to HTTP authentication).
 struct ProxyRefusal: Error, CustomStringConvertible {
     var statusCode: Int
-    var headers: [(name: String, value: String)]
+    var headers: HTTPFields
 
     var description: String { "the proxy answered CONNECT with \(statusCode)" }
 }
@@ -63,7 +64,7 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // Written as text, so checked here: no control character may split the request.
         let unsafe = (authority + (proxyAuthorization ?? "")).unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
         guard !unsafe else {
-            fail(context: context, ProxyRefusal(statusCode: 0, headers: []))
+            fail(context: context, ProxyRefusal(statusCode: 0, headers: [:]))
             return
         }
         var head = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
@@ -92,7 +93,7 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
         done = true
         let lines = String(decoding: bytes.prefix(end), as: UTF8.self).components(separatedBy: "\r\n")
         guard let status = Self.statusCode(lines.first ?? "") else {
-            fail(context: context, ProxyRefusal(statusCode: 0, headers: []))
+            fail(context: context, ProxyRefusal(statusCode: 0, headers: [:]))
             return
         }
         guard (200..<300).contains(status) else {
@@ -111,11 +112,11 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// The `name: value` field lines of a refusal, for the caller (a 407's `Proxy-Authenticate`).
-    private static func headerFields(_ lines: ArraySlice<String>) -> [(name: String, value: String)] {
-        var headers: [(name: String, value: String)] = []
+    private static func headerFields(_ lines: ArraySlice<String>) -> HTTPFields {
+        var headers = HTTPFields()
         for line in lines {
-            guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")) else { continue }
-            headers.append((String(name), value.trimmingASCIIBlanks()))
+            guard let (name, value) = line.splitOnce(atASCII: UInt8(ascii: ":")), let fieldName = HTTPField.Name(String(name)) else { continue }
+            headers.append(HTTPField(name: fieldName, value: value.trimmingASCIIBlanks()))
         }
         return headers
     }
@@ -143,7 +144,7 @@ final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if !done {
             done = true
-            failed(ProxyRefusal(statusCode: 0, headers: []))
+            failed(ProxyRefusal(statusCode: 0, headers: [:]))
         }
         context.fireChannelInactive()
     }

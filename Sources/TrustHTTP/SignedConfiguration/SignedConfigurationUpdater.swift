@@ -304,7 +304,7 @@ public actor SignedConfigurationUpdater {
         do {
             let response = try await session.data(for: request)
             guard response.statusCode == 200 else { return .failure(.fetchFailed(reason: "the \(what) was answered with HTTP status \(response.statusCode)")) }
-            return .success(Array(response.body))
+            return .success(Array(response.body.readableBytesView))
         } catch let error as TrustHTTPClientError {
             return .failure(.fetchFailed(reason: "the \(what): \(error)"))
         } catch {
