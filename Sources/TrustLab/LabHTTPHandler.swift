@@ -57,6 +57,11 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var body = ByteBuffer()
     /// The current request was answered before its body (an expectation refused): the rest is ignored.
     private var answeredEarly = false
+    /// What is left of a `/bytes/N` body, written only as the channel takes it (its writability): a client that
+    /// reads slowly holds the server to its socket and TLS buffers, never to N bytes queued.
+    private var unsent: (remaining: Int, keepAlive: Bool)?
+    /// ``sendMore(context:)`` is writing (a write that changes the writability calls it again).
+    private var sendingMore = false
 
     init(
         name: String, client: ClientAuthenticationRecord? = nil, authentication: LabHTTPAuthentication = LabHTTPAuthentication(),
@@ -146,13 +151,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             var headers = HTTPHeaders([("content-type", "application/octet-stream"), ("content-length", String(count))])
             if !keepAlive { headers.add(name: "connection", value: "close") }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: .ok, headers: headers))), promise: nil)
-            var remaining = request.method == .HEAD && query["head-content"] != "1" ? 0 : count
-            while remaining > 0 {
-                let size = min(remaining, Self.chunk.readableBytes)
-                context.write(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
-                remaining -= size
-            }
-            finish(context: context, keepAlive: keepAlive)
+            unsent = (request.method == .HEAD && query["head-content"] != "1" ? 0 : count, keepAlive)
+            sendMore(context: context)
             return
         }
         // Compressed bodies (LabGzip): /gzip/N and /deflate/N are N bytes of text with that content
@@ -274,6 +274,28 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.fireErrorCaught(error)
+    }
+
+    /// Writes what is left of a `/bytes/N` body while the channel is writable; the rest waits for
+    /// ``channelWritabilityChanged(context:)``. A write may change the writability at once (and call back here):
+    /// that call returns, and this loop goes on.
+    private func sendMore(context: ChannelHandlerContext) {
+        guard !sendingMore else { return }
+        sendingMore = true
+        defer { sendingMore = false }
+        while let (remaining, keepAlive) = unsent, remaining > 0, context.channel.isWritable {
+            let size = min(remaining, Self.chunk.readableBytes)
+            unsent = (remaining - size, keepAlive)
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
+        }
+        guard let (remaining, keepAlive) = unsent, remaining == 0 else { return }
+        unsent = nil
+        finish(context: context, keepAlive: keepAlive)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { sendMore(context: context) }
+        context.fireChannelWritabilityChanged()
     }
 
     private func finish(context: ChannelHandlerContext, keepAlive: Bool) {

@@ -16,12 +16,15 @@ import X509
 //   clients, HTTP/1.1 and HTTP/2 (a new connection per request: `GET /close` ends the connection —
 //   `connection: close` on HTTP/1.1, a graceful GOAWAY on HTTP/2 — so both clients reconnect);
 // - heap allocations per keep-alive request (glibc's allocator interposed, see AllocationCounter);
-// - resident memory for 1,000 pooled idle HTTP/1.1 connections, each client in a fresh process.
+// - resident memory for 1,000 pooled idle HTTP/1.1 connections, each client in a fresh process;
+// - a streamed 1 GiB body (BENCH_STREAM_BYTES to change it), HTTP/1.1 and HTTP/2: throughput and peak RSS, each
+//   client in a fresh process, the server writing only as the connection takes it.
 // Ratios TrustHTTPClient / AsyncHTTPClient are what to read; absolute rates include the server sharing
 // the same cores.
 //
 // Usage: trust-http-bench [SECONDS_PER_ROUND] [ROUNDS] [IDLE_CONNECTIONS]
 //        trust-http-bench idle session|ahc PORT ROOTS.pem PIN COUNT   (the child of the memory figure)
+//        trust-http-bench stream session|ahc PORT ROOTS.pem PIN BYTES HTTP/1.1|HTTP/2   (the streaming figure's child)
 //        trust-http-bench gets session|ahc PORT ROOTS.pem PIN COUNT HTTP/1.1|HTTP/2 [CLIENTS]   (for profilers)
 //        trust-http-bench serve FOLDER SECONDS   (the lab server for `gets` and `idle`, in a process of its own)
 // In the `idle` child, BENCH_MALLOC_STATS=1 prints each malloc arena's figures and BENCH_HEAP_SITES=N the N
@@ -29,7 +32,7 @@ import X509
 // an idle connection's memory goes; with BENCH_HEAP_PEAK=1, the sites that held the most at once during
 // the burst (its transient memory). Valgrind's heap tools cannot run this binary.
 // BENCH_ONLY=TEXT[|TEXT…] runs only the figures whose name holds one of the texts: "HTTP/2 new connection",
-// "cache off", "keep-alive", "idle"… In `gets`, BENCH_PATH=/close makes each GET a new connection, and
+// "cache off", "keep-alive", "idle", "streamed body"… In `gets`, BENCH_PATH=/close makes each GET a new connection, and
 // BENCH_CACHE=off turns the session's evaluation cache off.
 // BENCH_ALLOC_SITES=N prints, after each TrustHTTPClient allocation figure, the N call sites (stacks) that made the most
 // allocations per request during its loop (the in-process server's included), as module+offset: pipe the output
@@ -167,6 +170,40 @@ if arguments.first == "gets" {
     let elapsed = start.duration(to: .now)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     print(String(format: "%@: %d GETs in %.3f s, %.0f/s", client.rawValue, count * loops, seconds, Double(count * loops) / seconds))
+    exit(0)
+}
+
+// MARK: The streaming figure's child: GET /bytes/BYTES once and read the body as it streams, counting it; prints the
+// seconds from the request to the body's end and the process's peak RSS.
+
+if arguments.first == "stream" {
+    guard arguments.count == 7, let client = Client(rawValue: arguments[1]), let port = Int(arguments[2]), let bytes = Int(arguments[5]),
+        let proto = Protocol(rawValue: arguments[6]), let roots = try? CertificateSource.certificates(atPath: arguments[3]), !roots.isEmpty,
+        let pin = try? SPKIPin(parsing: arguments[4])
+    else {
+        print("usage: trust-http-bench stream session|ahc PORT ROOTS.pem PIN BYTES HTTP/1.1|HTTP/2")
+        exit(2)
+    }
+    let base = "https://127.0.0.1:\(port)"
+    let session = client == .session ? try makeSession(roots: roots, pin: pin, protocol: proto) : nil
+    let httpClient = client == .ahc ? try makeHTTPClient(roots: roots, protocol: proto) : nil
+    // A first request opens the connection: the figure is the transfer, not the handshake.
+    if let session { try await sessionGet(session, base + "/") } else if let httpClient { try await clientGet(httpClient, base + "/") }
+    let start = ContinuousClock.now
+    var received = 0
+    if let session, let target = URL(string: base + "/bytes/\(bytes)") {
+        let response = try await session.bytes(for: TrustHTTPClientRequest(url: target))
+        for try await buffer in response.body { received += buffer.readableBytes }
+    } else if let httpClient {
+        var request = HTTPClientRequest(url: base + "/bytes/\(bytes)")
+        request.method = .GET
+        let response = try await httpClient.execute(request, timeout: .seconds(600))
+        for try await buffer in response.body { received += buffer.readableBytes }
+    }
+    let elapsed = start.duration(to: .now)
+    guard received == bytes else { throw BenchFailure(description: "\(client.rawValue): received \(received) of \(bytes) bytes") }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print("RESULT \(seconds) \(memoryKiB("VmHWM"))")
     exit(0)
 }
 
@@ -355,6 +392,40 @@ func medianOf(_ figures: [IdleFigures], _ value: (IdleFigures) -> Double) -> Dou
 @MainActor func idleRow(_ name: String, format: String = "%10.1f", _ value: (IdleFigures) -> Double) {
     row(name, medianOf(oursRounds, value), medianOf(theirsRounds, value), unit: "", format: format)
 }
+// Streaming: each client in its own process reads one large body (1 GiB; BENCH_STREAM_BYTES to change it) as it
+// streams, over HTTP/1.1 and HTTP/2; throughput and the process's peak RSS, median of the rounds.
+let streamBytes = ProcessInfo.processInfo.environment["BENCH_STREAM_BYTES"].flatMap { Int($0) } ?? 1 << 30
+func streamFigures(_ client: Client, _ proto: Protocol) throws -> (seconds: Double, peakKiB: Double) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["stream", client.rawValue, String(server.port), rootsFile.path, pin.description, String(streamBytes), proto.rawValue]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RESULT ") }) else {
+        throw BenchFailure(description: "the \(client.rawValue) stream child printed no result: \(text)")
+    }
+    let numbers = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard numbers.count == 2 else { throw BenchFailure(description: "unexpected child output \(line)") }
+    return (numbers[0], numbers[1])
+}
+for proto in [Protocol.http1, .http2] where wanted("\(proto.rawValue) streamed body") {
+    var ours: [(seconds: Double, peakKiB: Double)] = []
+    var theirs: [(seconds: Double, peakKiB: Double)] = []
+    for _ in 0..<rounds {
+        ours.append(try streamFigures(.session, proto))
+        theirs.append(try streamFigures(.ahc, proto))
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    let mebibytes = Double(streamBytes) / 1_048_576
+    print("\(proto.rawValue) streamed body of \(streamBytes) bytes, median of \(rounds) rounds (each client in a fresh process)")
+    row("  throughput (MiB/s)", median(ours.map { mebibytes / $0.seconds }), median(theirs.map { mebibytes / $0.seconds }), unit: "", format: "%10.1f")
+    row("  peak RSS of the client process (MiB)", median(ours.map { $0.peakKiB / 1024 }), median(theirs.map { $0.peakKiB / 1024 }), unit: "", format: "%10.1f")
+}
+
 let perConnection: (IdleFigures, Int) -> Double = { Double($1) / Double(max(1, $0.sockets)) }
 if !oursRounds.isEmpty {
     print("\(idleCount) idle HTTP/1.1 connections, median of \(rounds) rounds (each client in a fresh process)")
