@@ -66,6 +66,16 @@ struct NameTests {
         for bad in ["0x7f.0.0.1", "0177.0.0.1", "127.1", "1.2.3.256", "fe80::1%eth0", "1::2::3", "::g"] {
             #expect(IPAddress(bad) == nil, "\(bad)")
         }
+        // Dotted quads, edge by edge: four octets of 1–3 digits, 0–255, no leading zero, nothing else.
+        let quads: [(String, [UInt8]?)] = [
+            ("0.0.0.0", [0, 0, 0, 0]), ("255.255.255.255", [255, 255, 255, 255]), ("10.20.30.40", [10, 20, 30, 40]),
+            ("1.2.3.4.", nil), (".1.2.3.4", nil), ("1..2.3", nil), ("1.2.3", nil), ("1.2.3.4.5", nil), ("", nil), ("...", nil),
+            ("00.1.2.3", nil), ("1.2.3.04", nil), ("1.2.3.0004", nil), ("1.2.3.2555", nil), ("256.0.0.1", nil), ("1.2.3.-4", nil),
+            ("1.2.3.4 ", nil), ("١.٢.٣.٤", nil), ("1.2.3.a", nil), ("example.com", nil), ("1.2.3.999", nil),
+        ]
+        for (text, bytes) in quads {
+            #expect(IPAddress.parseIPv4(Substring(text)) == bytes, "\(text)")
+        }
     }
 
     @Test func wildcardRulesFollowRFC6125() {

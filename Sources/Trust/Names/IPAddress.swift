@@ -62,16 +62,36 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
         return head + "::" + tail
     }
 
+    /// Four dot-separated decimal octets of one to three digits each, none with a leading zero (octal-looking forms are
+    /// ambiguous). Read byte by byte: every request's host passes here first, and a name fails at its first letter
+    /// with nothing allocated.
     static func parseIPv4(_ text: Substring) -> [UInt8]? {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4 else { return nil }
         var result: [UInt8] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            if part.count > 1 && part.first == "0" { return nil }  // octal-looking forms are ambiguous
-            guard let value = UInt8(part) else { return nil }
-            result.append(value)
+        var value = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if digits == 0 {
+                    if result.isEmpty { result.reserveCapacity(4) }
+                    leadingZero = byte == UInt8(ascii: "0")
+                } else if leadingZero {
+                    return nil
+                }
+                digits += 1
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                guard digits <= 3, value <= 255 else { return nil }
+            case UInt8(ascii: "."):
+                guard digits > 0, result.count < 3 else { return nil }
+                result.append(UInt8(value))
+                (value, digits) = (0, 0)
+            default:
+                return nil
+            }
         }
+        guard digits > 0, result.count == 3 else { return nil }
+        result.append(UInt8(value))
         return result
     }
 
