@@ -1,5 +1,6 @@
 import CoreMetrics
 import Logging
+import NIOCore
 import Trust
 import TrustNIO
 import X509
@@ -78,7 +79,8 @@ struct SessionTelemetry: Sendable {
     /// challenge handler refused without one, and nothing is timed).
     func decided(_ decision: TrustDecision, host: String, port: Int, cached: Bool, duration: Duration?) {
         if let duration {
-            Timer(label: Self.evaluationDuration, dimensions: [("cached", String(cached))], factory: factory).recordNanoseconds(duration.nanoseconds)
+            Timer(label: Self.evaluationDuration, dimensions: [("cached", String(cached))], factory: factory).recordNanoseconds(
+                TimeAmount(duration).nanoseconds)
         }
         if decision.isTrusted {
             Counter(label: Self.decisions, dimensions: [("outcome", "trusted"), ("reason", "none")], factory: factory).increment()
@@ -114,12 +116,12 @@ struct SessionTelemetry: Sendable {
     /// A new connection made (or not) in `duration`.
     func connected(_ origin: Origin, duration: Duration, failed: Bool) {
         Timer(label: Self.connectionDuration, dimensions: [("scheme", origin.scheme), ("result", failed ? "failed" : "ok")], factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
+            .recordNanoseconds(TimeAmount(duration).nanoseconds)
         logger?.debug(
             failed ? "connection failed" : "connected",
             metadata: [
                 "http.host": .string(DisplayText.escaped(origin.host)), "http.port": "\(origin.port)",
-                "connection.milliseconds": "\(duration.nanoseconds / 1_000_000)",
+                "connection.milliseconds": "\(TimeAmount(duration).nanoseconds / 1_000_000)",
             ])
     }
 

@@ -271,13 +271,3 @@ final class ConnectionPool: Sendable {
         }
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds (saturating), for metrics and messages (a `TimeAmount` is made by NIOCore's
-    /// `TimeAmount(_:)`, which clamps the same way).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? Int64.max : scaled &+ attoseconds / 1_000_000_000
-    }
-}

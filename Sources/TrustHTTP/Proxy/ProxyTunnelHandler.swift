@@ -19,6 +19,11 @@ struct ProxyRefusal: Error, CustomStringConvertible {
 /// Opens a `CONNECT` tunnel on a fresh connection to a proxy: writes the request, reads the
 /// response head (bounded), and on a 2xx removes itself and calls `established` — which sets up
 /// TLS to the origin in the same event-loop turn, before any byte of the tunnel is read.
+///
+/// Hand-written rather than swift-nio-extras' `NIOHTTP1ProxyConnectHandler`: that handler answers a `407` with
+/// `proxyAuthenticationRequired()` and drops the response head, so its `Proxy-Authenticate` challenges (the
+/// realm of the protection space, a Digest nonce) never reach HTTP authentication (RFC 9110 §11.7.1); and it needs
+/// NIO's HTTP/1 codec in the pipeline, to be taken out again before TLS to the origin starts.
 final class ProxyTunnelHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
