@@ -359,11 +359,11 @@ let folder = FileManager.default.temporaryDirectory.appendingPathComponent("trus
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 let rootsFile = folder.appendingPathComponent("roots.pem")
 try roots.map(\.pemString).joined().write(to: rootsFile, atomically: true, encoding: .utf8)
-typealias IdleFigures = (before: Int, after: Int, peak: Int, sockets: Int, heapGrowth: Int, heapFree: Int, trimmed: Int)
-func idleFigures(_ client: Client) throws -> IdleFigures {
+/// Runs this binary as a child with `arguments` and returns the numbers of the `RESULT` line it prints (`count` of them).
+func childResult(_ arguments: [String], count: Int) throws -> [Double] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["idle", client.rawValue, String(server.port), rootsFile.path, pin.description, String(idleCount)]
+    process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
     try process.run()
@@ -371,10 +371,17 @@ func idleFigures(_ client: Client) throws -> IdleFigures {
     process.waitUntilExit()
     let text = String(decoding: data, as: UTF8.self)
     guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RESULT ") }) else {
-        throw BenchFailure(description: "the \(client.rawValue) child printed no result: \(text)")
+        throw BenchFailure(description: "the child \(arguments.prefix(2).joined(separator: " ")) printed no result: \(text)")
     }
-    let numbers = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-    guard numbers.count == 7 else { throw BenchFailure(description: "unexpected child output \(line)") }
+    let numbers = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard numbers.count == count else { throw BenchFailure(description: "unexpected child output \(line)") }
+    return numbers
+}
+typealias IdleFigures = (before: Int, after: Int, peak: Int, sockets: Int, heapGrowth: Int, heapFree: Int, trimmed: Int)
+func idleFigures(_ client: Client) throws -> IdleFigures {
+    let numbers = try childResult(
+        ["idle", client.rawValue, String(server.port), rootsFile.path, pin.description, String(idleCount)], count: 7
+    ).map { Int($0) }
     return (numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5], numbers[6])
 }
 // As many rounds as the rates, alternating, each child a fresh process; each figure is the median of its
@@ -396,20 +403,8 @@ func medianOf(_ figures: [IdleFigures], _ value: (IdleFigures) -> Double) -> Dou
 // streams, over HTTP/1.1 and HTTP/2; throughput and the process's peak RSS, median of the rounds.
 let streamBytes = ProcessInfo.processInfo.environment["BENCH_STREAM_BYTES"].flatMap { Int($0) } ?? 1 << 30
 func streamFigures(_ client: Client, _ proto: Protocol) throws -> (seconds: Double, peakKiB: Double) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["stream", client.rawValue, String(server.port), rootsFile.path, pin.description, String(streamBytes), proto.rawValue]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RESULT ") }) else {
-        throw BenchFailure(description: "the \(client.rawValue) stream child printed no result: \(text)")
-    }
-    let numbers = line.split(separator: " ").dropFirst().compactMap { Double($0) }
-    guard numbers.count == 2 else { throw BenchFailure(description: "unexpected child output \(line)") }
+    let numbers = try childResult(
+        ["stream", client.rawValue, String(server.port), rootsFile.path, pin.description, String(streamBytes), proto.rawValue], count: 2)
     return (numbers[0], numbers[1])
 }
 for proto in [Protocol.http1, .http2] where wanted("\(proto.rawValue) streamed body") {
