@@ -18,11 +18,6 @@ extension HTTPFields {
             append(HTTPField(name: fieldName, value: value))
         }
     }
-
-    /// The first value of the field `name` (any case), nil when there is none or `name` is not a token.
-    func first(_ name: String) -> String? {
-        HTTPField.Name(name).flatMap { self[$0] }
-    }
 }
 
 extension HTTPVersion {

@@ -186,12 +186,12 @@ package final class HTTPIntermediateFetcher: Sendable {
     /// 0…a week before any arithmetic, so no value overflows.
     static func freshness(of response: TrustHTTPClientResponse) -> Duration? {
         let week: Int64 = 7 * 86_400
-        let directives = (response.value(forHeader: "cache-control") ?? "").lowercased().split(separator: ",").map {
+        let directives = (response.headers[.cacheControl] ?? "").lowercased().split(separator: ",").map {
             $0.trimmingASCIIBlanks()
         }
         if directives.contains(where: { $0 == "no-store" || $0 == "no-cache" || $0.hasPrefix("no-cache=") }) { return nil }
         // RFC 9111 §5.1: an Age that is not delta-seconds is ignored.
-        let age = min(week, response.value(forHeader: "age").flatMap { deltaSeconds($0) } ?? 0)
+        let age = min(week, response.headers[.age].flatMap { deltaSeconds($0) } ?? 0)
         if let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }) {
             // §5.2.1.1: max-age is delta-seconds (the quoted form tolerated, §5.2); anything else is not a lifetime.
             let value = maxAge.dropFirst("max-age=".count)
@@ -199,10 +199,10 @@ package final class HTTPIntermediateFetcher: Sendable {
             guard let seconds = deltaSeconds(String(unquoted)) else { return nil }
             return .seconds(min(week, seconds) - age)
         }
-        if let expires = response.value(forHeader: "expires") {
+        if let expires = response.headers[.expires] {
             // An Expires that is not an HTTP date means "already expired" (RFC 9111 §5.3).
             guard let until = HTTPDate.parse(expires) else { return nil }
-            let now = response.value(forHeader: "date").flatMap(HTTPDate.parse) ?? Date()
+            let now = response.headers[.date].flatMap(HTTPDate.parse) ?? Date()
             let interval = until.timeIntervalSince(now)
             guard interval > 0 else { return nil }
             return .seconds(Int64(min(Double(week), interval).rounded(.down)) - age)

@@ -1,3 +1,4 @@
+import HTTPTypes
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -9,14 +10,14 @@
 enum Redirects {
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
     /// Headers dropped when a redirect leaves the origin.
-    static let originBound: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+    static let originBound: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie]
 
     /// The request that follows `response`, nil when it is no redirect (or its `Location` is not a
     /// URL: the response is then the answer). A redirect to any scheme but `http`/`https` (`file:`,
     /// `ftp:`, `data:`, `javascript:` …) is refused — a server must never make the client read a local
     /// file or speak another protocol (curl refuses the same, "Protocol … not supported").
     static func next(after response: TrustHTTPClientStreamingResponse, for request: TrustHTTPClientRequest) throws -> TrustHTTPClientRequest? {
-        guard statuses.contains(response.statusCode), let location = response.value(forHeader: "location"),
+        guard statuses.contains(response.statusCode), let location = response.headers[.location],
             let target = URL(string: location, relativeTo: request.url)?.absoluteURL
         else { return nil }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
@@ -30,7 +31,7 @@ enum Redirects {
         if response.statusCode == 303 && method != "HEAD" || (response.statusCode == 301 || response.statusCode == 302) && method == "POST" {
             next.method = "GET"
             next.body = nil
-            next.removeHeaders(named: ["content-length", "content-type"])
+            next.removeHeaders(named: [.contentLength, .contentType])
         }
         if Origin(target) != Origin(request.url) {
             next.removeHeaders(named: originBound)

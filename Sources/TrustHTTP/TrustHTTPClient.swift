@@ -245,7 +245,7 @@ public final class TrustHTTPClient: Sendable {
     private static func withoutContinue(_ request: TrustHTTPClientRequest) -> TrustHTTPClientRequest {
         var next = request
         next.expectsContinue = false
-        next.removeHeaders(named: ["expect"])
+        next.removeHeaders(named: [.expect])
         return next
     }
 
@@ -255,7 +255,7 @@ public final class TrustHTTPClient: Sendable {
         // Answers the session computed belong to the URL they were computed for (a Digest
         // answer names it); the next one is computed afresh. A caller's own header stays
         // (same origin only: Redirects drops it elsewhere).
-        if flight.original.value(forHeader: "authorization") == nil { next.removeHeaders(named: ["authorization"]) }
+        if flight.original.headers[.authorization] == nil { next.removeHeaders(named: [.authorization]) }
         return next
     }
 
@@ -451,7 +451,7 @@ public final class TrustHTTPClient: Sendable {
         let handshake = plan.origin.isSecure ? makeHandshake(flight, handlerTimeout: handlerTimeout, deadline: .now + timeout) : nil
         return ConnectionSpecification(
             origin: plan.origin, handshake: handshake, requiresTLS13: plan.route.requiresTLS13, shareable: !plan.taskScoped, timeout: timeout, url: request.url,
-            proxy: plan.proxy, proxyAuthorization: request.value(forHeader: "proxy-authorization"))
+            proxy: plan.proxy, proxyAuthorization: request.headers[.proxyAuthorization])
     }
 
     /// A proxy's refusal of CONNECT: its 407 for HTTP authentication to answer, else the error.

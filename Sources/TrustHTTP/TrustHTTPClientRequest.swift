@@ -74,17 +74,12 @@ public struct TrustHTTPClientRequest: Sendable, CustomStringConvertible, CustomR
     /// `Expect: 100-continue` field of its own; never without a body to hold back.
     var waitsForContinue: Bool {
         guard let body, body.length != 0 else { return false }
-        return expectsContinue || value(forHeader: "expect").map { $0.lowercased() == "100-continue" } == true
+        return expectsContinue || headers[.expect].map { $0.lowercased() == "100-continue" } == true
     }
 
-    /// The first value of the field `name`.
-    func value(forHeader name: String) -> String? { headers.first(name) }
-
-    /// Removes every field whose name, lowercased, is in `names`.
-    mutating func removeHeaders(named names: Set<String>) {
-        for name in names {
-            if let fieldName = HTTPField.Name(name) { headers[values: fieldName] = [] }
-        }
+    /// Removes every field named in `names`.
+    mutating func removeHeaders(named names: Set<HTTPField.Name>) {
+        for name in names { headers[values: name] = [] }
     }
 
     /// Replaces every field `name` with one `value`.

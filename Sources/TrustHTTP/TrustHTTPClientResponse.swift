@@ -52,9 +52,6 @@ public struct TrustHTTPClientResponse: Sendable {
 
     /// The body as UTF-8 text (invalid sequences replaced).
     public var text: String { String(decoding: body.readableBytesView, as: UTF8.self) }
-
-    /// The first value of the field `name` (for names that are not `HTTPField.Name` constants).
-    func value(forHeader name: String) -> String? { headers.first(name) }
 }
 
 /// A response whose body arrives as it is read.
@@ -82,9 +79,6 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
 
     /// The status as swift-http-types' `HTTPResponse.Status`.
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
-
-    /// The first value of the field `name` (for names that are not `HTTPField.Name` constants).
-    func value(forHeader name: String) -> String? { headers.first(name) }
 
     init(
         url: URL, statusCode: Int, headers: HTTPFields, httpVersion: HTTPVersion, redirects: [URL], tlsVersion: TLSVersion?,
@@ -121,7 +115,7 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
 
     /// The body up to `limit` bytes: past it, the rest is abandoned (`truncating`) or the read fails.
     private func read(limit: Int, truncating: Bool) async throws -> TrustHTTPClientResponse {
-        if !truncating, !bodyless, let announced = value(forHeader: "content-length").flatMap({ Int($0) }), announced > limit {
+        if !truncating, !bodyless, let announced = headers[.contentLength].flatMap({ Int($0) }), announced > limit {
             throw tooLarge(observed: announced, limit: limit)
         }
         // The first piece is kept as it came; at the second, one buffer of the body's own is made — sized for the
@@ -152,7 +146,7 @@ public struct TrustHTTPClientStreamingResponse: Sendable {
             return
         }
         if pieces == 2 {
-            let announced = bodyless ? 0 : value(forHeader: "content-length").flatMap { Int($0) } ?? 0
+            let announced = bodyless ? 0 : headers[.contentLength].flatMap { Int($0) } ?? 0
             let capacity = max(min(announced, limit, Self.maximumReservation), collected.readableBytes + chunk.readableBytes)
             var own = ByteBufferAllocator().buffer(capacity: capacity)
             own.writeImmutableBuffer(collected)

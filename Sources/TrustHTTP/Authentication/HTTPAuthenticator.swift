@@ -102,7 +102,7 @@ struct HTTPAuthenticator {
     /// Adds what can be sent before any challenge: the Digest session of this origin, or Basic
     /// when the request asked for preemptive authentication.
     mutating func prepare(_ request: TrustHTTPClientRequest) -> TrustHTTPClientRequest {
-        guard let origin = Origin(request.url), request.value(forHeader: "authorization") == nil else { return request }
+        guard let origin = Origin(request.url), request.headers[.authorization] == nil else { return request }
         var request = request
         let uri = TrustHTTPClient.target(of: request.url)
         // The Digest session of this origin answers only for the same user: this request's own
@@ -142,7 +142,7 @@ struct HTTPAuthenticator {
         guard let attempt = origin, let requestOrigin = Origin(request.url) else { return }
         origin = nil
         if let digest = attempt.digest {
-            let info = response.value(forHeader: "authentication-info").map { AuthenticationHeaderParser.parameters($0).parameters } ?? []
+            let info = response.headers[.authenticationInfo].map { AuthenticationHeaderParser.parameters($0).parameters } ?? []
             func parameter(_ name: String) -> String? { info.first { $0.name == name }?.value }
             if let rspauth = parameter("rspauth"), digest.verifiesServerResponse(rspauth) == false {
                 throw TrustHTTPClientError(

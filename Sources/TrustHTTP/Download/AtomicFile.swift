@@ -60,28 +60,20 @@ package enum FileDescriptorOutput {
 
     /// Writes `bytes` to `descriptor`.
     package static func write(_ descriptor: Int32, _ bytes: [UInt8]) throws(FileWriteError) {
-        let result: Result<Void, FileWriteError> = bytes.withUnsafeBytes { buffer in
-            do throws(FileWriteError) {
-                try write(descriptor, buffer)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+        try write(descriptor, lending: { body in bytes.withUnsafeBytes(body) })
     }
 
     /// Writes the readable bytes of `buffer` to `descriptor`, from where they are (no copy).
     package static func write(_ descriptor: Int32, _ buffer: ByteBuffer) throws(FileWriteError) {
-        let result: Result<Void, FileWriteError> = buffer.withUnsafeReadableBytes { bytes in
-            do throws(FileWriteError) {
-                try write(descriptor, bytes)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
+        try write(descriptor, lending: { body in buffer.withUnsafeReadableBytes(body) })
+    }
+
+    /// Writes the bytes `lend` lends to its closure. The closure returns a `Result`: the lenders rethrow an untyped
+    /// error, which would lose the write's typed one.
+    private static func write(
+        _ descriptor: Int32, lending lend: ((UnsafeRawBufferPointer) -> Result<Void, FileWriteError>) -> Result<Void, FileWriteError>
+    ) throws(FileWriteError) {
+        try lend { bytes in Result { () throws(FileWriteError) in try write(descriptor, bytes) } }.get()
     }
 
     /// Closes `descriptor` (close(2)'s result: it reports deferred write errors — NFS, quotas).
@@ -137,11 +129,6 @@ package final class AtomicFile {
     }
 
     deinit { discard() }
-
-    /// Appends `bytes`.
-    package func write(_ bytes: [UInt8]) throws(FileWriteError) {
-        try FileDescriptorOutput.write(descriptor, bytes)
-    }
 
     /// Appends the readable bytes of `buffer`.
     package func write(_ buffer: ByteBuffer) throws(FileWriteError) {

@@ -1,3 +1,4 @@
+import HTTPTypes
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -75,7 +76,7 @@ extension TrustHTTPClientStreamingResponse {
             throw TrustHTTPClientError(.cannotCreateFile, "cannot create the download's file: \(error)", url: url, underlyingError: error)
         }
         var written: Int64 = 0
-        let expected = value(forHeader: "content-encoding") == nil ? value(forHeader: "content-length").flatMap { Int64($0) } : nil
+        let expected = headers[.contentEncoding] == nil ? headers[.contentLength].flatMap { Int64($0) } : nil
         do {
             if let expected, expected > limit { throw TrustHTTPClientError(ResponseLimit(.body, observed: Int(expected), limit: limit), url: url) }
             for try await chunk in body {
