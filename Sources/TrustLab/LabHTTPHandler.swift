@@ -269,6 +269,7 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        unsent = nil  // the client is gone: nothing more of a `/bytes/N` body is written
         context.fireChannelInactive()
     }
 
@@ -278,15 +279,20 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Writes what is left of a `/bytes/N` body while the channel is writable; the rest waits for
     /// ``channelWritabilityChanged(context:)``. A write may change the writability at once (and call back here):
-    /// that call returns, and this loop goes on.
+    /// that call returns, and this loop goes on. Once a write fails (a client that dropped the body; an HTTP/2 stream
+    /// it reset, whose writes NIOHTTP2 drops while the stream channel still reads as active and writable) the rest is
+    /// not written: each write would fail at once, and the loop would spin through the rest of a 1 GB body on the
+    /// event loop that every other connection of the process shares.
     private func sendMore(context: ChannelHandlerContext) {
         guard !sendingMore else { return }
         sendingMore = true
         defer { sendingMore = false }
-        while let (remaining, keepAlive) = unsent, remaining > 0, context.channel.isWritable {
+        while let (remaining, keepAlive) = unsent, remaining > 0, context.channel.isActive, context.channel.isWritable {
             let size = min(remaining, Self.chunk.readableBytes)
             unsent = (remaining - size, keepAlive)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: nil)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenFailure { [self] _ in unsent = nil }
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: written)
         }
         guard let (remaining, keepAlive) = unsent, remaining == 0 else { return }
         unsent = nil
