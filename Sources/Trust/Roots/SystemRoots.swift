@@ -108,11 +108,17 @@ final class SystemRootIndex: @unchecked Sendable {
     private var byName: [DistinguishedName: [Int]] = [:]
 
     /// Reads a PEM bundle: each block's subject only; a block that is not a certificate is skipped.
-    init(bundle: [UInt8]) {
+    convenience init(bundle: [UInt8]) {
+        self.init(bundle: bundle, bodies: bundle.withUnsafeBufferPointer { PEMDecoder.bodies(in: $0) })
+    }
+
+    /// Indexes the Base64 bodies `blocks` of `bundle` (of the PEM blocks chosen by the caller: Mozilla's trusted
+    /// roots among the entries of its store).
+    init(bundle: [UInt8], bodies blocks: [Range<Int>]) {
         var bodies: [Range<Int>] = []
         var bySubject: [BulkBytes: [Int]] = [:]
         bundle.withUnsafeBufferPointer { text in
-            for body in PEMDecoder.bodies(in: text) {
+            for body in blocks {
                 guard let subject = Self.subject(of: body, in: text) else { continue }
                 let key = BulkBytes(subject)
                 // The same root listed twice (the same Base64) is indexed once.
