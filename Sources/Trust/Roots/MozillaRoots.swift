@@ -44,18 +44,46 @@ package struct MozillaRootEntry: Sendable, Hashable {
     package let serverDistrustAfter: Date?
     /// The SHA-256 of the certificate's SubjectPublicKeyInfo.
     package let spki: SPKIPin
-    /// The certificate's DER.
-    package let der: [UInt8]
+    /// The store's text and the Base64 body of this certificate in it, decoded only when asked for: a process
+    /// that looks up one root decodes one (or none: a root is found through the index, which has its own copy).
+    private let text: [UInt8]
+    private let body: Range<Int>
+
+    package init(label: String, serverTrust: ServerTrust, serverDistrustAfter: Date?, spki: SPKIPin, text: [UInt8], body: Range<Int>) {
+        self.label = label
+        self.serverTrust = serverTrust
+        self.serverDistrustAfter = serverDistrustAfter
+        self.spki = spki
+        self.text = text
+        self.body = body
+    }
+
+    /// The certificate's DER (empty when its Base64 is not valid).
+    package var der: [UInt8] {
+        text.withUnsafeBufferPointer { PEMDecoder.decodeBase64($0, from: body.lowerBound, to: body.upperBound) } ?? []
+    }
 
     /// The certificate, parsed; `nil` if swift-certificates cannot parse it.
     package var certificate: Certificate? { try? Certificate(derEncoded: der) }
+
+    /// Equal entries say the same of the same certificate (wherever their texts hold it).
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.label == rhs.label && lhs.serverTrust == rhs.serverTrust && lhs.serverDistrustAfter == rhs.serverDistrustAfter && lhs.spki == rhs.spki
+            && lhs.der == rhs.der
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(label)
+        hasher.combine(spki)
+    }
 }
 
 /// The embedded store, read once per process from ``MozillaRoots/embeddedPEM`` when first needed: its entries,
 /// the entries by key, and the trusted roots indexed by subject as the system bundle is.
 ///
 /// Read on the text's bytes, as the system bundle is (``SystemRootIndex``): the trusted roots are indexed on the
-/// embedded text itself, each root parsed only when a path search looks it up. Reading it as `String` lines, then
+/// embedded text itself, each root parsed only when a path search looks it up, and an entry's DER is decoded only
+/// when asked for (an entry is found by its key's hash, from the header). Reading it as `String` lines, then
 /// writing the trusted roots out as a second PEM text for the index, cost every process that looked up a public root
 /// about 18 ms of CPU (`trust get` of a page whose chain ends at a custom anchor: 43.8 ms, 23.6 ms without the
 /// public roots).
@@ -90,8 +118,10 @@ package final class MozillaRootStore: Sendable {
                     bodyStart = nil
                     let trust = header["server"].flatMap(MozillaRootEntry.ServerTrust.init(rawValue:)) ?? .notTrusted
                     let after = header["server-distrust-after"]?.split(separator: " ").first.flatMap { Double($0) }.map(Date.init(timeIntervalSince1970:))
-                    if let der = PEMDecoder.decodeBase64(bytes, from: start, to: lineStart), let spki = header["spki-sha256"].flatMap({ SPKIPin($0) }) {
-                        entries.append(MozillaRootEntry(label: header["label"] ?? "", serverTrust: trust, serverDistrustAfter: after, spki: spki, der: der))
+                    if let spki = header["spki-sha256"].flatMap({ SPKIPin($0) }) {
+                        entries.append(
+                            MozillaRootEntry(
+                                label: header["label"] ?? "", serverTrust: trust, serverDistrustAfter: after, spki: spki, text: text, body: start..<lineStart))
                         if trust == .trusted { trustedBodies.append(start..<lineStart) }
                     }
                     header = [:]
