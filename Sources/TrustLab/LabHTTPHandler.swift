@@ -281,8 +281,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// ``channelWritabilityChanged(context:)``. A write may change the writability at once (and call back here):
     /// that call returns, and this loop goes on. Once a write fails (a client that dropped the body; an HTTP/2 stream
     /// it reset, whose writes NIOHTTP2 drops while the stream channel still reads as active and writable) the rest is
-    /// not written: each write would fail at once, and the loop would spin through the rest of a 1 GB body on the
-    /// event loop that every other connection of the process shares.
+    /// not written, and the response ends: each write would fail at once, and the loop would spin through the rest of
+    /// a 1 GB body on the event loop that every other connection of the process shares.
     private func sendMore(context: ChannelHandlerContext) {
         guard !sendingMore else { return }
         sendingMore = true
@@ -291,7 +291,12 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let size = min(remaining, Self.chunk.readableBytes)
             unsent = (remaining - size, keepAlive)
             let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenFailure { [self] _ in unsent = nil }
+            written.futureResult.whenFailure { [self] _ in
+                // The rest is not written; the response still ends (its end's write fails too if the channel is gone).
+                guard let (_, keepAlive) = unsent else { return }
+                unsent = (0, keepAlive)
+                sendMore(context: context)
+            }
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(Self.chunk.getSlice(at: 0, length: size) ?? ByteBuffer()))), promise: written)
         }
         guard let (remaining, keepAlive) = unsent, remaining == 0 else { return }
