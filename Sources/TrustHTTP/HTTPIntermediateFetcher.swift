@@ -19,7 +19,8 @@ import Trust
 ///   `no-cache` keep nothing; an answer without either is kept for an hour (§4.2.2 lets a cache choose). Failures are
 ///   not kept: the evaluator bounds what each evaluation spends.
 /// - **One fetch per URL at a time**: concurrent handshakes that miss the same intermediate wait for one answer,
-///   within the first one's deadline; a handshake that stops waiting (its deadline passed, or it was cancelled)
+///   within the deadline of the handshake that started the fetch; one that has more time and sees that fetch run out
+///   of it fetches again, within its own. A handshake that stops waiting (its deadline passed, or it was cancelled)
 ///   cancels the fetch only when no other waits for it.
 /// - **Nothing but the GET**: no credential, no cookie, no redirect followed (a `3xx` is a failure), `Accept` naming
 ///   the two formats RFC 5280 §4.2.2.1 allows.
@@ -33,20 +34,26 @@ package final class HTTPIntermediateFetcher: Sendable {
         var clients: [String: TrustHTTPClient] = [:]
         var cache = LRUDictionary<String, Entry>()
         var inFlight: [String: InFlight] = [:]
+        var nextFlight: UInt64 = 0
         var isShutDown = false
     }
 
     /// A fetch in progress and how many evaluations wait for it: cancelled only when every one of them has stopped
     /// waiting (one handshake's deadline is not another's).
     private struct InFlight {
+        /// Tells this fetch from a later one of the same URL (the entry is this fetch's to remove only while it is there).
+        var id: UInt64
         var task: Task<[UInt8], any Error>
         var waiters: Int
+        /// When the fetch gives up (the deadline of the handshake that started it).
+        var deadline: ContinuousClock.Instant
     }
 
-    /// A kept answer, or the fetch to wait for.
+    /// A kept answer, the fetch to wait for, or no client yet for the route (made outside the lock).
     private enum Found {
         case kept([UInt8])
-        case fetching(Task<[UInt8], any Error>)
+        case fetching(InFlight)
+        case needsClient
     }
 
     private struct Entry {
@@ -57,6 +64,8 @@ package final class HTTPIntermediateFetcher: Sendable {
     /// Why a fetch failed, in words for the decision's notes.
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
+        /// The fetch ran out of time (its deadline passed before an answer, or before it could start).
+        package var ranOutOfTime = false
     }
 
     /// A fetcher whose requests connect as `resolve` says (curl's `--resolve`: `host:port` or `host` to an address).
@@ -104,57 +113,85 @@ package final class HTTPIntermediateFetcher: Sendable {
         guard url.scheme?.lowercased() == "http" else { throw Failure(description: "only http locations are fetched") }
         let route = proxy.map { "proxy " + $0.description } ?? "direct"
         let key = route + " " + url.absoluteString
-        let found = try state.withLockedValue { state -> Found in
-            guard !state.isShutDown else { throw Failure(description: "the client was shut down") }
-            if let entry = state.cache.use(key) {
-                if ContinuousClock.now < entry.freshUntil { return .kept(entry.body) }
-                state.cache.remove(key)
+        var made: TrustHTTPClient?
+        while true {
+            let found = try state.withLockedValue { state -> Found in
+                guard !state.isShutDown else { throw Failure(description: "the client was shut down") }
+                if let entry = state.cache.use(key) {
+                    if ContinuousClock.now < entry.freshUntil { return .kept(entry.body) }
+                    state.cache.remove(key)
+                }
+                if var running = state.inFlight[key] {
+                    running.waiters += 1
+                    state.inFlight[key] = running
+                    return .fetching(running)
+                }
+                if state.clients[route] == nil, let made { state.clients[route] = made }
+                guard let client = state.clients[route] else { return .needsClient }
+                state.nextFlight += 1
+                let id = state.nextFlight
+                let task = Task { try await self.get(url, key: key, flight: id, with: client, maximumSize: maximumSize, deadline: deadline) }
+                let flight = InFlight(id: id, task: task, waiters: 1, deadline: deadline)
+                state.inFlight[key] = flight
+                return .fetching(flight)
             }
-            if var running = state.inFlight[key] {
-                running.waiters += 1
-                state.inFlight[key] = running
-                return .fetching(running.task)
+            let flight: InFlight
+            switch found {
+            case .kept(let body): return body
+            case .fetching(let fetching): flight = fetching
+            case .needsClient:
+                // Made outside the lock (it sets up TLS contexts); should another fetch have made one meanwhile, that
+                // one is used and this one, which opened nothing, is let go.
+                made = try TrustHTTPClient(configuration: Self.configuration(proxy: proxy, resolve: resolve))
+                continue
             }
-            let client: TrustHTTPClient
-            if let existing = state.clients[route] {
-                client = existing
-            } else {
-                client = try TrustHTTPClient(configuration: Self.configuration(proxy: proxy, resolve: resolve))
-                state.clients[route] = client
+            do {
+                return try await wait(for: flight, key: key)
+            } catch let failure as Failure where failure.ranOutOfTime && flight.deadline < deadline && ContinuousClock.now < deadline {
+                // The fetch this one joined ran out of its starter's time, and this one has more: again, within its own.
+                continue
             }
-            let task = Task { try await self.get(url, key: key, with: client, maximumSize: maximumSize, deadline: deadline) }
-            state.inFlight[key] = InFlight(task: task, waiters: 1)
-            return .fetching(task)
-        }
-        let task: Task<[UInt8], any Error>
-        switch found {
-        case .kept(let body): return body
-        case .fetching(let fetching): task = fetching
-        }
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            let last = state.withLockedValue { state -> Bool in
-                guard var running = state.inFlight[key], running.task == task else { return false }
-                running.waiters -= 1
-                state.inFlight[key] = running
-                return running.waiters == 0
-            }
-            if last { task.cancel() }
         }
     }
 
-    private func get(_ url: URL, key: String, with client: TrustHTTPClient, maximumSize: Int, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
-        defer { _ = state.withLockedValue { $0.inFlight.removeValue(forKey: key) } }
+    /// `flight`'s answer; a waiter that is cancelled stops waiting, and cancels the fetch if it was the last.
+    private func wait(for flight: InFlight, key: String) async throws -> [UInt8] {
+        try await withTaskCancellationHandler {
+            try await flight.task.value
+        } onCancel: {
+            let last = state.withLockedValue { state -> Bool in
+                guard var running = state.inFlight[key], running.id == flight.id else { return false }
+                running.waiters -= 1
+                guard running.waiters == 0 else {
+                    state.inFlight[key] = running
+                    return false
+                }
+                // Nobody waits: a later fetch of the URL starts afresh instead of joining one being cancelled.
+                state.inFlight.removeValue(forKey: key)
+                return true
+            }
+            if last { flight.task.cancel() }
+        }
+    }
+
+    private func get(
+        _ url: URL, key: String, flight: UInt64, with client: TrustHTTPClient, maximumSize: Int, deadline: ContinuousClock.Instant
+    ) async throws -> [UInt8] {
+        defer {
+            state.withLockedValue { state in
+                if state.inFlight[key]?.id == flight { state.inFlight.removeValue(forKey: key) }
+            }
+        }
         let remaining = ContinuousClock.now.duration(to: deadline)
-        guard remaining > .zero else { throw Failure(description: "no time left to fetch") }
+        guard remaining > .zero else { throw Failure(description: "no time left to fetch", ranOutOfTime: true) }
         var request = TrustHTTPClientRequest(url: url, headers: [.accept: "application/pkix-cert, application/pkcs7-mime"], timeout: remaining)
         request.maximumResponseBodySize = maximumSize
         let response: TrustHTTPClientResponse
         do {
             response = try await client.data(for: request)
         } catch let error as TrustHTTPClientError {
-            throw Failure(description: error.code == .timedOut ? "no answer in time" : "\(error.code): \(error.message)")
+            if error.code == .timedOut { throw Failure(description: "no answer in time", ranOutOfTime: true) }
+            throw Failure(description: "\(error.code): \(error.message)")
         }
         guard response.statusCode == 200 else { throw Failure(description: "HTTP status \(response.statusCode)") }
         let body = Array(response.body.readableBytesView)
