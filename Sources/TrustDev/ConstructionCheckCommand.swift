@@ -59,7 +59,7 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
         try
             #"{"version": 1, "hosts": [{"host": "**.lab.test", "anchors": {"certificates": ["roots.pem"], "replaceSystem": true}, "pins": {"sha256": ["\#(pki.intermediate.certificate.spkiPin)", "\#(pki.root.certificate.spkiPin)"]}}]}"#
             .write(toFile: configurationFile, atomically: true, encoding: .utf8)
-        let configured = try ConfiguredTrustEvaluator(contentsOf: configurationFile, members: .transport)
+        let configured = try ConfiguredTrustEvaluator(contentsOf: configurationFile)
         let custom = DefaultTrustEvaluator(anchors: .only(pki.trustedRoots))
         let trusts: [(String, ServerTrustConfiguration)] = [
             ("system-default", .systemDefault),

@@ -8,7 +8,7 @@ import TrustHTTP
 /// reloader's observers (and, for a trust configuration, a TrustHTTPClient's log, metrics and observer).
 ///
 /// ```swift
-/// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", members: .transport, pollInterval: .seconds(10))
+/// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", pollInterval: .seconds(10))
 /// configuration.serverTrust = .reloading(reloading, reporter: PinFailureReporter())
 /// let session = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(

@@ -107,7 +107,7 @@ struct CheckConfigCommand: AsyncParsableCommand {
         }
         let evaluator: ConfiguredTrustEvaluator
         do {
-            evaluator = try ConfiguredTrustEvaluator(contentsOf: file, members: .transport)
+            evaluator = try ConfiguredTrustEvaluator(contentsOf: file)
         } catch {
             // Refused before it was read (a device, too large, writable by others, a FIFO without an end): unreadable input, exit 2.
             if let refused = error.fileError {

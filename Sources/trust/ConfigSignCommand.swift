@@ -31,7 +31,7 @@ struct ConfigSignCommand: ParsableCommand {
         let bytes = try ConfigCommand.readInput(file, limit: SignedTrustConfiguration.maximumSize)
         let bundle: TrustConfigurationBundle
         do {
-            bundle = try TrustConfigurationBundle(parsing: bytes, members: .transport)
+            bundle = try TrustConfigurationBundle(parsing: bytes)
         } catch {
             ConfigCommand.printRejection(error, file: file)
             throw ExitCode(TrustExitCode.notTrusted)

@@ -43,7 +43,7 @@ struct ConfigVerifyCommand: ParsableCommand {
         let verified: SignedTrustConfiguration
         do {
             verified = try SignedTrustConfiguration.verify(
-                bundle: bytes, signature: signatureBytes, trustedKeys: keys, lastAcceptedSequence: afterSequence, members: .transport)
+                bundle: bytes, signature: signatureBytes, trustedKeys: keys, lastAcceptedSequence: afterSequence)
         } catch {
             ConfigCommand.printRejection(error, file: file)
             throw ExitCode(TrustExitCode.notTrusted)

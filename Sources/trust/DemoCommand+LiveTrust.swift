@@ -78,7 +78,7 @@ extension DemoCommand {
         func reloadScenario(from first: String, to second: String) throws -> Scenario {
             let path = directory + "/trust.json"
             try PrivateFile.write(Array(first.utf8), to: path)
-            let reloading = try ReloadingTrustConfiguration(contentsOf: path, members: .transport)
+            let reloading = try ReloadingTrustConfiguration(contentsOf: path)
             return Scenario(
                 policy: "reloaded config (pin A → B)", server: "good", expected: .ok, configure: { $0.serverTrust = .reloading(reloading, reporter: nil) },
                 steps: { request in
@@ -87,7 +87,7 @@ extension DemoCommand {
                         throw StepFailure(description: "generation 1 (a wrong pin) was not refused: \(before.result.text)")
                     }
                     try PrivateFile.write(Array(second.utf8), to: path)
-                    try reloading.reload()
+                    reloading.reload()
                     var after = try await request()
                     if after.result == .ok { after.why = "refused under generation 1 (\(before.why)); reloaded: generation \(reloading.generation)" }
                     return after

@@ -114,7 +114,7 @@ struct TrustOptions: ParsableArguments {
     /// A `--config` file made ready to evaluate; its problems are printed (with their JSON paths) and make a usage error.
     static func configuration(_ path: String) throws -> ConfiguredTrustEvaluator {
         do {
-            return try ConfiguredTrustEvaluator(contentsOf: path, members: .transport)
+            return try ConfiguredTrustEvaluator(contentsOf: path)
         } catch {
             for problem in error.problems { printError(problem.description) }
             throw UsageError("--config \(path) is not a valid trust configuration")

@@ -19,7 +19,7 @@ struct ConfiguredTrustEvaluatorTests {
             {"version": 1, "base": {"anchors": {"pem": [\(String(reflecting: Self.rootPEM))], "replaceSystem": true}},
              "hosts": [\(hostEntry)]}
             """
-        return try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport))
+        return try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl))
     }
 
     func anchored(_ host: String, _ rest: String) -> String {
@@ -155,7 +155,7 @@ struct ConfiguredTrustEvaluatorTests {
                         "clientIdentity": {"certificate": "clients/client/chain.pem", "key": "clients/client/key.pem"}}]}
             """
         let evaluator = try ConfiguredTrustEvaluator(
-            configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport), baseDirectory: lab)
+            configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl), baseDirectory: lab)
         var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = .configuration(evaluator, reporter: nil)
         configuration.resolve = LabPKI.loopbackResolve

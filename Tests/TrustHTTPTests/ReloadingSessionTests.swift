@@ -178,7 +178,7 @@ struct ReloadingSessionTests {
         let anchors = #"{"certificates": ["roots.pem"], "replaceSystem": true}"#
         func configuration(_ hosts: String) throws -> TrustConfiguration {
             try TrustConfiguration.parse(
-                #"{"version": 1, "base": {"anchors": \#(anchors)}, "hosts": [\#(hosts)]}"#, publicSuffixes: File.psl, members: .transport)
+                #"{"version": 1, "base": {"anchors": \#(anchors)}, "hosts": [\#(hosts)]}"#, publicSuffixes: File.psl)
         }
         let reloading = try ReloadingTrustConfiguration(
             configuration: try configuration(#"{"host": "*.good.lab.test", "anchors": \#(anchors)}"#), baseDirectory: lab, publicSuffixes: File.psl)

@@ -31,7 +31,7 @@ struct ClientTLSConfigurationTests {
         for (name, text) in files { try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8) }
         let path = folder + "/trust.json"
         try #"{"version": 1, "ctLogList": "logs.json", "base": {}, "hosts": [\#(entry)]}"#.write(toFile: path, atomically: true, encoding: .utf8)
-        return try ConfiguredTrustEvaluator(contentsOf: path, members: .transport)
+        return try ConfiguredTrustEvaluator(contentsOf: path)
     }
 
     @Test func anchorsBecomeBoringSSLsRootsAndTheHostIsVerified() async throws {

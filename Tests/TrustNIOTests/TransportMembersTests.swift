@@ -5,16 +5,16 @@ import TrustLabPKI
 import TrustNIO
 import TrustTestSupport
 
-/// The configuration members this module defines (`TrustConfigurationMembers.transport`): `minimumTLSVersion` and
-/// `clientIdentity` are read with the engine's strictness when the file is read with them, refused as unknown
-/// members when it is not (nothing would act on them), and written back by `jsonText()`.
-@Suite("Transport members of the configuration file: read where they act")
+/// The configuration members that act on the connection, which this module applies: `minimumTLSVersion` and
+/// `clientIdentity` are read by every reader of the file with the engine's strictness, and written back by
+/// `jsonText()`; a valid file is never refused because of how it was read.
+@Suite("Transport members of the configuration file: read by every reader")
 struct TransportMembersTests {
     static let psl = PublicSuffixList(contents: "test\ncom\nco.uk\n")
 
-    func problems(_ text: String, members: TrustConfigurationMembers = .transport) -> [TrustConfigurationProblem] {
+    func problems(_ text: String) -> [TrustConfigurationProblem] {
         do {
-            _ = try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: members)
+            _ = try TrustConfiguration.parse(text, publicSuffixes: Self.psl)
             return []
         } catch {
             return error.problems
@@ -31,7 +31,7 @@ struct TransportMembersTests {
                {"host": "www.example.com", "minimumRSABits": 4096}
              ]}
             """
-        let configuration = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nco.uk\n"), members: .transport)
+        let configuration = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList(contents: "com\nco.uk\n"))
         #expect(configuration.entry(for: "www.example.com").minimumRSABits == 4096)
         #expect(configuration.entry(for: "WWW.Example.COM.").minimumRSABits == 4096)
         #expect(configuration.entry(for: "mail.example.com").minimumRSABits == 3072)
@@ -42,21 +42,26 @@ struct TransportMembersTests {
         #expect(configuration.entry(for: "evil-example.com").mode == .reportOnly)  // base
     }
 
-    /// Read without the transport members (the engine alone), a file that uses them is refused, each at its path,
-    /// with where such members come from: a TLS minimum or an identity nothing would apply is never dropped in
-    /// silence.
-    @Test func withoutTheTransportMembersTheyAreUnknown() {
+    /// The engine reads them with no help from this module: a file that uses them is accepted by each reader, and a
+    /// member that is not one of them is still an unknown member, whose problem lists them among the known.
+    @Test func everyReaderReadsThem() throws {
         let text = #"""
             {"version": 1, "base": {"minimumTLSVersion": "1.3"},
              "hosts": [{"host": "a.example.com", "clientIdentity": {"pkcs12": "id.p12"}}]}
             """#
-        let refused = problems(text, members: .engine)
-        #expect(refused.map(\.path) == ["$.base.minimumTLSVersion", "$.hosts[0].clientIdentity"])
-        #expect(refused.allSatisfy { $0.message.contains("unknown member") }, "\(refused)")
-        #expect(refused.first?.message.contains("TrustConfigurationMembers.transport") == true, "said once, on the first: \(refused)")
         #expect(problems(text).isEmpty)
-        #expect(TrustConfigurationMembers.transport.names == ["clientIdentity", "minimumTLSVersion"])
-        #expect(TrustConfigurationMembers.engine.names.isEmpty)
+        let configuration = try TrustConfiguration.parse(text, publicSuffixes: Self.psl)
+        #expect(configuration.base.minimumTLSVersion == .tls13)
+        #expect(configuration.entry(for: "a.example.com").clientIdentity?.pkcs12 == "id.p12")
+        let file = try LabTrustConfigurationFile()
+        defer { file.remove() }
+        try file.write(text)
+        #expect(try ConfiguredTrustEvaluator(contentsOf: file.path, publicSuffixes: Self.psl).configuration == configuration)
+        #expect(try TrustConfiguration.load(contentsOf: file.path, publicSuffixes: Self.psl) == configuration)
+
+        let refused = problems(#"{"version": 1, "base": {"minimumTLSVersions": "1.3"}}"#)
+        #expect(refused.map(\.path) == ["$.base.minimumTLSVersions"])
+        #expect(refused.first?.message.contains("unknown member") == true && refused.first?.message.contains("minimumTLSVersion,") == true, "\(refused)")
     }
 
     /// Their values are checked as strictly as the engine's, every problem at once with the engine's own.
@@ -90,9 +95,9 @@ struct TransportMembersTests {
         let configuration = TrustConfiguration(hosts: [entry])
         let text = configuration.jsonText()
         #expect(text.contains(#""minimumTLSVersion": "1.3""#) && text.contains(#""passphraseEnvironment": "ID_PASSPHRASE""#), "\(text)")
-        #expect(try TrustConfiguration.parse(text, publicSuffixes: Self.psl, members: .transport) == configuration)
+        #expect(try TrustConfiguration.parse(text, publicSuffixes: Self.psl) == configuration)
 
-        let explicit = try TrustConfiguration.parse(#"{"version": 1, "base": {"minimumTLSVersion": "1.2"}}"#, publicSuffixes: Self.psl, members: .transport)
+        let explicit = try TrustConfiguration.parse(#"{"version": 1, "base": {"minimumTLSVersion": "1.2"}}"#, publicSuffixes: Self.psl)
         #expect(explicit == TrustConfiguration())
         #expect(explicit.base.minimumTLSVersion == .tls12 && explicit.base.clientIdentity == nil)
         #expect(!explicit.jsonText().contains("minimumTLSVersion"))
@@ -102,20 +107,14 @@ struct TransportMembersTests {
         #expect(lowered.hosts[0] == TrustConfiguration.Entry(host: try HostPattern("api.example.com")))
     }
 
-    /// A reloading configuration reads its file with the members it was made with, at the start and at every reload:
-    /// a reload to a TLS minimum it cannot read keeps the configuration in force.
+    /// A reloading configuration reads them at the start and at every reload: a reload to a TLS minimum that is not
+    /// valid keeps the configuration in force.
     @Test func aReloadingConfigurationReadsThemAtEveryReload() throws {
         let file = try LabTrustConfigurationFile()
         defer { file.remove() }
         func text(_ minimum: String) -> String { #"{"version": 1, "hosts": [{"host": "good.lab.test", "minimumTLSVersion": "\#(minimum)"}]}"# }
         try file.write(text("1.3"))
-        #expect {
-            try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
-        } throws: { error in
-            guard case .malformed(let file) = (error as? TrustConfigurationRejection)?.detail else { return false }
-            return file.problems.map(\.path) == ["$.hosts[0].minimumTLSVersion"] && file.problems[0].message.contains("unknown member")
-        }
-        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl, members: .transport)
+        let reloading = try ReloadingTrustConfiguration(contentsOf: file.path, publicSuffixes: LabTrustConfigurationFile.psl)
         #expect(reloading.current.configuration.entry(for: "good.lab.test").minimumTLSVersion == .tls13)
         try file.write(text("1.1"), modified: Date(timeIntervalSinceNow: 5))
         let refused = reloading.reload(force: true).rejection
@@ -128,31 +127,21 @@ struct TransportMembersTests {
         #expect(reloading.current.configuration.entry(for: "good.lab.test").minimumTLSVersion == .tls13)
     }
 
-    /// A signed bundle's configuration is read with the members the verifier is given.
-    @Test func aSignedBundleIsReadWithTheMembersGiven() throws {
+    /// A signed bundle's configuration holds them, read by the bundle parser and by the verifier alike.
+    @Test func aSignedBundleHoldsThem() throws {
         var entry = TrustConfiguration.Entry(host: try HostPattern("good.lab.test"))
         entry.clientIdentity = TrustConfiguration.ClientIdentityReference(certificate: "chain.pem", key: "key.pem")
         let bytes = Array(
             TrustConfigurationBundle(configuration: TrustConfiguration(hosts: [entry]), sequence: 1, expires: Date(timeIntervalSinceNow: 3600))
                 .jsonText().utf8)
-        #expect(throws: TrustConfigurationRejection.self) { try TrustConfigurationBundle(parsing: bytes, publicSuffixes: Self.psl) }
-        let parsed = try TrustConfigurationBundle(parsing: bytes, publicSuffixes: Self.psl, members: .transport)
+        let parsed = try TrustConfigurationBundle(parsing: bytes, publicSuffixes: Self.psl)
         #expect(parsed.configuration.hosts.first?.clientIdentity?.key == "key.pem")
 
         let key = TrustConfigurationSigningKey()
         let signature = try key.signature(for: bytes)
-        func verify(_ members: TrustConfigurationMembers) throws(TrustConfigurationRejection) -> SignedTrustConfiguration {
-            try SignedTrustConfiguration.verify(
-                bundle: bytes, signature: signature, trustedKeys: [key.publicKey], lastAcceptedSequence: nil, publicSuffixes: Self.psl,
-                members: members)
-        }
-        #expect {
-            _ = try verify(.engine)
-        } throws: { error in
-            guard case .malformed(let file) = (error as? TrustConfigurationRejection)?.detail else { return false }
-            return file.problems.map(\.path) == ["$.configuration.hosts[0].clientIdentity"]
-        }
-        #expect(try verify(.transport).configuration.hosts.first?.clientIdentity?.certificate == "chain.pem")
+        let verified = try SignedTrustConfiguration.verify(
+            bundle: bytes, signature: signature, trustedKeys: [key.publicKey], lastAcceptedSequence: nil, publicSuffixes: Self.psl)
+        #expect(verified.configuration.hosts.first?.clientIdentity?.certificate == "chain.pem")
     }
 
     /// Entries differ by the values of these members, not only by whether they are set, and equal entries hash equally.

@@ -16,7 +16,7 @@ import TrustNIO
 public func makeConfiguredHTTPClient(configurationFile path: String, host: String, acceptingUnpinned: Bool = false) throws -> (
     client: HTTPClient, warnings: [String]
 ) {
-    let evaluator = try ConfiguredTrustEvaluator(contentsOf: path, members: .transport)
+    let evaluator = try ConfiguredTrustEvaluator(contentsOf: path)
     let tls = try evaluator.clientTLSConfiguration(forHost: host)
     if !acceptingUnpinned, let pins = tls.notApplied.first(where: { if case .pins = $0 { true } else { false } }) {
         throw UnpinnedConnectionRefused(host: host, detail: pins.description)

@@ -11,7 +11,7 @@ guard arguments.count >= 3, let url = URL(string: arguments[2]) else {
 }
 let evaluator: ConfiguredTrustEvaluator
 do {
-    evaluator = try ConfiguredTrustEvaluator(contentsOf: arguments[1], members: .transport)  // relative anchor paths: from the file's folder
+    evaluator = try ConfiguredTrustEvaluator(contentsOf: arguments[1])  // relative anchor paths: from the file's folder
 } catch {
     for problem in error.problems { print("\(problem.path): \(problem.message)") }
     exit(1)

@@ -27,7 +27,7 @@ import TrustNIO
         let path = folder + "/trust.json"
         try #"{"version": 1, "base": {}, "hosts": [\#(entry)]}"#.write(toFile: path, atomically: true, encoding: .utf8)
         return try GRPCClientTrust(
-            host: "good.lab.test", port: port, configuration: try ConfiguredTrustEvaluator(contentsOf: path, members: .transport), onReport: onReport)
+            host: "good.lab.test", port: port, configuration: try ConfiguredTrustEvaluator(contentsOf: path), onReport: onReport)
     }
 
     @Test func theEntryForTheHostGivesPinsAndTheClientIdentity() async throws {

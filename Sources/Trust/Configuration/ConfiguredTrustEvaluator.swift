@@ -52,14 +52,14 @@ public struct ConfiguredTrustEvaluator: TrustEvaluator {
     private let resolvedHosts: [ResolvedEntry]
 
     /// Reads, validates and prepares the configuration file at `path`; relative anchor paths are
-    /// read from the file's folder. `publicSuffixes` and `members` are as
-    /// ``TrustConfiguration/parse(_:publicSuffixes:members:)`` takes them (a session's file: `members: .transport`).
+    /// read from the file's folder. `publicSuffixes` is as
+    /// ``TrustConfiguration/parse(_:publicSuffixes:)`` takes it.
     public init(
-        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared
     ) throws(TrustConfigurationFileError) {
         let folder = path.parentPath
         try self.init(
-            configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes, members: members),
+            configuration: try TrustConfiguration.load(contentsOf: path, publicSuffixes: publicSuffixes),
             baseDirectory: folder.isEmpty ? "." : folder)
     }
 

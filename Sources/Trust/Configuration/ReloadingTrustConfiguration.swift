@@ -69,11 +69,8 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     package let baseDirectory: String
     /// The cache settings the file's own `evaluationCache` is combined with (the stricter wins); nil: no cache.
     package let evaluationCacheSettings: EvaluationCacheSettings?
-    /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:members:)``).
+    /// For refusing host patterns on public suffixes (see ``TrustConfiguration/parse(_:publicSuffixes:)``).
     package let publicSuffixes: PublicSuffixList?
-    /// The members defined above the engine that the file may hold (see ``TrustConfigurationMembers``); `.engine`
-    /// for one made from a configuration, which reads no file.
-    package let members: TrustConfigurationMembers
     /// How often ``run()`` polls the file.
     public let pollInterval: Duration
     private let now: @Sendable () -> Date
@@ -88,13 +85,11 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     ///   - path: the configuration file (see ``TrustConfiguration``); relative anchor paths are read from its folder.
     ///   - evaluationCache: the cache of each configuration's decisions, combined with the file's `evaluationCache`.
     ///   - publicSuffixes: for refusing host patterns on public suffixes.
-    ///   - members: the members defined above the engine the file may hold (a session's file: `.transport`, from
-    ///     TrustNIO); a file naming any other is refused, at the start and at every reload.
     ///   - pollInterval: how often ``run()`` polls the file (5 s by default).
     ///   - now: the clock pin-set expiry is checked against.
     public init(
         contentsOf path: String, evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings(),
-        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine,
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared,
         pollInterval: Duration = .seconds(5), now: @escaping @Sendable () -> Date = { Date() }
     ) throws(TrustConfigurationRejection) {
         self.pollInterval = pollInterval
@@ -103,11 +98,10 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
         self.baseDirectory = folder.isEmpty ? "." : folder
         self.evaluationCacheSettings = evaluationCache
         self.publicSuffixes = publicSuffixes
-        self.members = members
         self.now = now
         let stamp = FileFingerprint(paths: [path], now: now())
         let bytes = try Self.read(path)
-        let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes, members: members)
+        let configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
         let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
         let digest = FileFingerprint.digest([bytes])
         state = LockedState(
@@ -127,7 +121,6 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
         self.baseDirectory = baseDirectory
         self.evaluationCacheSettings = evaluationCache
         self.publicSuffixes = publicSuffixes
-        self.members = .engine
         self.now = now
         let evaluator = try Self.check(configuration, baseDirectory: baseDirectory, trustedPins: [:], at: now())
         state = LockedState(State(snapshot: Self.snapshot(evaluator, generation: 1, settings: evaluationCache)))
@@ -236,7 +229,7 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     private func offer(_ bytes: [UInt8], digest: [UInt8]) throws(TrustConfigurationRejection) -> UInt64 {
         let configuration: TrustConfiguration
         do {
-            configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes, members: members)
+            configuration = try Self.parse(bytes, publicSuffixes: publicSuffixes)
         } catch {
             throw report(error)
         }
@@ -396,13 +389,13 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     }
 
     private static func parse(
-        _ bytes: [UInt8], publicSuffixes: PublicSuffixList?, members: TrustConfigurationMembers
+        _ bytes: [UInt8], publicSuffixes: PublicSuffixList?
     ) throws(TrustConfigurationRejection) -> TrustConfiguration {
         guard let text = String(data: Data(bytes), encoding: .utf8) else {
             throw .malformed(TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "the file is not UTF-8 text")]))
         }
         do {
-            return try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes, members: members)
+            return try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes)
         } catch {
             throw .malformed(error)
         }

@@ -8,7 +8,7 @@ import Crypto
 
 /// A trust configuration that arrived as a ``TrustConfigurationBundle`` with a detached Ed25519 signature
 /// (RFC 8032) and was verified: the only way to one is
-/// ``verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:members:)``.
+/// ``verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:)``.
 ///
 /// The signature is over the bundle file's exact bytes, and is a file (or HTTP body) of its own: the 64 signature
 /// bytes in base64 on one line (88 characters, an optional final line end), as `trust config sign` writes it — text
@@ -53,18 +53,17 @@ public struct SignedTrustConfiguration: Sendable, Hashable {
     ///   - now: the time expiry is checked against.
     ///   - maximumSize: the largest bundle verified (``maximumSize`` by default).
     ///   - publicSuffixes: for refusing host patterns on public suffixes, as the configuration loader does.
-    ///   - members: the members defined above the engine the configuration may hold (see ``TrustConfigurationMembers``).
     public static func verify(
         bundle: some Collection<UInt8>, signature: some Collection<UInt8>, trustedKeys: [TrustConfigurationPublicKey],
         lastAcceptedSequence: UInt64?, now: Date = Date(), maximumSize: Int = SignedTrustConfiguration.maximumSize,
-        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+        publicSuffixes: PublicSuffixList? = PublicSuffixList.shared
     ) throws(TrustConfigurationRejection) -> SignedTrustConfiguration {
         guard bundle.count <= maximumSize else {
             throw TrustConfigurationBundle.malformed("$", "the bundle is \(bundle.count) bytes, more than the limit of \(maximumSize)")
         }
         let bytes = Array(bundle)
         let key = try verifiedKey(signature: try decodeSignature(Array(signature)), bundle: bytes, trustedKeys: trustedKeys)
-        let parsed = try TrustConfigurationBundle(parsing: bytes, publicSuffixes: publicSuffixes, members: members)
+        let parsed = try TrustConfigurationBundle(parsing: bytes, publicSuffixes: publicSuffixes)
         if let lastAcceptedSequence, parsed.sequence <= lastAcceptedSequence {
             throw .rollback(sequence: parsed.sequence, lastAccepted: lastAcceptedSequence)
         }

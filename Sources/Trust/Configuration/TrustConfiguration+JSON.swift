@@ -5,7 +5,7 @@
 #endif
 
 extension TrustConfiguration {
-    /// The configuration in its file format (what ``parse(_:publicSuffixes:members:)`` reads), members in a
+    /// The configuration in its file format (what ``parse(_:publicSuffixes:)`` reads), members in a
     /// fixed order, defaults left out.
     public func jsonText() -> String {
         var top: [JSONValue.Member] = [.init(key: "version", value: .number(String(version)))]
@@ -28,6 +28,16 @@ extension TrustConfiguration {
         }
         if let ctLogList { top.append(.init(key: "ctLogList", value: .string(ctLogList))) }
         return JSONValue.object(top).serialized() + "\n"
+    }
+
+    /// A client identity reference as the file writes it.
+    private static func json(_ reference: ClientIdentityReference) -> JSONValue {
+        var fields: [JSONValue.Member] = []
+        if let file = reference.pkcs12 { fields.append(.init(key: "pkcs12", value: .string(file))) }
+        if let name = reference.passphraseEnvironment { fields.append(.init(key: "passphraseEnvironment", value: .string(name))) }
+        if let file = reference.certificate { fields.append(.init(key: "certificate", value: .string(file))) }
+        if let file = reference.key { fields.append(.init(key: "key", value: .string(file))) }
+        return .object(fields)
     }
 
     static func members(of entry: Entry) -> [JSONValue.Member] {
@@ -54,8 +64,9 @@ extension TrustConfiguration {
         if entry.minimumRSABits != 2048 { add("minimumRSABits", .number(String(entry.minimumRSABits))) }
         if entry.minimumECBits != 256 { add("minimumECBits", .number(String(entry.minimumECBits))) }
         if !entry.reportURIs.isEmpty { add("reportURIs", strings(entry.reportURIs.map(\.absoluteString))) }
-        // Members defined above the engine (TrustConfigurationMembers), in name order.
-        for (name, member) in entry.layeredMembers.sorted(by: { $0.key < $1.key }) { add(name, member.json) }
+        // The members that act on the connection; the default TLS minimum (1.2) is not written.
+        if let reference = entry.clientIdentity { add("clientIdentity", Self.json(reference)) }
+        if entry.minimumTLSVersion != .tls12 { add("minimumTLSVersion", .string(entry.minimumTLSVersion.rawValue)) }
         if let revocation = entry.revocation {
             var fields: [JSONValue.Member] = [.init(key: "mode", value: .string(revocation.mode.rawValue))]
             if revocation.depth != .leaf { fields.append(.init(key: "depth", value: .string(revocation.depth.rawValue))) }

@@ -43,15 +43,17 @@ import X509
 /// - `allowLockout`: `true` lets a ``ReloadingTrustConfiguration`` put in force pins that match no key a host
 ///   presented in its last trusted connection (see ``Entry/allowLockout``); `false` by default.
 ///
-/// Members that act on the connection rather than on trust are defined by the module that makes the connection and
-/// read only when the loader is given them (``TrustConfigurationMembers``): TrustNIO's `minimumTLSVersion`
-/// (`"1.2"` or `"1.3"`) and `clientIdentity` (`{"pkcs12": PATH, "passphraseEnvironment": NAME}` or
-/// `{"certificate": PATH, "key": PATH}`), in `TrustConfigurationMembers.transport`.
+/// - `minimumTLSVersion`: `"1.2"` (default) or `"1.3"` (see ``TLSMinimum``).
+/// - `clientIdentity`: `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}` (see
+///   ``ClientIdentityReference``).
+///
+/// The last two act on the connection rather than on trust: the engine reads and keeps them, and the module that makes
+/// the connection (TrustNIO, and a `TrustHTTPClient`) applies them.
 ///
 /// Top-level `evaluationCache`: `false`, or `{"capacity": N, "timeToLiveSeconds": S}` (see ``evaluationCache``).
 /// Top-level `ctLogList`: the path of a CT log list in Chrome's v3 schema (``CTLogList``), relative to the file.
 ///
-/// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:members:)`` (or
+/// Not `Codable`: a configuration is read only through ``parse(_:publicSuffixes:)`` (or
 /// `ConfiguredTrustEvaluator(contentsOf:)`), where every member is validated, and written with
 /// ``jsonText()`` in the same form — a decoder that filled the fields directly would skip every check.
 public struct TrustConfiguration: Sendable, Hashable {
@@ -254,9 +256,12 @@ public struct TrustConfiguration: Sendable, Hashable {
         /// the path a host it covers presented in its last trusted connection (a compromised key removed on
         /// purpose). `false` by default: such a pin set is refused as `wouldLockOut`. In the file: `"allowLockout": true`.
         public var allowLockout: Bool = false
-        /// The values of members defined above the engine (``TrustConfigurationMembers``), by member name; read and
-        /// written through ``subscript(member:)``.
-        package var layeredMembers: [String: MemberValue] = [:]
+        /// The lowest TLS version accepted from these hosts (`minimumTLSVersion`: `"1.2"`, the default, or `"1.3"`).
+        /// The engine keeps it; the module that makes the connection applies it.
+        public var minimumTLSVersion: TLSMinimum = .tls12
+        /// The client certificate to present to these hosts when they ask for one (`clientIdentity`), if any. The
+        /// engine keeps where it is; the module that makes the connection loads it.
+        public var clientIdentity: ClientIdentityReference?
 
         /// Creates an entry with default settings for `host` (`nil` for the base entry).
         public init(host: HostPattern? = nil) {

@@ -16,7 +16,7 @@
 /// }
 /// ```
 ///
-/// `configuration` is a configuration file's object exactly as the configuration file format describes it (``TrustConfiguration/parse(_:publicSuffixes:members:)``), checked as
+/// `configuration` is a configuration file's object exactly as the configuration file format describes it (``TrustConfiguration/parse(_:publicSuffixes:)``), checked as
 /// strictly (every problem reported, with its JSON path under `$.configuration`). The envelope keeps the file format
 /// as it is: a plain configuration file is never mistaken for a bundle (it has no `sequence`), nor a bundle for a
 /// configuration file (`trust check-config` refuses its members).
@@ -47,12 +47,11 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
     /// Every problem is reported at once (rejection code `malformed`).
     ///
     /// This reads the bytes as they are; what arrives from a server is read through
-    /// ``SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:members:)``,
+    /// ``SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:)``,
     /// which parses nothing before the signature is verified.
-    /// `publicSuffixes` and `members` are as ``TrustConfiguration/parse(_:publicSuffixes:members:)`` takes them.
+    /// `publicSuffixes` is as ``TrustConfiguration/parse(_:publicSuffixes:)`` takes it.
     public init(
-        parsing bytes: some Collection<UInt8>, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared,
-        members: TrustConfigurationMembers = .engine
+        parsing bytes: some Collection<UInt8>, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared
     ) throws(TrustConfigurationRejection) {
         guard let text = StrictUTF8.string(bytes) else { throw Self.malformed("$", "not UTF-8 text") }
         let document: JSONValue
@@ -68,7 +67,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
         var envelope = Envelope()
         envelope.read(fields, into: &checker)
         // The configuration's problems carry paths from `$`: under the envelope they are under `$.configuration`.
-        var inner = TrustConfiguration.Checker(publicSuffixes: publicSuffixes, members: members)
+        var inner = TrustConfiguration.Checker(publicSuffixes: publicSuffixes)
         let configuration = fields["configuration"].flatMap { inner.configuration($0) }
         if fields["configuration"] == nil { checker.problem("$.configuration", "is required (a configuration file's object)") }
         let problems = checker.reported + inner.reported.map { TrustConfigurationProblem(path: "$.configuration" + $0.path.dropFirst(), message: $0.message) }
@@ -78,7 +77,7 @@ public struct TrustConfigurationBundle: Sendable, Hashable {
         self.init(configuration: configuration, sequence: sequence, expires: expires)
     }
 
-    /// The bundle's JSON text (what ``init(parsing:publicSuffixes:members:)`` reads), to be signed as it is.
+    /// The bundle's JSON text (what ``init(parsing:publicSuffixes:)`` reads), to be signed as it is.
     public func jsonText() -> String {
         // The configuration's text is indented one level deeper; its strings hold no raw line end (JSON escapes them).
         let configuration = self.configuration.jsonText().trimmingASCIINewlines().split(separator: "\n", omittingEmptySubsequences: false)

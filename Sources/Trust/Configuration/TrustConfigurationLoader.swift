@@ -49,10 +49,8 @@ extension TrustConfiguration {
     ///   - text: the file's JSON text.
     ///   - publicSuffixes: for refusing patterns on public suffixes (`**.co.uk`); the system
     ///     list by default — its absence is itself a problem when a pattern needs it.
-    ///   - members: the members defined above the engine that entries may hold (TrustNIO's
-    ///     `TrustConfigurationMembers.transport`); any other is an unknown member.
     public static func parse(
-        _ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+        _ text: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared
     ) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let document: JSONValue
         do {
@@ -60,7 +58,7 @@ extension TrustConfiguration {
         } catch {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "not valid JSON: \(error)")])
         }
-        var checker = Checker(publicSuffixes: publicSuffixes, members: members)
+        var checker = Checker(publicSuffixes: publicSuffixes)
         let configuration = checker.configuration(document)
         guard checker.problems.isEmpty, let configuration else { throw TrustConfigurationFileError(problems: checker.reported) }
         return configuration
@@ -71,10 +69,10 @@ extension TrustConfiguration {
     /// The file decides whom to trust, so it is refused, as ssh refuses its configuration, when another user could
     /// have written it: owned by someone other than root or the user running the program, or group- or
     /// world-writable. A device, a file over 4 MiB or a FIFO or pipe that does not end within 5 s is refused too
-    /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``). `publicSuffixes` and `members`
-    /// are as ``parse(_:publicSuffixes:members:)`` takes them.
+    /// (``LocalFileError``, in the error's ``TrustConfigurationFileError/fileError``). `publicSuffixes` is as
+    /// ``parse(_:publicSuffixes:)`` takes it.
     public static func load(
-        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared, members: TrustConfigurationMembers = .engine
+        contentsOf path: String, publicSuffixes: PublicSuffixList? = PublicSuffixList.shared
     ) throws(TrustConfigurationFileError) -> TrustConfiguration {
         let data: [UInt8]
         do {
@@ -86,21 +84,17 @@ extension TrustConfiguration {
         guard let text = String(data: Data(data), encoding: .utf8) else {
             throw TrustConfigurationFileError(problems: [TrustConfigurationProblem(path: "$", message: "\(path) is not UTF-8 text")])
         }
-        return try parse(text, publicSuffixes: publicSuffixes, members: members)
+        return try parse(text, publicSuffixes: publicSuffixes)
     }
 
-    /// Validates field by field, collecting problems with their JSON paths; members defined above the engine read
-    /// their values with its helpers.
+    /// Validates field by field, collecting problems with their JSON paths.
     package struct Checker {
         let publicSuffixes: PublicSuffixList?
-        let layered: TrustConfigurationMembers
         /// The problems found, the first ``problemLimit`` of them (see ``reported``).
         package private(set) var problems: [TrustConfigurationProblem] = []
         /// Problems found beyond ``problemLimit``: counted, not kept.
         private(set) var unlisted = 0
         var warnedMissingList = false
-        /// A note on unknown members has been given: it is given once a file.
-        var noted = false
 
         /// The most problems listed: a 4 MiB file of one-character mistakes would otherwise make hundreds of
         /// thousands, each quoting the members known, and hold hundreds of megabytes.
@@ -111,9 +105,8 @@ extension TrustConfiguration {
             unlisted == 0 ? problems : problems + [TrustConfigurationProblem(path: "$", message: "\(unlisted) more problems not listed")]
         }
 
-        init(publicSuffixes: PublicSuffixList?, members: TrustConfigurationMembers = .engine) {
+        init(publicSuffixes: PublicSuffixList?) {
             self.publicSuffixes = publicSuffixes
-            self.layered = members
         }
 
         package mutating func problem(_ path: String, _ message: String) {
@@ -125,8 +118,7 @@ extension TrustConfiguration {
         }
 
         /// The members of an object, reporting unknown ones; nil (with a problem) if not an object.
-        /// `note` follows the list of known members in the problem the first unknown one of the file makes.
-        package mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>, note: String = "") -> [String: JSONValue]? {
+        package mutating func members(_ value: JSONValue, _ path: String, allowed: Set<String>) -> [String: JSONValue]? {
             guard case .object(let list) = value else {
                 problem(path, "must be an object, not \(value.kindName)")
                 return nil
@@ -136,9 +128,7 @@ extension TrustConfiguration {
                 if allowed.contains(member.key) {
                     result[member.key] = member.value
                 } else {
-                    let suffix = noted ? "" : note
-                    noted = noted || !note.isEmpty
-                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", "))\(suffix))")
+                    problem(path + "." + member.key, "unknown member \"\(member.key)\" (known: \(allowed.sorted().joined(separator: ", ")))")
                 }
             }
             return result
@@ -255,13 +245,8 @@ extension TrustConfiguration {
 
         static let entryMembers: Set<String> = [
             "host", "exclude", "anchors", "pins", "mode", "minimumRSABits", "minimumECBits", "allowSHA1", "reportURIs", "debugOverrides",
-            "revocation", "certificateTransparency", "allowLockout",
+            "revocation", "certificateTransparency", "allowLockout", "minimumTLSVersion", "clientIdentity",
         ]
-
-        /// Where the members that act on the connection come from, for a file read without them.
-        static let layeredNote =
-            "; members that act on the connection, such as minimumTLSVersion and clientIdentity, are known only when the file is read with"
-            + " the members of the module that acts on them (TrustNIO's TrustConfigurationMembers.transport)"
 
         mutating func pattern(_ value: JSONValue, _ path: String) -> HostPattern? {
             guard let text = string(value, path) else { return nil }
@@ -288,9 +273,9 @@ extension TrustConfiguration {
         }
 
         mutating func entry(_ value: JSONValue, _ path: String, isBase: Bool) -> Entry? {
-            var allowed = Self.entryMembers.union(layered.readers.keys)
+            var allowed = Self.entryMembers
             if isBase { allowed.subtract(["host", "exclude"]) }
-            guard let fields = members(value, path, allowed: allowed, note: layered.readers.isEmpty ? Self.layeredNote : "") else { return nil }
+            guard let fields = members(value, path, allowed: allowed) else { return nil }
             var entry = Entry()
             if !isBase {
                 // A missing or bad host is reported; the rest of the entry is still checked.
@@ -366,11 +351,38 @@ extension TrustConfiguration {
                 entry.certificateTransparency = certificateTransparency(value, path + ".certificateTransparency")
             }
             if let value = fields["allowLockout"], let flag = bool(value, path + ".allowLockout") { entry.allowLockout = flag }
-            for (name, reader) in layered.readers.sorted(by: { $0.key < $1.key }) {
-                if let value = fields[name] { reader.read(value, path + "." + name, &self, &entry) }
+            if let value = fields["clientIdentity"], let reference = clientIdentity(value, path + ".clientIdentity") {
+                entry.clientIdentity = reference
+            }
+            if let value = fields["minimumTLSVersion"], let minimum = tlsMinimum(value, path + ".minimumTLSVersion") {
+                entry.minimumTLSVersion = minimum
             }
             guard isBase || entry.host != nil else { return nil }
             return entry
+        }
+
+        /// `"1.2"` or `"1.3"`.
+        mutating func tlsMinimum(_ value: JSONValue, _ path: String) -> TLSMinimum? {
+            guard let text = string(value, path) else { return nil }
+            guard let minimum = TLSMinimum(rawValue: text) else {
+                problem(path, "must be \"1.2\" or \"1.3\", not \"\(text)\"")
+                return nil
+            }
+            return minimum
+        }
+
+        /// `{"pkcs12": PATH, "passphraseEnvironment": NAME}` or `{"certificate": PATH, "key": PATH}`: one of the two files.
+        mutating func clientIdentity(_ value: JSONValue, _ path: String) -> ClientIdentityReference? {
+            guard let fields = members(value, path, allowed: ["pkcs12", "passphraseEnvironment", "certificate", "key"]) else { return nil }
+            var reference = ClientIdentityReference()
+            reference.pkcs12 = fields["pkcs12"].flatMap { string($0, path + ".pkcs12") }
+            reference.passphraseEnvironment = fields["passphraseEnvironment"].flatMap { string($0, path + ".passphraseEnvironment") }
+            reference.certificate = fields["certificate"].flatMap { string($0, path + ".certificate") }
+            reference.key = fields["key"].flatMap { string($0, path + ".key") }
+            if (reference.pkcs12 == nil) == (reference.certificate == nil) {
+                problem(path, "needs either \"pkcs12\" or \"certificate\" (with \"key\" unless the file holds it)")
+            }
+            return reference
         }
 
         /// A required `mode` member naming one of `Mode`'s cases; a problem at `path.mode` otherwise.

@@ -13,7 +13,7 @@ import Trust
 ///
 /// Each ``refresh(now:)`` fetches the bundle and its detached signature with a ``TrustHTTPClient`` of its own (its own trust
 /// settings — pin the configuration server too — a size limit and a time limit), verifies them with
-/// `SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:members:)`,
+/// `SignedTrustConfiguration/verify(bundle:signature:trustedKeys:lastAcceptedSequence:now:maximumSize:publicSuffixes:)`,
 /// records the accepted sequence in the state file (so a restart does not accept an older bundle again), and only
 /// then hands the configuration to `install`. Anything refused leaves the configuration in force as it is, and is
 /// reported three ways: the returned ``Event``, the `onEvent` callback and a log line.
@@ -236,7 +236,7 @@ public actor SignedConfigurationUpdater {
         do throws(TrustConfigurationRejection) {
             let verified = try SignedTrustConfiguration.verify(
                 bundle: bundle, signature: signature, trustedKeys: trustedKeys, lastAcceptedSequence: isLastAccepted ? nil : lastAccepted?.sequence,
-                now: now, maximumSize: limits.maximumBundleSize, members: .transport)
+                now: now, maximumSize: limits.maximumBundleSize)
             let record = AcceptedBundleRecord(sequence: verified.sequence, digest: verified.digest)
             if case .bundle(_, _, let current) = inForce, current == verified.digest { return report(.unchanged(sequence: verified.sequence)) }
             // Recorded before it is used: a bundle in force is never one a restart would let an older one replace.
