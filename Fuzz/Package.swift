@@ -52,7 +52,6 @@ let package = Package(
             dependencies: [
                 "FuzzSupport",
                 .product(name: "Trust", package: "swift-trust"),
-                .product(name: "TrustNIO", package: "swift-trust"),
                 .product(name: "TrustConfigurationImport", package: "swift-trust"),
             ]
         ),

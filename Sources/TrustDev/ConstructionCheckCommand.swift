@@ -52,7 +52,7 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
         let directory = NSTemporaryDirectory() + "trust-construction-check-" + UUID().uuidString
         _ = try pki.write(to: directory)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // `.systemDefault` reads the system roots from SSL_CERT_FILE (as OpenSSL does): here, the lab's.
+        // `DefaultTrustEvaluator()` reads the system roots from SSL_CERT_FILE (as OpenSSL does): here, the lab's.
         setenv("SSL_CERT_FILE", directory + "/roots.pem", 1)
         let server = try await LabServer.start("good", pki: pki)
         let configurationFile = directory + "/trust.json"
@@ -61,12 +61,12 @@ struct ConstructionCheckCommand: AsyncParsableCommand {
             .write(toFile: configurationFile, atomically: true, encoding: .utf8)
         let configured = try ConfiguredTrustEvaluator(contentsOf: configurationFile)
         let custom = DefaultTrustEvaluator(anchors: .only(pki.trustedRoots))
-        let trusts: [(String, ServerTrustConfiguration)] = [
-            ("system-default", .systemDefault),
-            ("evaluator", .evaluator(custom)),
-            ("per-host", .perHost(["GOOD.lab.test.": custom], otherHosts: DefaultTrustEvaluator(anchors: .only([])))),
-            ("configuration", .configuration(configured, reporter: nil)),
-            ("security-policy", .securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [pki.root.certificate]))),
+        let trusts: [(String, any TrustEvaluator)] = [
+            ("system-default", DefaultTrustEvaluator()),
+            ("evaluator", custom),
+            ("per-host", PerHostTrustEvaluator(["GOOD.lab.test.": custom], otherHosts: DefaultTrustEvaluator(anchors: .only([])))),
+            ("configuration", configured),
+            ("security-policy", SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [pki.root.certificate])),
         ]
         var scenarios: [Scenario] = []
         for (name, trust) in trusts {

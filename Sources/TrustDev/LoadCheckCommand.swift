@@ -72,7 +72,7 @@ struct LoadCheckCommand: AsyncParsableCommand {
         let server = try await LabServer.start("good", pki: pki, protocols: version.protocols)
         let counting = LabCountingEvaluator(DefaultTrustEvaluator(anchors: .only(pki.trustedRoots)))
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .evaluator(counting)
+        configuration.serverTrust = counting
         configuration.resolve = LabPKI.loopbackResolve
         configuration.evaluationCache = nil  // every connection is evaluated: the count is the number of connections
         configuration.requestTimeout = .seconds(30)

@@ -54,14 +54,16 @@
             cache: TrustEvaluationCache? = nil, logger: Logger? = nil
         ) throws(GRPCClientTrustError) {
             let key = "grpc-client:" + UUID().uuidString
+            let immediate = evaluator as? any ImmediateTrustEvaluator
             let known: ServerTrustVerifier.Known = { trust in
                 if let cache, let hit = cache.decision(for: trust, policy: key) { return hit }
-                guard let decision = evaluator.decisionWithoutSuspending(trust) else { return nil }
+                guard let decision = immediate?.decisionWithoutSuspending(trust) else { return nil }
                 cache?.store(decision, for: trust, policy: key)
                 return decision
             }
             let verifier = ServerTrustVerifier(known: known, logger: logger) { trust in
-                let decision = await evaluator.evaluate(afterImmediateMiss: trust)
+                let decision: TrustDecision
+                if let immediate { decision = await immediate.evaluate(afterImmediateMiss: trust) } else { decision = await evaluator.evaluate(trust) }
                 cache?.store(decision, for: trust, policy: key)
                 return decision
             }

@@ -17,7 +17,7 @@ import X509
 /// var policy = ValidationPolicy.webPKI
 /// policy.revocation = RevocationPolicy(mode: .soft, depth: .chain)
 /// let evaluator = try RevocationCheckingEvaluator(policy: policy)
-/// configuration.serverTrust = .evaluator(evaluator)
+/// configuration.serverTrust = evaluator
 /// ```
 ///
 /// OCSP first, CRLs as the fallback: a response is a few kilobytes about one certificate, a CRL may be megabytes
@@ -32,7 +32,7 @@ import X509
 /// (`TrustFailureReason.revocationStatusUnknown(subject:detail:)`, its detail naming the budget), which soft
 /// checking allows with a note and hard checking refuses — a responder's silence never becomes a timeout. The
 /// queries go on in the background, within their own limits, and fill the caches for later evaluations.
-public struct RevocationCheckingEvaluator: TrustEvaluator {
+public struct RevocationCheckingEvaluator: ImmediateTrustEvaluator {
     /// The default `fetchBudget`: 4 s, under half the default connect timeout that covers the handshake.
     public static let defaultFetchBudget: Duration = .seconds(4)
     /// The validator, its policy's revocation consulting `fetcher`'s and `ocspFetcher`'s caches.

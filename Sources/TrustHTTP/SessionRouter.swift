@@ -75,8 +75,9 @@ final class SessionRouter: Sendable {
     /// The client identities the trust configuration names, by entry host; with a reloading configuration, loaded
     /// again after each swap (``configurationSwapped(to:evaluator:)``), labelled with the generation they follow.
     private let configuredIdentities: NIOLockedValueBox<ConfiguredIdentities>
-    /// The reloading trust configuration, if that is the session's.
-    private let reloading: ReloadingTrustConfiguration?
+    /// The session's evaluator as a configuration file's, when it is one: each host's entry gives its route a TLS
+    /// minimum and a client identity, and routes follow its generation.
+    private let configured: (any TrustConfigurationEvaluator)?
 
     /// The client identities a trust configuration names, by entry host (the base's under ""), with the
     /// generation of the configuration they were loaded for (0 for a fixed configuration).
@@ -84,10 +85,6 @@ final class SessionRouter: Sendable {
         var generation: UInt64
         var identities: [String: ClientIdentity]
     }
-    /// `.systemDefault`'s evaluator, shared by every host.
-    private let defaultEvaluator: DefaultTrustEvaluator?
-    /// `.perHost`'s map with canonical keys.
-    private let perHost: [String: any TrustEvaluator]
     /// The configuration's ``ProxyEnvironment``, or the process's proxy variables, read once when the
     /// configuration uses them; nil with a ``TrustHTTPClientConfiguration/proxy`` (or none at all).
     private let environmentProxies: ProxyEnvironment?
@@ -112,27 +109,19 @@ final class SessionRouter: Sendable {
         self.telemetry = telemetry
         self.cache = cache
         self.configuredIdentities = NIOLockedValueBox(configuredIdentities)
-        if case .reloading(let reloading, _) = configuration.serverTrust { self.reloading = reloading } else { self.reloading = nil }
-        if case .systemDefault = configuration.serverTrust { defaultEvaluator = DefaultTrustEvaluator() } else { defaultEvaluator = nil }
-        if case .perHost(let evaluators, _) = configuration.serverTrust {
-            var canonical: [String: any TrustEvaluator] = [:]
-            for (pattern, evaluator) in evaluators { canonical[Self.canonical(pattern)] = evaluator }
-            perHost = canonical
-        } else {
-            perHost = [:]
-        }
+        self.configured = configuration.serverTrust as? any TrustConfigurationEvaluator
         environmentProxies =
             configuration.proxy != nil
             ? nil
             : configuration.proxyEnvironment ?? (configuration.usesEnvironmentProxies ? ProxyEnvironment() : nil)
     }
 
-    /// The route for `origin`, made on the first request to its host and port — and, with a reloading trust
-    /// configuration, again on the first request after each swap: a route made under an earlier generation (even
+    /// The route for `origin`, made on the first request to its host and port — and, with a trust configuration
+    /// that reloads, again on the first request after each swap: a route made under an earlier generation (even
     /// one stored after the swap by a request that looked it up before) is a miss.
     func route(for origin: Origin) -> Route {
         let name = RouteKey(host: origin.host, port: origin.port)
-        let generation = reloading?.generation
+        let generation = configured?.generation
         if let route = routes.withLockedValue({ $0[name] }), route.generation == generation, route.identitiesGeneration == generation {
             return route
         }
@@ -197,21 +186,24 @@ final class SessionRouter: Sendable {
     }
 
     private func makeRoute(for origin: Origin, generation: UInt64?) -> Route {
+        let evaluator = configuration.serverTrust
         // Missing intermediates fetched through the proxy this route's requests use, never direct when they do not.
-        var fetcher: (any IntermediateFetcher)?
-        if origin.isSecure, let intermediateFetcher { fetcher = intermediateFetcher.through(proxy(for: origin)) }
-        let evaluator = evaluator(for: origin, fetcher: fetcher)
-        var entry: TrustConfiguration.Entry?
-        if case .configuration(let evaluator, _) = configuration.serverTrust { entry = evaluator.entry(for: origin.host) }
-        if let reloading { entry = reloading.current.entry(for: origin.host) }
-        let configured = configuredIdentities.withLockedValue { $0 }
-        let (identity, reloadingIdentity) = identities(for: origin.host, entry: entry, configured: configured.identities)
+        var fetching: IntermediateFetchingEvaluator?
+        if origin.isSecure, let intermediateFetcher {
+            fetching = IntermediateFetchingEvaluator(
+                evaluator, fetcher: intermediateFetcher.through(proxy(for: origin)), limits: configuration.intermediateFetchLimits)
+        }
+        let entry = configured?.current.entry(for: origin.host)
+        let loaded = configuredIdentities.withLockedValue { $0 }
+        let (identity, reloadingIdentity) = identities(for: origin.host, entry: entry, configured: loaded.identities)
+        // Decisions are cached under the generation they were made under (the cache keys them by chain and name too).
+        let key = generation.map { "configuration-\($0)" } ?? "evaluator"
         let evaluation = RouteEvaluation(
-            evaluate: evaluator.evaluate, afterImmediateMiss: evaluator.afterImmediateMiss, immediate: evaluator.immediate, cache: cache,
-            key: evaluator.key, telemetry: telemetry, origin: origin)
+            evaluator: evaluator, fetching: fetching, reporter: configuration.pinFailureReporter, cache: cache, key: key, telemetry: telemetry,
+            origin: origin)
         return Route(
-            key: evaluator.key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity,
-            reloading: reloadingIdentity, generation: generation, identitiesGeneration: generation == nil ? nil : configured.generation)
+            key: key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity,
+            reloading: reloadingIdentity, generation: generation, identitiesGeneration: generation == nil ? nil : loaded.generation)
     }
 
     /// The host's client identity, the most specific first: a reloading one for the host, a fixed one for the host,
@@ -225,100 +217,5 @@ final class SessionRouter: Sendable {
         }
         if let reloading = configuration.defaultReloadingClientIdentity { return (nil, reloading) }
         return (configuration.defaultClientIdentity, nil)
-    }
-
-    /// A host's evaluator as a route uses it: a key naming it uniquely within this session's configuration,
-    /// its evaluation (and the same after `TrustEvaluator.decisionWithoutSuspending` had no answer), and its
-    /// decisions without suspending where it has them.
-    private struct HostEvaluator {
-        let key: String
-        let evaluate: RouteEvaluation.Evaluate
-        let afterImmediateMiss: RouteEvaluation.Evaluate
-        let immediate: RouteEvaluation.Immediate?
-
-        init(_ key: String, _ evaluator: any TrustEvaluator) {
-            self.key = key
-            evaluate = { await evaluator.evaluate($0) }
-            afterImmediateMiss = { await evaluator.evaluate(afterImmediateMiss: $0) }
-            immediate = { evaluator.decisionWithoutSuspending($0) }
-        }
-
-        init(_ key: String, immediate: RouteEvaluation.Immediate? = nil, evaluate: @escaping RouteEvaluation.Evaluate) {
-            self.key = key
-            self.evaluate = evaluate
-            afterImmediateMiss = evaluate
-            self.immediate = immediate
-        }
-
-        /// This evaluator with missing intermediates fetched through `fetcher` (its decisions keep their key: the
-        /// session's cache holds a completed decision under the chain as presented).
-        func fetchingIntermediates(_ fetcher: any IntermediateFetcher, limits: IntermediateFetchingEvaluator.Limits) -> HostEvaluator {
-            HostEvaluator(key, IntermediateFetchingEvaluator(AsEvaluator(host: self), fetcher: fetcher, limits: limits))
-        }
-
-        /// A host evaluator's closures as a `TrustEvaluator`.
-        private struct AsEvaluator: TrustEvaluator {
-            let host: HostEvaluator
-            func evaluate(_ trust: ServerTrust) async -> TrustDecision { await host.evaluate(trust) }
-            func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision { await host.afterImmediateMiss(trust) }
-            func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? { host.immediate?(trust) }
-        }
-    }
-
-    /// The evaluator for `origin`, completing incomplete chains through `fetcher` when there is one.
-    private func evaluator(for origin: Origin, fetcher: (any IntermediateFetcher)?) -> HostEvaluator {
-        let limits = configuration.intermediateFetchLimits
-        let port = origin.port
-        switch configuration.serverTrust {
-        case .configuration(let evaluator, let reporter):
-            let fetching = fetcher.map { IntermediateFetchingEvaluator(evaluator, fetcher: $0, limits: limits) }
-            return HostEvaluator(
-                "configuration", evaluate: reporting(to: reporter, origin, completing: fetching) { await evaluator.evaluation(for: $0, port: port) })
-        case .reloading(let reloading, let reporter):
-            // Its decisions are cached by the configuration in force, never across a swap (`ReloadingTrustConfiguration`).
-            let fetching = fetcher.map { IntermediateFetchingEvaluator(reloading, fetcher: $0, limits: limits) }
-            let immediate: any TrustEvaluator = fetching ?? reloading
-            return HostEvaluator(
-                "reloading", immediate: { immediate.decisionWithoutSuspending($0) },
-                evaluate: reporting(to: reporter, origin, completing: fetching) { await reloading.evaluation(for: $0, port: port).evaluation })
-        case .systemDefault:
-            return fetching(HostEvaluator("system", defaultEvaluator ?? DefaultTrustEvaluator()), through: fetcher)
-        case .evaluator(let evaluator):
-            return fetching(HostEvaluator("evaluator", evaluator), through: fetcher)
-        case .securityPolicy(let policy):
-            return fetching(HostEvaluator("security-policy") { await policy.evaluate($0) }, through: fetcher)
-        case .perHost(_, let otherHosts):
-            let canonical = Self.canonical(origin.host)
-            if let evaluator = perHost[canonical] { return fetching(HostEvaluator("host:" + canonical, evaluator), through: fetcher) }
-            return fetching(HostEvaluator("other-hosts", otherHosts), through: fetcher)
-        }
-    }
-
-    /// `evaluator`, completing incomplete chains through `fetcher` when there is one.
-    private func fetching(_ evaluator: HostEvaluator, through fetcher: (any IntermediateFetcher)?) -> HostEvaluator {
-        guard let fetcher else { return evaluator }
-        return evaluator.fetchingIntermediates(fetcher, limits: configuration.intermediateFetchLimits)
-    }
-
-    /// A configuration's evaluation as a route's: its decision — completed by `completing` when the chain lacks an
-    /// intermediate —, and the pin-failure report (if any) of the final evaluation alone sent through `reporter` (a
-    /// refusal of the chain as presented, before its intermediate was fetched, is not a pin failure to report).
-    private func reporting(
-        to reporter: PinFailureReporter?, _ origin: Origin, completing: IntermediateFetchingEvaluator?,
-        _ evaluate: @escaping @Sendable (ServerTrust) async -> ConfiguredTrustEvaluator.Evaluation
-    ) -> RouteEvaluation.Evaluate {
-        let telemetry = self.telemetry
-        return { trust in
-            var evaluation = await evaluate(trust)
-            if let completing { evaluation = await completing.completing(evaluation, of: trust, decision: \.decision) { await evaluate($0) } }
-            if let report = evaluation.report, let reporter {
-                telemetry.reportSubmitted(reporter.enqueue(report, to: evaluation.reportURIs), host: origin.host, to: evaluation.reportURIs)
-            }
-            return evaluation.decision
-        }
-    }
-
-    private static func canonical(_ host: String) -> String {
-        (try? PeerName(host: host))?.description ?? host.lowercased()
     }
 }

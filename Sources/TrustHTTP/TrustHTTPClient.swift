@@ -18,7 +18,7 @@ import TrustNIO
 ///
 /// ```swift
 /// var configuration = TrustHTTPClientConfiguration()
-/// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
+/// configuration.serverTrust = try PublicKeysTrustEvaluator(pins: pins)
 /// let session = try TrustHTTPClient(configuration: configuration)
 /// let response = try await session.data(for: Request(url: URL(string: "https://api.example.com/")!))
 /// ```
@@ -68,18 +68,17 @@ public final class TrustHTTPClient: Sendable {
                 maximumConnectionsPerKey: configuration.maximumConnectionsPerOrigin, maximumIdlePerKey: configuration.maximumIdleConnectionsPerOrigin,
                 idleTimeout: TimeAmount(configuration.idleTimeout)),
             group: eventLoopGroup)
-        // A trust configuration file can switch the cache off (or make it smaller) for its sessions.
+        // A trust configuration file can switch the cache off (or make it smaller) for its sessions; a reloading one
+        // caches its decisions itself, per configuration put in force.
         var cacheSettings = configuration.evaluationCache
-        if case .configuration(let evaluator, _) = configuration.serverTrust {
-            cacheSettings = EvaluationCacheSettings.stricter(cacheSettings, evaluator.configuration.evaluationCache)
-        }
-        // A reloading configuration caches its decisions itself, per configuration put in force.
-        if case .reloading = configuration.serverTrust { cacheSettings = nil }
+        if let configured = configuration.serverTrust as? any TrustConfigurationEvaluator { cacheSettings = configured.userCacheSettings(cacheSettings) }
         self.evaluationCache = cacheSettings.map(TrustEvaluationCache.init)
         self.telemetry = SessionTelemetry(configuration)
         self.tracing = SessionTracing(configuration)
         // Said once, at a warning: with no system roots, default handling can trust no public server.
-        if let logger = configuration.logger, case .systemDefault = configuration.serverTrust, let missing = TrustAnchors.system.missingRootsNote {
+        if let logger = configuration.logger, let evaluator = configuration.serverTrust as? DefaultTrustEvaluator,
+            evaluator.validator.anchors.includesSystemRoots, let missing = TrustAnchors.system.missingRootsNote
+        {
             logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
         }
         let intermediateFetcher = configuration.fetchesMissingIntermediates ? HTTPIntermediateFetcher(resolve: configuration.resolve) : nil
@@ -88,7 +87,7 @@ public final class TrustHTTPClient: Sendable {
             configuration: configuration, cache: evaluationCache,
             configuredIdentities: try Self.loadConfiguredIdentities(configuration.serverTrust), telemetry: telemetry,
             intermediateFetcher: intermediateFetcher)
-        if case .reloading(let reloading, _) = configuration.serverTrust {
+        if let reloading = configuration.serverTrust as? ReloadingTrustConfiguration {
             trustWatcher = TrustConfigurationWatcher(reloading, pool: pool, router: router, telemetry: telemetry)
         } else {
             trustWatcher = nil
@@ -557,14 +556,10 @@ public final class TrustHTTPClient: Sendable {
 
     /// The client identities the session's trust configuration names; with a reloading one, those of the
     /// configuration in force, labelled with its generation (read first: never newer than what was loaded).
-    static func loadConfiguredIdentities(_ trust: ServerTrustConfiguration) throws(ClientIdentityError) -> SessionRouter.ConfiguredIdentities {
-        switch trust {
-        case .configuration(let configured, _): return SessionRouter.ConfiguredIdentities(generation: 0, identities: try loadConfiguredIdentities(configured))
-        case .reloading(let reloading, _):
-            let generation = reloading.generation
-            return SessionRouter.ConfiguredIdentities(generation: generation, identities: try loadConfiguredIdentities(reloading.current))
-        default: return SessionRouter.ConfiguredIdentities(generation: 0, identities: [:])
-        }
+    static func loadConfiguredIdentities(_ trust: any TrustEvaluator) throws(ClientIdentityError) -> SessionRouter.ConfiguredIdentities {
+        guard let configured = trust as? any TrustConfigurationEvaluator else { return SessionRouter.ConfiguredIdentities(generation: 0, identities: [:]) }
+        let generation = configured.generation
+        return SessionRouter.ConfiguredIdentities(generation: generation, identities: try loadConfiguredIdentities(configured.current))
     }
 
     /// The client identities `evaluator`'s configuration names, by entry host (the base's under "").

@@ -10,27 +10,6 @@ import TrustNIO
     import Foundation
 #endif
 
-/// How a ``TrustHTTPClient`` decides whether to trust servers.
-public enum ServerTrustConfiguration: Sendable {
-    /// System roots, Web-PKI rules, host name checked.
-    case systemDefault
-    /// One evaluator for every host.
-    case evaluator(any TrustEvaluator)
-    /// AFNetworking `AFSecurityPolicy` semantics for every host.
-    case securityPolicy(SecurityPolicy)
-    /// An evaluator per exact host name (canonicalised); other hosts use `otherHosts`.
-    case perHost([String: any TrustEvaluator], otherHosts: any TrustEvaluator)
-    /// A per-host `TrustConfiguration` (pins, patterns, report-only…); failure reports go out
-    /// through `reporter` (nil: none are sent).
-    case configuration(ConfiguredTrustEvaluator, reporter: PinFailureReporter?)
-    /// The configuration a `ReloadingTrustConfiguration` has in force: connections are pooled by its
-    /// generation, so a request that starts after a swap is sent on a connection made under the new configuration
-    /// (its decision, TLS minimum and client identity); the connections made before lend no more requests (closed
-    /// now when idle; requests in flight on them finish first). Decisions are cached by the reloading
-    /// configuration, per configuration put in force. Failure reports go out through `reporter`.
-    case reloading(ReloadingTrustConfiguration, reporter: PinFailureReporter?)
-}
-
 /// Which HTTP versions a session offers over ALPN.
 public enum HTTPVersionPreference: Sendable, Hashable {
     /// HTTP/2 when the server offers it, else HTTP/1.1.
@@ -41,8 +20,21 @@ public enum HTTPVersionPreference: Sendable, Hashable {
 
 /// Everything a ``TrustHTTPClient`` is configured with. Values; secure defaults.
 public struct TrustHTTPClientConfiguration: Sendable {
-    /// How servers are trusted (system roots and Web-PKI rules by default).
-    public var serverTrust: ServerTrustConfiguration = .systemDefault
+    /// The default ``serverTrust``, made once: its anchor index is built when it is made.
+    private static let systemTrust = DefaultTrustEvaluator()
+
+    /// How servers are trusted: any ``TrustEvaluator``. By default a `DefaultTrustEvaluator` — system roots, Web-PKI
+    /// rules, host name checked. Others: `PublicKeysTrustEvaluator` (pins), `SecurityPolicy` (AFNetworking's
+    /// semantics), `PerHostTrustEvaluator` (one per host), and a configuration file — `ConfiguredTrustEvaluator`, or
+    /// `ReloadingTrustConfiguration` to follow the file without a restart. With a configuration file
+    /// (``TrustConfigurationEvaluator``) the session applies the whole entry of each host: its TLS minimum and client
+    /// identity on the connection, its pin-failure reports sent through ``pinFailureReporter``; with a reloading one,
+    /// a request that starts after a swap is sent on a connection made under the new configuration (connections made
+    /// before lend no more requests: closed now when idle, after the requests in flight on them otherwise).
+    public var serverTrust: any TrustEvaluator = Self.systemTrust
+    /// Where the pin-failure reports of a configuration file's entries (`reportURIs`) are sent from; `nil` (the
+    /// default): none are sent.
+    public var pinFailureReporter: PinFailureReporter?
     /// The lowest TLS version accepted (TLS 1.2 by default).
     public var minimumTLSVersion: TLSMinimum = .tls12
     /// Which HTTP versions are offered over ALPN.
@@ -94,9 +86,9 @@ public struct TrustHTTPClientConfiguration: Sendable {
     /// Reuse of trusted decisions for new connections presenting the identical chain for the same
     /// host under the same trust configuration (see `TrustEvaluationCache` for its safety rules);
     /// `nil` evaluates every chain from scratch. Challenge handlers are asked for every new
-    /// connection either way: the cache only speeds up default handling. With
-    /// ``ServerTrustConfiguration/configuration(_:reporter:)``, the file's `evaluationCache` applies
-    /// too: `false` there switches it off, and the stricter capacity and lifetime win.
+    /// connection either way: the cache only speeds up default handling. With a configuration file as
+    /// ``serverTrust``, the file's `evaluationCache` applies too: `false` there switches it off, and the stricter
+    /// capacity and lifetime win (a `ReloadingTrustConfiguration` caches each configuration's decisions itself).
     public var evaluationCache: EvaluationCacheSettings? = EvaluationCacheSettings()
     /// Whether a server's missing intermediates are fetched, as Apple platforms, Chrome and Windows fetch them: when a
     /// chain stops at a certificate whose issuer was neither presented nor an anchor, the issuer is fetched from that
@@ -165,7 +157,7 @@ public struct TrustHTTPClientConfiguration: Sendable {
     /// Receives every server-trust decision default handling makes (host, decision with the presented
     /// chain, cached or not), on the connection's task: keep it quick.
     public var decisionObserver: (@Sendable (TrustDecisionEvent) -> Void)?
-    /// Receives every swap and refusal of a ``ServerTrustConfiguration/reloading(_:reporter:)`` configuration, as
+    /// Receives every swap and refusal of the `ReloadingTrustConfiguration` in ``serverTrust``, as
     /// the session logs and counts them (a change of configuration is not a handshake's decision: it does not go
     /// to ``decisionObserver``, whose events each carry one). Called on the thread that offered the configuration.
     public var trustConfigurationObserver: (@Sendable (ReloadingTrustConfiguration.Event) -> Void)?

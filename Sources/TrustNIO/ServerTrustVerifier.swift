@@ -76,13 +76,18 @@ public struct ServerTrustVerifier: Sendable {
         self.deciding = .handedOff(handOff)
     }
 
-    /// Verifies with `evaluator`; a decision it reaches without suspending
-    /// (`TrustEvaluator.decisionWithoutSuspending(_:)`) is answered in the handshake directly.
+    /// Verifies with `evaluator`; when it is an `ImmediateTrustEvaluator`, a decision it reaches without suspending
+    /// (`ImmediateTrustEvaluator.decisionWithoutSuspending(_:)`) is answered in the handshake directly.
     public init(evaluator: any TrustEvaluator, logger: Logger? = nil) {
         self.logger = logger
-        self.known = { evaluator.decisionWithoutSuspending($0) }
-        // Runs only after `known` found no answer: the direct path is not looked for again.
-        self.deciding = .inTask { await evaluator.evaluate(afterImmediateMiss: $0) }
+        if let immediate = evaluator as? any ImmediateTrustEvaluator {
+            self.known = { immediate.decisionWithoutSuspending($0) }
+            // Runs only after `known` found no answer: the direct path is not looked for again.
+            self.deciding = .inTask { await immediate.evaluate(afterImmediateMiss: $0) }
+        } else {
+            self.known = nil
+            self.deciding = .inTask { await evaluator.evaluate($0) }
+        }
     }
 
     /// The NIOSSL callback for a connection to `peerName`. Each call evaluates (a resumed or

@@ -14,7 +14,7 @@ import TrustHTTP
 /// telemetry.
 ///
 /// ```swift
-/// let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration(serverTrust: .evaluator(evaluator)))
+/// let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration(serverTrust: evaluator))
 /// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(session: session))
 /// ```
 ///

@@ -9,7 +9,8 @@ import TrustHTTP
 ///
 /// ```swift
 /// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", pollInterval: .seconds(10))
-/// configuration.serverTrust = .reloading(reloading, reporter: PinFailureReporter())
+/// configuration.serverTrust = reloading
+/// configuration.pinFailureReporter = PinFailureReporter()
 /// let session = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(
 ///     services: [server, ReloadingService(reloading), TrustHTTPClientService(session)],

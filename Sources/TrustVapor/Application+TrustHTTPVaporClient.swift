@@ -9,7 +9,7 @@
         ///
         /// ```swift
         /// var configuration = TrustHTTPClientConfiguration()
-        /// configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins))
+        /// configuration.serverTrust = try PublicKeysTrustEvaluator(pins: pins)
         /// app.clients.use(.trustHTTP(configuration))
         /// ```
         ///

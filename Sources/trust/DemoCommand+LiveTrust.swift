@@ -80,7 +80,7 @@ extension DemoCommand {
             try PrivateFile.write(Array(first.utf8), to: path)
             let reloading = try ReloadingTrustConfiguration(contentsOf: path)
             return Scenario(
-                policy: "reloaded config (pin A → B)", server: "good", expected: .ok, configure: { $0.serverTrust = .reloading(reloading, reporter: nil) },
+                policy: "reloaded config (pin A → B)", server: "good", expected: .ok, configure: { $0.serverTrust = reloading },
                 steps: { request in
                     let before = try await request()
                     guard before.result == .refused(.serverCertificateUntrusted) else {
@@ -106,7 +106,7 @@ extension DemoCommand {
                 stateFile: directory + "/accepted.json", installingInto: reloading, configuration: Self.fetching(pki))
             return Scenario(
                 policy: "signed bundle replayed (seq 2 → 1)", server: "good", expected: .ok,
-                configure: { $0.serverTrust = .reloading(reloading, reporter: nil) },
+                configure: { $0.serverTrust = reloading },
                 steps: { request in
                     try Self.publish(newer, signedWith: key, on: server)
                     let installed = await updater.refresh()
@@ -128,7 +128,7 @@ extension DemoCommand {
         /// domain's bundle; no host name is checked.
         func spiffeScenario(allowing allowed: String, policy: String, expected: Expected) throws -> Scenario {
             let evaluator = try SPIFFETrustEvaluator(bundles: spiffeBundles, allowedIDs: [try SPIFFEIDMatcher(parsing: allowed)])
-            return Scenario(policy: policy, server: "spiffe", expected: expected, configure: { $0.serverTrust = .evaluator(evaluator) })
+            return Scenario(policy: policy, server: "spiffe", expected: expected, configure: { $0.serverTrust = evaluator })
         }
 
         /// The updater's own session: the configuration server pinned to the lab's intermediate, as an application
@@ -136,7 +136,7 @@ extension DemoCommand {
         static func fetching(_ pki: LabPKI) throws -> TrustHTTPClientConfiguration {
             var configuration = TrustHTTPClientConfiguration()
             let pins = [pki.intermediate.certificate.spkiPin, try SPKIPin(digest: [UInt8](repeating: 0x42, count: 32))]
-            configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(pins), anchors: .only(pki.trustedRoots)))
+            configuration.serverTrust = try PublicKeysTrustEvaluator(pins: Set(pins), anchors: .only(pki.trustedRoots))
             configuration.resolve = LabPKI.loopbackResolve
             configuration.requestTimeout = .seconds(10)
             return configuration

@@ -199,16 +199,16 @@ struct DemoCommand: AsyncParsableCommand {
         let intermediatePin = pki.intermediate.certificate.spkiPin
         let backupPin = try SPKIPin(digest: [UInt8](repeating: 0x42, count: 32))
         let custom: @Sendable (inout TrustHTTPClientConfiguration) -> Void = {
-            $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: anchors)))
+            $0.serverTrust = DefaultTrustEvaluator(anchors: .system(adding: anchors))
         }
-        let only: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(anchors))) }
+        let only: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = DefaultTrustEvaluator(anchors: .only(anchors)) }
         let publicKeyPin = try PublicKeysTrustEvaluator(pins: [intermediatePin, backupPin], anchors: .only(anchors))
-        let pinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .evaluator(publicKeyPin) }
+        let pinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = publicKeyPin }
         let certificatePolicy = SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [pki.intermediate.certificate], systemAnchors: .only(anchors))
-        let certificatePinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .securityPolicy(certificatePolicy) }
+        let certificatePinned: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = certificatePolicy }
         let selfSigned = pki.servers["self-signed"].map { [$0.certificate] } ?? []
         let allowInvalid = SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: selfSigned, allowInvalidCertificates: true)
-        let afAllowInvalid: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .securityPolicy(allowInvalid) }
+        let afAllowInvalid: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = allowInvalid }
         let reportOnlyText = """
             {"version": 1, "base": {"anchors": {"pem": [\(anchors.map { String(reflecting: $0.pemString) }.joined(separator: ", "))], "replaceSystem": true}},
              "hosts": [{"host": "**.lab.test", "mode": "report-only", "pins": {"sha256": ["\(backupPin)"]},
@@ -216,7 +216,7 @@ struct DemoCommand: AsyncParsableCommand {
             """
         let reportOnlyEvaluator = try ConfiguredTrustEvaluator(
             configuration: try TrustConfiguration.parse(reportOnlyText, publicSuffixes: PublicSuffixList(contents: "test\n")))
-        let reportOnly: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = .configuration(reportOnlyEvaluator, reporter: nil) }
+        let reportOnly: @Sendable (inout TrustHTTPClientConfiguration) -> Void = { $0.serverTrust = reportOnlyEvaluator }
         let clientLeaf = try pki.clients["client"].map { try ClientIdentity(certificateChainPEM: $0.chainPEM, privateKeyPEM: $0.privateKeyPEM) }
         let alice = Credential(user: "alice", password: "wonderland", persistence: .none)
         // Certificate Transparency against the lab's logs, applied to the lab's (custom) anchors.
@@ -225,7 +225,7 @@ struct DemoCommand: AsyncParsableCommand {
             var policy = ValidationPolicy.webPKI
             policy.certificateTransparency = CertificateTransparencyPolicy(mode: mode, logList: ctList, appliesToCustomAnchors: true)
             let validator = PathValidator(anchors: .only(anchors), policy: policy)
-            return { $0.serverTrust = .evaluator(validator) }
+            return { $0.serverTrust = validator }
         }
         // Hard and soft revocation checking (OCSP first, CRLs as the fallback), a fresh evaluator per connection. The
         // responder is the lab's, on loopback: the fetch budget and the handshake are given room for a loaded machine
@@ -236,7 +236,7 @@ struct DemoCommand: AsyncParsableCommand {
                 var policy = ValidationPolicy.webPKI
                 policy.revocation = RevocationPolicy(mode: mode)
                 if let evaluator = try? RevocationCheckingEvaluator(anchors: .only(anchors), policy: policy, fetchBudget: .seconds(20)) {
-                    configuration.serverTrust = .evaluator(evaluator)
+                    configuration.serverTrust = evaluator
                     configuration.connectTimeout = .seconds(30)
                     configuration.requestTimeout = .seconds(40)
                 }

@@ -75,7 +75,7 @@ extension GetCommand {
     func makeConfiguration(scheme: String, monitor: TransferMonitor, diagnostics: Diagnostics) throws -> TrustHTTPClientConfiguration {
         var configuration = TrustHTTPClientConfiguration()
         do {
-            configuration.serverTrust = try trustConfiguration()
+            (configuration.serverTrust, configuration.pinFailureReporter) = try trustConfiguration()
         } catch let error as RevocationOptions.CRLFileError {
             diagnostics.error(error.description)
             throw ExitCode(82)  // curl's CURLE_SSL_CRL_BADFILE
@@ -444,21 +444,22 @@ extension GetCommand {
         }
     }
 
-    func trustConfiguration() throws -> ServerTrustConfiguration {
+    /// The evaluator the flags ask for, and where a configuration file's pin-failure reports go.
+    func trustConfiguration() throws -> (any TrustEvaluator, PinFailureReporter?) {
         if let config {
             try trustOptions.revocationOptions.refuse(with: "--config")
             try trustOptions.ctOptions.refuse(with: "--config")
             var reporting = TrustHTTPClientConfiguration()
             reporting.resolve = try TrustOptions.resolveMap(resolve)
-            return .configuration(try TrustOptions.configuration(config), reporter: PinFailureReporter(configuration: reporting))
+            return (try TrustOptions.configuration(config), PinFailureReporter(configuration: reporting))
         }
         var anchors: [Certificate] = []
         for path in cacert { anchors += try TrustOptions.load(path, what: "--cacert") }
         let budget = RevocationOptions.fetchBudget(connectTimeout: connectTimeout, maxTime: maxTime)
         switch try trustOptions.policy(anchors: anchors, revocationBudget: budget) {
-        case .securityPolicy(let policy): return .securityPolicy(policy)
-        case .validator(let validator): return .evaluator(validator)
-        case .fetching(let evaluator): return .evaluator(evaluator)
+        case .securityPolicy(let policy): return (policy, nil)
+        case .validator(let validator): return (validator, nil)
+        case .fetching(let evaluator): return (evaluator, nil)
         }
     }
 

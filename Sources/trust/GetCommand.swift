@@ -222,10 +222,7 @@ struct GetCommand: AsyncParsableCommand {
         monitor.start()
         let session = try TrustHTTPClient(configuration: configuration)
         // Pin-failure reports (with --config) go out before the command ends.
-        let reporter: PinFailureReporter? = {
-            if case .configuration(_, let reporter) = configuration.serverTrust { return reporter }
-            return nil
-        }()
+        let reporter = configuration.pinFailureReporter
         func finish(_ code: Int32, _ lines: [String]) async -> Never {
             // A deadline ends at once (curl's -m): the session is not waited for.
             if code != 28 {

@@ -22,11 +22,12 @@ package func withLabServers<T>(_ names: [String], protocols: LabServer.Protocols
 }
 
 package func labSession(
-    _ trust: ServerTrustConfiguration = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors)),
+    _ trust: any TrustEvaluator = DefaultTrustEvaluator(anchors: Lab.anchors), reporter: PinFailureReporter? = nil,
     configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }
 ) throws -> TrustHTTPClient {
     var configuration = TrustHTTPClientConfiguration()
     configuration.serverTrust = trust
+    configuration.pinFailureReporter = reporter
     configuration.resolve = LabPKI.loopbackResolve
     // Loopback exchanges on a machine that may be loaded (a build beside the suite, three suites per core): a
     // handshake has taken over the 10 s default there. Tests of the timeouts themselves set their own.

@@ -24,7 +24,7 @@ package enum PatientFetchers {
     }
 
     /// A session whose handshakes may wait for a patient fetcher (see ``connectTimeout``).
-    package static func session(_ trust: ServerTrustConfiguration) throws -> TrustHTTPClient {
+    package static func session(_ trust: any TrustEvaluator) throws -> TrustHTTPClient {
         try labSession(trust) {
             $0.connectTimeout = connectTimeout
             $0.requestTimeout = connectTimeout + .seconds(10)

@@ -186,7 +186,7 @@ struct CRLFetchingTests {
         crls.publish(try LabCRL(issuer: Lab.pki.intermediate, revoked: [LabCRL.Revoked(leaf.certificate)]).crl, as: "session.crl")
         let server = try await LabServer.start(name: "revoked", host: "good.lab.test", chain: leaf.chain, privateKey: leaf.privateKey)
         let evaluator = try Self.evaluator(.hard)
-        let session = try PatientFetchers.session(.evaluator(evaluator))
+        let session = try PatientFetchers.session(evaluator)
         let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()

@@ -57,7 +57,7 @@ struct CertificateTransparencyTests {
                     failures.append("\(name) \(mode): no report-only note \(decision.notes)")
                 }
                 // Through a TrustHTTPClient's handshake.
-                let session = try labSession(.evaluator(PathValidator(anchors: Lab.anchors, policy: policy))) { $0.resolve["ct.lab.test"] = "127.0.0.1" }
+                let session = try labSession(PathValidator(anchors: Lab.anchors, policy: policy)) { $0.resolve["ct.lab.test"] = "127.0.0.1" }
                 var error: TrustHTTPClientError?
                 do {
                     _ = try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://ct.lab.test:\(server.port)/")!))

@@ -116,12 +116,13 @@ struct ConfiguredTrustEvaluatorTests {
             #""mode": "report-only", "pins": {"sha256": ["\#(Self.otherPins[0])"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]"#)
         let evaluator = try evaluator(entry)
         var reporting = TrustHTTPClientConfiguration()
-        reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))  // the reporter's own trust policy
+        reporting.serverTrust = DefaultTrustEvaluator(anchors: Lab.anchors)  // the reporter's own trust policy
         reporting.resolve = LabPKI.loopbackResolve
         // A delivery timeout past a loaded machine's loopback handshake: what is checked is that the report arrives.
         let reporter = PinFailureReporter(configuration: reporting, limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(30)))
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .configuration(evaluator, reporter: reporter)
+        configuration.serverTrust = evaluator
+        configuration.pinFailureReporter = reporter
         configuration.resolve = LabPKI.loopbackResolve
         configuration.evaluationCache = nil
         for _ in 0..<2 {
@@ -157,7 +158,7 @@ struct ConfiguredTrustEvaluatorTests {
         let evaluator = try ConfiguredTrustEvaluator(
             configuration: try TrustConfiguration.parse(text, publicSuffixes: Self.psl), baseDirectory: lab)
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .configuration(evaluator, reporter: nil)
+        configuration.serverTrust = evaluator
         configuration.resolve = LabPKI.loopbackResolve
         let session = try TrustHTTPClient(configuration: configuration)
         let tls12 = try await LabServer.start(

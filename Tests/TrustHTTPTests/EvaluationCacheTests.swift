@@ -61,7 +61,7 @@ struct EvaluationCacheTests {
         try await withLabServers(["good", "mitm"], protocols: .http1Only) { servers in
             let challenges = NIOLockedValueBox(0)
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
-            let session = try labSession(.evaluator(counting)) { configuration in
+            let session = try labSession(counting) { configuration in
                 configuration.challengeHandler = ClosureChallengeHandler { _ in
                     challenges.withLockedValue { $0 += 1 }
                     return .performDefaultHandling
@@ -143,7 +143,7 @@ struct EvaluationCacheTests {
         var configuration = TrustConfiguration()
         configuration.base.anchors = TrustConfiguration.Anchors(pem: Lab.pki.trustedRoots.map(\.pemString), replaceSystem: true)
         func session(_ configuration: TrustConfiguration) throws -> TrustHTTPClient {
-            try labSession(.configuration(try ConfiguredTrustEvaluator(configuration: configuration), reporter: nil))
+            try labSession(try ConfiguredTrustEvaluator(configuration: configuration))
         }
         let withCache = try session(configuration)
         #expect(withCache.evaluationCache?.capacity == 1024)

@@ -256,7 +256,7 @@ struct FaultTests {
         let handler = StallingHandler(method: .serverTrust)
         let delegate = SilentDelegate()
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        configuration.serverTrust = DefaultTrustEvaluator(anchors: Lab.anchors)
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
         if level == "session" { configuration.challengeHandler = handler }

@@ -24,7 +24,7 @@ struct HostileCertificateTests {
         _ evaluator: any TrustEvaluator = DefaultTrustEvaluator(anchors: HostileCertificateTests.anchors),
         hosts: [String]
     ) throws -> TrustHTTPClient {
-        try labSession(.evaluator(evaluator)) { configuration in
+        try labSession(evaluator) { configuration in
             for host in hosts { configuration.resolve[host] = "127.0.0.1" }
             configuration.requestTimeout = .seconds(30)
             configuration.evaluationCache = nil

@@ -54,7 +54,7 @@ struct HostileNamesLogTests {
             try? await good.shutdown()
             try? await old.shutdown()
         }) {
-            let session = try labSession(.evaluator(DefaultTrustEvaluator(anchors: .only([HostileNames.pki.root.certificate])))) {
+            let session = try labSession(DefaultTrustEvaluator(anchors: .only([HostileNames.pki.root.certificate]))) {
                 $0.logger = log.logger
             }
             #expect(try await session.data(for: TrustHTTPClientRequest(url: url(good))).statusCode == 200)

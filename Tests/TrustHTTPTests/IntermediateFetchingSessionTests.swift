@@ -126,12 +126,12 @@ struct IntermediateFetchingSessionTests {
         let server = try await Self.leafOnlyServer(publisher.url("ca.der"))
         // The fetched intermediate's key is the pin: trusted once the path is complete.
         let pinned = try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)
-        let session = try labSession(.evaluator(pinned))
+        let session = try labSession(pinned)
         #expect(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))).serverTrust?.isTrusted == true)
         await session.shutdown()
         // A pin on no certificate of the completed path: refused for the pin.
         let wrong = try PublicKeysTrustEvaluator(pins: [Lab.pki.otherRoot.certificate.spkiPin], anchors: Lab.anchors)
-        let refusing = try labSession(.evaluator(wrong))
+        let refusing = try labSession(wrong)
         let error = await #expect(throws: TrustHTTPClientError.self) { try await refusing.data(for: TrustHTTPClientRequest(url: url(server, "/"))) }
         #expect(error?.trustDecision?.codes.contains("pin-mismatch") == true, "\(String(describing: error?.trustDecision?.codes))")
         await refusing.shutdown()
@@ -265,7 +265,7 @@ struct IntermediateFetchingSessionTests {
             #"{"version": 1, "hosts": [{"host": "\#(Self.host)", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "enforce", "pins": {"sha256": [\#(pins)]}, "reportURIs": ["\#(endpoint.url().absoluteString)"]}]}"#
         let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
         let reporter = PinFailureReporter(limits: PinFailureReporter.Limits(deliveryTimeout: .seconds(2), maximumInFlight: 4))
-        let session = try labSession(.configuration(evaluator, reporter: reporter))
+        let session = try labSession(evaluator, reporter: reporter)
         let response = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/")))
         #expect(response.serverTrust?.isTrusted == true)
         #expect(publisher.requestCount("ca.der") == 1)

@@ -220,7 +220,7 @@ struct OCSPFetchingTests {
         let evaluator = try Self.evaluator(.hard)
         // The handshake waits for the patient fetcher: its own 10 s default once cut the OCSP answer short on a
         // loaded machine, and the decision was `revocation-status-unknown`.
-        let session = try PatientFetchers.session(.evaluator(evaluator))
+        let session = try PatientFetchers.session(evaluator)
         let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(server, "/"))) }
         #expect(error?.code == .serverCertificateUntrusted && error?.trustDecision?.codes == ["revoked"], "\(String(describing: error))")
         await session.shutdown()

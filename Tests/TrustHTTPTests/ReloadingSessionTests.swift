@@ -32,7 +32,7 @@ struct ReloadingSessionTests {
     func session(
         _ reloading: ReloadingTrustConfiguration, _ observed: Observed, configure: (inout TrustHTTPClientConfiguration) -> Void = { _ in }
     ) throws -> TrustHTTPClient {
-        try labSession(.reloading(reloading, reporter: nil)) { configuration in
+        try labSession(reloading) { configuration in
             configuration.decisionObserver = { event in observed.decisions.withLock { $0.append(event.decision) } }
             configuration.trustConfigurationObserver = { event in observed.changes.withLock { $0.append(event) } }
             configure(&configuration)

@@ -138,7 +138,7 @@ struct ReportDeliveryTests {
         let log = LogCapture()
         /// A request to `server` in a session of its own (a new connection, evaluated afresh).
         func get(_ server: LabServer) async throws -> Int {
-            let session = try labSession(.configuration(evaluator, reporter: reporter)) {
+            let session = try labSession(evaluator, reporter: reporter) {
                 $0.logger = log.logger
                 $0.evaluationCache = nil
             }

@@ -128,7 +128,7 @@ struct RevocationMatrixTests {
                 await evaluator.shutdown()
                 // The TrustHTTPClient, with a fresh evaluator (nothing cached): the same decision in the handshake.
                 let handshakeEvaluator = try Self.evaluator(mode, anchor: scenario.root)
-                let session = try PatientFetchers.session(.evaluator(handshakeEvaluator))
+                let session = try PatientFetchers.session(handshakeEvaluator)
                 var error: TrustHTTPClientError?
                 do {
                     _ = try await session.data(for: TrustHTTPClientRequest(url: url(server, "/")))

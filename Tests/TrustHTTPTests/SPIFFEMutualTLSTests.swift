@@ -48,7 +48,7 @@ struct SPIFFEMutualTLSTests {
     func whoami(_ server: LabServer, allowedServer: String, client: LabIdentity) async throws -> Result<String, TrustHTTPClientError> {
         let evaluator = try SPIFFETrustEvaluator(bundles: Self.workloads.bundles, allowedIDs: [try SPIFFEIDMatcher(parsing: allowedServer)])
         let identity = try ClientIdentity(certificateChainPEM: client.chainPEM, privateKeyPEM: client.privateKeyPEM)
-        let session = try labSession(.evaluator(evaluator)) { $0.defaultClientIdentity = identity }
+        let session = try labSession(evaluator) { $0.defaultClientIdentity = identity }
         return try await withTeardown({ await session.shutdown() }) {
             do {
                 return .success(try await session.data(for: TrustHTTPClientRequest(url: url(server, "/whoami"))).text)

@@ -31,7 +31,7 @@ struct SessionMatrixTests {
             var trustedCount = 0
             var refusedCount = 0
             for (label, evaluator) in try Self.evaluators() {
-                let session = try labSession(.evaluator(evaluator))
+                let session = try labSession(evaluator)
                 for name in names {
                     let server = servers[name]!
                     let expected = await evaluator.evaluate(Lab.trust(name))

@@ -94,7 +94,7 @@ struct SessionTests {
         try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             // Without the evaluation cache, so that every new connection is evaluated from scratch.
-            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            let session = try labSession(counting) { $0.evaluationCache = nil }
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 for _ in 0..<3 {
                     let error = await sessionError { try await session.data(for: TrustHTTPClientRequest(url: url(servers["mitm"]!))) }
@@ -127,7 +127,7 @@ struct SessionTests {
     func aBurstOfFirstRequestsSharesOneHTTP2Connection(_ protocols: LabServer.Protocols) async throws {
         try await withLabServers(["good", "mitm"], protocols: protocols) { servers in
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
-            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            let session = try labSession(counting) { $0.evaluationCache = nil }
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 let burst = 8
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -161,7 +161,7 @@ struct SessionTests {
     @Test func aStreamOpenBeforeAGracefulCloseFinishes() async throws {
         try await withLabServers(["good"]) { servers in
             let counting = LabCountingEvaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
-            let session = try labSession(.evaluator(counting)) { $0.evaluationCache = nil }
+            let session = try labSession(counting) { $0.evaluationCache = nil }
             try await withTeardown({ await session.shutdown() }) { () async throws in
                 let streaming = try await session.bytes(for: TrustHTTPClientRequest(url: url(servers["good"]!, "/bytes/1000000")))
                 #expect(streaming.httpVersion == .http2)
@@ -228,21 +228,20 @@ struct SessionTests {
         try await withLabServers(["good", "self-signed", "mitm", "expired"]) { servers in
             let intermediate = Lab.pki.intermediate.certificate
             let selfSigned = Lab.chain("self-signed")[0]
-            let cases: [(ServerTrustConfiguration, String, Bool)] = [
-                (.systemDefault, "good", false),
-                (.evaluator(DefaultTrustEvaluator(anchors: .system(adding: Lab.pki.trustedRoots))), "good", true),
-                (.evaluator(DefaultTrustEvaluator(anchors: .only([Lab.pki.root.certificate]))), "mitm", false),
-                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [intermediate])), "good", true),
-                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [intermediate])), "mitm", false),
-                (.evaluator(try PinnedCertificatesTrustEvaluator(certificates: [selfSigned])), "self-signed", true),
-                (.securityPolicy(SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "good", true),
-                (.securityPolicy(SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors)), "mitm", false),
+            let cases: [(any TrustEvaluator, String, Bool)] = [
+                (DefaultTrustEvaluator(), "good", false),
+                (DefaultTrustEvaluator(anchors: .system(adding: Lab.pki.trustedRoots)), "good", true),
+                (DefaultTrustEvaluator(anchors: .only([Lab.pki.root.certificate])), "mitm", false),
+                (try PinnedCertificatesTrustEvaluator(certificates: [intermediate]), "good", true),
+                (try PinnedCertificatesTrustEvaluator(certificates: [intermediate]), "mitm", false),
+                (try PinnedCertificatesTrustEvaluator(certificates: [selfSigned]), "self-signed", true),
+                (SecurityPolicy(pinningMode: .certificate, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors), "good", true),
+                (SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [intermediate], systemAnchors: Lab.anchors), "mitm", false),
                 (
-                    .securityPolicy(
-                        SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [selfSigned], allowInvalidCertificates: true, systemAnchors: Lab.anchors)),
+                    SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: [selfSigned], allowInvalidCertificates: true, systemAnchors: Lab.anchors),
                     "self-signed", true
                 ),
-                (.securityPolicy(SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, systemAnchors: Lab.anchors)), "expired", false),
+                (SecurityPolicy(pinningMode: .none, allowInvalidCertificates: true, systemAnchors: Lab.anchors), "expired", false),
             ]
             for (index, (trust, server, succeeds)) in cases.enumerated() {
                 let session = try labSession(trust)

@@ -36,7 +36,7 @@ struct SignedConfigurationUpdaterTests {
     /// The configuration server's session: pinned to the lab's intermediate, as an application pins its own server.
     static func sessionConfiguration(pins: [SPKIPin] = [Lab.pki.intermediate.certificate.spkiPin]) throws -> TrustHTTPClientConfiguration {
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(pins), anchors: Lab.anchors))
+        configuration.serverTrust = try PublicKeysTrustEvaluator(pins: Set(pins), anchors: Lab.anchors)
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
         return configuration

@@ -125,7 +125,7 @@ struct TelemetryTests {
         let observed = Observed()
         let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 7, count: 32).base64EncodedString())
         try await withLabServers(["good", "expired"]) { servers in
-            let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))) { observed.configure(&$0) }
+            let pinned = try labSession(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors)) { observed.configure(&$0) }
             #expect(await sessionError { try await pinned.data(for: TrustHTTPClientRequest(url: url(servers["good"]!))) }?.code == .serverCertificateUntrusted)
             await pinned.shutdown()
             let plain = try labSession { observed.configure(&$0) }
@@ -195,11 +195,11 @@ struct TelemetryTests {
             #"{"version": 1, "hosts": [{"host": "good.lab.test", "anchors": {"pem": [\#(String(reflecting: root))], "replaceSystem": true}, "mode": "report-only", "pins": {"sha256": ["\#(otherPin)"]}, "reportURIs": ["https://good.lab.test:\#(collector.port)/reports"]}]}"#
         let evaluator = try ConfiguredTrustEvaluator(configuration: try TrustConfiguration.parse(text, publicSuffixes: nil))
         var reporting = TrustHTTPClientConfiguration()
-        reporting.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: Lab.anchors))
+        reporting.serverTrust = DefaultTrustEvaluator(anchors: Lab.anchors)
         reporting.resolve = LabPKI.loopbackResolve
         let reporter = PinFailureReporter(configuration: reporting)
         for _ in 0..<2 {
-            let session = try labSession(.configuration(evaluator, reporter: reporter)) {
+            let session = try labSession(evaluator, reporter: reporter) {
                 observed.configure(&$0)
                 $0.evaluationCache = nil
             }

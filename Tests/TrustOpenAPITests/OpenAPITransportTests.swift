@@ -55,7 +55,7 @@ struct OpenAPITransportTests {
     /// error, a `TrustHTTPClientError` carrying the decision and its reasons.
     @Test func pinnedSessionAndPinMismatch() async throws {
         try await withLabServers(["good"]) { servers in
-            let pinned = try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors)))
+            let pinned = try labSession(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
             let transport = TrustHTTPClientTransport(session: pinned)
             let get = try await transport.send(
                 HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
@@ -68,7 +68,7 @@ struct OpenAPITransportTests {
             await pinned.shutdown()
 
             let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
-            let mismatched = TrustHTTPClientTransport(session: try labSession(.evaluator(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors))))
+            let mismatched = TrustHTTPClientTransport(session: try labSession(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors)))
             do {
                 _ = try await mismatched.send(
                     HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")

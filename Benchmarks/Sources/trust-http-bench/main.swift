@@ -50,7 +50,7 @@ enum Protocol: String {
 
 func makeSession(roots: [Certificate], pin: SPKIPin, protocol proto: Protocol, cache: Bool = true, idle: Int = 8) throws -> TrustHTTPClient {
     var configuration = TrustHTTPClientConfiguration()
-    configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [pin], anchors: .only(roots)))
+    configuration.serverTrust = try PublicKeysTrustEvaluator(pins: [pin], anchors: .only(roots))
     configuration.httpVersion = proto == .http1 ? .http1Only : .automatic
     configuration.maximumIdleConnectionsPerOrigin = idle
     configuration.maximumConnectionsPerOrigin = idle  // as AsyncHTTPClient's soft limit below

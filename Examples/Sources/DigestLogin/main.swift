@@ -10,7 +10,7 @@ guard arguments.count >= 5, let url = URL(string: arguments[1]), let host = url.
 }
 let credential = Credential(user: arguments[2], password: arguments[3], persistence: .forSession)
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4]))))
+configuration.serverTrust = DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4])))
 if arguments.count > 5 { configuration.resolve[host] = arguments[5] }
 configuration.challengeHandler = ClosureChallengeHandler { challenge in
     let space = challenge.protectionSpace

@@ -18,7 +18,7 @@ do {
 for warning in identity.warnings { print("warning:", warning) }
 
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4]))))
+configuration.serverTrust = DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4])))
 configuration.clientIdentities[host] = identity
 if arguments.count > 5 { configuration.resolve[host] = arguments[5] }
 let session = try TrustHTTPClient(configuration: configuration)

@@ -18,7 +18,8 @@ do {
 }
 let reporter = PinFailureReporter()
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = .configuration(evaluator, reporter: reporter)
+configuration.serverTrust = evaluator
+configuration.pinFailureReporter = reporter
 let session = try TrustHTTPClient(configuration: configuration)
 do {
     let response = try await session.data(for: TrustHTTPClientRequest(url: url))

@@ -14,7 +14,7 @@ let primary = try SPKIPin(parsing: arguments[3])
 let backup = try SPKIPin(digest: [UInt8](repeating: 0, count: 32))  // your offline backup key's pin
 
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors)))
+configuration.serverTrust = try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors))
 if arguments.count > 4, let host = url.host { configuration.resolve[host] = arguments[4] }
 let session = try TrustHTTPClient(configuration: configuration)
 do {

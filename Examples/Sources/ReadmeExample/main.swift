@@ -7,7 +7,7 @@ let password = environment["PASSWORD"] ?? ""
 let pins = (environment["PINS"] ?? "").split(separator: ",").map(String.init)
 
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: Set(try pins.map { try SPKIPin(parsing: $0) })))
+configuration.serverTrust = try PublicKeysTrustEvaluator(pins: Set(try pins.map { try SPKIPin(parsing: $0) }))
 configuration.challengeHandler = ClosureChallengeHandler { challenge in
     switch challenge.protectionSpace.authenticationMethod {
     case .httpDigest, .httpBasic:

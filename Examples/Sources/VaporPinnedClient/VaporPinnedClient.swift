@@ -15,7 +15,7 @@ public enum VaporPinnedClient {
     /// validate to `anchors` *and* hold a key among `pins` (a backup pin among them, RFC 7469 §4.3).
     public static func sessionConfiguration(pins: Set<SPKIPin>, anchors: TrustAnchors = .system) throws -> TrustHTTPClientConfiguration {
         var configuration = TrustHTTPClientConfiguration()
-        configuration.serverTrust = .evaluator(try PublicKeysTrustEvaluator(pins: pins, anchors: anchors))
+        configuration.serverTrust = try PublicKeysTrustEvaluator(pins: pins, anchors: anchors)
         return configuration
     }
 

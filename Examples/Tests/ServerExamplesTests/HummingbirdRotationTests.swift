@@ -60,7 +60,7 @@ private final class PEMFolder: Sendable {
 private func whoamiSeeingServer(port: Int, identity: ClientIdentity?) async -> (Result<String, TrustHTTPClientError>, Certificate?) {
     let leaf = NIOLockedValueBox<Certificate?>(nil)
     var configuration = TrustHTTPClientConfiguration()
-    configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots)))
+    configuration.serverTrust = DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots))
     configuration.resolve = LabPKI.loopbackResolve
     configuration.requestTimeout = .seconds(20)
     configuration.defaultClientIdentity = identity

@@ -109,7 +109,7 @@ enum Framework: String, CaseIterable, CustomTestStringConvertible {
 /// A TrustHTTPClient trusting the lab roots, resolving the lab's names to 127.0.0.1, offering `identity` when asked.
 func whoami(port: Int, identity: ClientIdentity?) async -> Result<String, TrustHTTPClientError> {
     var configuration = TrustHTTPClientConfiguration()
-    configuration.serverTrust = .evaluator(DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots)))
+    configuration.serverTrust = DefaultTrustEvaluator(anchors: .only(Lab.pki.trustedRoots))
     configuration.resolve = LabPKI.loopbackResolve
     configuration.requestTimeout = .seconds(20)
     configuration.defaultClientIdentity = identity

@@ -1,7 +1,6 @@
 import Foundation
 import FuzzSupport
 import TrustConfigurationImport
-import TrustNIO
 
 // JSONValue is package-internal to swift-trust; run.sh builds with -enable-testing.
 @testable import Trust
@@ -62,15 +61,10 @@ func test(_ bytes: [UInt8]) -> CInt {
 /// The loader's properties on one file.
 func checkLoader(_ text: String) {
     do {
-        let configuration = try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes, members: .transport)
+        let configuration = try TrustConfiguration.parse(text, publicSuffixes: publicSuffixes)
         let printed = configuration.jsonText()
-        // Members defined above the engine are refused by a loader that is not given them.
-        let entries = [configuration.base] + configuration.hosts
-        if entries.contains(where: { $0.minimumTLSVersion != .tls12 || $0.clientIdentity != nil }) {
-            require((try? TrustConfiguration.parse(text, publicSuffixes: publicSuffixes)) == nil, "the engine alone read a transport member:\n\(text)")
-        }
         do {
-            let again = try TrustConfiguration.parse(printed, publicSuffixes: publicSuffixes, members: .transport)
+            let again = try TrustConfiguration.parse(printed, publicSuffixes: publicSuffixes)
             require(again == configuration, "round trip changed the configuration:\n\(text)\n→\n\(printed)")
         } catch {
             fatalError("property violated: a loaded configuration prints to a file that does not load (\(error)):\n\(text)\n→\n\(printed)")

@@ -21,7 +21,7 @@
 /// (the stricter of `evaluationCacheSettings` and the file's `evaluationCache`), so a decision reached under an
 /// earlier configuration is never given out after a swap — an evaluation that ends after it stores into the cache
 /// of the configuration it ran under, which is no longer asked.
-public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Sendable {
+public final class ReloadingTrustConfiguration: ImmediateTrustEvaluator, TrustConfigurationEvaluator, Reloading, Sendable {
     /// What a reload did.
     public typealias Outcome = ReloadOutcome<TrustConfigurationRejection>
     /// What observers are told: a configuration put in force (its evaluator), or one refused.
@@ -308,6 +308,15 @@ public final class ReloadingTrustConfiguration: TrustEvaluator, Reloading, Senda
     public func evaluate(_ trust: ServerTrust) async -> TrustDecision {
         await evaluation(for: trust).decision
     }
+
+    /// ``evaluation(for:port:entryName:)``'s evaluation, without its generation.
+    public func configuredEvaluation(of trust: ServerTrust, port: Int) async -> ConfiguredTrustEvaluator.Evaluation {
+        await evaluation(for: trust, port: port).evaluation
+    }
+
+    /// `nil`: each configuration put in force caches its own decisions (with the settings this was made with, and
+    /// the file's), so that no decision outlives the configuration that made it.
+    public func userCacheSettings(_ settings: EvaluationCacheSettings?) -> EvaluationCacheSettings? { nil }
 
     /// The cached decision of the configuration in force, when it has one for `trust`.
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {

@@ -1,7 +1,7 @@
 /// Validates the chain against the anchors (system roots unless told otherwise) under the
 /// Web-PKI profile, checking the host name. Revocation is not checked (the "revocation-free
 /// default" of Alamofire's terms): OCSP/CRL checking is not offered by this evaluator.
-public struct DefaultTrustEvaluator: TrustEvaluator {
+public struct DefaultTrustEvaluator: ImmediateTrustEvaluator {
     /// The validator that does the work.
     public var validator: PathValidator
 

@@ -1,7 +1,7 @@
 /// Requires a validated path (default rules) on which at least one certificate has a pinned
 /// public key. The pin is checked inside the path search, never against extra presented
 /// certificates.
-public struct PublicKeysTrustEvaluator: TrustEvaluator {
+public struct PublicKeysTrustEvaluator: ImmediateTrustEvaluator {
     /// The pinned public keys.
     public let pins: Set<SPKIPin>
     /// The validator that does the work, with the pins in its policy.

@@ -1,25 +1,29 @@
 /// Decides whether to trust a server. Small evaluators compose (see ``CompositeTrustEvaluator``),
 /// and a session can use a different one per host.
+///
+/// One requirement: the decision for a chain. An evaluator that can sometimes decide without suspending says so by
+/// adopting ``ImmediateTrustEvaluator`` as well.
 public protocol TrustEvaluator: Sendable {
+    /// The decision for `trust`: its chain, the name it must be valid for, the time.
     func evaluate(_ trust: ServerTrust) async -> TrustDecision
+}
 
-    /// A decision reached without suspending — the same one ``evaluate(_:)`` returns — when the
-    /// evaluator can tell at once (a path validator finding its path directly); `nil` when
-    /// ``evaluate(_:)`` must run. A TLS verification callback uses it to answer inside the
-    /// handshake without starting a task. The default is `nil`.
+/// An evaluator that can often decide without suspending (a path validator finding its path directly, a cache): a
+/// TLS verification callback then answers inside the handshake, without starting a task. Optional: an evaluator
+/// without it is always asked through ``TrustEvaluator/evaluate(_:)``.
+public protocol ImmediateTrustEvaluator: TrustEvaluator {
+    /// A decision reached without suspending — the same one ``TrustEvaluator/evaluate(_:)`` returns — when the
+    /// evaluator can tell at once; `nil` when ``TrustEvaluator/evaluate(_:)`` must run.
     func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision?
 
-    /// ``evaluate(_:)`` for a caller that has just had `nil` from ``decisionWithoutSuspending(_:)`` for `trust`
-    /// (a TLS verification callback that falls back to a task): the same decision, without repeating that
-    /// attempt (a path validator's direct path, and its signature checks). The default is ``evaluate(_:)``.
+    /// ``TrustEvaluator/evaluate(_:)`` for a caller that has just had `nil` from ``decisionWithoutSuspending(_:)``
+    /// for `trust`: the same decision, without repeating that attempt (a path validator's direct path, and its
+    /// signature checks). The default is ``TrustEvaluator/evaluate(_:)``.
     func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision
 }
 
-extension TrustEvaluator {
-    /// By default every decision goes through ``evaluate(_:)``.
-    public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? { nil }
-
-    /// By default ``evaluate(_:)``: an evaluator without a decision of its own without suspending has nothing to skip.
+extension ImmediateTrustEvaluator {
+    /// By default ``TrustEvaluator/evaluate(_:)``: nothing of the immediate attempt is skipped.
     public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision { await evaluate(trust) }
 }
 
@@ -59,4 +63,4 @@ extension TrustConfigurationError {
 }
 
 /// The engine itself is an evaluator: its anchors and policy, nothing more.
-extension PathValidator: TrustEvaluator {}
+extension PathValidator: ImmediateTrustEvaluator {}

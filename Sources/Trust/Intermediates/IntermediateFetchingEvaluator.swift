@@ -33,7 +33,7 @@ import X509
 /// **Privacy.** A fetch tells the CA's server, and anyone watching the plain-HTTP request, that some client is
 /// validating a certificate it issued (and from which address): the trade-off every platform that fetches makes
 /// to accept what browsers accept. With the fetch off, a server that leaves out its intermediate is refused.
-public struct IntermediateFetchingEvaluator: TrustEvaluator {
+public struct IntermediateFetchingEvaluator: ImmediateTrustEvaluator {
     /// Bounds on fetching in one evaluation.
     package struct Limits: Sendable, Hashable {
         /// The most locations fetched (default 4).
@@ -56,6 +56,8 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
 
     /// The evaluator whose decisions are completed.
     package let base: any TrustEvaluator
+    /// The base evaluator as an ``ImmediateTrustEvaluator``, when it is one (cast once, here).
+    private let immediateBase: (any ImmediateTrustEvaluator)?
     private let fetcher: any IntermediateFetcher
     /// The bounds on fetching.
     package let limits: Limits
@@ -68,6 +70,7 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
     /// `base`, with missing intermediates fetched through `fetcher` within `limits`.
     package init(_ base: any TrustEvaluator, fetcher: any IntermediateFetcher, limits: Limits) {
         self.base = base
+        self.immediateBase = base as? any ImmediateTrustEvaluator
         self.fetcher = fetcher
         self.limits = limits
     }
@@ -77,15 +80,17 @@ public struct IntermediateFetchingEvaluator: TrustEvaluator {
         await completing(await base.evaluate(trust), of: trust) { await base.evaluate($0) }
     }
 
-    /// The base evaluator's decision without suspending, unless it is a refusal that fetching might change.
+    /// The base evaluator's decision without suspending (when it is an ``ImmediateTrustEvaluator``), unless it is a
+    /// refusal that fetching might change.
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {
-        guard let decision = base.decisionWithoutSuspending(trust), Self.missingIssuer(in: decision) == nil else { return nil }
+        guard let decision = immediateBase?.decisionWithoutSuspending(trust), Self.missingIssuer(in: decision) == nil else { return nil }
         return decision
     }
 
     /// ``evaluate(_:)`` after ``decisionWithoutSuspending(_:)`` had no answer.
     public func evaluate(afterImmediateMiss trust: ServerTrust) async -> TrustDecision {
-        await completing(await base.evaluate(afterImmediateMiss: trust), of: trust) { await base.evaluate($0) }
+        guard let immediateBase else { return await evaluate(trust) }
+        return await completing(await immediateBase.evaluate(afterImmediateMiss: trust), of: trust) { await base.evaluate($0) }
     }
 
     /// The certificate whose issuer is missing, when that is why `decision` refuses: the last of its closest path.

@@ -6,14 +6,14 @@ import X509
 /// ```swift
 /// let bundles = SPIFFETrustBundles(try SPIFFEBundle.load(contentsOf: "/etc/spiffe/bundle.pem"))
 /// let evaluator = try SPIFFETrustEvaluator(bundles: bundles, allowedIDs: [try SPIFFEIDMatcher(parsing: "spiffe://example.org/ns/prod/sa/api")])
-/// configuration.serverTrust = .evaluator(evaluator)     // https://10.0.0.7:8443/ — no DNS name needed
+/// configuration.serverTrust = evaluator     // https://10.0.0.7:8443/ — no DNS name needed
 /// ```
 ///
 /// The path is validated as RFC 5280 requires (X509-SVID.md §5.1) under ``policy`` — validity, signatures, key
 /// strength, basic constraints, extended key usage for the purpose — with no host-name check (an SVID names a
 /// workload, not a host), and ``SPIFFESVIDRule`` runs inside the path search: a candidate path that ends at another
 /// trust domain's authority, or breaks an SVID rule, makes the search try the next one.
-public struct SPIFFETrustEvaluator: TrustEvaluator {
+public struct SPIFFETrustEvaluator: ImmediateTrustEvaluator {
     /// The trusted trust domains and their anchors.
     public let bundles: SPIFFETrustBundles
     /// The IDs a peer may have (any one).

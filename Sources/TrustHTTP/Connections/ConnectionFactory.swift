@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -17,9 +18,9 @@ import TrustNIO
 struct ConnectionFactory: Sendable {
     let group: any EventLoopGroup
     let sslContext: NIOSSLContext
-    /// The same with TLS 1.3 as the minimum, for hosts whose trust configuration entry asks for it
-    /// (nil when no entry does, or when the session already requires TLS 1.3).
-    let tls13Context: NIOSSLContext?
+    /// The same with TLS 1.3 as the minimum, for hosts whose trust configuration entry asks for it: made for the
+    /// first connection that needs it (a configuration that reloads may ask for it at any time), then kept.
+    private let tls13Context = NIOLockedValueBox<NIOSSLContext?>(nil)
     /// For connections that can answer a client-certificate request (a per-connection context with NIOSSL's context callback).
     let tlsConfiguration: TLSConfiguration
     let resolve: [String: String]
@@ -39,26 +40,8 @@ struct ConnectionFactory: Sendable {
         tls.shutdownTimeout = .milliseconds(100)
         self.tlsConfiguration = tls
         self.sslContext = try Self.makeContext(tls)
-        if tls.minimumTLSVersion != .tlsv13, Self.mayRequireTLS13(configuration.serverTrust) {
-            var tls13 = tls
-            tls13.minimumTLSVersion = .tlsv13
-            self.tls13Context = try Self.makeContext(tls13)
-        } else {
-            self.tls13Context = nil
-        }
         self.group = group
         self.resolve = configuration.resolve
-    }
-
-    /// Whether a trust configuration entry may ask for TLS 1.3: one of a fixed configuration's does, or the
-    /// configuration reloads (a later one may).
-    private static func mayRequireTLS13(_ trust: ServerTrustConfiguration) -> Bool {
-        switch trust {
-        case .configuration(let evaluator, _):
-            return ([evaluator.configuration.base] + evaluator.configuration.hosts).contains { $0.minimumTLSVersion == .tls13 }
-        case .reloading: return true
-        default: return false
-        }
     }
 
     /// A TLS context, counted (``ConstructionCounter/tlsContexts``): made when the session is, and per
@@ -139,11 +122,26 @@ struct ConnectionFactory: Sendable {
     /// NIOSSL's context callback, which receives no connection to tell apart.
     private func tlsContext(for specification: ConnectionSpecification, _ handshake: HandshakeChallenges) throws -> NIOSSLContext {
         guard let callback = handshake.clientCertificateCallback else {
-            return specification.requiresTLS13 ? tls13Context ?? sslContext : sslContext
+            guard specification.requiresTLS13, tlsConfiguration.minimumTLSVersion != .tlsv13 else { return sslContext }
+            if let context = tls13Context.withLockedValue({ $0 }) { return context }
+            var configuration = tlsConfiguration
+            configuration.minimumTLSVersion = .tlsv13
+            let made = try makeContext(configuration, for: specification)
+            // Two first connections may both make one: the first stored is kept, and every later one uses it.
+            return tls13Context.withLockedValue { context in
+                if let context { return context }
+                context = made
+                return made
+            }
         }
         var configuration = tlsConfiguration
         configuration.sslContextCallback = callback
         if specification.requiresTLS13 { configuration.minimumTLSVersion = .tlsv13 }
+        return try makeContext(configuration, for: specification)
+    }
+
+    /// A context for `specification`'s connection, its failure a request's error.
+    private func makeContext(_ configuration: TLSConfiguration, for specification: ConnectionSpecification) throws -> NIOSSLContext {
         do {
             return try Self.makeContext(configuration)
         } catch {

@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import Trust
 
-/// What a ``TrustHTTPClient`` with ``ServerTrustConfiguration/reloading(_:reporter:)`` does when its configuration
+/// What a ``TrustHTTPClient`` whose server trust is a `ReloadingTrustConfiguration` does when its configuration
 /// changes. Every swap and refusal is logged, counted and given to the configuration observer
 /// (``SessionTelemetry``). Connections are pooled by the generation of the configuration their route was made
 /// under (``SessionRouter/Route/key``), so no request that starts after a swap is sent on a connection made
