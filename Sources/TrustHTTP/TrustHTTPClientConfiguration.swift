@@ -23,11 +23,11 @@ public struct TrustHTTPClientConfiguration: Sendable {
     /// The default ``serverTrust``, made once: its anchor index is built when it is made.
     private static let systemTrust = DefaultTrustEvaluator()
 
-    /// How servers are trusted: any ``TrustEvaluator``. By default a `DefaultTrustEvaluator` — system roots, Web-PKI
+    /// How servers are trusted: any `TrustEvaluator`. By default a `DefaultTrustEvaluator` — system roots, Web-PKI
     /// rules, host name checked. Others: `PublicKeysTrustEvaluator` (pins), `SecurityPolicy` (AFNetworking's
     /// semantics), `PerHostTrustEvaluator` (one per host), and a configuration file — `ConfiguredTrustEvaluator`, or
     /// `ReloadingTrustConfiguration` to follow the file without a restart. With a configuration file
-    /// (``TrustConfigurationEvaluator``) the session applies the whole entry of each host: its TLS minimum and client
+    /// (`TrustConfigurationEvaluator`) the session applies the whole entry of each host: its TLS minimum and client
     /// identity on the connection, its pin-failure reports sent through ``pinFailureReporter``; with a reloading one,
     /// a request that starts after a swap is sent on a connection made under the new configuration (connections made
     /// before lend no more requests: closed now when idle, after the requests in flight on them otherwise).
