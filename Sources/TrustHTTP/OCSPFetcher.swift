@@ -57,7 +57,7 @@ public final class OCSPFetcher: Sendable {
     }
 
     /// Where responses are kept.
-    public let cache: OCSPCache
+    package let cache: OCSPCache
     /// The bounds.
     public let limits: Limits
     /// How requests are made.
@@ -83,7 +83,7 @@ public final class OCSPFetcher: Sendable {
 
     /// Whether every one of `certificates` that names a responder has a current answer kept (good or revoked, not yet
     /// stale), or a recent failure or unusable answer.
-    public func isSettled(for certificates: [Certificate], at time: Date) -> Bool {
+    package func isSettled(for certificates: [Certificate], at time: Date) -> Bool {
         certificates.allSatisfy { certificate in
             OCSPRequest.responderURIs(of: certificate).isEmpty || settled(cache.entry(for: certificate), certificate, at: time)
         }
@@ -91,7 +91,7 @@ public final class OCSPFetcher: Sendable {
 
     /// Asks about each (certificate, issuer) pair whose certificate names a responder and has no current answer, and
     /// waits for the answers.
-    public func prefetch(_ pairs: [(certificate: Certificate, issuer: Certificate)], at time: Date) async {
+    package func prefetch(_ pairs: [(certificate: Certificate, issuer: Certificate)], at time: Date) async {
         let tasks = pairs.compactMap { pair -> Task<Void, Never>? in
             let uris = OCSPRequest.responderURIs(of: pair.certificate)
             guard let uri = uris.first, !settled(cache.entry(for: pair.certificate), pair.certificate, at: time) else { return nil }
@@ -110,7 +110,7 @@ public final class OCSPFetcher: Sendable {
     }
 
     /// Shuts the querying session down.
-    public func shutdown() async {
+    package func shutdown() async {
         await session.shutdown()
     }
 

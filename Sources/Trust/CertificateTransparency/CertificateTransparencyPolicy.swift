@@ -16,7 +16,7 @@
 /// time is not enforced (Chrome's 70-day rule: an old list would refuse certificates logged to newer logs), and the
 /// decision says so in a note.
 ///
-/// A certificate meets the policy when its embedded SCTs include at least ``requiredSCTs(forLifetime:)`` valid ones
+/// A certificate meets the policy when its embedded SCTs include at least the required number of valid ones
 /// (2 for a certificate valid 180 days or less, 3 beyond — Apple's policy) from at least ``minimumOperators``
 /// distinct log operators. An SCT is valid when its log is on the list and was usable when it signed (not pending or
 /// rejected; a retired or read-only log counts only for SCTs timestamped before it left service), the certificate's
@@ -64,7 +64,7 @@ public struct CertificateTransparencyPolicy: Sendable, Hashable {
     public static let off = CertificateTransparencyPolicy()
 
     /// Valid SCTs required for a certificate valid `lifetime` seconds: 2 up to 180 days, 3 beyond (Apple's CT policy).
-    public static func requiredSCTs(forLifetime lifetime: TimeInterval) -> Int {
+    package static func requiredSCTs(forLifetime lifetime: TimeInterval) -> Int {
         lifetime <= 180 * 86_400 ? 2 : 3
     }
 }

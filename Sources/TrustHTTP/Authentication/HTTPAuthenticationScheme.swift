@@ -6,7 +6,7 @@ public enum HTTPAuthenticationScheme: Sendable, Hashable, CustomStringConvertibl
     case digest(DigestAlgorithm)
 
     /// Higher is stronger; Basic is the weakest.
-    public var strength: Int {
+    package var strength: Int {
         switch self {
         case .basic: return 0
         case .digest(let algorithm): return algorithm.strength
@@ -14,7 +14,7 @@ public enum HTTPAuthenticationScheme: Sendable, Hashable, CustomStringConvertibl
     }
 
     /// The authentication method of a challenge in this scheme.
-    public var authenticationMethod: AuthenticationMethod {
+    package var authenticationMethod: AuthenticationMethod {
         switch self {
         case .basic: return .httpBasic
         case .digest: return .httpDigest
