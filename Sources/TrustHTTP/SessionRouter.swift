@@ -12,10 +12,10 @@ import TrustNIO
 /// key connections are pooled by, whether the host's trust configuration entry asks for TLS 1.3, the client
 /// identity offered by default, and the proxy.
 ///
-/// Built with the session (its configuration is fixed): the default evaluator, the canonical per-host map
-/// and the environment's proxies are made here, once; each host's route is made on its first request and
+/// Built with the session (its configuration is fixed): the environment's proxies are read here, once; the
+/// evaluator is the configuration's own, made by the caller; each host's route is made on its first request and
 /// kept (up to ``capacity`` hosts), so nothing on the request path builds an evaluator, a validator or an
-/// anchor index, canonicalises a host pattern, or reads the environment.
+/// anchor index, or reads the environment.
 final class SessionRouter: Sendable {
     /// One host's decisions: made once, shared by reference by every request to the host (its
     /// client identity alone is hundreds of bytes, which a value would copy into each request's plan).
@@ -80,7 +80,8 @@ final class SessionRouter: Sendable {
     private let configured: (any TrustConfigurationEvaluator)?
 
     /// The client identities a trust configuration names, by entry host (the base's under ""), with the
-    /// generation of the configuration they were loaded for (0 for a fixed configuration).
+    /// generation of the configuration they were loaded for (1 for a fixed configuration; 0 with no configuration
+    /// file, when there are none).
     struct ConfiguredIdentities: Sendable {
         var generation: UInt64
         var identities: [String: ClientIdentity]

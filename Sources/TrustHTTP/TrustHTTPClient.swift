@@ -81,6 +81,10 @@ public final class TrustHTTPClient: Sendable {
         {
             logger.warning("no system root certificates", metadata: ["trust.note": "\(missing)"])
         }
+        // A reporter with nothing to report: only a configuration file's entries name where reports go.
+        if let logger = configuration.logger, configuration.pinFailureReporter != nil, !(configuration.serverTrust is any TrustConfigurationEvaluator) {
+            logger.warning("pinFailureReporter is set, but serverTrust is not a ConfiguredTrustEvaluator or ReloadingTrustConfiguration: no report is sent")
+        }
         let intermediateFetcher = configuration.fetchesMissingIntermediates ? HTTPIntermediateFetcher(resolve: configuration.resolve) : nil
         self.intermediateFetcher = intermediateFetcher
         self.router = SessionRouter(

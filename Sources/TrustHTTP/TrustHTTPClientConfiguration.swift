@@ -26,10 +26,10 @@ public struct TrustHTTPClientConfiguration: Sendable {
     /// How servers are trusted: any `TrustEvaluator`. By default a `DefaultTrustEvaluator` — system roots, Web-PKI
     /// rules, host name checked. Others: `PublicKeysTrustEvaluator` (pins), `SecurityPolicy` (AFNetworking's
     /// semantics), `PerHostTrustEvaluator` (one per host), and a configuration file — `ConfiguredTrustEvaluator`, or
-    /// `ReloadingTrustConfiguration` to follow the file without a restart. With a configuration file
-    /// (`TrustConfigurationEvaluator`) the session applies the whole entry of each host: its TLS minimum and client
-    /// identity on the connection, its pin-failure reports sent through ``pinFailureReporter``; with a reloading one,
-    /// a request that starts after a swap is sent on a connection made under the new configuration (connections made
+    /// `ReloadingTrustConfiguration` to follow the file without a restart. With either of those two (as the server
+    /// trust itself, not inside another evaluator) the session applies the whole entry of each host: its TLS minimum
+    /// and client identity on the connection, its pin-failure reports sent through ``pinFailureReporter``; with a
+    /// reloading one, a request that starts after a swap is sent on a connection made under the new configuration (connections made
     /// before lend no more requests: closed now when idle, after the requests in flight on them otherwise).
     public var serverTrust: any TrustEvaluator = Self.systemTrust
     /// Where the pin-failure reports of a configuration file's entries (`reportURIs`) are sent from; `nil` (the

@@ -14,7 +14,9 @@ import TrustHTTP
 /// telemetry.
 ///
 /// ```swift
-/// let session = try TrustHTTPClient(configuration: TrustHTTPClientConfiguration(serverTrust: evaluator))
+/// var configuration = TrustHTTPClientConfiguration()
+/// configuration.serverTrust = evaluator
+/// let session = try TrustHTTPClient(configuration: configuration)
 /// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(session: session))
 /// ```
 ///

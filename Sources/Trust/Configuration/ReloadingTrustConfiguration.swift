@@ -310,13 +310,13 @@ public final class ReloadingTrustConfiguration: ImmediateTrustEvaluator, TrustCo
     }
 
     /// ``evaluation(for:port:entryName:)``'s evaluation, without its generation.
-    public func configuredEvaluation(of trust: ServerTrust, port: Int) async -> ConfiguredTrustEvaluator.Evaluation {
+    package func configuredEvaluation(of trust: ServerTrust, port: Int) async -> ConfiguredTrustEvaluator.Evaluation {
         await evaluation(for: trust, port: port).evaluation
     }
 
     /// `nil`: each configuration put in force caches its own decisions (with the settings this was made with, and
     /// the file's), so that no decision outlives the configuration that made it.
-    public func userCacheSettings(_ settings: EvaluationCacheSettings?) -> EvaluationCacheSettings? { nil }
+    package func userCacheSettings(_ settings: EvaluationCacheSettings?) -> EvaluationCacheSettings? { nil }
 
     /// The cached decision of the configuration in force, when it has one for `trust`.
     public func decisionWithoutSuspending(_ trust: ServerTrust) -> TrustDecision? {

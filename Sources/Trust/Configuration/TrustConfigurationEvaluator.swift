@@ -5,8 +5,9 @@
 /// ``ConfiguredTrustEvaluator`` (one configuration) and ``ReloadingTrustConfiguration`` (the one in force, replaced
 /// without a restart) adopt it. A `TrustHTTPClient` whose server trust is one of them applies all of it: the entry's
 /// TLS minimum and client identity on each connection, reports sent through its reporter, connections pooled by
-/// generation.
-public protocol TrustConfigurationEvaluator: TrustEvaluator {
+/// generation. Not public: a session follows a reloading configuration's swaps by observing it (retiring the
+/// connections made before, loading the identities the new one names), which another adopter would not offer.
+package protocol TrustConfigurationEvaluator: TrustEvaluator {
     /// The configuration in force, with its anchors read and its validators built.
     var current: ConfiguredTrustEvaluator { get }
 
@@ -26,18 +27,18 @@ public protocol TrustConfigurationEvaluator: TrustEvaluator {
 
 extension ConfiguredTrustEvaluator: TrustConfigurationEvaluator {
     /// This configuration.
-    public var current: ConfiguredTrustEvaluator { self }
+    package var current: ConfiguredTrustEvaluator { self }
 
     /// Always 1: this configuration is never replaced.
-    public var generation: UInt64 { 1 }
+    package var generation: UInt64 { 1 }
 
     /// ``evaluation(for:port:entryName:)``.
-    public func configuredEvaluation(of trust: ServerTrust, port: Int) async -> Evaluation {
+    package func configuredEvaluation(of trust: ServerTrust, port: Int) async -> Evaluation {
         await evaluation(for: trust, port: port)
     }
 
     /// The stricter of `settings` and the file's `evaluationCache` (`false` there: none).
-    public func userCacheSettings(_ settings: EvaluationCacheSettings?) -> EvaluationCacheSettings? {
+    package func userCacheSettings(_ settings: EvaluationCacheSettings?) -> EvaluationCacheSettings? {
         EvaluationCacheSettings.stricter(settings, configuration.evaluationCache)
     }
 }

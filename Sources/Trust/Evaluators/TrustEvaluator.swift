@@ -8,9 +8,9 @@ public protocol TrustEvaluator: Sendable {
     func evaluate(_ trust: ServerTrust) async -> TrustDecision
 }
 
-/// An evaluator that can often decide without suspending (a path validator finding its path directly, a cache): a
-/// TLS verification callback then answers inside the handshake, without starting a task. Optional: an evaluator
-/// without it is always asked through ``TrustEvaluator/evaluate(_:)``.
+/// An evaluator that can often decide without suspending (a path validator finding its path directly, a reloading
+/// configuration's cache of decisions): a TLS verification callback then answers inside the handshake, without
+/// starting a task. Optional: an evaluator without it is always asked through ``TrustEvaluator/evaluate(_:)``.
 public protocol ImmediateTrustEvaluator: TrustEvaluator {
     /// A decision reached without suspending — the same one ``TrustEvaluator/evaluate(_:)`` returns — when the
     /// evaluator can tell at once; `nil` when ``TrustEvaluator/evaluate(_:)`` must run.

@@ -44,8 +44,9 @@ struct ConnectionFactory: Sendable {
         self.resolve = configuration.resolve
     }
 
-    /// A TLS context, counted (``ConstructionCounter/tlsContexts``): made when the session is, and per
-    /// connection only where a client-certificate challenge must be answered for that connection.
+    /// A TLS context, counted (``ConstructionCounter/tlsContexts``): made when the session is, once more for the
+    /// first connection whose host's entry asks for TLS 1.3, and per connection only where a client-certificate
+    /// challenge must be answered for that connection.
     static func makeContext(_ configuration: TLSConfiguration) throws -> NIOSSLContext {
         ConstructionCounter.tlsContexts.increment()
         return try NIOSSLContext(configuration: configuration)
