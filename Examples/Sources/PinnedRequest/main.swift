@@ -5,7 +5,7 @@ import Foundation
 import TrustHTTP
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 4, let url = URL(string: arguments[1]) else {
+guard arguments.count >= 4, let url = URL(string: arguments[1]), let host = url.host else {
     print("usage: PinnedRequest URL CA-FILE PIN [CONNECT-ADDRESS]")
     exit(2)
 }
@@ -14,8 +14,10 @@ let primary = try SPKIPin(parsing: arguments[3])
 let backup = try SPKIPin(digest: [UInt8](repeating: 0, count: 32))  // your offline backup key's pin
 
 var configuration = TrustHTTPClientConfiguration()
-configuration.serverTrust = try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors))
-if arguments.count > 4, let host = url.host { configuration.resolve[host] = arguments[4] }
+// The pins hold for this host; any other (a redirect to another host) is trusted as the roots say.
+let pinned = try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors))
+configuration.serverTrust = PerHostTrustEvaluator([host: pinned], otherHosts: DefaultTrustEvaluator(anchors: .system(adding: anchors)))
+if arguments.count > 4 { configuration.resolve[host] = arguments[4] }
 let session = try TrustHTTPClient(configuration: configuration)
 do {
     let response = try await session.data(for: TrustHTTPClientRequest(url: url))

@@ -28,15 +28,15 @@ public final class ReloadingTrustConfiguration: ImmediateTrustEvaluator, TrustCo
     public typealias Event = ReloadEvent<ConfiguredTrustEvaluator, TrustConfigurationRejection>
 
     /// An evaluation with the generation of the configuration that made it.
-    public struct Evaluation: Sendable {
+    package struct Evaluation: Sendable {
         /// The generation of the configuration the decision was made under (1: the first).
-        public var generation: UInt64
+        package var generation: UInt64
         /// Whether the decision came from that configuration's cache (no evaluation ran, no report due).
-        public var cached: Bool
+        package var cached: Bool
         /// The decision, the entry that matched, warnings and the pin-failure report due.
-        public var evaluation: ConfiguredTrustEvaluator.Evaluation
+        package var evaluation: ConfiguredTrustEvaluator.Evaluation
         /// The decision.
-        public var decision: TrustDecision { evaluation.decision }
+        package var decision: TrustDecision { evaluation.decision }
     }
 
     /// The configuration in force, with its generation and the cache of its decisions.
@@ -289,7 +289,7 @@ public final class ReloadingTrustConfiguration: ImmediateTrustEvaluator, TrustCo
     ///   - port: the connection's port (pin-failure reports name it).
     ///   - entryName: the name that chooses the entry when `trust` has none (see
     ///     ``ConfiguredTrustEvaluator/evaluation(for:port:entryName:)``).
-    public func evaluation(for trust: ServerTrust, port: Int = 443, entryName: PeerName? = nil) async -> Evaluation {
+    package func evaluation(for trust: ServerTrust, port: Int = 443, entryName: PeerName? = nil) async -> Evaluation {
         let snapshot = self.snapshot
         let policy = Self.cachePolicy(trust, entryName: entryName)
         if let cached = snapshot.cache?.decision(for: trust, policy: policy) {

@@ -151,7 +151,7 @@ public struct EvaluationCacheSettings: Sendable, Hashable, Codable {
     }
 
     /// The stricter of two settings (the smaller capacity and lifetime); `nil` when either is off.
-    public static func stricter(_ a: EvaluationCacheSettings?, _ b: EvaluationCacheSettings?) -> EvaluationCacheSettings? {
+    package static func stricter(_ a: EvaluationCacheSettings?, _ b: EvaluationCacheSettings?) -> EvaluationCacheSettings? {
         guard let a, let b else { return nil }
         return EvaluationCacheSettings(capacity: min(a.capacity, b.capacity), timeToLive: min(a.timeToLive, b.timeToLive))
     }
