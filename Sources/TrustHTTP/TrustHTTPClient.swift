@@ -20,7 +20,7 @@ import TrustNIO
 /// var configuration = TrustHTTPClientConfiguration()
 /// configuration.serverTrust = try PublicKeysTrustEvaluator(pins: pins)
 /// let session = try TrustHTTPClient(configuration: configuration)
-/// let response = try await session.data(for: Request(url: URL(string: "https://api.example.com/")!))
+/// let response = try await session.data(for: TrustHTTPClientRequest(url: URL(string: "https://api.example.com/")!))
 /// ```
 ///
 /// - Every new connection is evaluated (there is no TLS session resumption); with no challenge
