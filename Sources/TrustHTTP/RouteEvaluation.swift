@@ -26,7 +26,8 @@ final class RouteEvaluation: Sendable {
     private let fetching: IntermediateFetchingEvaluator?
     /// The evaluator (or ``fetching``) as an ``ImmediateTrustEvaluator``, when it is one: cast once, here.
     private let immediate: (any ImmediateTrustEvaluator)?
-    /// The evaluator as a configuration file's, whose evaluations carry pin-failure reports, sent through `reporter`.
+    /// The evaluator as a configuration file's (the session's router casts it once), whose evaluations carry
+    /// pin-failure reports, sent through `reporter`.
     private let configured: (any TrustConfigurationEvaluator)?
     private let reporter: PinFailureReporter?
     /// The session's evaluation cache and the key this host's decisions are stored under.
@@ -36,8 +37,8 @@ final class RouteEvaluation: Sendable {
     private let origin: Origin
 
     init(
-        evaluator: any TrustEvaluator, fetching: IntermediateFetchingEvaluator?, reporter: PinFailureReporter?, cache: TrustEvaluationCache?,
-        key: String, telemetry: SessionTelemetry, origin: Origin
+        evaluator: any TrustEvaluator, configured: (any TrustConfigurationEvaluator)?, fetching: IntermediateFetchingEvaluator?,
+        reporter: PinFailureReporter?, cache: TrustEvaluationCache?, key: String, telemetry: SessionTelemetry, origin: Origin
     ) {
         self.evaluator = evaluator
         self.fetching = fetching
@@ -46,7 +47,7 @@ final class RouteEvaluation: Sendable {
         } else {
             self.immediate = evaluator as? any ImmediateTrustEvaluator
         }
-        self.configured = evaluator as? any TrustConfigurationEvaluator
+        self.configured = configured
         self.reporter = reporter
         self.cache = cache
         self.key = key

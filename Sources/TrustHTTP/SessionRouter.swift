@@ -200,8 +200,8 @@ final class SessionRouter: Sendable {
         // Decisions are cached under the generation they were made under (the cache keys them by chain and name too).
         let key = generation.map { "configuration-\($0)" } ?? "evaluator"
         let evaluation = RouteEvaluation(
-            evaluator: evaluator, fetching: fetching, reporter: configuration.pinFailureReporter, cache: cache, key: key, telemetry: telemetry,
-            origin: origin)
+            evaluator: evaluator, configured: configured, fetching: fetching, reporter: configuration.pinFailureReporter, cache: cache,
+            key: key, telemetry: telemetry, origin: origin)
         return Route(
             key: key, evaluation: evaluation, requiresTLS13: origin.isSecure && entry?.minimumTLSVersion == .tls13, clientIdentity: identity,
             reloading: reloadingIdentity, generation: generation, identitiesGeneration: generation == nil ? nil : loaded.generation)

@@ -20,15 +20,19 @@ public struct PerHostTrustEvaluator: ImmediateTrustEvaluator {
         }
     }
 
-    /// The evaluators by canonical host name.
-    private let hosts: [String: Member]
+    /// The evaluators by host name, canonical as a ``PeerName`` is: a chain's name is looked up as it comes, with
+    /// nothing formatted per evaluation.
+    private let hosts: [PeerName: Member]
     private let otherHosts: Member
 
-    /// `evaluators` for their hosts (keys: host names or IP addresses, in any case, with or without a final dot);
-    /// `otherHosts` for the rest.
+    /// `evaluators` for their hosts (keys: host names or IP addresses, in any case, with or without a final dot; a key
+    /// that is neither can match no chain's name and is left out); `otherHosts` for the rest.
     public init(_ evaluators: [String: any TrustEvaluator], otherHosts: any TrustEvaluator) {
-        var canonical: [String: Member] = [:]
-        for (host, evaluator) in evaluators { canonical[Self.canonical(host)] = Member(evaluator) }
+        var canonical: [PeerName: Member] = [:]
+        for (host, evaluator) in evaluators {
+            guard let name = try? PeerName(host: host) else { continue }
+            canonical[name] = Member(evaluator)
+        }
         self.hosts = canonical
         self.otherHosts = Member(otherHosts)
     }
@@ -53,11 +57,6 @@ public struct PerHostTrustEvaluator: ImmediateTrustEvaluator {
 
     private func member(for trust: ServerTrust) -> Member {
         guard let name = trust.peerName else { return otherHosts }
-        return hosts[name.description] ?? otherHosts
-    }
-
-    /// A key as a ``PeerName`` writes it; a key that is no host name is kept lowercased (it matches no peer name).
-    private static func canonical(_ host: String) -> String {
-        (try? PeerName(host: host))?.description ?? host.lowercased()
+        return hosts[name] ?? otherHosts
     }
 }
