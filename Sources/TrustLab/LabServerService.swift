@@ -6,7 +6,7 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let server = try await LabServer.start("good", pki: pki)
-/// let group = ServiceGroup(services: [LabServerService([server]), TrustHTTPClientService(session)],
+/// let group = ServiceGroup(services: [LabServerService([server]), TrustHTTPClientService(client)],
 ///                          gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
 /// try await group.run()
 /// ```

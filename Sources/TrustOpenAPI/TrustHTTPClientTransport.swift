@@ -9,39 +9,39 @@ import TrustHTTP
 #endif
 
 /// A swift-openapi-runtime `ClientTransport` that sends a generated client's requests through a
-/// ``TrustHTTP/TrustHTTPClient``: every connection's server trust is decided by the session (its evaluators,
+/// ``TrustHTTP/TrustHTTPClient``: every connection's server trust is decided by the client (its evaluators,
 /// pins, trust configuration, challenge handlers), with its HTTP authentication, timeouts, limits and
 /// telemetry.
 ///
 /// ```swift
 /// var configuration = TrustHTTPClientConfiguration()
 /// configuration.serverTrust = evaluator
-/// let session = try TrustHTTPClient(configuration: configuration)
-/// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(session: session))
+/// let httpClient = try TrustHTTPClient(configuration: configuration)
+/// let client = Client(serverURL: try Servers.Server1.url(), transport: TrustHTTPClientTransport(client: httpClient))
 /// ```
 ///
-/// The response body streams, with the session's backpressure and read timeout. A request body that can be
+/// The response body streams, with the client's backpressure and read timeout. A request body that can be
 /// read more than once (`HTTPBody.IterationBehavior.multiple`) streams too; one that can be read only once
-/// is collected first, up to ``maximumRequestBodySize``, since the session may have to send a request again
-/// (an authentication challenge, a 307 or 308 redirect). Errors are the session's ``TrustHTTP/TrustHTTPClientError`` (the generated client
+/// is collected first, up to ``maximumRequestBodySize``, since the client may have to send a request again
+/// (an authentication challenge, a 307 or 308 redirect). Errors are the client's ``TrustHTTP/TrustHTTPClientError`` (the generated client
 /// wraps them in its `ClientError`).
 public struct TrustHTTPClientTransport: ClientTransport {
-    /// The session requests go through.
-    public let session: TrustHTTPClient
+    /// The client requests go through.
+    public let client: TrustHTTPClient
     /// The largest request body that can be read only once, collected before it is sent; a larger one fails
     /// before anything is sent.
     public var maximumRequestBodySize: Int
 
-    /// Sends requests through `session`; request bodies up to `maximumRequestBodySize` bytes (16 MiB by default).
-    public init(session: TrustHTTPClient, maximumRequestBodySize: Int = 16 << 20) {
-        self.session = session
+    /// Sends requests through `client`; request bodies up to `maximumRequestBodySize` bytes (16 MiB by default).
+    public init(client: TrustHTTPClient, maximumRequestBodySize: Int = 16 << 20) {
+        self.client = client
         self.maximumRequestBodySize = maximumRequestBodySize
     }
 
     /// Sends `request` to `baseURL` joined with the request's path and query.
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
         let url = try Self.url(baseURL, path: request.path)
-        let response = try await session.bytes(
+        let response = try await client.bytes(
             for: TrustHTTPClientRequest(
                 url: url, method: request.method.rawValue, headers: request.headerFields, body: try await Self.body(of: body, upTo: maximumRequestBodySize)))
         let length = response.headers[.contentLength].flatMap(Int64.init).map(HTTPBody.Length.known) ?? .unknown
@@ -50,7 +50,7 @@ public struct TrustHTTPClientTransport: ClientTransport {
         return (HTTPResponse(status: response.status, headerFields: response.headers), responseBody)
     }
 
-    /// The session's body for `body`: streamed when it can be read again for a second send, else collected.
+    /// The request body for `body`: streamed when it can be read again for a second send, else collected.
     private static func body(of body: HTTPBody?, upTo maximum: Int) async throws -> TrustHTTPClientRequest.Body? {
         guard let body else { return nil }
         let length: Int? = if case .known(let count) = body.length { Int(exactly: count) } else { nil }

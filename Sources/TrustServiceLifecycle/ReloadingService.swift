@@ -11,9 +11,9 @@ import TrustHTTP
 /// let reloading = try ReloadingTrustConfiguration(contentsOf: "/etc/app/trust.json", pollInterval: .seconds(10))
 /// configuration.serverTrust = reloading
 /// configuration.pinFailureReporter = PinFailureReporter()
-/// let session = try TrustHTTPClient(configuration: configuration)
+/// let client = try TrustHTTPClient(configuration: configuration)
 /// let group = ServiceGroup(
-///     services: [server, ReloadingService(reloading), TrustHTTPClientService(session)],
+///     services: [server, ReloadingService(reloading), TrustHTTPClientService(client)],
 ///     gracefulShutdownSignals: [.sigterm], logger: logger)
 /// try await group.run()
 /// ```

@@ -41,7 +41,7 @@
         private static func register(_ session: TrustHTTPClient, in application: Application) {
             application.lifecycle.use(TrustHTTPClientShutdown(session: session))
             application.clients.use {
-                TrustHTTPVaporClient(session: session, eventLoop: $0.eventLoopGroup.next(), logger: $0.logger, byteBufferAllocator: $0.allocator)
+                TrustHTTPVaporClient(client: session, eventLoop: $0.eventLoopGroup.next(), logger: $0.logger, byteBufferAllocator: $0.allocator)
             }
         }
     }

@@ -7,7 +7,7 @@
     import Vapor
 
     /// A Vapor `Client` that sends every request through a ``TrustHTTP/TrustHTTPClient``: `req.client` and
-    /// `app.client` then make their HTTPS connections with the session's server trust (its evaluators, pins,
+    /// `app.client` then make their HTTPS connections with the client's server trust (its evaluators, pins,
     /// trust configuration and challenge handlers, deciding inside the TLS handshake), its HTTP
     /// authentication, timeouts, limits, logs and metrics.
     ///
@@ -16,44 +16,44 @@
     /// ``delegating(to:)`` completes its futures on that event loop — the request's, for `req.client` — and
     /// one made by ``logging(to:)`` logs to that logger, with the request's metadata.
     ///
-    /// A failed request fails with the session's `TrustHTTPClientError`: a refused server-trust decision carries
+    /// A failed request fails with the client's `TrustHTTPClientError`: a refused server-trust decision carries
     /// its `TrustDecision` (``TrustHTTP/TrustHTTPClientError/trustDecision``), with every reason, so that a route can
-    /// switch on why. The body of the response is read whole, up to the session's
+    /// switch on why. The body of the response is read whole, up to the client's
     /// `ResponseLimits/maximumBodySize`.
     public struct TrustHTTPVaporClient: Client {
-        /// The session every request goes through (shared by the copies Vapor makes per request).
-        public let session: TrustHTTPClient
+        /// The client every request goes through (shared by the copies Vapor makes per request).
+        public let client: TrustHTTPClient
         /// The event loop this client's futures complete on.
         public let eventLoop: any EventLoop
         /// Allocates the response bodies' buffers.
         public let byteBufferAllocator: ByteBufferAllocator
-        /// Where this client logs each request (at `debug`; the session's own lines go to its configured logger).
+        /// Where this client logs each request (at `debug`; the client's own lines go to its configured logger).
         public let logger: Logger?
 
-        /// A client sending through `session`, completing its futures on `eventLoop`.
+        /// A client sending through `client`, completing its futures on `eventLoop`.
         public init(
-            session: TrustHTTPClient, eventLoop: any EventLoop, logger: Logger? = nil, byteBufferAllocator: ByteBufferAllocator = ByteBufferAllocator()
+            client: TrustHTTPClient, eventLoop: any EventLoop, logger: Logger? = nil, byteBufferAllocator: ByteBufferAllocator = ByteBufferAllocator()
         ) {
-            self.session = session
+            self.client = client
             self.eventLoop = eventLoop
             self.logger = logger
             self.byteBufferAllocator = byteBufferAllocator
         }
 
-        /// Sends `request` through the session; the future completes on ``eventLoop`` with the response, or
+        /// Sends `request` through the client; the future completes on ``eventLoop`` with the response, or
         /// fails with a `TrustHTTPClientError`.
         public func send(_ request: ClientRequest) -> EventLoopFuture<ClientResponse> {
             eventLoop.makeFutureWithTask { try await self.response(to: request) }
         }
 
-        /// Sends `request` through the session and returns the response with its whole body. The request's
-        /// `timeout`, when set, bounds the whole exchange, body included (else the session's
+        /// Sends `request` through the client and returns the response with its whole body. The request's
+        /// `timeout`, when set, bounds the whole exchange, body included (else the client's
         /// `TrustHTTPClientConfiguration/requestTimeout` does).
         public func response(to request: ClientRequest) async throws(TrustHTTPClientError) -> ClientResponse {
             let outgoing = try TrustHTTPClientRequest(request)
             logger?.debug("client request", metadata: Self.metadata(outgoing.url, method: outgoing.method))
             do {
-                let response = try await session.data(for: outgoing)
+                let response = try await client.data(for: outgoing)
                 logger?.debug("client response", metadata: Self.metadata(outgoing.url, method: outgoing.method, status: response.statusCode))
                 return ClientResponse(response, allocator: byteBufferAllocator)
             } catch {
@@ -67,17 +67,17 @@
 
         /// A copy whose futures complete on `eventLoop` (Vapor's `req.client` passes the request's).
         public func delegating(to eventLoop: any EventLoop) -> any Client {
-            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(client: client, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// A copy that logs to `logger` (Vapor's `req.client` passes the request's, with its `request-id`).
         public func logging(to logger: Logger) -> any Client {
-            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(client: client, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// A copy that allocates response bodies with `byteBufferAllocator`.
         public func allocating(to byteBufferAllocator: ByteBufferAllocator) -> any Client {
-            TrustHTTPVaporClient(session: session, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
+            TrustHTTPVaporClient(client: client, eventLoop: eventLoop, logger: logger, byteBufferAllocator: byteBufferAllocator)
         }
 
         /// Method, host and port — never the path, query, user-info or a header (they may carry secrets);
@@ -93,7 +93,7 @@
     }
 
     extension TrustHTTPClientError {
-        /// `error` as the session threw it — always a `TrustHTTPClientError` — or, should anything else arrive, one
+        /// `error` as the client threw it — always a `TrustHTTPClientError` — or, should anything else arrive, one
         /// that keeps it as its underlying error.
         init(wrapping error: any Error, url: URL) {
             switch error {

@@ -16,7 +16,7 @@ import TrustTestSupport
 struct OpenAPITransportTests {
     @Test func postsABodyAndStreamsTheResponse() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = TrustHTTPClientTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(client: try labSession())
             var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo?x=1")
             request.headerFields[.contentType] = "text/plain"
             let (response, body) = try await transport.send(request, body: HTTPBody("ping"), baseURL: url(servers["good"]!), operationID: "echo")
@@ -24,13 +24,13 @@ struct OpenAPITransportTests {
             #expect(response.headerFields[.contentLength] != nil)
             let text = try await String(collecting: try #require(body), upTo: 1 << 20)
             #expect(text == "POST\nping")
-            await transport.session.shutdown()
+            await transport.client.shutdown()
         }
     }
 
     @Test func sendsHeadersAndJoinsPaths() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = TrustHTTPClientTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(client: try labSession())
             var request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/headers")
             request.headerFields[HTTPField.Name("x-operation")!] = "list"
             // The lab URL ends with a slash: one slash between it and the path.
@@ -42,7 +42,7 @@ struct OpenAPITransportTests {
             #expect(text.contains("x-operation: list"))
             let head = HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/")
             #expect(try await transport.send(head, body: nil, baseURL: base, operationID: "head").1 == nil)
-            await transport.session.shutdown()
+            await transport.client.shutdown()
         }
         #expect(
             try TrustHTTPClientTransport.url(URL(string: "https://api.example.com/v1")!, path: "/pets?limit=2").absoluteString
@@ -56,7 +56,7 @@ struct OpenAPITransportTests {
     @Test func pinnedSessionAndPinMismatch() async throws {
         try await withLabServers(["good"]) { servers in
             let pinned = try labSession(try PublicKeysTrustEvaluator(pins: [Lab.pki.intermediate.certificate.spkiPin], anchors: Lab.anchors))
-            let transport = TrustHTTPClientTransport(session: pinned)
+            let transport = TrustHTTPClientTransport(client: pinned)
             let get = try await transport.send(
                 HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
             #expect(get.0.status == .ok)
@@ -68,7 +68,7 @@ struct OpenAPITransportTests {
             await pinned.shutdown()
 
             let wrongPin = try SPKIPin(parsing: "sha256/" + Data(repeating: 9, count: 32).base64EncodedString())
-            let mismatched = TrustHTTPClientTransport(session: try labSession(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors)))
+            let mismatched = TrustHTTPClientTransport(client: try labSession(try PublicKeysTrustEvaluator(pins: [wrongPin], anchors: Lab.anchors)))
             do {
                 _ = try await mismatched.send(
                     HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/"), body: nil, baseURL: url(servers["good"]!), operationID: "root")
@@ -77,19 +77,19 @@ struct OpenAPITransportTests {
                 #expect(error.code == .serverCertificateUntrusted)
                 #expect(error.trustDecision?.reasons.map(\.code).contains("pin-mismatch") == true)
             }
-            await mismatched.session.shutdown()
+            await mismatched.client.shutdown()
         }
     }
 
     /// The session decides trust: an expired server is refused before any request is sent.
     @Test func refusedTrustFails() async throws {
         try await withLabServers(["expired"]) { servers in
-            let transport = TrustHTTPClientTransport(session: try labSession())
+            let transport = TrustHTTPClientTransport(client: try labSession())
             let request = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/")
             await #expect(throws: TrustHTTPClientError.self) {
                 _ = try await transport.send(request, body: nil, baseURL: url(servers["expired"]!), operationID: "get")
             }
-            await transport.session.shutdown()
+            await transport.client.shutdown()
         }
     }
 
@@ -97,7 +97,7 @@ struct OpenAPITransportTests {
     /// fails before anything is sent; a body that can be read again streams, whatever its size.
     @Test func requestBodyIsBoundedWhenItMustBeCollected() async throws {
         try await withLabServers(["good"]) { servers in
-            let transport = TrustHTTPClientTransport(session: try labSession(), maximumRequestBodySize: 8)
+            let transport = TrustHTTPClientTransport(client: try labSession(), maximumRequestBodySize: 8)
             let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo")
             func once(_ text: String) -> HTTPBody {
                 let (stream, continuation) = AsyncStream.makeStream(of: ArraySlice<UInt8>.self)
@@ -115,7 +115,7 @@ struct OpenAPITransportTests {
                 request, body: HTTPBody("more than eight bytes"), baseURL: url(servers["good"]!), operationID: "echo")
             #expect(streamed.status == .ok)
             #expect(try await String(collecting: try #require(streamedBody), upTo: 100) == "POST\nmore than eight bytes")
-            await transport.session.shutdown()
+            await transport.client.shutdown()
         }
     }
 }

@@ -19,11 +19,11 @@ configuration.challengeHandler = ClosureChallengeHandler { challenge in
     // A wrong password gets exactly one more chance; then the 401 comes back.
     return challenge.previousFailureCount == 0 ? .useCredential(credential) : .cancelAuthenticationChallenge
 }
-let session = try TrustHTTPClient(configuration: configuration)
+let client = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
+    let response = try await client.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.text)
 } catch let error as TrustHTTPClientError {
     print(error.code, error.message)
 }
-await session.shutdown()
+await client.shutdown()

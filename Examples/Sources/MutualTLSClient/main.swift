@@ -21,10 +21,10 @@ var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = DefaultTrustEvaluator(anchors: .system(adding: try CertificateSource.certificates(atPath: arguments[4])))
 configuration.clientIdentities[host] = identity
 if arguments.count > 5 { configuration.resolve[host] = arguments[5] }
-let session = try TrustHTTPClient(configuration: configuration)
+let client = try TrustHTTPClient(configuration: configuration)
 do {
-    print(try await session.data(for: TrustHTTPClientRequest(url: url)).text)
+    print(try await client.data(for: TrustHTTPClientRequest(url: url)).text)
 } catch let error as TrustHTTPClientError {
     print(error.code, error.message)  // clientCertificateRejected / clientCertificateRequired name the TLS alert
 }
-await session.shutdown()
+await client.shutdown()

@@ -20,12 +20,12 @@ let reporter = PinFailureReporter()
 var configuration = TrustHTTPClientConfiguration()
 configuration.serverTrust = evaluator
 configuration.pinFailureReporter = reporter
-let session = try TrustHTTPClient(configuration: configuration)
+let client = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
+    let response = try await client.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.serverTrust?.notes ?? [])
 } catch let error as TrustHTTPClientError {
     print(error.code, error.message)
 }
-await session.shutdown()
+await client.shutdown()
 await reporter.flush()

@@ -18,13 +18,13 @@ var configuration = TrustHTTPClientConfiguration()
 let pinned = try PublicKeysTrustEvaluator(pins: [primary, backup], anchors: .system(adding: anchors))
 configuration.serverTrust = PerHostTrustEvaluator([host: pinned], otherHosts: DefaultTrustEvaluator(anchors: .system(adding: anchors)))
 if arguments.count > 4 { configuration.resolve[host] = arguments[4] }
-let session = try TrustHTTPClient(configuration: configuration)
+let client = try TrustHTTPClient(configuration: configuration)
 do {
-    let response = try await session.data(for: TrustHTTPClientRequest(url: url))
+    let response = try await client.data(for: TrustHTTPClientRequest(url: url))
     print(response.statusCode, response.text)
     print("validated path:", response.serverTrust?.validatedPath.map(\.subject.description) ?? [])
 } catch let error as TrustHTTPClientError {
     print(error.code, error.message)
     for reason in error.trustDecision?.reasons ?? [] { print(" -", reason) }
 }
-await session.shutdown()
+await client.shutdown()

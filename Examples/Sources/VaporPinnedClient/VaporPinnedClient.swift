@@ -1,5 +1,5 @@
 // A Vapor 4 application whose outbound calls go through a swift-trust `TrustHTTPClient`: `req.client` connects with the
-// session's pins, decides server trust inside the TLS handshake, and fails with a `TrustHTTPClientError` that carries
+// client's pins, decides server trust inside the TLS handshake, and fails with a `TrustHTTPClientError` that carries
 // the `TrustDecision` — so a route can say why an upstream was refused, in data, not in a string.
 //
 // `app.clients.use(.trustHTTP(configuration))` (module TrustVapor, the package's `Vapor` trait) is the whole
@@ -11,19 +11,19 @@ import TrustVapor
 import Vapor
 
 public enum VaporPinnedClient {
-    /// The session configuration for an upstream whose issuing CA's public key is pinned: the chain must
+    /// The client configuration for an upstream whose issuing CA's public key is pinned: the chain must
     /// validate to `anchors` *and* hold a key among `pins` (a backup pin among them, RFC 7469 §4.3).
-    public static func sessionConfiguration(pins: Set<SPKIPin>, anchors: TrustAnchors = .system) throws -> TrustHTTPClientConfiguration {
+    public static func clientConfiguration(pins: Set<SPKIPin>, anchors: TrustAnchors = .system) throws -> TrustHTTPClientConfiguration {
         var configuration = TrustHTTPClientConfiguration()
         configuration.serverTrust = try PublicKeysTrustEvaluator(pins: pins, anchors: anchors)
         return configuration
     }
 
-    /// Configures `app`: `app.client` and `req.client` through a session made with `configuration`, and
+    /// Configures `app`: `app.client` and `req.client` through a client made with `configuration`, and
     /// `GET /upstream`, which calls `upstream` through `req.client` and answers with its status and body —
     /// or, when the upstream's certificate is refused, `502 Bad Gateway` with the refusal's reason codes
     /// (`pin-mismatch`, `expired`…) and nothing of the upstream's own text.
-    public static func configure(_ app: Application, session configuration: TrustHTTPClientConfiguration, upstream: URL) {
+    public static func configure(_ app: Application, client configuration: TrustHTTPClientConfiguration, upstream: URL) {
         app.clients.use(.trustHTTP(configuration))
         let uri = URI(string: upstream.absoluteString)
         app.get("upstream") { request async throws -> Response in

@@ -24,7 +24,7 @@ enum VaporLab {
 
     /// A session configuration pinned to `pin`, trusting the lab roots, reaching the lab's names on 127.0.0.1.
     static func configuration(pin: SPKIPin) throws -> TrustHTTPClientConfiguration {
-        var configuration = try VaporPinnedClient.sessionConfiguration(pins: [pin], anchors: .only(pki.trustedRoots))
+        var configuration = try VaporPinnedClient.clientConfiguration(pins: [pin], anchors: .only(pki.trustedRoots))
         configuration.resolve = LabPKI.loopbackResolve
         configuration.requestTimeout = .seconds(30)
         return configuration
@@ -99,7 +99,7 @@ struct VaporClientTests {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let url = try #require(URL(string: upstream.baseURL + "/"))
         let configuration = try VaporLab.configuration(pin: VaporLab.rightPin)
-        let app = try await RunningApplication.start { VaporPinnedClient.configure($0, session: configuration, upstream: url) }
+        let app = try await RunningApplication.start { VaporPinnedClient.configure($0, client: configuration, upstream: url) }
         let answer = await Result { try await app.get("/upstream") }
         await app.stop()
         try await upstream.shutdown()
@@ -112,7 +112,7 @@ struct VaporClientTests {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let url = try #require(URL(string: upstream.baseURL + "/"))
         let configuration = try VaporLab.configuration(pin: VaporLab.wrongPin)
-        let app = try await RunningApplication.start { VaporPinnedClient.configure($0, session: configuration, upstream: url) }
+        let app = try await RunningApplication.start { VaporPinnedClient.configure($0, client: configuration, upstream: url) }
         let answer = await Result { try await app.get("/upstream") }
         // The error the route switched on, as `req.client` gives it: a TrustHTTPClientError with the refused decision.
         let direct = await Result { try await app.application.client.get(URI(string: url.absoluteString)) }
@@ -213,7 +213,7 @@ struct VaporClientTests {
         let app = try await RunningApplication.start { application in
             application.logger = Logger(label: "vapor-client-tests") { records.handler(label: $0) }
             application.logger.logLevel = .debug
-            VaporPinnedClient.configure(application, session: configuration, upstream: url)
+            VaporPinnedClient.configure(application, client: configuration, upstream: url)
         }
         let answer = await Result { try await app.get("/upstream") }
         await app.stop()
