@@ -23,6 +23,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         .executableTarget(name: "PinnedRequest", dependencies: [trustHTTP]),
@@ -84,6 +90,36 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
+        // A service's outbound client, as production code writes it: errors sorted by their typed fields, a challenge
+        // handler that logs in, saved logins, downloads and streamed bodies, an OpenAPI transport, and the client with
+        // its trust file's poller in a ServiceGroup.
+        .target(
+            name: "ClientRecipes",
+            dependencies: [
+                trustHTTP, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustOpenAPI", package: "swift-trust"),
+                .product(name: "TrustServiceLifecycle", package: "swift-trust"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
+        // An offline audit of a deployment's chain before a rollout: the organisation's policy and a PathRule of its
+        // own, the pins of the validated path, and what the iOS app (AFSecurityPolicy semantics) would decide.
+        .target(name: "ChainAudit", dependencies: [.product(name: "Trust", package: "swift-trust"), .product(name: "X509", package: "swift-certificates")]),
+        .testTarget(
+            name: "ChainAuditTests",
+            dependencies: [
+                "ChainAudit", .product(name: "Trust", package: "swift-trust"), .product(name: "TrustLabPKI", package: "swift-trust"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]),
+        // The recipes tested as a user tests a client: against the lab (TrustLabPKI, TrustLab) on loopback.
+        .testTarget(
+            name: "ClientRecipesTests",
+            dependencies: [
+                "ClientRecipes", trustHTTP, .product(name: "Trust", package: "swift-trust"),
+                .product(name: "TrustLab", package: "swift-trust"), .product(name: "TrustLabPKI", package: "swift-trust"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .testTarget(
             name: "VaporClientTests",

@@ -1,0 +1,66 @@
+// Testing a client with the package's lab: `TrustLabPKI` makes a PKI at test time (a root, an intermediate, servers
+// good and bad, client identities), `TrustLab` serves it on loopback. A user's tests run their own client code
+// against it as these do, with no network and no certificate files checked in.
+import Foundation
+import Trust
+import TrustHTTP
+import TrustLab
+import TrustLabPKI
+
+enum RecipesLab {
+    /// One PKI per test process: key generation is the slow part.
+    static let pki: LabPKI = {
+        do { return try LabPKI.make() } catch { fatalError("cannot make the lab PKI: \(error)") }
+    }()
+
+    /// A client configuration that trusts only the lab's roots and reaches the lab's names on 127.0.0.1.
+    static func configuration(_ configure: (inout TrustHTTPClientConfiguration) throws -> Void = { _ in }) rethrows -> TrustHTTPClientConfiguration {
+        var configuration = TrustHTTPClientConfiguration()
+        configuration.serverTrust = DefaultTrustEvaluator(anchors: .only(pki.trustedRoots))
+        configuration.resolve = LabPKI.loopbackResolve
+        configuration.requestTimeout = .seconds(30)
+        configuration.credentialStore = nil
+        try configure(&configuration)
+        return configuration
+    }
+
+    /// Runs `body` with the lab server `name` started and a client for it, and shuts both down.
+    static func withServer<T>(
+        _ name: String, protocols: LabServer.Protocols = .http2AndHTTP1,
+        configure: (inout TrustHTTPClientConfiguration) throws -> Void = { _ in },
+        _ body: (LabServer, TrustHTTPClient) async throws -> T
+    ) async throws -> T {
+        let server = try await LabServer.start(name, pki: pki, protocols: protocols)
+        let client: TrustHTTPClient
+        do {
+            client = try TrustHTTPClient(configuration: try configuration(configure))
+        } catch {
+            try await server.shutdown()
+            throw error
+        }
+        let result = await Result { try await body(server, client) }
+        await client.shutdown()
+        try await server.shutdown()
+        return try result.get()
+    }
+
+    /// `path` on `server`, as a URL.
+    static func url(_ server: LabServer, _ path: String) throws -> URL {
+        guard let url = URL(string: server.baseURL + path) else { throw TrustHTTPClientError(.badURL, "bad lab URL") }
+        return url
+    }
+
+    /// A folder of its own under the temporary folder, removed after `body`.
+    static func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("client-recipes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try await body(folder)
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
