@@ -77,6 +77,12 @@ extension TrustHTTPClientError {
         /// - Parameter clientCertificateRequested: the server sent a CertificateRequest and no certificate was
         ///   sent: a refusal alert then means that one is required.
         package init(_ error: any Error, clientCertificateRequested: Bool = false) {
+            // The peer closed the connection before the handshake ended: NIOSSL reports it as a handshake failure
+            // whose only error is its own synthetic `eofDuringHandshake`, not as a channel error.
+            if case NIOSSLError.handshakeFailed(.sslError(let stack)) = error, stack.contains(.eofDuringHandshake) {
+                self = clientCertificateRequested ? .clientCertificateRequired : .closedDuringHandshake
+                return
+            }
             guard error is NIOSSLError || error is BoringSSLError else {
                 let closed =
                     (error as? ChannelError).map { $0 == .eof || $0 == .ioOnClosedChannel } ?? false

@@ -125,6 +125,9 @@ struct FaultTests {
             let failure = await timedFailure { try await session.data(for: TrustHTTPClientRequest(url: URL(string: server.baseURL + "/")!)) }
             if round == 0 { report("\(fault.rawValue) (data)", failure) }
             #expect(failure.error.map { expected.contains($0.code) } == true, "\(fault): \(String(describing: failure.error))")
+            if fault == .closeAfterClientHello {
+                #expect(failure.error?.handshakeFailure == .closedDuringHandshake, "\(String(describing: failure.error))")
+            }
             await expectUsable(session, good)
         }
         // A reset stream (INTERNAL_ERROR: the server's answer) leaves the shared HTTP/2 connection open (and

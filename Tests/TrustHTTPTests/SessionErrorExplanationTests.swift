@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOSSL
 import Testing
 import Trust
 import TrustHTTP
@@ -68,6 +69,10 @@ struct SessionErrorExplanationTests {
         #expect(failure("TLSV1_ALERT_UNKNOWN_CA") == .other(reason: "TLSV1_ALERT_UNKNOWN_CA"))
         #expect(TrustHTTPClientError.HandshakeFailure(ChannelError.eof) == .closedDuringHandshake)
         #expect(TrustHTTPClientError.HandshakeFailure(ChannelError.eof, clientCertificateRequested: true) == .clientCertificateRequired)
+        // NIOSSL's own report of a peer that closed mid-handshake.
+        let eof = NIOSSLError.handshakeFailed(.sslError([.eofDuringHandshake]))
+        #expect(TrustHTTPClientError.HandshakeFailure(eof) == .closedDuringHandshake)
+        #expect(TrustHTTPClientError.HandshakeFailure(eof, clientCertificateRequested: true) == .clientCertificateRequired)
         // Not an error of the TLS library: its text is not read.
         struct Lookalike: Error, CustomStringConvertible { var description: String { "routines:WRONG_VERSION_NUMBER" } }
         #expect(TrustHTTPClientError.HandshakeFailure(Lookalike()) == .other(reason: nil))
