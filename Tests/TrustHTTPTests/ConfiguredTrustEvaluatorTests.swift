@@ -43,7 +43,12 @@ struct ConfiguredTrustEvaluatorTests {
         let report = try #require(refused.report)
         #expect(report.hostname == "good.lab.test" && report.port == 8443 && report.enforceMode && report.validationResult == "pin-validation-failed")
         #expect(report.servedCertificateChain.count == 2 && report.knownPins.count == 2)
+        // The path that validated but for the pins (leaf, intermediate, root), as RFC 7469 §3 reports it.
+        #expect(report.validatedCertificateChain.count == 3)
         #expect(refused.reportURIs.map(\.absoluteString) == ["https://collector.lab.test/r"])
+        // A chain refused for more than its pins validated nowhere: no validated chain in its report.
+        let expired = await wrong.evaluation(for: Lab.trust("expired", host: "good.lab.test"), port: 8443)
+        #expect(try #require(expired.report).validatedCertificateChain.isEmpty)
         let json = String(decoding: report.json(), as: UTF8.self)
         #expect(json.contains("\"noted-hostname\":\"good.lab.test\"") && json.contains("\"validated-certificate-chain\""))
     }
@@ -53,6 +58,7 @@ struct ConfiguredTrustEvaluatorTests {
         let result = await evaluator.evaluation(for: Lab.trust("good"), port: 443)
         #expect(result.decision.isTrusted)
         #expect(result.report?.enforceMode == false)
+        #expect(result.report?.validatedCertificateChain.count == 3)
         #expect(result.warnings.contains { $0.contains("report-only") })
         // What report-only let through is typed, for observers and metrics, as well as worded.
         #expect(result.decision.allowedFailures.map(\.code) == ["pin-mismatch"])

@@ -23,7 +23,8 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
     public var enforceMode: Bool
     /// The certificates the server presented, as PEM.
     public var servedCertificateChain: [String]
-    /// The validated path, as PEM; empty when no path validated.
+    /// The path that chain verification built, as PEM (RFC 7469 §3's "validated-certificate-chain"): the validated
+    /// path, or — when the pins alone refused it — the path that validated but for them; empty when no path validated.
     public var validatedCertificateChain: [String]
     /// The entry's pins, as `pin-sha256="BASE64"`.
     public var knownPins: [String]
@@ -56,7 +57,7 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
         includeSubdomains = entry.host.map { $0.kind != .exact } ?? false
         enforceMode = entry.mode == .enforce && !pinsExpired
         servedCertificateChain = trust.presentedChain.map(\.pemString)
-        validatedCertificateChain = decision.validatedPath.map(\.pemString)
+        validatedCertificateChain = Self.verifiedPath(of: decision).map(\.pemString)
         knownPins = (entry.pins?.sha256 ?? []).map(\.headerForm)
         if pinsExpired {
             validationResult = "pin-set-expired"
@@ -66,6 +67,15 @@ public struct PinFailureReport: Sendable, Hashable, Codable {
             validationResult = (decision.reasons.first ?? decision.allowedFailures.first)?.code ?? "pin-validation-failed"
         }
         effectiveExpirationDate = entry.pins?.expires.map(RFC3339.string)
+    }
+
+    /// The path chain verification built: the validated path; for a decision refused by pin reasons only (pins are
+    /// checked inside the path search), the closest path, which validated but for them; otherwise none.
+    static func verifiedPath(of decision: TrustDecision) -> [Certificate] {
+        if !decision.validatedPath.isEmpty { return decision.validatedPath }
+        let pinKinds: Set<TrustFailureReason.Kind> = [.pinMismatch, .pinnedCertificateNotInPath]
+        guard !decision.reasons.isEmpty, decision.reasons.allSatisfy({ pinKinds.contains($0.kind) }) else { return [] }
+        return decision.closestPath
     }
 
     /// What identifies "the same failure" for deduplication: host, port, result, the chains and pins (not the time).
