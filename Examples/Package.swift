@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "ClientRecipes",
             dependencies: [
-                trustHTTP, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustOpenAPI", package: "swift-trust"),
+                trustHTTP, trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "TrustOpenAPI", package: "swift-trust"),
                 .product(name: "TrustServiceLifecycle", package: "swift-trust"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
