@@ -26,6 +26,21 @@ public enum VaporPinnedClient {
     public static func configure(_ app: Application, client configuration: TrustHTTPClientConfiguration, upstream: URL) {
         app.clients.use(.trustHTTP(configuration))
         let uri = URI(string: upstream.absoluteString)
+        // `GET /upstream/stream`: the upstream's body passed on as it arrives. Vapor's `Client` reads bodies whole;
+        // the TrustHTTPClient behind `req.client` streams them.
+        app.get("upstream", "stream") { request async throws -> Response in
+            guard let trusted = request.client as? TrustHTTPVaporClient else { throw Abort(.internalServerError) }
+            let upstreamResponse = try await trusted.client.bytes(for: TrustHTTPClientRequest(url: upstream))
+            let body = Response.Body(asyncStream: { writer in
+                do {
+                    for try await piece in upstreamResponse.body { try await writer.writeBuffer(piece) }
+                    try await writer.write(.end)
+                } catch {
+                    try await writer.write(.error(error))
+                }
+            })
+            return Response(status: .ok, body: body)
+        }
         app.get("upstream") { request async throws -> Response in
             do {
                 let answer = try await request.client.get(uri)

@@ -108,6 +108,20 @@ struct VaporClientTests {
         #expect(response.text == "upstream 200: hello from good\n")
     }
 
+    /// `req.client` is the TrustHTTPVaporClient: a route reaches its TrustHTTPClient to stream a large body through.
+    @Test func routeStreamsTheUpstreamBodyThroughTheTrustHTTPClient() async throws {
+        let upstream = try await LabServer.start("good", pki: VaporLab.pki)
+        let url = try #require(URL(string: upstream.baseURL + "/bytes/300000"))
+        let configuration = try VaporLab.configuration(pin: VaporLab.rightPin)
+        let app = try await RunningApplication.start { VaporPinnedClient.configure($0, client: configuration, upstream: url) }
+        let answer = await Result { try await app.get("/upstream/stream") }
+        await app.stop()
+        try await upstream.shutdown()
+        let response = try answer.get()
+        #expect(response.statusCode == 200)
+        #expect(response.body.readableBytes == 300_000)
+    }
+
     @Test func routeCallingThePinnedUpstreamFailsWithTheReasonWithTheWrongPin() async throws {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let url = try #require(URL(string: upstream.baseURL + "/"))
