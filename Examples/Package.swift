@@ -102,6 +102,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "X509", package: "swift-certificates"),
             ]),
         // An offline audit of a deployment's chain before a rollout: the organisation's policy and a PathRule of its
         // own, the pins of the validated path, and what the iOS app (AFSecurityPolicy semantics) would decide.
@@ -116,7 +117,7 @@ let package = Package(
         .testTarget(
             name: "ClientRecipesTests",
             dependencies: [
-                "ClientRecipes", trustHTTP, .product(name: "Trust", package: "swift-trust"),
+                "ClientRecipes", trustHTTP, trustNIO, .product(name: "Trust", package: "swift-trust"),
                 .product(name: "TrustLab", package: "swift-trust"), .product(name: "TrustLabPKI", package: "swift-trust"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
