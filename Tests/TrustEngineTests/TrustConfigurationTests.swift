@@ -33,6 +33,16 @@ struct TrustConfigurationTests {
     }
 
     /// Every problem at once, with its JSON path.
+    /// A pattern is Codable as its text, checked as the file's patterns are: a user's settings can hold one.
+    @Test func hostPatternIsCodableAsItsText() throws {
+        struct Settings: Codable, Equatable { var hosts: [HostPattern] }
+        let settings = Settings(hosts: [try HostPattern("API.Example.com."), try HostPattern("**.example.org")])
+        let json = try JSONEncoder().encode(settings)
+        #expect(String(decoding: json, as: UTF8.self) == #"{"hosts":["api.example.com","**.example.org"]}"#)
+        #expect(try JSONDecoder().decode(Settings.self, from: json) == settings)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Settings.self, from: Data(#"{"hosts":["**.co.uk.."]}"#.utf8)) }
+    }
+
     @Test func validationReportsEveryProblemWithItsPath() throws {
         let pin = Lab.pki.root.certificate.spkiPin.description
         let text = """

@@ -8,7 +8,7 @@
 ///
 /// Hosts and patterns are canonicalised the same way (lowercase, no trailing dot, IDN → A-label);
 /// matching is label by label, never by string suffix. IP addresses match exactly only.
-public struct HostPattern: Sendable, Hashable, CustomStringConvertible {
+public struct HostPattern: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The forms a pattern takes: the host itself, `*.` or `**.`.
     public enum Kind: String, Sendable, Hashable, Codable {
         /// The host itself.
