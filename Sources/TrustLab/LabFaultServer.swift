@@ -46,12 +46,12 @@ public final class LabFaultServer: Sendable {
         case http2CloseMidData = "http2-close-mid-data"
 
         /// Whether the fault happens before or during the TLS handshake (no HTTP is spoken).
-        public var isHandshakeFault: Bool {
+        package var isHandshakeFault: Bool {
             self == .closeAfterClientHello || self == .closeAfterServerFlight || self == .stallHandshake
         }
 
         /// Whether the fault is an HTTP/2 one (the server offers only `h2` over ALPN).
-        public var isHTTP2: Bool {
+        package var isHTTP2: Bool {
             self == .http2ResetStream || self == .http2GoAway || self == .http2CloseMidData
         }
     }

@@ -5,9 +5,9 @@
 /// Hand-written because the lab needs exact, reproducible byte streams (an endless bomb, a corrupt
 /// checksum) that a compression library does not produce; the client's decoder is zlib, through
 /// swift-nio-extras, so these bytes also check that the two agree.
-public enum LabGzip {
+package enum LabGzip {
     /// `data` as one gzip member: stored blocks, CRC-32 and length.
-    public static func gzip(_ data: [UInt8]) -> [UInt8] {
+    package static func gzip(_ data: [UInt8]) -> [UInt8] {
         // ID1 ID2 CM=8 FLG=0 MTIME=0 XFL=0 OS=255 (unknown).
         var output: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 255]
         output += storedBlocks(data)
@@ -17,7 +17,7 @@ public enum LabGzip {
     }
 
     /// `data` as a zlib stream (HTTP's `deflate` coding, RFC 9110 §8.4.1.2): header, stored blocks, Adler-32.
-    public static func zlib(_ data: [UInt8]) -> [UInt8] {
+    package static func zlib(_ data: [UInt8]) -> [UInt8] {
         // CMF = 0x78 (deflate, 32 KiB window), FLG = 0x01 so that (CMF * 256 + FLG) % 31 == 0.
         var output: [UInt8] = [0x78, 0x01]
         output += storedBlocks(data)
@@ -46,7 +46,7 @@ public enum LabGzip {
     /// then a non-final fixed-Huffman block holding a literal zero and the first back-references.
     /// Continue it with ``zeroBombUnit`` as many times as wanted: each 13-byte unit adds 2,064 zero
     /// bytes (about 159 times its size). The stream never ends, so a decoder sees only growth.
-    public static let zeroBombPrefix: [UInt8] = {
+    package static let zeroBombPrefix: [UInt8] = {
         var bits = BitWriter()
         bits.write(0, count: 1)  // BFINAL = 0
         bits.write(1, count: 2)  // BTYPE = 01, fixed Huffman (written LSB first)
@@ -59,14 +59,14 @@ public enum LabGzip {
 
     /// Eight back-references of 258 zeros (length code 285, distance code 0), 13 bytes; the same
     /// bytes each time because the prefix ends on a byte boundary.
-    public static let zeroBombUnit: [UInt8] = {
+    package static let zeroBombUnit: [UInt8] = {
         var bits = BitWriter()
         for _ in 0..<8 { bits.writeZeroRun() }
         return bits.bytes
     }()
 
     /// CRC-32 (ISO 3309, as gzip uses it).
-    public static func crc32(_ data: [UInt8]) -> UInt32 {
+    package static func crc32(_ data: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in data {
             crc = crcTable[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)

@@ -39,7 +39,7 @@ public final class LabHTTPAuthentication: Sendable {
     static let nonceCapacity = 4096
 
     /// A verifier that has issued no nonces yet.
-    public init() {}
+    package init() {}
 
     /// What the handler should send.
     struct Verdict {

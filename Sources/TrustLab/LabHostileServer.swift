@@ -45,7 +45,7 @@ public final class LabHostileServer: Sendable {
         /// `200` announcing `content-length: 1000000000000`, then body bytes forever.
         case endlessBody = "endless-body"
         /// `200` with `content-encoding: gzip`, chunked: a gzip stream of zeros without end, each
-        /// 16 KiB chunk inflating to about 2.5 MiB (``LabGzip/zeroBombUnit``) — a "zip bomb".
+        /// 16 KiB chunk inflating to about 2.5 MiB (`LabGzip.zeroBombUnit`) — a "zip bomb".
         case zipBomb = "zip-bomb"
         /// A valid response head (and a 2-byte body), one byte per trickle interval (200 ms by default).
         case trickleHead = "trickle-head"
@@ -115,7 +115,7 @@ public final class LabHostileServer: Sendable {
         case controlCharactersInHTTP2Header = "control-characters-in-h2-header"
 
         /// Whether the behaviour is an HTTP/2 one (the TLS server offers only `h2` over ALPN).
-        public var isHTTP2: Bool {
+        package var isHTTP2: Bool {
             switch self {
             case .settingsFlood, .pingFlood, .windowUpdateFlood, .resetStreamFlood, .endlessContinuation, .hugeHeaderTable,
                 .goAwayLoop, .endlessData, .endlessDataIgnoringFlowControl, .controlCharactersInHTTP2Header:
@@ -127,7 +127,7 @@ public final class LabHostileServer: Sendable {
 
         /// The value of ``controlCharactersInHeader``'s and ``controlCharactersInHTTP2Header``'s `x-terminal`
         /// field: an OSC window-title change (ESC ] 0 ; … BEL), a clear-screen (ESC [ 2 J), a backspace.
-        public static let terminalControlValue = "a\u{1B}]0;lab-owned\u{07}\u{1B}[2J\u{08}b"
+        package static let terminalControlValue = "a\u{1B}]0;lab-owned\u{07}\u{1B}[2J\u{08}b"
 
         /// Whether the behaviour only makes sense as a proxy (the client sends `CONNECT`).
         public var isProxy: Bool { self == .hugeConnectReply }

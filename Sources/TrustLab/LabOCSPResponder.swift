@@ -24,24 +24,24 @@ public final class LabOCSPResponder: Sendable {
     /// How the responder answers.
     public struct Behaviour: Sendable {
         /// Who signs (default: each certificate's issuer).
-        public var signer: LabOCSP.Signer = .issuer
+        package var signer: LabOCSP.Signer = .issuer
         /// Times, responderID form and nonce.
-        public var variation = LabOCSP.Variation()
+        package var variation = LabOCSP.Variation()
         /// Answer with this status and no response bytes.
         public var status: OCSPResponse.Status?
         /// Answer `malformedRequest` to a request whose CertIDs are not SHA-1.
-        public var refusesSHA256 = false
+        package var refusesSHA256 = false
         /// Answer with these bytes (a malformed response, say).
-        public var rawBody: [UInt8]?
+        package var rawBody: [UInt8]?
         /// Answer with this HTTP status and an empty body.
         public var httpStatus: Int?
         /// Wait this long before answering.
         public var delay: TimeAmount = .zero
         /// Answer "good" about another serial number than the one asked about (a responder mixing up its answers,
         /// or an attacker replaying one made for another certificate).
-        public var answersForAnotherSerial = false
+        package var answersForAnotherSerial = false
         /// The default: good answers signed by the issuer.
-        public init() {}
+        package init() {}
     }
 
     /// A request the responder received.
@@ -83,7 +83,7 @@ public final class LabOCSPResponder: Sendable {
 
     /// Answers for certificates `authority` issued too (an authority made after the responder, whose certificate
     /// names the responder's URL).
-    public func serve(_ authority: LabAuthority) {
+    package func serve(_ authority: LabAuthority) {
         state.withLockedValue { $0.authorities.append(authority) }
     }
 

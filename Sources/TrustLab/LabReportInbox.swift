@@ -12,7 +12,7 @@ public final class LabReportInbox: Sendable {
     static let capacity = 1000
 
     /// An empty inbox.
-    public init() {}
+    package init() {}
 
     func append(_ body: Data) {
         received.withLockedValue { if $0.count < Self.capacity { $0.append(body) } }

@@ -82,7 +82,7 @@ public struct LabAuthority: Sendable {
 
     /// A CA certificate for `other`'s name and key, issued by this authority (a cross-certificate:
     /// `other` then has two issuers, its own and this one).
-    public func crossCertificate(
+    package func crossCertificate(
         for other: LabAuthority, pathLength: Int? = nil,
         notBefore: Date = Date(timeIntervalSinceNow: -86_400), notAfter: Date = Date(timeIntervalSinceNow: 5 * 365 * 86_400)
     ) throws -> Certificate {

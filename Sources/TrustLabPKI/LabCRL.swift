@@ -31,25 +31,25 @@ public struct LabCRL: Sendable {
     }
 
     /// How the CRL departs from a well-formed one.
-    public struct Variation: Sendable {
+    package struct Variation: Sendable {
         /// Leave the CRLNumber extension out.
-        public var omitsNumber = false
+        package var omitsNumber = false
         /// Mark the CRLNumber critical.
-        public var criticalNumber = false
+        package var criticalNumber = false
         /// Add a deltaCRLIndicator (a delta CRL).
-        public var delta = false
+        package var delta = false
         /// Add a critical extension nobody understands.
-        public var unknownCriticalExtension = false
+        package var unknownCriticalExtension = false
         /// An Issuing Distribution Point: only end-entity certificates.
-        public var onlyUserCertificates = false
+        package var onlyUserCertificates = false
         /// An Issuing Distribution Point: only CA certificates.
-        public var onlyCACertificates = false
+        package var onlyCACertificates = false
         /// An Issuing Distribution Point: only some reasons (keyCompromise).
-        public var onlySomeReasons = false
+        package var onlySomeReasons = false
         /// An Issuing Distribution Point naming this distribution point URI.
-        public var distributionPoint: String?
+        package var distributionPoint: String?
         /// No variation.
-        public init() {}
+        package init() {}
     }
 
     /// The CRL, parsed.
@@ -57,10 +57,18 @@ public struct LabCRL: Sendable {
     /// PEM (`X509 CRL`).
     public var pem: String { PEMDocument(type: "X509 CRL", derBytes: crl.derBytes).pemString + "\n" }
 
-    /// A CRL issued under `issuer`'s name and AKI, signed by `signer`'s key (by default `issuer`'s own).
+    /// A well-formed CRL issued under `issuer`'s name and AKI, signed by `signer`'s key (by default `issuer`'s own).
     public init(
         issuer: LabAuthority, revoked: [Revoked] = [], thisUpdate: Date = Date(timeIntervalSinceNow: -3_600),
-        nextUpdate: Date? = Date(timeIntervalSinceNow: 7 * 86_400), number: Int = 1, variation: Variation = Variation(), signer: LabAuthority? = nil
+        nextUpdate: Date? = Date(timeIntervalSinceNow: 7 * 86_400), number: Int = 1, signer: LabAuthority? = nil
+    ) throws {
+        try self.init(issuer: issuer, revoked: revoked, thisUpdate: thisUpdate, nextUpdate: nextUpdate, number: number, variation: Variation(), signer: signer)
+    }
+
+    /// As above, departing from a well-formed CRL as `variation` says (for the engine's own tests).
+    package init(
+        issuer: LabAuthority, revoked: [Revoked] = [], thisUpdate: Date = Date(timeIntervalSinceNow: -3_600),
+        nextUpdate: Date? = Date(timeIntervalSinceNow: 7 * 86_400), number: Int = 1, variation: Variation, signer: LabAuthority? = nil
     ) throws {
         let signer = signer ?? issuer
         let algorithm = try Self.algorithmIdentifier(signer.identity.keyType)

@@ -14,7 +14,7 @@ import X509
 /// future times, no nextUpdate, a wrong nonce) — for the OCSP tests, the lab responder and `trust lab`.
 public struct LabOCSP: Sendable {
     /// Who signs a response.
-    public enum Signer: Sendable {
+    package enum Signer: Sendable {
         /// The certificate's issuer itself.
         case issuer
         /// A responder certificate (sent in the response's `certs`), with the key that signs.
@@ -31,26 +31,26 @@ public struct LabOCSP: Sendable {
     }
 
     /// How a response departs from a well-formed, current one.
-    public struct Variation: Sendable {
+    package struct Variation: Sendable {
         /// thisUpdate, relative to now (default an hour ago).
-        public var thisUpdate: TimeInterval = -3_600
+        package var thisUpdate: TimeInterval = -3_600
         /// nextUpdate, relative to now (default in 7 days); `nil` leaves it out.
-        public var nextUpdate: TimeInterval? = 7 * 86_400
+        package var nextUpdate: TimeInterval? = 7 * 86_400
         /// producedAt, relative to now (default now).
-        public var producedAt: TimeInterval = 0
+        package var producedAt: TimeInterval = 0
         /// Name the responder by its key hash (byKey) instead of its name.
-        public var responderByKey = false
+        package var responderByKey = false
         /// Answer with this nonce instead of echoing the request's.
-        public var nonce: [UInt8]?
+        package var nonce: [UInt8]?
         /// Echo no nonce even when the request has one.
-        public var omitsNonce = false
+        package var omitsNonce = false
         /// No variation.
-        public init() {}
+        package init() {}
     }
 
     /// A delegated OCSP responder certificate issued by `issuer`: with extendedKeyUsage id-kp-OCSPSigning unless
     /// `ocspSigning` is `false` (then serverAuth, which does not authorise OCSP signing).
-    public static func responder(issuedBy issuer: LabAuthority, ocspSigning: Bool = true, notAfter: Date = Date(timeIntervalSinceNow: 30 * 86_400)) throws
+    package static func responder(issuedBy issuer: LabAuthority, ocspSigning: Bool = true, notAfter: Date = Date(timeIntervalSinceNow: 30 * 86_400)) throws
         -> LabIdentity
     {
         try issuer.leaf(
@@ -65,7 +65,7 @@ public struct LabOCSP: Sendable {
 
     /// A successful basic response about `ids` (in request order), each status from `status`, signed by `signer` for
     /// `issuer`; `requestNonce` is echoed (RFC 8954 §2.1) unless the variation says otherwise.
-    public static func response(
+    package static func response(
         for ids: [OCSPCertificateID], issuer: LabAuthority, signer: Signer = .issuer, requestNonce: [UInt8]? = nil,
         variation: Variation = Variation(), status: (OCSPCertificateID) -> Status
     ) throws -> [UInt8] {
@@ -156,7 +156,7 @@ public struct LabOCSP: Sendable {
     }
 
     /// A response about `certificate` alone (issued by `issuer`), with a SHA-1 CertID as most responders use.
-    public static func response(
+    package static func response(
         about certificate: Certificate, issuer: LabAuthority, status: Status, signer: Signer = .issuer, variation: Variation = Variation(),
         hashAlgorithm: OCSPCertificateID.HashAlgorithm = .sha1
     ) throws -> [UInt8] {

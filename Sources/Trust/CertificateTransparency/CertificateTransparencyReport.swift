@@ -11,9 +11,9 @@ import X509
 /// What Certificate Transparency checking found for a leaf: each embedded SCT (its log, operator, timestamp, and
 /// valid or why not), the count the policy requires, and whether the policy is met — the finding the CT rule decides on
 /// and `trust inspect` prints.
-public struct CertificateTransparencyReport: Sendable, Hashable {
+package struct CertificateTransparencyReport: Sendable, Hashable {
     /// One SCT's finding.
-    public enum Status: Sendable, Hashable {
+    package enum Status: Sendable, Hashable {
         /// Counts toward the policy.
         case valid
         /// Does not count: why (bad signature, a timestamp in the future, a log not usable then, outside its interval…).
@@ -23,38 +23,38 @@ public struct CertificateTransparencyReport: Sendable, Hashable {
     }
 
     /// One SCT and what it came to.
-    public struct Entry: Sendable, Hashable {
+    package struct Entry: Sendable, Hashable {
         /// The SCT.
-        public var sct: SignedCertificateTimestamp
+        package var sct: SignedCertificateTimestamp
         /// Its log, when listed.
-        public var log: CTLogList.Log?
+        package var log: CTLogList.Log?
         /// Valid, invalid (why), or from an unknown log.
-        public var status: Status
+        package var status: Status
     }
 
     /// Every embedded SCT, in certificate order.
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// Valid SCTs required for the certificate's lifetime.
-    public var requiredSCTs: Int
+    package var requiredSCTs: Int
     /// Distinct operators required.
-    public var requiredOperators: Int
+    package var requiredOperators: Int
     /// Why the SCT list could not be read, if it could not.
-    public var malformed: String?
+    package var malformed: String?
 
     /// The valid SCTs.
-    public var validCount: Int { entries.filter { $0.status == .valid }.count }
+    package var validCount: Int { entries.filter { $0.status == .valid }.count }
     /// SCTs that do not count, their logs known.
-    public var invalidCount: Int { entries.filter { if case .invalid = $0.status { return true } else { return false } }.count }
+    package var invalidCount: Int { entries.filter { if case .invalid = $0.status { return true } else { return false } }.count }
     /// SCTs from logs not on the list.
-    public var unknownLogCount: Int { entries.filter { $0.status == .unknownLog }.count }
+    package var unknownLogCount: Int { entries.filter { $0.status == .unknownLog }.count }
     /// The operators of the valid SCTs.
-    public var operators: Set<String> { Set(entries.filter { $0.status == .valid }.compactMap { $0.log?.operatorName }) }
+    package var operators: Set<String> { Set(entries.filter { $0.status == .valid }.compactMap { $0.log?.operatorName }) }
     /// Whether the policy is met.
-    public var meetsPolicy: Bool { malformed == nil && validCount >= requiredSCTs && operators.count >= requiredOperators }
+    package var meetsPolicy: Bool { malformed == nil && validCount >= requiredSCTs && operators.count >= requiredOperators }
 
     /// "2 valid SCTs of 3 required, from 1 operator of 2 required; 1 invalid (…); 1 from an unknown log", safe to
     /// show: log names and descriptions (a log list's text) escaped by ``DisplayText``.
-    public var summary: String { DisplayText.escaped(unescapedSummary) }
+    package var summary: String { DisplayText.escaped(unescapedSummary) }
 
     /// ``summary`` with the log list's texts as they are: for data (a reason's detail, a note) that is escaped
     /// where it is shown.
