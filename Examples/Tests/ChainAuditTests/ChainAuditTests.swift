@@ -99,3 +99,63 @@ import X509
         #expect(!refused.accepted && refused.reasonCodes.contains("no-path-to-trusted-anchor"))
     }
 }
+
+/// Settings as code, written as the file services load, loaded and applied to lab chains.
+@Suite struct TrustPolicyAsCodeTests {
+    static let pki = ChainAuditTests.pki
+
+    @Test("CT and CRLs from the settings decide; the review names what a reviewer must see")
+    func policy() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("policy-as-code-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let logged = try Self.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [.good(Self.pki.ctLogs[0]), .good(Self.pki.ctLogs[2])])
+        let unlogged = try Self.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [])
+        let revoked = try Self.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [.good(Self.pki.ctLogs[0]), .good(Self.pki.ctLogs[2])])
+        let bad = try Self.pki.intermediate.leaf(dnsNames: ["ct.lab.test"], scts: [.badSignature(Self.pki.ctLogs[0]), .futureTimestamp(Self.pki.ctLogs[2])])
+        try Data(Self.pki.ctLogListJSON.utf8).write(to: folder.appendingPathComponent("log_list.json"))
+        let intermediateCRL = try LabCRL(issuer: Self.pki.intermediate, revoked: [LabCRL.Revoked(revoked.certificate, reason: .keyCompromise)])
+        try Data(intermediateCRL.pem.utf8).write(to: folder.appendingPathComponent("intermediate.crl"))
+        try Data(LabCRL(issuer: Self.pki.root).pem.utf8).write(to: folder.appendingPathComponent("root.crl"))
+
+        let settings = ServiceTrustSettings(
+            hosts: [try HostPattern("ct.lab.test"), try HostPattern("**.example.org")], pins: [], crls: ["intermediate.crl", "root.crl"],
+            ctLogList: "log_list.json", anchorsPEM: [try Self.pki.root.certificate.serializeAsPEM().pemString],
+            debugProxyCA: try Self.pki.otherRoot.certificate.serializeAsPEM().pemString)
+        // The settings survive the repository's JSON (HostPattern is Codable as its text).
+        let stored = try JSONEncoder().encode(settings)
+        #expect(try JSONDecoder().decode(ServiceTrustSettings.self, from: stored) == settings)
+        #expect(String(decoding: stored, as: UTF8.self).contains(#""**.example.org""#))
+
+        let configuration = try TrustPolicyAsCode.configuration(settings)
+        let file = folder.appendingPathComponent("trust.json")
+        try Data(TrustPolicyAsCode.file(configuration).utf8).write(to: file)
+        let evaluator = try ConfiguredTrustEvaluator(contentsOf: file.path)
+        func codes(_ leaf: LabIdentity) async throws -> [String] {
+            await evaluator.evaluate(try ServerTrust(presentedChain: leaf.chain, host: "ct.lab.test")).reasons.map(\.code)
+        }
+        #expect(try await codes(logged) == [])
+        #expect(try await codes(unlogged) == ["ct-policy-not-met"])
+        #expect(try await codes(bad) == ["ct-policy-not-met"])
+        #expect(try await codes(revoked).contains("revoked"))
+
+        let review = TrustPolicyAsCode.review(configuration, samples: ["ct.lab.test", "a.b.example.org", "example.com"], at: Date())
+        #expect(review.contains("ct.lab.test: CT enforce (custom anchors too)"))
+        #expect(review.contains("ct.lab.test: revocation hard (chain) from intermediate.crl, root.crl, short-lived exempt"))
+        #expect(review.contains("ct.lab.test: debug builds also trust 1 proxy CA(s), over the pins"))
+        #expect(review.contains("a.b.example.org -> **.example.org") && review.contains("example.com -> base entry"))
+        #expect(review.contains("CT log list: log_list.json"))
+
+        let policy = CertificateTransparencyPolicy(mode: .enforce, logList: try CTLogList(json: Self.pki.ctLogListJSON), appliesToCustomAnchors: true)
+        #expect(TrustPolicyAsCode.describe(policy) == "CT enforce: a log list dated, used up to 70 days old, 2 operators")
+    }
+
+    @Test("a reviewer is told about pins that expire soon and a missing backup")
+    func pinReview() throws {
+        let pin = Self.pki.intermediate.certificate.spkiPin.description
+        let settings = ServiceTrustSettings(
+            hosts: [try HostPattern("api.example.com")], pins: [pin], pinsExpire: Date() + 10 * 86_400, anchorsPEM: [])
+        let review = TrustPolicyAsCode.review(try TrustPolicyAsCode.configuration(settings), samples: [], at: Date())
+        #expect(review == ["api.example.com: pins expire within 30 days", "api.example.com: no backup pin"])
+    }
+}
