@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.3"),
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -113,11 +114,20 @@ let package = Package(
                 "ChainAudit", .product(name: "Trust", package: "swift-trust"), .product(name: "TrustLabPKI", package: "swift-trust"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ]),
+        // A pinned TLS connection for a protocol that is not HTTP, with SwiftNIO and TrustNIO's verifier.
+        .target(
+            name: "PinnedTLSStream",
+            dependencies: [
+                trustNIO, .product(name: "Trust", package: "swift-trust"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The recipes tested as a user tests a client: against the lab (TrustLabPKI, TrustLab) on loopback.
         .testTarget(
             name: "ClientRecipesTests",
             dependencies: [
-                "ClientRecipes", trustHTTP, trustNIO, .product(name: "Trust", package: "swift-trust"),
+                "ClientRecipes", "PinnedTLSStream", trustHTTP, trustNIO, .product(name: "Trust", package: "swift-trust"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "TrustLab", package: "swift-trust"), .product(name: "TrustLabPKI", package: "swift-trust"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
