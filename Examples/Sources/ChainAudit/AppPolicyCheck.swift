@@ -18,6 +18,12 @@ public struct AppPolicyCheck: Sendable {
         AppPolicyCheck(policy: SecurityPolicy(pinningMode: .publicKey, pinnedCertificates: certificates, systemAnchors: anchors))
     }
 
+    /// The app pins the certificates it ships in `directory` (its bundle's `.cer`/`.pem` files, as AFNetworking's
+    /// `+certificatesInBundle:` reads them), over the system roots.
+    public static func pinningCertificates(in directory: String) throws -> AppPolicyCheck {
+        AppPolicyCheck(policy: SecurityPolicy(pinningMode: .certificate, pinnedCertificates: try SecurityPolicy.certificates(inDirectory: directory)))
+    }
+
     /// One line for the job's log: the app's mode and flags, as AFNetworking names them.
     public var summary: String {
         let anchors = policy.systemAnchors.includesSystemRoots ? "system roots" : "\(policy.systemAnchors.certificates.count) anchors"

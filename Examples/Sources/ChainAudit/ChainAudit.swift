@@ -50,18 +50,21 @@ public struct ChainAudit: Sendable {
         public var policy: String
         /// The leaf's subject.
         public var leaf: String?
+        /// Whether something other than the evaluator's rules decided (a debug override).
+        public var overridden: Bool
     }
 
     /// Evaluates `chain` (leaf first) for `host` at `time` and reports.
     public func audit(_ chain: [Certificate], host: String, at time: Date = Date()) async throws -> Report {
         let validator = PathValidator(anchors: anchors, policy: policy, additionalRules: [rule], name: "internal-ca")
-        let trust = try ServerTrust(presentedChain: chain, host: host, evaluationTime: time)
+        // The deployment's services are reached by name: an IP literal is refused here.
+        let trust = ServerTrust(presentedChain: chain, peerName: try PeerName(dnsName: host), evaluationTime: time)
         let decision = await validator.evaluate(trust)
         return Report(
             trusted: decision.isTrusted, reasonCodes: decision.reasons.map(\.code), reasons: decision.reasons.map(\.description),
             notes: decision.notes, validatedPath: decision.validatedPath.map { "\($0.subject)" },
             pins: decision.validatedPath.map { SPKIPin(certificate: $0).headerForm }, policy: "\(decision.policy)",
-            leaf: trust.leaf.map { "\($0.subject)" })
+            leaf: trust.leaf.map { "\($0.subject)" }, overridden: decision.evaluatorDecision.isTrusted != decision.isTrusted)
     }
 
     /// The lines that say what a chain is judged under, for the job's log.

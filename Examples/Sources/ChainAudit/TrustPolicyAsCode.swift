@@ -20,6 +20,10 @@ public struct ServiceTrustSettings: Codable, Sendable, Equatable {
     public var anchorsPEM: [String]
     /// A debugging proxy's CA, accepted in DEBUG builds only (never in release).
     public var debugProxyCA: String?
+    /// The client certificate the service presents to these hosts: a PKCS#12 file and the environment variable
+    /// holding its passphrase.
+    public var clientPKCS12: String?
+    public var clientPassphraseVariable: String?
 
     public init(
         hosts: [HostPattern], pins: [String] = [], pinsExpire: Date? = nil, crls: [String] = [], ctLogList: String? = nil, anchorsPEM: [String],
@@ -48,6 +52,10 @@ public enum TrustPolicyAsCode {
             if settings.ctLogList != nil { entry.certificateTransparency = TrustConfiguration.CertificateTransparency(mode: .enforce, customAnchors: true) }
             if let ca = settings.debugProxyCA {
                 entry.debugOverrides = TrustConfiguration.DebugOverrides(anchors: TrustConfiguration.Anchors(pem: [ca]), overridesPins: true)
+            }
+            if let pkcs12 = settings.clientPKCS12 {
+                entry.clientIdentity = TrustConfiguration.ClientIdentityReference(
+                    pkcs12: pkcs12, passphraseEnvironment: settings.clientPassphraseVariable, certificate: nil, key: nil)
             }
             entry.allowSHA1 = false
             entry.allowLockout = false
@@ -88,8 +96,13 @@ public enum TrustPolicyAsCode {
         return notes
     }
 
-    /// The configuration as the file the services load (checked again when they load it).
-    public static func file(_ configuration: TrustConfiguration) -> String { configuration.jsonText() }
+    /// The configuration as the file the services load, checked as they will check it (a pattern on a public
+    /// suffix, `**.co.uk`, is refused with the Public Suffix List compiled into the library).
+    public static func file(_ configuration: TrustConfiguration) throws -> String {
+        let text = configuration.jsonText()
+        _ = try TrustConfiguration.parse(text, publicSuffixes: PublicSuffixList.shared)
+        return text
+    }
 
     /// The CT policy a service enforcing `logList` applies, in one line.
     public static func describe(_ policy: CertificateTransparencyPolicy) -> String {

@@ -41,6 +41,19 @@ public struct Downloads: Sendable {
         return line.readableBytes > 0 && line.readableBytes <= limit ? String(buffer: line) : nil
     }
 
+    /// A progress line for a terminal: `12.0 KiB of 48.0 KiB (25%)`, or without a total when the size is unknown.
+    public static func progressLine(_ progress: DownloadProgress) -> String {
+        func kib(_ bytes: Int64) -> String { String(format: "%.1f KiB", Double(bytes) / 1024) }
+        guard let expected = progress.expectedBytes, let fraction = progress.fractionCompleted else { return kib(progress.bytesWritten) }
+        return "\(kib(progress.bytesWritten)) of \(kib(expected)) (\(Int(fraction * 100))%)"
+    }
+
+    /// The response with at most `limit` bytes of its body, refused when the body is longer (before it is read
+    /// when the server announces its length).
+    public func head(of url: URL, limit: Int) async throws -> TrustHTTPClientResponse {
+        try await client.bytes(for: TrustHTTPClientRequest(url: url)).collect(limit: limit)
+    }
+
     /// `url`'s body, refused past `limit` bytes (before reading it when the server announces its length).
     public func small(_ url: URL, limit: Int) async throws -> ByteBuffer {
         var request = TrustHTTPClientRequest(url: url)

@@ -12,11 +12,14 @@ public struct MeshIdentity: Sendable {
     public let bundles: SPIFFETrustBundles
     /// This workload's trust domain.
     public let trustDomain: SPIFFETrustDomain
+    /// This trust domain's bundle.
+    public let bundle: SPIFFEBundle
 
     /// Trusts `anchors` (the SPIRE agent's bundle) for `trustDomain`.
     public init(trustDomain name: String, anchors: [Certificate]) throws {
         trustDomain = try SPIFFETrustDomain(parsing: name)
-        bundles = SPIFFETrustBundles([SPIFFEBundle(trustDomain: trustDomain, anchors: anchors)])
+        bundle = SPIFFEBundle(trustDomain: trustDomain, anchors: anchors)
+        bundles = SPIFFETrustBundles([bundle])
     }
 
     /// An evaluator for calling peers whose ID is `ids` (exact, or a path prefix ending `/*`).
@@ -49,11 +52,16 @@ public struct MeshIdentity: Sendable {
         ]
     }
 
+    /// One line for the startup log.
+    public var summary: String { "trust domain \(bundle.trustDomain.name): \(bundle.anchors.count) authorities" }
+
     /// What a caller may do, from its verified SVID: its service account's path decides.
     public enum Role: Equatable, Sendable { case frontend, batch, none }
 
     /// The caller's role: `/ns/prod/sa/web` is the frontend, anything under `/ns/batch` a batch job.
     public func role(of caller: VerifiedClient) -> Role {
+        // An operator's certificate from the organisation's CA (no SVID) names its host: the batch runner.
+        if caller.spiffeID == nil, caller.subjectAlternativeNames.contains("ops-runner.\(trustDomain.name)") { return .batch }
         guard let id = caller.spiffeID, id.trustDomain == trustDomain else { return .none }
         if id.path == "/ns/prod/sa/web" { return .frontend }
         if (try? SPIFFEIDMatcher(parsing: "spiffe://\(trustDomain.name)/ns/batch/*"))?.matches(id) == true { return .batch }

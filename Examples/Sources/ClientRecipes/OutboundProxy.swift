@@ -34,6 +34,16 @@ public struct OutboundProxy: Sendable {
         }
     }
 
+    /// Whether `host:port` goes direct, by the exception list alone.
+    public func isDirect(host: String, port: Int) -> Bool { environment.noProxy.excludes(host: host, port: port) }
+
+    /// What the process environment (`https_proxy`, `NO_PROXY`…) would set, for a startup warning when it differs
+    /// from the deployment's settings: a library should not follow it silently.
+    public static func environmentProxies(_ variables: [String: String]) -> (http: String?, https: String?) {
+        let proxies = ProxyConfiguration.environment(variables)
+        return (proxies.http.map { "\($0)" }, proxies.https.map { "\($0)" })
+    }
+
     /// `base` sending through these settings.
     public func configuration(_ base: TrustHTTPClientConfiguration) -> TrustHTTPClientConfiguration {
         var configuration = base
@@ -44,6 +54,11 @@ public struct OutboundProxy: Sendable {
 
     /// The same egress as one `ProxyConfiguration` (`TrustHTTPClientConfiguration.proxy`): one proxy for every
     /// scheme, with its own exception list; nil when the URL cannot be used.
+    public static func single(host: String, port: Int, user: String, password: String, direct: [String]) -> ProxyConfiguration {
+        ProxyConfiguration(host: host, port: port, credential: Credential(user: user, password: password), noProxy: direct)
+    }
+
+    /// The same from a proxy URL; nil when the URL cannot be used.
     public static func single(url: String, direct: [String]) -> ProxyConfiguration? {
         guard var proxy = try? ProxyConfiguration(url: url, noProxy: []) else { return nil }
         proxy.noProxy = direct

@@ -13,6 +13,12 @@ public enum PinRollout {
         PinFailureReporter(configuration: configuration, limits: PinFailureReporter.Limits(maximumURIs: 2, deliveryTimeout: .seconds(3), maximumInFlight: 8))
     }
 
+    /// One line for the startup log: where reports may go and how long one may take.
+    public static func describe(_ reporter: PinFailureReporter) -> String {
+        "pin reports: up to \(reporter.limits.maximumURIs) endpoints each, \(reporter.limits.deliveryTimeout) per report, "
+            + "\(reporter.limits.maximumInFlight) at a time"
+    }
+
     /// What a rollout dashboard shows of one report.
     public struct Finding: Sendable, Equatable {
         public var host: String

@@ -24,6 +24,16 @@ public enum PinningStrategy {
         CachingTrustEvaluator(evaluator, cache: cache, policyIdentity: "issuer-keys:" + evaluator.pins.map(\.base64).sorted().joined(separator: ","))
     }
 
+    /// Key pins and another evaluator both: a server is trusted only if each trusts it (the app's own check after
+    /// the pins, say).
+    public static func both(_ keys: PublicKeysTrustEvaluator, and other: any TrustEvaluator) throws -> CompositeTrustEvaluator {
+        try CompositeTrustEvaluator([keys, other])
+    }
+
+    public static func describe(_ composite: CompositeTrustEvaluator) -> String {
+        "all of \(composite.evaluators.count) evaluators: " + composite.evaluators.map { "\(type(of: $0))" }.joined(separator: ", ")
+    }
+
     /// What each strategy pins, for the app's diagnostics screen.
     public static func describe(_ evaluator: PublicKeysTrustEvaluator) -> String {
         "\(evaluator.pins.count) key pins under \(evaluator.validator.name) (\(evaluator.validator.additionalRules.count) rules of the app's own)"

@@ -17,6 +17,11 @@ public struct SavedLogins: Sendable {
         }
     }
 
+    /// Logins for this run only (a test, or a tool run with `--no-save`): nothing is written.
+    public static func inMemory() -> SavedLogins { SavedLogins(store: CredentialStore()) }
+
+    private init(store: CredentialStore) { self.store = store }
+
     /// The file the logins are kept in.
     public var file: URL? { store.fileURL ?? CredentialStore.defaultFileURL }
 

@@ -16,10 +16,22 @@ public enum TrustBundlePublisher {
         public var sequence: UInt64
     }
 
+    /// The signing key as a vault hands it over: the 32 raw bytes of the Ed25519 private key.
+    public static func signingKey(raw: [UInt8]) throws -> TrustConfigurationSigningKey {
+        try TrustConfigurationSigningKey(rawRepresentation: raw)
+    }
+
     /// Signs the configuration file at `path` (checked as every reader checks it) as bundle `sequence`, valid until
     /// `expires`.
     public static func publish(configurationFile path: String, sequence: UInt64, expires: Date, key: TrustConfigurationSigningKey) throws -> Published {
-        let configuration = try TrustConfiguration.load(contentsOf: path)
+        let configuration: TrustConfiguration
+        do {
+            configuration = try TrustConfiguration.load(contentsOf: path)
+        } catch {
+            // A file that cannot be read names its path; a file that is not valid lists its problems.
+            if let file = error.fileError { throw PublishingError.unreadable(file.path) }
+            throw error
+        }
         guard configuration.version == TrustConfiguration.currentVersion else { throw PublishingError.unsupportedVersion(configuration.version) }
         let bundle = TrustConfigurationBundle(configuration: configuration, sequence: sequence, expires: expires)
         let bytes = Array(bundle.jsonText().utf8)
@@ -31,6 +43,7 @@ public enum TrustBundlePublisher {
     }
 
     public enum PublishingError: Error {
+        case unreadable(String)
         case unsupportedVersion(Int)
         case doesNotReadBack
     }
@@ -41,6 +54,8 @@ public struct SignedTrustUpdates: Sendable {
     public let updater: SignedConfigurationUpdater
     /// Where the bundle and its signature are fetched from.
     public let source: SignedConfigurationUpdater.Source
+    /// The size and time limits of a fetch.
+    public let limits = SignedConfigurationUpdater.Limits(maximumBundleSize: 256 << 10, maximumSignatureSize: 200, timeout: .seconds(10))
 
     /// Updates from `bundleURL` (its signature at `bundleURL` + `.sig`), verified with the keys pinned in the app
     /// (base64, two while the signing key is rotated), installed into `target`; `builtIn` is put back when a bundle
@@ -53,11 +68,19 @@ public struct SignedTrustUpdates: Sendable {
         updater = try SignedConfigurationUpdater(
             source: source, trustedKeys: try pinnedKeys.map { try TrustConfigurationPublicKey(base64: $0) }, builtIn: builtIn, stateFile: stateFile,
             installingInto: target, configuration: fetching,
-            limits: SignedConfigurationUpdater.Limits(maximumBundleSize: 256 << 10, maximumSignatureSize: 200, timeout: .seconds(10)), logger: logger)
+            limits: limits, logger: logger)
     }
 
     /// One line for the startup log.
-    public var summary: String { "signed trust updates from \(source.bundleURL) (signature \(source.signatureURL.lastPathComponent))" }
+    public var summary: String {
+        "signed trust updates from \(source.bundleURL) (signature \(source.signatureURL.lastPathComponent)); bundles up to "
+            + "\(limits.maximumBundleSize) bytes, signatures up to \(limits.maximumSignatureSize), \(limits.timeout) per fetch"
+    }
+
+    /// The public keys to pin, from the PEM files the release step publishes (`trust config keygen` writes one).
+    public static func pinnedKeys(pem: [String]) throws -> [String] {
+        try pem.map { try TrustConfigurationPublicKey(pemEncoded: $0).base64 }
+    }
 
     /// Checks now (at start, and when a push says a bundle was published).
     public func refresh() async -> SignedConfigurationUpdater.Event { await updater.refresh() }

@@ -44,6 +44,28 @@ public struct StatusAPI: Sendable {
         return try await String(collecting: responseBody, upTo: 1 << 20)
     }
 
+    /// What the API is called through, for the startup log.
+    public var summary: String {
+        "\(serverURL) through a TrustHTTPClient (\(transport.client.openConnectionCount) connections open); "
+            + "single-pass request bodies up to \(transport.maximumRequestBodySize) bytes"
+    }
+
+    /// `GET {path}` for a path an operator typed: a path that does not join the server URL is refused before anything
+    /// is sent, naming both.
+    public func get(rawPath: String) async throws -> HTTPResponse.Status {
+        do {
+            let (response, _) = try await transport.send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: rawPath), body: nil, baseURL: serverURL, operationID: "get")
+            return response.status
+        } catch let error as TrustHTTPClientTransport.InvalidRequestURL {
+            throw StatusAPIError.badPath(path: error.path, server: error.baseURL.absoluteString, message: error.description)
+        }
+    }
+
+    public enum StatusAPIError: Error, Equatable {
+        case badPath(path: String, server: String, message: String)
+    }
+
     /// The refusal behind a failed operation: the generated client wraps the transport's error in its `ClientError`.
     public static func refusal(in error: any Error) -> TrustDecision? {
         let underlying = (error as? ClientError)?.underlyingError ?? error

@@ -41,6 +41,7 @@ public struct UpstreamClient: Sendable {
         configuration.credentialStore = nil
         configuration.usesEnvironmentProxies = false
         configuration.decompression = .enabled(maximumRatio: 20)
+        configuration.responseLimits = ResponseLimits()
         configuration.responseLimits.maximumBodySize = 4 << 20
         configuration.responseLimits.maximumHeadSize = 32 << 10
         configuration.responseLimits.maximumHeaderFieldSize = 8 << 10
@@ -66,6 +67,44 @@ public struct UpstreamClient: Sendable {
             }
         }
         return configuration
+    }
+
+    /// The file in force, for the health endpoint.
+    public var trustFile: String? { trust.path }
+
+    /// Reads the file now (an operator's reload endpoint); `force` reads it even when its stamps did not change.
+    /// The generation taken, or why the file was refused.
+    public func reloadNow(force: Bool) -> Result<UInt64?, TrustConfigurationRejection> {
+        let outcome = trust.reload(force: force)
+        if let rejection = outcome.rejection { return .failure(rejection) }
+        return .success(outcome.generation)
+    }
+
+    /// What the client accepts, for the startup log.
+    public var summary: [String] {
+        let configuration = client.configuration
+        let decompression =
+            configuration.decompression == .disabled
+            ? "off" : "at most \(configuration.decompression.maximumRatio)x\(configuration.decompression.isEnabled ? "" : " (disabled)")"
+        let cache = configuration.evaluationCache.map { "\($0.capacity) decisions for \($0.timeToLive)" } ?? "off"
+        return [
+            "decompression: \(decompression)", "evaluation cache: \(cache)",
+            "bodies up to \(configuration.responseLimits.maximumBodySize) bytes, heads up to \(configuration.responseLimits.maximumHeadSize)",
+        ]
+    }
+
+    /// Sends `request`, again up to `retries` times when the failure may pass (a timeout, a lost connection) and the
+    /// body can be sent again (not a stream read once).
+    public func send(_ request: TrustHTTPClientRequest, retries: Int) async throws -> TrustHTTPClientResponse {
+        var attempt = 0
+        while true {
+            do {
+                return try await client.data(for: request)
+            } catch let error as TrustHTTPClientError {
+                attempt += 1
+                guard attempt <= retries, UpstreamFailure(error).isRetryable, request.body?.isStreamed != true else { throw error }
+            }
+        }
     }
 
     /// The services to run beside the application's servers: the file's poller, then the client (shut down after the

@@ -82,4 +82,11 @@ public struct UpstreamFailure: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(kind) (\(errorCode))" }
+
+    /// The runbook's table: every code the client fails with, its number, what it means and the likely fix.
+    public static func runbook() -> [String] {
+        TrustHTTPClientError.Code.allCases.map { code in
+            "\(code) (\(code.rawValue)): \(code.explanation.summary). Fix: \(code.explanation.fix)."
+        }
+    }
 }

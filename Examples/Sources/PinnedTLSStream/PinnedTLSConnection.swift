@@ -74,6 +74,17 @@ public struct PinnedTLSConnection: Sendable {
 
     /// The ServerTrust of a chain NIOSSL handed over elsewhere (a server's view of a peer, a proxy's upstream).
     public static func serverTrust(of chain: [NIOSSLCertificate], host: String) throws -> ServerTrust {
-        try ServerTrustVerifier.serverTrust(presented: chain, peerName: PeerName(host: host))
+        let peerName = try PeerName(host: host)
+        do {
+            return try ServerTrustVerifier.serverTrust(presented: chain, peerName: peerName)
+        } catch {
+            // A leaf the engine cannot read at all (an empty chain, a malformed certificate): its reasons' codes.
+            throw UnusableChain(codes: error.reasons.map(\.code))
+        }
+    }
+
+    /// A chain that cannot be evaluated.
+    public struct UnusableChain: Error, Equatable {
+        public var codes: [String]
     }
 }

@@ -159,3 +159,37 @@ import X509
         #expect(review == ["api.example.com: pins expire within 30 days", "api.example.com: no backup pin"])
     }
 }
+
+@Suite struct ChainAuditDetailsTests {
+    static let pki = ChainAuditTests.pki
+
+    @Test("report-only lifetimes are let through and noted; an IP host is refused; basic X.509 described; bundle pins")
+    func details() async throws {
+        let long = try Self.pki.intermediate.leaf(dnsNames: [ChainAuditTests.host], notAfter: Date() + 365 * 86_400)
+        let lenient = ChainAudit(anchors: .only([Self.pki.root.certificate]), rule: ShortLivedLeafRule(reportsOnly: true))
+        let report = try await lenient.audit(long.chain, host: ChainAuditTests.host)
+        #expect(report.trusted && !report.overridden)
+        #expect(report.notes.contains { $0.hasPrefix("report-only: ") && $0.contains("at most 90") })
+        await #expect(throws: PeerNameError.self) { try await lenient.audit(long.chain, host: "127.0.0.1") }
+        #expect(ChainAudit.describe(.basicX509).contains("peer name checked: false") || ChainAudit.describe(.basicX509).contains("purpose: basicX509"))
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("app-bundle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(Self.pki.intermediate.certificate.serializeAsPEM().pemString.utf8).write(to: folder.appendingPathComponent("api.pem"))
+        let app = try AppPolicyCheck.pinningCertificates(in: folder.path)
+        #expect(app.summary.hasPrefix("AFSSLPinningMode certificate: 1 certificates, 1 keys"))
+    }
+
+    @Test("a pattern on a public suffix is refused before the file is written; a client identity is written")
+    func policyFileChecks() throws {
+        var settings = ServiceTrustSettings(hosts: [try HostPattern("**.co.uk")], anchorsPEM: [try Self.pki.root.certificate.serializeAsPEM().pemString])
+        #expect(throws: TrustConfigurationFileError.self) { try TrustPolicyAsCode.file(TrustPolicyAsCode.configuration(settings)) }
+        settings.hosts = [try HostPattern("api.example.com")]
+        settings.clientPKCS12 = "client.p12"
+        settings.clientPassphraseVariable = "CLIENT_P12_PASSPHRASE"
+        let text = try TrustPolicyAsCode.file(TrustPolicyAsCode.configuration(settings))
+        #expect(text.contains(#""pkcs12":"client.p12""#) || text.contains(#""pkcs12": "client.p12""#))
+        #expect(text.contains("CLIENT_P12_PASSPHRASE"))
+    }
+}
