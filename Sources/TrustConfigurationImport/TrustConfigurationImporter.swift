@@ -35,7 +35,7 @@ public enum TrustConfigurationImporter {
     /// Why a file could not be converted.
     public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What is wrong, in words.
-        public var message: String
+        package var message: String
         /// Human-readable form.
         public var description: String { message }
     }

@@ -11,7 +11,7 @@
         public let host: String
 
         /// A refusal of `host` by `decision`.
-        public init(decision: TrustDecision, host: String) {
+        package init(decision: TrustDecision, host: String) {
             self.decision = decision
             self.host = host
         }

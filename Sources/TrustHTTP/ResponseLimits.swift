@@ -60,7 +60,7 @@ public struct ResponseLimit: Sendable, Hashable, CustomStringConvertible {
     public var fromProxy: Bool
 
     /// A limit exceeded.
-    public init(_ kind: Kind, observed: Int, limit: Int, fromProxy: Bool = false) {
+    package init(_ kind: Kind, observed: Int, limit: Int, fromProxy: Bool = false) {
         self.kind = kind
         self.observed = observed
         self.limit = limit

@@ -65,7 +65,7 @@ extension TrustHTTPClientError {
         /// The server closed the connection during the handshake without a TLS alert.
         public static let closedDuringHandshake = Self(.closedDuringHandshake)
         /// Anything else, with BoringSSL's reason code when there is one (`CERTIFICATE_VERIFY_FAILED`).
-        public static func other(reason: String?) -> Self { Self(.other(reason: reason)) }
+        package static func other(reason: String?) -> Self { Self(.other(reason: reason)) }
 
         /// BoringSSL's reason code, for a failure told apart by none of the other members.
         public var reason: String? {

@@ -258,7 +258,7 @@ public struct LabError: Error, Sendable, CustomStringConvertible {
     public var description: String { detail.description }
 
     /// `text` is not an IP address.
-    public static func invalidIPAddress(_ text: String) -> Self { Self(.invalidIPAddress(text)) }
+    package static func invalidIPAddress(_ text: String) -> Self { Self(.invalidIPAddress(text)) }
     /// `what` (usually a file, by path) could not be written or set up, for the reason `why`; for a lab of one's own
     /// tests to fail with, too.
     public static func cannotWrite(_ what: String, _ why: String) -> Self { Self(.cannotWrite(what, why)) }

@@ -27,9 +27,9 @@ public struct LabCTLog: Sendable {
     private let key: P256.Signing.PrivateKey
 
     /// The DER SubjectPublicKeyInfo.
-    public var publicKeyDER: [UInt8] { Array(key.publicKey.derRepresentation) }
+    package var publicKeyDER: [UInt8] { Array(key.publicKey.derRepresentation) }
     /// The log ID: SHA-256 of the DER key.
-    public var logID: [UInt8] { Array(SHA256.hash(data: publicKeyDER)) }
+    package var logID: [UInt8] { Array(SHA256.hash(data: publicKeyDER)) }
 
     /// A new log with a fresh key.
     public init(
@@ -46,7 +46,7 @@ public struct LabCTLog: Sendable {
 
     /// The SCT this log issues for a precertificate entry (`tbs` without the SCT list, `issuerKeyHash` the SHA-256
     /// of the issuer's SubjectPublicKeyInfo) at `timestamp`.
-    public func sct(tbs: [UInt8], issuerKeyHash: [UInt8], timestamp: Date) throws -> SignedCertificateTimestamp {
+    package func sct(tbs: [UInt8], issuerKeyHash: [UInt8], timestamp: Date) throws -> SignedCertificateTimestamp {
         let milliseconds = UInt64(max(0, timestamp.timeIntervalSince1970 * 1000))
         let data = SignedCertificateTimestamp.signedData(timestampMilliseconds: milliseconds, issuerKeyHash: issuerKeyHash, tbs: tbs)
         let signature = try key.signature(for: data)

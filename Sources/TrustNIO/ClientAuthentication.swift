@@ -162,17 +162,17 @@ public final class ClientAuthenticationRecord: Sendable {
 }
 
 /// The client leaf must hold one of the allowed names (SAN entry or subject DN).
-public struct AllowedClientNamesRule: PathRule {
+package struct AllowedClientNamesRule: PathRule {
     /// The allowed names: SAN entries or subject DNs, as text.
-    public var names: Set<String>
+    package var names: Set<String>
 
     /// A rule allowing the leaves that hold one of `names`.
-    public init(names: Set<String>) {
+    package init(names: Set<String>) {
         self.names = names
     }
 
     /// Nothing if the leaf holds an allowed name, else a `nameMismatch` listing the names it holds.
-    public func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
+    package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
         let leaf = path.leaf
         let held =
             (leaf.subjectAlternativeNameStrings ?? []).map { $0.replacing("email:", with: "").replacing("URI:", with: "") }

@@ -19,7 +19,7 @@ import TrustHTTP
 /// ```
 public struct ReloadingService<Reloader: Reloading>: Service {
     /// The reloader this service polls.
-    public let reloader: Reloader
+    package let reloader: Reloader
 
     /// A service polling `reloader`'s files every `reloader.pollInterval`.
     public init(_ reloader: Reloader) {

@@ -16,7 +16,7 @@ import TrustHTTP
 /// build swift-service-lifecycle.
 public struct TrustHTTPClientService: Service {
     /// The client this service shuts down.
-    public let client: TrustHTTPClient
+    package let client: TrustHTTPClient
 
     /// A service for `client`.
     public init(_ client: TrustHTTPClient) {
