@@ -89,7 +89,11 @@ public enum TrustPolicyAsCode {
             if let ct = entry.certificateTransparency { notes.append("\(name): CT \(ct.mode.rawValue)\(ct.customAnchors ? " (custom anchors too)" : "")") }
         }
         for sample in samples {
-            let entry = configuration.hosts.first { $0.host?.matches(sample) == true }
+            guard let name = try? PeerName(host: sample) else {
+                notes.append("\(sample): not a host name")
+                continue
+            }
+            let entry = configuration.hosts.first { $0.host?.matches(name) == true }
             notes.append("\(sample) -> \(entry?.host?.description ?? "base entry")")
         }
         if let list = configuration.ctLogList { notes.append("CT log list: \(list)") }

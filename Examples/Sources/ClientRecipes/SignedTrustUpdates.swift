@@ -36,9 +36,12 @@ public enum TrustBundlePublisher {
         let bundle = TrustConfigurationBundle(configuration: configuration, sequence: sequence, expires: expires)
         let bytes = Array(bundle.jsonText().utf8)
         let signature = Data(try key.signature(for: bytes)).base64EncodedString() + "\n"
-        // What the apps will read back: the same configuration under the current envelope version.
-        let readBack = try TrustConfigurationBundle(parsing: bytes)
-        guard readBack.configuration == configuration, TrustConfigurationBundle.currentVersion == 1 else { throw PublishingError.doesNotReadBack }
+        // What the apps will accept: verified with the public key, the same configuration and sequence.
+        let verified = try SignedTrustConfiguration.verify(
+            bundle: bytes, signature: Array(signature.utf8), trustedKeys: [key.publicKey], lastAcceptedSequence: nil)
+        guard verified.bundle.configuration == configuration, verified.bundle.sequence == sequence, TrustConfigurationBundle.currentVersion == 1 else {
+            throw PublishingError.doesNotReadBack
+        }
         return Published(bundle: bytes, signature: Array(signature.utf8), sequence: sequence)
     }
 

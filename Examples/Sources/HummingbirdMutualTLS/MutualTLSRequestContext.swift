@@ -16,6 +16,11 @@ public struct MutualTLSRequestContext: RequestContext {
     /// The client certificate this connection's handshake verified (`nil`: an anonymous connection, possible only
     /// when client certificates are optional).
     public func verifiedClient() async throws -> VerifiedClient? {
-        try await channel.verifiedClient().get()
+        do {
+            return try await channel.verifiedClient().get()
+        } catch let error as VerifiedClient.UnreadableChain {
+            // The handshake verified a chain that cannot be read back: refuse the request, never treat it as anonymous.
+            throw HTTPError(.internalServerError, message: "client certificate \(error.position) unreadable: \(error)")
+        }
     }
 }

@@ -24,6 +24,7 @@ do {
         clientAuthentication: ClientAuthentication(requirement: .required, anchors: []))
     let app = HummingbirdMutualTLSServer.application(identity: identity, port: port) { channel in
         print("listening on \(channel.localAddress.map { "\($0)" } ?? "?")")
+        for line in identity.summary { print(line) }
     }
     try await withThrowingDiscardingTaskGroup { group in
         group.addTask { await identity.run() }

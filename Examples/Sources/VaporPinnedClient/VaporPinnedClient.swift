@@ -19,6 +19,21 @@ public enum VaporPinnedClient {
         return configuration
     }
 
+    /// Calls `upstream` once outside any request (a boot check, a Vapor command), through `client` on one of `app`'s
+    /// event loops, logging to `app.logger`: the status, or the refusal's reason codes.
+    public static func checkUpstream(_ upstream: URL, client: TrustHTTPClient, app: Application) async -> String {
+        let vaporClient = TrustHTTPVaporClient(client: client, eventLoop: app.eventLoopGroup.next(), logger: app.logger)
+        do {
+            let response = try await vaporClient.response(to: ClientRequest(method: .GET, url: URI(string: upstream.absoluteString)))
+            vaporClient.logger?.info("upstream reachable", metadata: ["status": "\(response.status.code)"])
+            return "\(response.status.code)"
+        } catch {
+            let codes = error.trustDecision?.reasons.map(\.code) ?? ["\(error.code)"]
+            vaporClient.logger?.warning("upstream refused", metadata: ["trust.reasons": "\(codes.joined(separator: ","))"])
+            return codes.joined(separator: ",")
+        }
+    }
+
     /// Configures `app`: `app.client` and `req.client` through a client made with `configuration`, and
     /// `GET /upstream`, which calls `upstream` through `req.client` and answers with its status and body —
     /// or, when the upstream's certificate is refused, `502 Bad Gateway` with the refusal's reason codes

@@ -41,6 +41,12 @@ import TrustLabPKI
         let refusal = try #require(failure.decision)
         #expect(refusal.reasons.map(\.code) == ["pin-mismatch"])
         #expect(PinnedTLSConnection.logLine(for: refusal, host: host, port: server.port).level == .warning)
+        // A decision built by the test, as a custom evaluator builds one: refused for a reason of the application's.
+        let maintenance = TrustDecision(
+            isTrusted: false, reasons: [.refusedByApplication("upstream in maintenance")], presentedChain: [], validatedPath: [], peerName: nil,
+            evaluationTime: Date(), policy: .systemDefault(systemRoots: false, customAnchors: 0))
+        let maintenanceLine = PinnedTLSConnection.logLine(for: maintenance, host: host, port: server.port)
+        #expect(maintenanceLine.level == .notice && maintenanceLine.metadata["trust.reasons"] == ["refused-by-application"])
 
         let chain = try pki.servers["good"].map { try $0.chain.map { try NIOSSLCertificate(bytes: Array($0.serializeAsPEM().derBytes), format: .der) } } ?? []
         let trust = try PinnedTLSConnection.serverTrust(of: chain, host: host)

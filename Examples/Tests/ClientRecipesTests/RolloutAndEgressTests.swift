@@ -24,6 +24,10 @@ import TrustLabPKI
                 """
             try Data(json.utf8).write(to: file)
 
+            // What the evaluator says of the server's chain: a report-only mismatch is a warning, not a refusal.
+            let evaluation = await (try ConfiguredTrustEvaluator(contentsOf: file.path)).evaluation(
+                for: try ServerTrust(presentedChain: #require(RecipesLab.pki.presentedChains["good"]), host: "good.lab.test"), port: server.port)
+            #expect(evaluation.decision.isTrusted && evaluation.warnings.contains { $0.hasPrefix("report-only: ") }, "\(evaluation.warnings)")
             let reporter = PinRollout.reporter(configuration: try RecipesLab.configuration())
             let client = try TrustHTTPClient(
                 configuration: RecipesLab.configuration {
@@ -55,6 +59,7 @@ import TrustLabPKI
     @Test("requests leave through the proxy with its login; listed hosts go direct; an unusable proxy is refused")
     func egress() async throws {
         let proxy = try await LabProxy.start(authentication: .basic)
+        #expect(proxy.authentication == .basic)
         let egress = OutboundProxy(url: proxy.url, user: "alice", password: "wonderland", direct: ["other.lab.test"])
         #expect(egress.directHosts == ["other.lab.test"])
         try await RecipesLab.withServer("good", configure: { $0 = egress.configuration($0) }) { server, client in

@@ -33,7 +33,8 @@ import TrustNIO
     @Test func theEntryForTheHostGivesPinsAndTheClientIdentity() async throws {
         let server = try await GRPCLab.startServer("good", clientTrust: GRPCServerTrust(ClientAuthentication(anchors: [GRPCLab.pki.root.certificate])))
         let trust = try Self.trust(port: server.port)
-        #expect(trust.clientIdentity != nil)
+        // What the entry gives the channel: the host, the client identity, the TLS minimum; nothing to warn about.
+        #expect(trust.clientIdentity != nil && trust.host == "good.lab.test" && trust.minimumTLSVersion == .tls12 && trust.warnings.isEmpty)
         let answer = try await GRPCLab.withEcho(trust, port: server.port) { try await $0.get("configured") }
         await server.stop()
         #expect(answer.hasPrefix("CN=lab client") && answer.hasSuffix(": configured"))

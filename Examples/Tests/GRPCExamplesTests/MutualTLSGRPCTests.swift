@@ -1,4 +1,5 @@
 import GRPCCore
+import GRPCNIOTransportHTTP2Posix
 import PinnedGRPC
 import Testing
 import Trust
@@ -74,7 +75,14 @@ import TrustNIO
     }
 
     @Test func anOptionalRequirementIsATypedError() {
-        let trust = GRPCServerTrust(ClientAuthentication(requirement: .optional, anchors: [GRPCLab.pki.root.certificate]))
+        var trust = GRPCServerTrust(ClientAuthentication(requirement: .required, anchors: [GRPCLab.pki.root.certificate]))
+        // The same server trust applied to a TLS security the transport's own way, then made optional: refused.
+        var tls = HTTP2ServerTransport.Posix.TransportSecurity.TLS.defaults(certificateChain: [], privateKey: .bytes([], format: .pem))
+        #expect(throws: Never.self) { try trust.apply(to: &tls) }
+        trust.clientAuthentication.requirement = .optional
+        #expect(throws: GRPCServerTrustError.optionalClientCertificatesUnsupported) { try trust.apply(to: &tls) }
+        trust.onDecision = { _ in }
+        #expect(trust.onDecision != nil)
         #expect(throws: GRPCServerTrustError.optionalClientCertificatesUnsupported) {
             _ = try trust.transportSecurity(certificateChain: [], privateKey: .bytes([], format: .pem))
         }

@@ -29,6 +29,7 @@ import TrustGRPC
         let reasons = try #require(error?.trustDecision?.reasons)
         #expect(reasons.contains { $0.kind == .pinMismatch })
         #expect(error?.trustRefusal?.host == "good.lab.test")
+        #expect(error?.trustRefusal?.decision.isTrusted == false)
     }
 
     @Test func anExpiredLeafIsRefusedAsExpired() async throws {

@@ -113,6 +113,7 @@ struct HummingbirdRotationTests {
         // The client-CA bundle now holds the separate client CA only: the lab root's clients are refused.
         try folder.write(pki.clientCA.identity.certificatePEM, to: "client-cas.pem")
         let bundleReload = identity.reload()
+        let summary = identity.summary
         let (oldClient, _) = await whoamiSeeingServer(port: server.port, identity: try Lab.identity("client"))
         let (newClient, _) = await whoamiSeeingServer(port: server.port, identity: try Lab.identity("partner"))
         await server.stop()
@@ -124,6 +125,8 @@ struct HummingbirdRotationTests {
         #expect(leafAfter == renewed.certificate)
         #expect(leafAfter != good.certificate)
         #expect(bundleReload == .reloaded(generation: 3))
+        #expect(summary.first?.hasSuffix("(generation 3); client certificates required") == true, "\(summary)")
+        #expect(summary.last?.contains("client-cas.pem") == true, "\(summary)")
         guard case .failure(let error) = oldClient else {
             Issue.record("a client of the removed CA was accepted: \(oldClient)")
             return

@@ -122,6 +122,23 @@ struct VaporClientTests {
         #expect(response.body.readableBytes == 300_000)
     }
 
+    /// Outside any request: the boot check's status with the right pin, the refusal's codes with the wrong one.
+    @Test func bootCheckOutsideARequest() async throws {
+        let upstream = try await LabServer.start("good", pki: VaporLab.pki)
+        let url = try #require(URL(string: upstream.baseURL + "/"))
+        let app = try await Application.make(.testing)
+        let right = try TrustHTTPClient(configuration: VaporLab.configuration(pin: VaporLab.rightPin))
+        let wrong = try TrustHTTPClient(configuration: VaporLab.configuration(pin: VaporLab.wrongPin))
+        let passed = await VaporPinnedClient.checkUpstream(url, client: right, app: app)
+        let refused = await VaporPinnedClient.checkUpstream(url, client: wrong, app: app)
+        await right.shutdown()
+        await wrong.shutdown()
+        try? await app.asyncShutdown()
+        try await upstream.shutdown()
+        #expect(passed == "200")
+        #expect(refused == "pin-mismatch")
+    }
+
     @Test func routeCallingThePinnedUpstreamFailsWithTheReasonWithTheWrongPin() async throws {
         let upstream = try await LabServer.start("good", pki: VaporLab.pki)
         let url = try #require(URL(string: upstream.baseURL + "/"))
