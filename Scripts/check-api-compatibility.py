@@ -5,9 +5,8 @@ The baseline (Scripts/api-baseline.txt) lists every public declaration of the li
 gives it — the module-qualified path and the declaration's text — taken at the commit its header names (the release
 the API promise starts from). A declaration of the baseline that is gone is a removal; one whose path is still there
 with another declaration (another type, parameter, label, `throws`, an added requirement…) is a changed signature.
-Both break clients and fail the check. Additions pass: they are what minor versions bring. An intended break (before
-1.0, or in a major version) is recorded with --write-baseline in the same commit, with its migration note in the
-changelog.
+Both break clients and fail the check. Additions pass: they are what minor versions bring. An intended break (in a major
+version only, since 1.0.0) is recorded with --write-baseline, with its migration note in the changelog.
 
 The same inputs as check-public-uses.py: the debug build's modules (`swift symbolgraph-extract`, public level). A
 module built without its trait (TrustVapor, TrustGRPC outside the examples' build) is empty and not judged.

@@ -70,7 +70,7 @@ struct TrustCommand: AsyncParsableCommand {
 
 /// What `trust --version` prints.
 enum TrustVersion {
-    static let number = "0.9.0"
+    static let number = "1.0.0"
     static let string = "trust \(number) (swift-trust)"
 }
 

@@ -129,10 +129,20 @@ public final class TrustEvaluationCache: @unchecked Sendable {
     }
 
     /// Entries, hits and misses so far.
-    public var statistics: (entries: Int, hits: Int, misses: Int) {
+    public var statistics: Statistics {
         lock.lock()
         defer { lock.unlock() }
-        return (entries.count, hitCount, missCount)
+        return Statistics(entries: entries.count, hits: hitCount, misses: missCount)
+    }
+
+    /// What a cache holds and how often it answered.
+    public struct Statistics: Sendable, Hashable {
+        /// The decisions held now.
+        public var entries: Int
+        /// Lookups answered from the cache.
+        public var hits: Int
+        /// Lookups that found nothing usable.
+        public var misses: Int
     }
 }
 
