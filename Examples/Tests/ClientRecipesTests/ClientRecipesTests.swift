@@ -185,25 +185,13 @@ import TrustLabPKI
     @Test("operations go through the pinned client; a pin mismatch is a refusal the caller can read")
     func operations() async throws {
         let pin = RecipesLab.pki.intermediate.certificate.spkiPin
-        try await RecipesLab.withServer(
-            "good",
-            configure: {
-                $0.serverTrust = try PublicKeysTrustEvaluator(
-                    pins: [pin, RecipesLab.pki.otherRoot.certificate.spkiPin], anchors: .only(RecipesLab.pki.trustedRoots))
-            }
-        ) { server, client in
+        try await RecipesLab.withServer("good", configure: RecipesLab.pinned([pin, RecipesLab.pki.otherRoot.certificate.spkiPin])) { server, client in
             let api = StatusAPI(serverURL: try RecipesLab.url(server, ""), client: client)
             #expect(try await api.status(204) == .noContent)
             #expect(try await api.echo("hello") == "POST\nhello")
         }
         let wrong = try SPKIPin(digest: [UInt8](repeating: 9, count: 32))
-        try await RecipesLab.withServer(
-            "good",
-            configure: {
-                $0.serverTrust = try PublicKeysTrustEvaluator(
-                    pins: [wrong, RecipesLab.pki.otherRoot.certificate.spkiPin], anchors: .only(RecipesLab.pki.trustedRoots))
-            }
-        ) { server, client in
+        try await RecipesLab.withServer("good", configure: RecipesLab.pinned([wrong, RecipesLab.pki.otherRoot.certificate.spkiPin])) { server, client in
             let api = StatusAPI(serverURL: try RecipesLab.url(server, ""), client: client)
             let error = await #expect(throws: (any Error).self) { try await api.status(200) }
             let thrown = try #require(error)
@@ -217,8 +205,7 @@ import TrustLabPKI
     @Test("the client and the file's poller run in a service group; a bad change is refused and the old trust stays")
     func serviceGroup() async throws {
         try await RecipesLab.withTemporaryFolder { folder in
-            let roots = folder.appendingPathComponent("lab-roots.pem")
-            try Data(RecipesLab.pki.trustedRoots.map { try $0.serializeAsPEM().pemString }.joined(separator: "\n").utf8).write(to: roots)
+            try RecipesLab.writeRoots(into: folder)
             let file = folder.appendingPathComponent("trust.json")
             let good = #"{"version": 1, "hosts": [{"host": "**.lab.test", "anchors": {"certificates": ["lab-roots.pem"], "replaceSystem": true}}]}"#
             try Data(good.utf8).write(to: file)

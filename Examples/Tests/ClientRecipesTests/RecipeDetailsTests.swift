@@ -54,7 +54,7 @@ import TrustNIO
     func upstreamClient() async throws {
         try await RecipesLab.withTemporaryFolder { folder in
             let file = folder.appendingPathComponent("trust.json")
-            let roots = RecipesLab.pki.trustedRoots.map { String(reflecting: (try? $0.serializeAsPEM().pemString) ?? "") }.joined(separator: ", ")
+            let roots = RecipesLab.rootsJSON
             try Data(#"{"version": 1, "hosts": [{"host": "**.lab.test", "anchors": {"pem": [\#(roots)], "replaceSystem": true}}]}"#.utf8).write(to: file)
             var logger = Logger(label: "upstream")
             logger.logLevel = .critical

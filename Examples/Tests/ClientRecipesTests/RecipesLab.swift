@@ -50,6 +50,22 @@ enum RecipesLab {
         return url
     }
 
+    /// A configuration that pins `pins` over the lab's roots.
+    static func pinned(_ pins: Set<SPKIPin>) -> (inout TrustHTTPClientConfiguration) throws -> Void {
+        { $0.serverTrust = try PublicKeysTrustEvaluator(pins: pins, anchors: .only(pki.trustedRoots)) }
+    }
+
+    /// Writes the lab's roots, as PEM, to `lab-roots.pem` in `folder` (for a configuration file's `anchors`).
+    static func writeRoots(into folder: URL) throws {
+        let pem = try pki.trustedRoots.map { try $0.serializeAsPEM().pemString }.joined(separator: "\n")
+        try Data(pem.utf8).write(to: folder.appendingPathComponent("lab-roots.pem"))
+    }
+
+    /// The lab's roots as a configuration file's inline `"pem"` array members (JSON strings, comma-separated).
+    static var rootsJSON: String {
+        pki.trustedRoots.map { String(reflecting: (try? $0.serializeAsPEM().pemString) ?? "") }.joined(separator: ", ")
+    }
+
     /// A folder of its own under the temporary folder, removed after `body`.
     static func withTemporaryFolder<T>(_ body: (URL) async throws -> T) async throws -> T {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("client-recipes-\(UUID().uuidString)")

@@ -10,8 +10,7 @@ import TrustLabPKI
     @Test("report-only pins: the request succeeds, the collector gets one report and reads it")
     func reportOnly() async throws {
         try await RecipesLab.withTemporaryFolder { folder in
-            let roots = folder.appendingPathComponent("lab-roots.pem")
-            try Data(RecipesLab.pki.trustedRoots.map { try $0.serializeAsPEM().pemString }.joined(separator: "\n").utf8).write(to: roots)
+            try RecipesLab.writeRoots(into: folder)
             let server = try await LabServer.start("good", pki: RecipesLab.pki)
             let collector = try await LabServer.start("good", pki: RecipesLab.pki)
             // Pins of keys the server does not hold: the rollout's new keys, not yet deployed.

@@ -11,7 +11,7 @@ import TrustLabPKI
     func updates() async throws {
         try await RecipesLab.withTemporaryFolder { folder in
             let key = TrustConfigurationSigningKey()
-            let roots = RecipesLab.pki.trustedRoots.map { String(reflecting: (try? $0.serializeAsPEM().pemString) ?? "") }.joined(separator: ", ")
+            let roots = RecipesLab.rootsJSON
             func configuration(_ hosts: [String]) -> String {
                 let entries = hosts.map { #"{"host": "\#($0)", "anchors": {"pem": [\#(roots)], "replaceSystem": true}}"# }
                 return #"{"version": 1, "hosts": [\#(entries.joined(separator: ", "))]}"#
