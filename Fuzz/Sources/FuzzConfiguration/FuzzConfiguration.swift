@@ -53,7 +53,7 @@ func test(_ bytes: [UInt8]) -> CInt {
         require((try? JSONValue.parse(text)) != nil, "an imported configuration prints as invalid JSON: \(text)")
         checkLoader(text)
     } catch {
-        require(!error.message.isEmpty, "an import error without a message")
+        require(!error.description.isEmpty, "an import error without a message")
     }
     return 0
 }
