@@ -75,6 +75,9 @@ struct NameTests {
         ]
         for (text, bytes) in quads {
             #expect(IPAddress.parseIPv4(Substring(text)) == bytes, "\(text)")
+            // The request path's check: a dotted quad it accepts is already the address's own spelling.
+            #expect(IPAddress.isIPv4Text(text) == (bytes != nil), "\(text)")
+            if bytes != nil { #expect(IPAddress(text)?.description == text, "\(text)") }
         }
     }
 

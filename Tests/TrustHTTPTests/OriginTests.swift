@@ -12,7 +12,8 @@ struct OriginTests {
         let cases: [(String, String)] = [
             ("ＧＯＯＤ．lab．test", "good.lab.test"), ("straße.good.lab.test", "xn--strae-oqa.good.lab.test"),
             ("XN--STRAE-OQA.good.lab.test", "xn--strae-oqa.good.lab.test"), ("Good.Lab.Test.", "good.lab.test."),
-            ("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("2001:DB8::1", "2001:db8::1"),
+            ("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("2001:DB8::1", "2001:db8::1"), ("[127.0.0.1]", "127.0.0.1"),
+            ("255.255.255.255", "255.255.255.255"), ("0177.0.0.1", "0177.0.0.1"), ("::FFFF:192.0.2.1", "::ffff:c000:201"),
         ]
         for (typed, canonical) in cases {
             // Both what full Foundation's URL gives (the host already mapped) and what URL gives with

@@ -63,10 +63,26 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// Four dot-separated decimal octets of one to three digits each, none with a leading zero (octal-looking forms are
-    /// ambiguous). Read byte by byte: every request's host passes here first, and a name fails at its first letter
-    /// with nothing allocated.
+    /// ambiguous), as network-order bytes.
     static func parseIPv4(_ text: Substring) -> [UInt8]? {
-        var result: [UInt8] = []
+        guard let value = parseIPv4Value(text) else { return nil }
+        return [
+            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value),
+        ]
+    }
+
+    /// Whether `text` is a dotted-quad IPv4 address as ``parseIPv4(_:)`` reads it. Such text is already the address's
+    /// ``description``: the strict form has one spelling per address. Allocates nothing.
+    package static func isIPv4Text(_ text: some StringProtocol) -> Bool {
+        parseIPv4Value(Substring(text)) != nil
+    }
+
+    /// ``parseIPv4(_:)``'s reading, as one 32-bit value. Read byte by byte with nothing allocated: every request's host
+    /// passes here first, and a name fails at its first letter.
+    private static func parseIPv4Value(_ text: Substring) -> UInt32? {
+        var result: UInt32 = 0
+        var octets = 0
         var value = 0
         var digits = 0
         var leadingZero = false
@@ -74,7 +90,6 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"):
                 if digits == 0 {
-                    if result.isEmpty { result.reserveCapacity(4) }
                     leadingZero = byte == UInt8(ascii: "0")
                 } else if leadingZero {
                     return nil
@@ -83,16 +98,16 @@ public struct IPAddress: Hashable, Sendable, Codable, CustomStringConvertible {
                 value = value * 10 + Int(byte - UInt8(ascii: "0"))
                 guard digits <= 3, value <= 255 else { return nil }
             case UInt8(ascii: "."):
-                guard digits > 0, result.count < 3 else { return nil }
-                result.append(UInt8(value))
+                guard digits > 0, octets < 3 else { return nil }
+                result = result << 8 | UInt32(value)
+                octets += 1
                 (value, digits) = (0, 0)
             default:
                 return nil
             }
         }
-        guard digits > 0, result.count == 3 else { return nil }
-        result.append(UInt8(value))
-        return result
+        guard digits > 0, octets == 3 else { return nil }
+        return result << 8 | UInt32(value)
     }
 
     static func parseIPv6(_ text: Substring) -> [UInt8]? {

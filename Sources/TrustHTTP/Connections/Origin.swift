@@ -41,6 +41,8 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     /// `host` lower case with A-labels, or an IP address as ``IPAddress`` writes it; a trailing dot kept (a fully
     /// qualified name, sent as written in `Host`, as curl sends it); as typed, lower-cased, when it is not a name.
     static func canonical(_ host: String) -> String {
+        // A dotted quad is its own canonical form: no address is built for it (the request path asks twice per request).
+        if IPAddress.isIPv4Text(host) { return host }
         guard let name = try? PeerName(host: host) else { return host.lowercased() }
         if case .dnsName(let text) = name, host.hasSuffix(".") { return text + "." }
         return name.description
