@@ -375,7 +375,7 @@ public final class TrustHTTPClient: Sendable {
         let attempt = PoolConnectionAttempt()
         let generation = trustWatcher?.generation
         let (factory, pool, telemetry, key) = (self.factory, self.pool, self.telemetry, flight.plan.key)
-        let task = Task {
+        attempts.start {
             let started = ContinuousClock.now
             do {
                 let connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
@@ -387,8 +387,7 @@ public final class TrustHTTPClient: Sendable {
                 if !attempt.finish(.failure(error)) { pool.failed(id) }
             }
         }
-        attempts.track(task)
-        switch await attempt.wait(timeout: remaining) {
+        switch await attempt.wait(timeout: remaining, on: factory.group.next()) {
         case .finished(.success(let connection)):
             return .connection(connection, specification.handshake)
         case .finished(.failure(let error)):

@@ -89,8 +89,8 @@ struct ConfigSigningCLITests {
     static func startTogether(_ count: Int, _ command: [String], outputs prefix: String) throws {
         var processes: [Process] = []
         for index in 1...count {
-            FileManager.default.createFile(atPath: "\(prefix).out.\(index)", contents: nil)
-            FileManager.default.createFile(atPath: "\(prefix).err.\(index)", contents: nil)
+            _ = FileManager.default.createFile(atPath: "\(prefix).out.\(index)", contents: nil)
+            _ = FileManager.default.createFile(atPath: "\(prefix).err.\(index)", contents: nil)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: command[0])
             process.arguments = Array(command.dropFirst())

@@ -1,5 +1,7 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import Testing
 import TrustHTTP
 import TrustHTTPTestSupport
@@ -69,6 +71,8 @@ struct PoolOwnedConnectionTests {
 struct PoolConnectionAttemptTests {
     struct Refused: Error {}
 
+    static let loop = MultiThreadedEventLoopGroup.singleton.next()
+
     static func failed(_ outcome: PoolConnectionAttempt.Outcome) -> Bool {
         if case .finished(.failure(let error)) = outcome { return error is Refused }
         return false
@@ -77,12 +81,12 @@ struct PoolConnectionAttemptTests {
     @Test func finishedBeforeTheWaitIsDeliveredAtOnce() async {
         let attempt = PoolConnectionAttempt()
         #expect(attempt.finish(.failure(Refused())))
-        #expect(Self.failed(await attempt.wait(timeout: .seconds(60))))
+        #expect(Self.failed(await attempt.wait(timeout: .seconds(60), on: Self.loop)))
     }
 
     @Test func finishedWhileWaitedForResumesTheWaiter() async {
         let attempt = PoolConnectionAttempt()
-        async let outcome = attempt.wait(timeout: .seconds(60))
+        async let outcome = attempt.wait(timeout: .seconds(60), on: Self.loop)
         // Whether the wait has begun or not, the outcome is the request's.
         try? await Task.sleep(for: .milliseconds(20))
         #expect(attempt.finish(.failure(Refused())))
@@ -91,7 +95,7 @@ struct PoolConnectionAttemptTests {
 
     @Test func aTimedOutWaitLeavesTheOutcomeToTheAttempt() async {
         let attempt = PoolConnectionAttempt()
-        guard case .timedOut = await attempt.wait(timeout: .milliseconds(10)) else {
+        guard case .timedOut = await attempt.wait(timeout: .milliseconds(10), on: Self.loop) else {
             Issue.record("the wait did not time out")
             return
         }
@@ -100,7 +104,7 @@ struct PoolConnectionAttemptTests {
 
     @Test func aCancelledWaitLeavesTheOutcomeToTheAttempt() async {
         let attempt = PoolConnectionAttempt()
-        let waiter = Task { await attempt.wait(timeout: .seconds(60)) }
+        let waiter = Task { await attempt.wait(timeout: .seconds(60), on: Self.loop) }
         waiter.cancel()
         guard case .cancelled = await waiter.value else {
             Issue.record("the wait was not cancelled")
@@ -112,7 +116,7 @@ struct PoolConnectionAttemptTests {
     @Test func givingUpBeforeWaitingAndAfterTheOutcome() async {
         let early = PoolConnectionAttempt()
         early.giveUp(.timedOut)
-        guard case .timedOut = await early.wait(timeout: .seconds(60)) else {
+        guard case .timedOut = await early.wait(timeout: .seconds(60), on: Self.loop) else {
             Issue.record("an abandoned attempt's wait did not say why at once")
             return
         }
@@ -120,8 +124,55 @@ struct PoolConnectionAttemptTests {
         // Once the request has the outcome, giving up changes nothing and a second finish is ignored.
         let late = PoolConnectionAttempt()
         #expect(late.finish(.failure(Refused())))
-        #expect(Self.failed(await late.wait(timeout: .seconds(60))))
+        #expect(Self.failed(await late.wait(timeout: .seconds(60), on: Self.loop)))
         late.giveUp(.cancelled)
         #expect(late.finish(.failure(Refused())))
+    }
+
+}
+
+/// The session's attempt tasks: each forgotten when it ends, cancelled at shutdown.
+@Suite("PoolConnectionAttempts")
+struct PoolConnectionAttemptsTests {
+    final class Counter: Sendable {
+        private let box = NIOLockedValueBox(0)
+        var value: Int { box.withLockedValue { $0 } }
+        func increment() { box.withLockedValue { $0 += 1 } }
+    }
+
+    @Test func attemptsForgetThemselvesWhenTheyEnd() async throws {
+        let attempts = PoolConnectionAttempts()
+        let ran = Counter()
+        // Many short ones: some end before `start` has kept their task, the rest after.
+        for _ in 0..<200 { attempts.start { ran.increment() } }
+        for _ in 0..<500 where ran.value < 200 || attempts.kept > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(ran.value == 200)
+        #expect(attempts.kept == 0)
+    }
+
+    @Test func shutdownCancelsAttemptsInProgressAndLater() async throws {
+        let attempts = PoolConnectionAttempts()
+        let cancelled = Counter()
+        let started = AsyncStream<Void>.makeStream()
+        attempts.start {
+            started.continuation.yield()
+            try? await Task.sleep(for: .seconds(600))
+            if Task.isCancelled { cancelled.increment() }
+        }
+        for await _ in started.stream { break }
+        #expect(attempts.kept == 1)
+        await attempts.cancelAll()
+        #expect(cancelled.value == 1)
+        #expect(attempts.kept == 0)
+        // One started after shutdown still runs (to tell its request), already cancelled.
+        let after = AsyncStream<Bool>.makeStream()
+        attempts.start { after.continuation.yield(Task.isCancelled) }
+        var sawCancelled = false
+        for await value in after.stream {
+            sawCancelled = value
+            break
+        }
+        #expect(sawCancelled)
+        #expect(attempts.kept == 0)
     }
 }

@@ -1,4 +1,5 @@
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// One connection attempt that the pool owns, and the request that caused it, which may stop waiting for it.
 ///
@@ -74,13 +75,11 @@ final class PoolConnectionAttempt: Sendable {
     }
 
     /// Waits for the outcome until `timeout` has passed or the calling task is cancelled, whichever comes first.
-    func wait(timeout: Duration) async -> Outcome {
-        let timer = Task { [weak self] in
-            do {
-                try await Task.sleep(for: timeout)
-                self?.giveUp(.timedOut)
-            } catch {}
-        }
+    ///
+    /// The deadline is a timer on `eventLoop`, cancelled (and freed) when the outcome comes first; a task sleeping
+    /// instead would stay queued in the runtime's timer until its deadline, for every connection made.
+    func wait(timeout: Duration, on eventLoop: any EventLoop) async -> Outcome {
+        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) { [weak self] in self?.giveUp(.timedOut) }
         defer { timer.cancel() }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
