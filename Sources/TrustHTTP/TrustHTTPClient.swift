@@ -359,7 +359,8 @@ public final class TrustHTTPClient: Sendable {
         }
     }
 
-    /// A new shareable connection, made in a task the pool owns (``PoolConnectionAttempt``): bounded by the connect timeout,
+    /// A new shareable connection, an attempt the pool owns (``PoolConnectionAttempt``), made by the event loop (in a
+    /// task, only to ask the session's challenge handler): bounded by the connect timeout,
     /// its handshake's challenges (the session's handler, never a request's) answered there. This request waits for it
     /// within its own deadline; one that times out or is cancelled leaves the attempt to the requests queued behind it,
     /// to whom the connection goes when it comes (or whose places open when it fails). Connections of a request with
@@ -374,18 +375,30 @@ public final class TrustHTTPClient: Sendable {
         }
         let attempt = PoolConnectionAttempt()
         let generation = trustWatcher?.generation
-        let (factory, pool, telemetry, key) = (self.factory, self.pool, self.telemetry, flight.plan.key)
-        attempts.start {
-            let started = ContinuousClock.now
-            do {
-                let connection = try await HandshakeChallenges.answering(specification.handshake) { try await factory.connect(specification) }
-                self.connected(connection, id: id, origin: specification.origin, started: started, since: generation)
+        let (factory, pool, telemetry, key, origin) = (self.factory, self.pool, self.telemetry, flight.plan.key, specification.origin)
+        let started = ContinuousClock.now
+        let end: @Sendable (Result<Connection, any Error>) -> Void = { result in
+            switch result {
+            case .success(let connection):
+                self.connected(connection, id: id, origin: origin, started: started, since: generation)
                 // The request gave up: the connection goes to the pool, to the next request queued for the origin.
-                if !attempt.finish(.success(connection)) { pool.release(connection, key: key, reusable: true) }
-            } catch {
-                telemetry.connected(specification.origin, duration: started.duration(to: .now), failed: true)
-                if !attempt.finish(.failure(error)) { pool.failed(id) }
+                if !attempt.finish(result) { pool.release(connection, key: key, reusable: true) }
+            case .failure:
+                telemetry.connected(origin, duration: started.duration(to: .now), failed: true)
+                if !attempt.finish(result) { pool.failed(id) }
             }
+        }
+        if let handshake = specification.handshake, handshake.asksHandlers {
+            // The session's challenge handler is asked from a task that answers the handshake's challenges.
+            attempts.start {
+                do {
+                    end(.success(try await HandshakeChallenges.answering(handshake) { try await factory.connect(specification) }))
+                } catch {
+                    end(.failure(error))
+                }
+            }
+        } else {
+            attempts.track(factory.connecting(specification), then: end)
         }
         switch await attempt.wait(timeout: remaining, on: factory.group.next()) {
         case .finished(.success(let connection)):

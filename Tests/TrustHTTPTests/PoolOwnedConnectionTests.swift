@@ -175,4 +175,56 @@ struct PoolConnectionAttemptsTests {
         #expect(sawCancelled)
         #expect(attempts.kept == 0)
     }
+
+    struct Abandoned: Error {}
+
+    /// A connection being made that only the test completes; abandoning it fails it, as closing its channel would.
+    static func pending() -> (PendingConnection, EventLoopPromise<Connection>, Counter) {
+        let promise = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Connection.self)
+        let abandoned = Counter()
+        let pending = PendingConnection(
+            connection: promise.futureResult,
+            abandon: {
+                abandoned.increment()
+                promise.fail(Abandoned())
+            })
+        return (pending, promise, abandoned)
+    }
+
+    @Test func aTrackedConnectionIsKeptUntilItEnds() async throws {
+        let attempts = PoolConnectionAttempts()
+        let (pending, promise, abandoned) = Self.pending()
+        let outcome = AsyncStream<Bool>.makeStream()
+        attempts.track(pending) { outcome.continuation.yield((try? $0.get()) == nil) }
+        #expect(attempts.kept == 1)
+        promise.fail(PoolConnectionAttemptTests.Refused())
+        var failed = false
+        for await value in outcome.stream {
+            failed = value
+            break
+        }
+        #expect(failed)
+        for _ in 0..<500 where attempts.kept > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(attempts.kept == 0)
+        #expect(abandoned.value == 0)
+    }
+
+    @Test func shutdownAbandonsTrackedConnections() async {
+        let attempts = PoolConnectionAttempts()
+        let (pending, _, abandoned) = Self.pending()
+        let told = Counter()
+        attempts.track(pending) { _ in told.increment() }
+        await attempts.cancelAll()
+        // Abandoned, waited for, and its outcome handed on before shutdown returned.
+        #expect(abandoned.value == 1)
+        #expect(told.value == 1)
+        #expect(attempts.kept == 0)
+        // One tracked after shutdown is abandoned at once, and its outcome still handed on.
+        let (late, _, lateAbandoned) = Self.pending()
+        let lateOutcome = AsyncStream<Void>.makeStream()
+        attempts.track(late) { _ in lateOutcome.continuation.yield() }
+        for await _ in lateOutcome.stream { break }
+        #expect(lateAbandoned.value == 1)
+        #expect(attempts.kept == 0)
+    }
 }

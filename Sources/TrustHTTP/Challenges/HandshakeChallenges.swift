@@ -57,7 +57,7 @@ final class HandshakeChallenges: Sendable {
     }
 
     /// Whether a challenge handler may be asked: then the request's task answers the challenges (``answering(_:)``).
-    private var asksHandlers: Bool { serverTrust != nil }
+    var asksHandlers: Bool { serverTrust != nil }
 
     /// Runs `connect` — the connection's TCP and TLS handshake — in the calling task (the request's), while a
     /// child task of it answers the handshake's challenges as NIOSSL raises them: the challenge handlers run

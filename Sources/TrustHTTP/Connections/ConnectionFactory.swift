@@ -66,10 +66,23 @@ struct ConnectionFactory: Sendable {
     /// synchronous functions kept apart (`@inline(never)`): see "Frame sizes" in the "How a request flows"
     /// article for why, and the measurement.
     func connect(_ specification: ConnectionSpecification) async throws -> Connection {
+        let pending = connecting(specification)
+        return try await withTaskCancellationHandler {
+            try await pending.connection.get()
+        } onCancel: {
+            pending.abandon()
+        }
+    }
+
+    /// The same connection made by the event loop alone, in no task: what the pool's own attempts use
+    /// (``PoolConnectionAttempts``), which no request owns and which would otherwise each need a task of their own
+    /// (its memory, freed once the connection is made, was measured to fragment the heap beside the connection's).
+    func connecting(_ specification: ConnectionSpecification) -> PendingConnection {
         let attempt = ConnectionAttempt(handshake: group.next().makePromise(of: NegotiatedProtocol.self))
-        let channel = try await startConnecting(specification, attempt).get()
-        let negotiated = try await negotiation(on: channel, specification, attempt)
-        return makeConnection(channel, negotiated, specification, attempt)
+        let connection = startConnecting(specification, attempt).flatMap { channel in
+            self.negotiation(on: channel, specification, attempt)
+        }
+        return PendingConnection(connection: connection, abandon: { attempt.abandon() })
     }
 
     /// TCP to the origin, or to the proxy, on the attempt's event loop, with the pipeline's first
@@ -185,24 +198,25 @@ struct ConnectionFactory: Sendable {
         return TrustHTTPClientError(failure.code, "the proxy \(proxy): " + failure.message, url: specification.url, underlying: failure.underlying)
     }
 
-    /// Waits (within the connect timeout, and for as long as the task is not cancelled) for the
-    /// handshake and HTTP to be set up; a failure is mapped to its ``TrustHTTPClientError`` here, once.
-    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt) async throws -> NegotiatedProtocol
+    /// The connection once the handshake and HTTP are set up, within the connect timeout (or until the attempt is
+    /// abandoned: its channel closed); a failure is mapped to its ``TrustHTTPClientError`` here, once.
+    private func negotiation(on channel: any Channel, _ specification: ConnectionSpecification, _ attempt: ConnectionAttempt)
+        -> EventLoopFuture<Connection>
     {
+        attempt.connected(channel)
         let timer = channel.eventLoop.scheduleTask(in: TimeAmount(specification.timeout)) {
             attempt.handshake.fail(HandshakeTimeout())
             channel.close(promise: nil)
         }
-        defer { timer.cancel() }
-        do {
-            return try await withTaskCancellationHandler {
-                try await attempt.handshake.futureResult.get()
-            } onCancel: {
-                channel.close(promise: nil)
-            }
-        } catch {
+        // `specification` (its handshake's challenges, which NIOSSL's callbacks hold weakly) lives until this ends.
+        return attempt.handshake.futureResult.always { _ in
+            timer.cancel()
+            attempt.settled()
+        }.flatMapErrorThrowing { error in
             channel.close(promise: nil)
             throw Self.failure(error, specification, attempt)
+        }.map { negotiated in
+            self.makeConnection(channel, negotiated, specification, attempt)
         }
     }
 
@@ -301,8 +315,41 @@ struct ConnectionSpecification: Sendable {
 }
 
 /// One attempt's shared state: the handshake's promise (completed by ``HandshakeWaiter``, a tunnel's
-/// failure or the timeout) and the connection's error log.
+/// failure or the timeout), the connection's error log, and its channel while the handshake runs.
 struct ConnectionAttempt: Sendable {
     let handshake: EventLoopPromise<NegotiatedProtocol>
     let errorLog = ConnectionErrorLog()
+    /// The channel once TCP is up (until the handshake ends), and whether the attempt was abandoned: whichever of
+    /// the two comes second closes the channel.
+    private let channel = NIOLockedValueBox<(channel: (any Channel)?, abandoned: Bool)>((nil, false))
+
+    /// TCP is up: the handshake begins on `channel`, closed at once if the attempt is abandoned already.
+    func connected(_ channel: any Channel) {
+        let abandoned = self.channel.withLockedValue { state -> Bool in
+            state.channel = channel
+            return state.abandoned
+        }
+        if abandoned { channel.close(promise: nil) }
+    }
+
+    /// Nobody wants the connection any more: its channel is closed, now or as soon as TCP is up (the handshake
+    /// then fails as a closed connection's does).
+    func abandon() {
+        let channel = channel.withLockedValue { state -> (any Channel)? in
+            state.abandoned = true
+            return state.channel
+        }
+        channel?.close(promise: nil)
+    }
+
+    /// The handshake ended: the channel is the connection's (or closed), no longer the attempt's.
+    func settled() {
+        channel.withLockedValue { $0.channel = nil }
+    }
+}
+
+/// A connection being made (``ConnectionFactory/connecting(_:)``): its outcome, and a way to abandon it.
+struct PendingConnection: Sendable {
+    let connection: EventLoopFuture<Connection>
+    let abandon: @Sendable () -> Void
 }

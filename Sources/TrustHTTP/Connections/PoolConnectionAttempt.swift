@@ -3,7 +3,8 @@ import NIOCore
 
 /// One connection attempt that the pool owns, and the request that caused it, which may stop waiting for it.
 ///
-/// The attempt runs in a task of its own, bounded by the connect timeout (never by the causing request's deadline,
+/// The attempt is made by the event loop (or, when the session's challenge handler is asked, in a task of its own),
+/// bounded by the connect timeout (never by the causing request's deadline,
 /// nor ended by its cancellation): a request that gives up leaves the attempt to the pool, which hands the connection,
 /// when it comes, to the requests queued for the origin (AsyncHTTPClient's pool makes its connections itself for the
 /// same reason). Exactly one side acts on the outcome:

@@ -1,17 +1,42 @@
 import NIOConcurrencyHelpers
+import NIOCore
 
-/// The tasks of the connection attempts a session's pool owns (``PoolConnectionAttempt``): each forgotten by itself
-/// when it ends, the rest cancelled and waited for when the session shuts down, so none outlives it.
+/// The connection attempts a session's pool owns (``PoolConnectionAttempt``): each forgotten by itself when it ends,
+/// the rest abandoned and waited for when the session shuts down, so none outlives it.
+///
+/// Most attempts are made by the event loop alone (``track(_:then:)``); an attempt whose handshake asks the session's
+/// challenge handlers runs in a task that answers them (``start(_:)``).
 final class PoolConnectionAttempts: Sendable {
+    private enum Attempt {
+        case task(Task<Void, Never>)
+        case pending(PendingConnection)
+    }
+
     private struct State {
-        var tasks: [Int: Task<Void, Never>] = [:]
-        /// Attempts that ended before `start` could keep their task.
+        var attempts: [Int: Attempt] = [:]
+        /// Tasks that ended before `start` could keep them.
         var endedEarly: Set<Int> = []
         var next = 0
         var isShutDown = false
     }
 
     private let state = NIOLockedValueBox(State())
+
+    /// Keeps `pending` until its connection is made or fails, then hands the outcome to `then` (on its event loop);
+    /// after shutdown it is abandoned at once (`then` still runs, to tell its request so).
+    func track(_ pending: PendingConnection, then: @escaping @Sendable (Result<Connection, any Error>) -> Void) {
+        let number = state.withLockedValue { state -> Int? in
+            guard !state.isShutDown else { return nil }
+            defer { state.next += 1 }
+            state.attempts[state.next] = .pending(pending)
+            return state.next
+        }
+        if number == nil { pending.abandon() }
+        pending.connection.whenComplete { result in
+            then(result)
+            if let number { self.ended(number) }
+        }
+    }
 
     /// Runs `operation` in a task of its own, kept until it ends; after shutdown the task is cancelled at once (the
     /// operation still runs, to tell its request so).
@@ -28,7 +53,7 @@ final class PoolConnectionAttempts: Sendable {
         let kept = state.withLockedValue { state -> Bool in
             if state.endedEarly.remove(number) != nil { return true }
             guard !state.isShutDown else { return false }
-            state.tasks[number] = task
+            state.attempts[number] = .task(task)
             return true
         }
         if !kept { task.cancel() }
@@ -36,23 +61,29 @@ final class PoolConnectionAttempts: Sendable {
 
     private func ended(_ number: Int) {
         state.withLockedValue { state in
-            if state.tasks.removeValue(forKey: number) == nil, !state.isShutDown { state.endedEarly.insert(number) }
+            if state.attempts.removeValue(forKey: number) == nil, !state.isShutDown { state.endedEarly.insert(number) }
         }
     }
 
-    /// The tasks kept (or remembered as ended early): none once every attempt has ended.
-    var kept: Int { state.withLockedValue { $0.tasks.count + $0.endedEarly.count } }
+    /// The attempts kept (or remembered as ended early): none once every attempt has ended.
+    var kept: Int { state.withLockedValue { $0.attempts.count + $0.endedEarly.count } }
 
-    /// Cancels every attempt in progress and waits for them to end.
+    /// Abandons every attempt in progress and waits for them to end.
     func cancelAll() async {
-        let tasks = state.withLockedValue { state -> [Task<Void, Never>] in
+        let attempts = state.withLockedValue { state -> [Attempt] in
             state.isShutDown = true
-            defer { state.tasks = [:] }
-            return Array(state.tasks.values)
+            defer { state.attempts = [:] }
+            return Array(state.attempts.values)
         }
-        for task in tasks {
-            task.cancel()
-            await task.value
+        for attempt in attempts {
+            switch attempt {
+            case .task(let task):
+                task.cancel()
+                await task.value
+            case .pending(let pending):
+                pending.abandon()
+                _ = try? await pending.connection.get()
+            }
         }
     }
 }
