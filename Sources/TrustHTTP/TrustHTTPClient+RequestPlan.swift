@@ -75,6 +75,9 @@ extension TrustHTTPClient {
     func makeHead(for request: TrustHTTPClientRequest, origin: Origin, absoluteForm: Bool) -> HTTPRequestHead {
         let target = absoluteForm ? origin.description + Self.target(of: request.url) : Self.target(of: request.url)
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: request.method.uppercased()), uri: target)
+        // Room for every field at once (host, the request's, user-agent, accept, and a framing or expect field):
+        // grown one field at a time, the list was copied twice per request.
+        head.headers.reserveCapacity(request.headers.count + 5)
         head.headers.add(name: "host", value: origin.hostHeader)
         for field in request.headers where field.name.canonicalName != "host" && (absoluteForm || field.name != .proxyAuthorization) {
             head.headers.add(name: field.name.rawName, value: field.value)
