@@ -202,26 +202,43 @@ public struct ClientIdentity: Sendable {
 
 /// Why a client identity could not be loaded; always names the source.
 public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong.
+    /// What went wrong: compared (`error.kind == .corrupt`) or switched on with a `default:`, as kinds come in minor
+    /// versions without breaking a client. Two kinds are equal when they are the same kind, whatever their details
+    /// (the error's description says them).
     public struct Kind: Hashable, Sendable {
-        /// The kind with its data, for this package's code: kinds come in minor versions without breaking a client,
-        /// who shows the error (its description says what is wrong).
+        /// The kind with its data, for this package's code.
         package let detail: Detail
 
         package init(_ detail: Detail) { self.detail = detail }
+
+        /// The same kind, details aside.
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.detail.number == rhs.detail.number }
+
+        /// Hashes the kind, details aside, as `==` compares it.
+        public func hash(into hasher: inout Hasher) { hasher.combine(detail.number) }
 
         /// The file could not be read.
         public static let unreadable = Self(.unreadable)
         /// The passphrase does not decrypt the file or the key.
         public static let wrongPassphrase = Self(.wrongPassphrase)
+        /// Not PKCS#12 or PEM, truncated, or otherwise unusable.
+        public static let corrupt = Self(.corrupt(""))
         package static func corrupt(_ value0: String) -> Self { Self(.corrupt(value0)) }
+        /// No usable private key (none in the input, or one that cannot be read).
+        public static let noPrivateKey = Self(.noPrivateKey(""))
         package static func noPrivateKey(_ value0: String) -> Self { Self(.noPrivateKey(value0)) }
         /// The input holds no certificate.
         public static let noCertificate = Self(.noCertificate)
         /// The private key does not belong to the leaf certificate.
         public static let keyDoesNotMatchCertificate = Self(.keyDoesNotMatchCertificate)
+        /// The key or certificate cannot be used (an algorithm or size TLS here does not take).
+        public static let unsupportedKey = Self(.unsupportedKey(""))
         package static func unsupportedKey(_ value0: String) -> Self { Self(.unsupportedKey(value0)) }
+        /// A PKCS#12 file asks for more key-derivation work than the ``PKCS12Budget`` allows.
+        public static let tooMuchWork = Self(.tooMuchWork(""))
         package static func tooMuchWork(_ value0: String) -> Self { Self(.tooMuchWork(value0)) }
+        /// Decoding a PKCS#12 file took longer than the ``PKCS12Budget/timeLimit``.
+        public static let timedOut = Self(.timedOut(.zero))
         package static func timedOut(_ value0: Duration) -> Self { Self(.timedOut(value0)) }
 
         /// The cases, exhaustive inside this package.
@@ -244,6 +261,21 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
             case tooMuchWork(String)
             /// Decoding a PKCS#12 file took longer than the ``PKCS12Budget/timeLimit``.
             case timedOut(Duration)
+
+            /// Which case, details aside.
+            var number: Int {
+                switch self {
+                case .unreadable: 0
+                case .wrongPassphrase: 1
+                case .corrupt: 2
+                case .noPrivateKey: 3
+                case .noCertificate: 4
+                case .keyDoesNotMatchCertificate: 5
+                case .unsupportedKey: 6
+                case .tooMuchWork: 7
+                case .timedOut: 8
+                }
+            }
         }
     }
 
@@ -251,6 +283,15 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
     public let source: String
     /// What went wrong.
     public let kind: Kind
+
+    /// The same source and the same problem, details included.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.source == rhs.source && lhs.kind.detail == rhs.kind.detail }
+
+    /// Hashes the source and the problem, details included, as `==` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(source)
+        hasher.combine(kind.detail)
+    }
 
     /// Whether decoding ran out of time (the ``PKCS12Budget/timeLimit``).
     public var isTimeout: Bool {

@@ -3,9 +3,10 @@ import Testing
 import Trust
 import TrustHTTPTestSupport
 import TrustLab
-import TrustNIO
 import TrustTestSupport
 import X509
+
+@testable import TrustNIO
 
 /// PKCS#12 and PEM identities made at test time by openssl; every malformed input gives its typed error.
 @Suite("ClientIdentity: PKCS#12 and PEM, typed errors, no crashes", .paced)
@@ -26,6 +27,26 @@ struct ClientIdentityTests {
         } catch {
             Issue.record("untyped error \(error)")
             return nil
+        }
+    }
+
+    /// A client compares kinds, details aside; two errors are equal only with the same source and details.
+    @Test func kindsCompareWithoutTheirDetails() {
+        let corrupt = ClientIdentityError.Kind.corrupt("truncated")
+        #expect(corrupt == .corrupt && corrupt == .corrupt("other words") && corrupt != .noPrivateKey && corrupt != .unreadable)
+        #expect(ClientIdentityError.Kind.timedOut(.seconds(3)) == .timedOut && ClientIdentityError.Kind.unsupportedKey("DSA") == .unsupportedKey)
+        #expect(Set([corrupt, .corrupt, .tooMuchWork("9 million"), .tooMuchWork]).count == 2)
+        let a = ClientIdentityError(source: "a.p12", kind: .corrupt("truncated"))
+        #expect(a == ClientIdentityError(source: "a.p12", kind: .corrupt("truncated")))
+        #expect(a != ClientIdentityError(source: "a.p12", kind: .corrupt("bad MAC")))
+        #expect(a != ClientIdentityError(source: "b.p12", kind: .corrupt("truncated")))
+        #expect(a.kind == ClientIdentityError(source: "b.p12", kind: .corrupt("bad MAC")).kind)
+        // What the library throws for garbage is the kind a client compares.
+        do {
+            _ = try ClientIdentity(pkcs12: Array("not a p12".utf8), passphrase: nil)
+            Issue.record("text accepted as p12")
+        } catch {
+            #expect(error.kind == .corrupt, "\(error)")
         }
     }
 

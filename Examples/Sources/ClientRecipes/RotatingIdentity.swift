@@ -79,7 +79,7 @@ public struct RotatingIdentity: Sendable {
 
     /// A client identity that cannot be used, sorted for the person who uploaded it.
     public struct IdentityProblem: Error, Equatable {
-        public enum Kind: Equatable { case unreadable, wrongPassphrase, noCertificate, keyMismatch, other }
+        public enum Kind: Equatable { case unreadable, wrongPassphrase, notAnIdentity, noCertificate, noKey, keyMismatch, unsupported, tooCostly, other }
         public let kind: Kind
         /// The file or upload it came from.
         public let source: String
@@ -90,8 +90,14 @@ public struct RotatingIdentity: Sendable {
                 switch error.kind {
                 case .unreadable: .unreadable
                 case .wrongPassphrase: .wrongPassphrase
+                case .corrupt: .notAnIdentity
                 case .noCertificate: .noCertificate
+                case .noPrivateKey: .noKey
                 case .keyDoesNotMatchCertificate: .keyMismatch
+                case .unsupportedKey: .unsupported
+                // Key derivation asked for more work, or took longer, than the budget allows: a file made to
+                // tie up the server that checks it.
+                case .tooMuchWork, .timedOut: .tooCostly
                 default: .other
                 }
         }

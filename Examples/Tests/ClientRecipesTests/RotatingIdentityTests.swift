@@ -79,6 +79,6 @@ import TrustLabPKI
             Issue.record("garbage was taken for an identity")
             return
         }
-        #expect(failure.source == "upload.p12" && failure.kind == .other)
+        #expect(failure.source == "upload.p12" && failure.kind == .notAnIdentity)
     }
 }
