@@ -29,7 +29,10 @@ struct PEMDecoderTests {
     }
 
     @Test func base64RefusesWhatIsNotStrictBase64() {
-        for bad in ["QQ=", "Q===", "QQ=A", "QQ==QQ==", "QUJD-", "QUJ", "QU*D", "QUJD\u{0}", "=QUJ", "QQ== x"] {
+        let bad = ["QQ=", "Q===", "QQ=A", "QQ==QQ==", "QUJD-", "QUJ", "QU*D", "QUJD\u{0}", "=QUJ", "QQ== x"]
+        // The same, after whole quads (read four at a time) and across a line break.
+        let afterQuads = ["QUJDQUJD" + "QU=D", "QUJD\nQU\nJ", "QUJDQUJDQQ=", "QUJD QUJD\u{80}AAA", "QUJDQUJD====", "QUJDQUJDQUJDQQ==QUJD"]
+        for bad in bad + afterQuads {
             #expect(decode(bad) == nil, "\(bad.debugDescription)")
         }
         #expect(decode("QQ==") == [0x41])
@@ -37,6 +40,8 @@ struct PEMDecoderTests {
         #expect(decode("QUJD") == [0x41, 0x42, 0x43])
         #expect(decode("QQ== \n") == [0x41])
         #expect(decode("") == [])
+        #expect(decode("QUJDQUJD\nQUI=\n") == [0x41, 0x42, 0x43, 0x41, 0x42, 0x43, 0x41, 0x42])
+        #expect(decode("Q UJ\tD\r\nQUJD") == [0x41, 0x42, 0x43, 0x41, 0x42, 0x43])
     }
 
     @Test func pemBlocksAreFoundOnBytesWithTheSameErrorsAsBefore() throws {

@@ -147,39 +147,77 @@ enum PEMDecoder {
     }
 
     private static func decodeBase64(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, to: Int, table: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var output: [UInt8] = []
-        output.reserveCapacity((to - from) * 3 / 4)
-        var quad: UInt32 = 0
-        var filled = 0
-        var padding = 0
-        for index in from..<to {
-            let byte = bytes[index]
-            let value = table[Int(byte)]
-            if value == 0xFE { continue }
-            if byte == UInt8(ascii: "=") {
-                // Padding may end the last quad only: "xx==" or "xxx=".
-                guard filled >= 2 else { return nil }
-                padding += 1
-                quad <<= 6
-                filled += 1
-            } else {
-                guard value != 0xFF, padding == 0 else { return nil }
-                quad = quad << 6 | UInt32(value)
-                filled += 1
-            }
-            if filled == 4 {
-                output.append(UInt8(truncatingIfNeeded: quad >> 16))
-                if padding < 2 { output.append(UInt8(truncatingIfNeeded: quad >> 8)) }
-                if padding < 1 { output.append(UInt8(truncatingIfNeeded: quad)) }
-                if padding > 0 {
-                    // Nothing may follow the padded quad but whitespace.
-                    for rest in (index + 1)..<to where table[Int(bytes[rest])] != 0xFE { return nil }
-                    return output
+        // Every 4 characters give at most 3 bytes, whitespace none: the output is written in place, without
+        // an append (and its capacity check) per byte.
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: max(0, to - from) / 4 * 3) { buffer, count in
+            var written = 0
+            var quad: UInt32 = 0
+            var filled = 0
+            var padding = 0
+            var ended = false
+            var index = from
+            while index < to {
+                // Four Base64 characters in a row, as in every quad of a PEM line: 0xFE (whitespace) and 0xFF
+                // (anything else, `=` included) have the high bits set, so one test covers the four.
+                if filled == 0, index + 4 <= to {
+                    let (a, b, c, d) = (table[Int(bytes[index])], table[Int(bytes[index + 1])], table[Int(bytes[index + 2])], table[Int(bytes[index + 3])])
+                    if a | b | c | d < 64 {
+                        let value = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        buffer[written] = UInt8(truncatingIfNeeded: value >> 16)
+                        buffer[written + 1] = UInt8(truncatingIfNeeded: value >> 8)
+                        buffer[written + 2] = UInt8(truncatingIfNeeded: value)
+                        written += 3
+                        index += 4
+                        continue
+                    }
                 }
-                quad = 0
-                filled = 0
+                let byte = bytes[index]
+                let value = table[Int(byte)]
+                index += 1
+                if value == 0xFE { continue }
+                if byte == UInt8(ascii: "=") {
+                    // Padding may end the last quad only: "xx==" or "xxx=".
+                    guard filled >= 2 else {
+                        valid = false
+                        break
+                    }
+                    padding += 1
+                    quad <<= 6
+                    filled += 1
+                } else {
+                    guard value != 0xFF, padding == 0 else {
+                        valid = false
+                        break
+                    }
+                    quad = quad << 6 | UInt32(value)
+                    filled += 1
+                }
+                if filled == 4 {
+                    buffer[written] = UInt8(truncatingIfNeeded: quad >> 16)
+                    written += 1
+                    if padding < 2 {
+                        buffer[written] = UInt8(truncatingIfNeeded: quad >> 8)
+                        written += 1
+                    }
+                    if padding < 1 {
+                        buffer[written] = UInt8(truncatingIfNeeded: quad)
+                        written += 1
+                    }
+                    if padding > 0 {
+                        // Nothing may follow the padded quad but whitespace.
+                        for rest in index..<to where table[Int(bytes[rest])] != 0xFE { valid = false }
+                        ended = true
+                        break
+                    }
+                    quad = 0
+                    filled = 0
+                }
             }
+            // A quad left incomplete ("QUJ", "QQ=") is not Base64.
+            if !ended && filled != 0 { valid = false }
+            count = written
         }
-        return filled == 0 ? output : nil
+        return valid ? output : nil
     }
 }
