@@ -1,4 +1,5 @@
 import ArgumentParser
+import NIOCore
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -107,6 +108,12 @@ enum TrustMain {
     static func main() async {
         do {
             var command = try parse(Array(CommandLine.arguments.dropFirst()))
+            // A one-shot client needs one event loop, not NIO's default of one per core (a thread each, started on
+            // first use: 64 on a 64-core machine for one request). Set before anything uses NIO's singletons, and
+            // only when the user has not asked for a count (NIO_SINGLETON_GROUP_LOOP_COUNT).
+            if command is GetCommand || command is InspectCommand, ProcessInfo.processInfo.environment["NIO_SINGLETON_GROUP_LOOP_COUNT"] == nil {
+                NIOSingletons.groupLoopCountSuggestion = 1
+            }
             // Secrets leave the argument list (`ps`, /proc/PID/cmdline) before anything else happens.
             if var get = command as? GetCommand {
                 try get.prepareCredentials()
