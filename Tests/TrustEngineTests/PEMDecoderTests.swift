@@ -66,6 +66,17 @@ struct PEMDecoderTests {
         #expect(throws: CertificateLoadingError(source: "<memory>", kind: .noCertificates)) {
             try CertificateSource.certificates(pem: "nothing here")
         }
+        // What a client compares: the kind, whatever the block; the errors themselves keep their details.
+        do {
+            _ = try CertificateSource.certificates(pem: good + invalid)
+            Issue.record("invalid Base64 was read")
+        } catch {
+            #expect(error.kind == .invalidBase64 && error.kind != .unterminatedPEMBlock && error.kind != .malformedCertificate)
+            #expect(error != CertificateLoadingError(source: "<memory>", kind: .invalidBase64(block: 1)))
+        }
+        #expect(CertificateLoadingError.Kind.malformedCertificate(block: 3, detail: "x") == .malformedCertificate)
+        #expect(CertificateLoadingError.Kind.unpinnable(block: nil, detail: "encrypted") == .unpinnable)
+        #expect(Set([CertificateLoadingError.Kind.unreadable("gone"), .unreadable("denied"), .unreadable, .noCertificates]).count == 2)
     }
 
     /// The system index reads only subjects; a lookup parses that subject's roots and no other;

@@ -128,13 +128,35 @@ extension ChainAudit {
 public struct AuditInputError: Error, CustomStringConvertible {
     /// The file or source named when reading.
     public let source: String?
+    /// What was wrong with the input, for a report that groups failures.
+    public enum Problem: Equatable, Sendable {
+        /// The file or folder could not be read.
+        case unreadable
+        /// No certificate at all (an empty file, a key instead of a certificate).
+        case empty
+        /// PEM that is cut short or not Base64: a damaged copy-paste.
+        case damagedPEM
+        /// Well-formed PEM whose certificate cannot be parsed (or uses an algorithm refused here).
+        case notACertificate
+        /// Anything else.
+        case other
+    }
+
     /// Whether the input held no certificate at all (an empty file, a key instead of a certificate).
-    public let isEmpty: Bool
+    public var isEmpty: Bool { problem == .empty }
+    public let problem: Problem
     public let description: String
 
     init(_ error: CertificateLoadingError) {
         source = error.source
-        isEmpty = error.kind == .noCertificates
+        problem =
+            switch error.kind {
+            case .unreadable: .unreadable
+            case .noCertificates: .empty
+            case .unterminatedPEMBlock, .invalidBase64: .damagedPEM
+            case .malformedCertificate: .notACertificate
+            default: .other
+            }
         description = error.description
     }
 }

@@ -67,7 +67,16 @@ import X509
             Issue.record("an empty file was read")
             return
         }
-        #expect(error.isEmpty && error.source == "empty.pem")
+        #expect(error.isEmpty && error.problem == .empty && error.source == "empty.pem")
+        // A block cut short, and a block that is Base64 but no certificate, are told apart.
+        guard case .failure(let cut) = ChainAudit.chain(pem: String(pem.prefix(200)), file: "cut.pem"),
+            case .failure(let notACertificate) = ChainAudit.chain(
+                pem: "-----BEGIN CERTIFICATE-----\nMAMCAQE=\n-----END CERTIFICATE-----\n", file: "odd.pem")
+        else {
+            Issue.record("a damaged or odd block was read")
+            return
+        }
+        #expect(cut.problem == .damagedPEM && notACertificate.problem == .notACertificate, "\(cut) / \(notACertificate)")
         let der = try chain[0].serializeAsPEM().derBytes
         #expect(try ChainAudit.certificates(bytes: der, source: "leaf.der").get() == [chain[0]])
 

@@ -1,20 +1,37 @@
 /// Why certificates could not be read. Always names the source (a file path, or
 /// `"<memory>"`) and, for a PEM bundle, which block.
 public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong while reading the certificates.
+    /// What went wrong while reading the certificates: compared (`error.kind == .malformedCertificate`) or switched on
+    /// with a `default:`, as kinds come in minor versions without breaking a client. Two kinds are equal when they are
+    /// the same kind, whatever their details (which block, why: the error's description says them).
     public struct Kind: Hashable, Sendable {
-        /// The kind with its data, for this package's code: kinds come in minor versions without breaking a client,
-        /// who shows the error (its description says what is wrong).
+        /// The kind with its data, for this package's code.
         package let detail: Detail
 
         package init(_ detail: Detail) { self.detail = detail }
 
+        /// The same kind, details aside.
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.detail.number == rhs.detail.number }
+
+        /// Hashes the kind, details aside, as `==` compares it.
+        public func hash(into hasher: inout Hasher) { hasher.combine(detail.number) }
+
+        /// The file or folder could not be read (missing, permissions…).
+        public static let unreadable = Self(.unreadable(""))
         package static func unreadable(_ value0: String) -> Self { Self(.unreadable(value0)) }
         /// The input holds neither a PEM certificate block nor DER.
         public static let noCertificates = Self(.noCertificates)
+        /// A `-----BEGIN CERTIFICATE-----` block has no matching END line.
+        public static let unterminatedPEMBlock = Self(.unterminatedPEMBlock(block: 0))
         package static func unterminatedPEMBlock(block: Int) -> Self { Self(.unterminatedPEMBlock(block: block)) }
+        /// A PEM block's body is not valid Base64.
+        public static let invalidBase64 = Self(.invalidBase64(block: 0))
         package static func invalidBase64(block: Int) -> Self { Self(.invalidBase64(block: block)) }
+        /// The DER is not a well-formed X.509 certificate, or uses an algorithm or key that cannot be processed.
+        public static let malformedCertificate = Self(.malformedCertificate(block: nil, detail: ""))
         package static func malformedCertificate(block: Int?, detail: String) -> Self { Self(.malformedCertificate(block: block, detail: detail)) }
+        /// Nothing to pin could be read (``PinSource``).
+        public static let unpinnable = Self(.unpinnable(block: nil, detail: ""))
         package static func unpinnable(block: Int?, detail: String) -> Self { Self(.unpinnable(block: block, detail: detail)) }
 
         /// The cases, exhaustive inside this package.
@@ -33,6 +50,18 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
             /// Nothing to pin could be read (``PinSource``): an encrypted private key, a key or request
             /// that cannot be parsed.
             case unpinnable(block: Int?, detail: String)
+
+            /// Which case, details aside.
+            var number: Int {
+                switch self {
+                case .unreadable: 0
+                case .noCertificates: 1
+                case .unterminatedPEMBlock: 2
+                case .invalidBase64: 3
+                case .malformedCertificate: 4
+                case .unpinnable: 5
+                }
+            }
         }
     }
 
@@ -45,6 +74,15 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
     package init(source: String, kind: Kind) {
         self.source = source
         self.kind = kind
+    }
+
+    /// The same source and the same problem, details included.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.source == rhs.source && lhs.kind.detail == rhs.kind.detail }
+
+    /// Hashes the source and the problem, details included, as `==` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(source)
+        hasher.combine(kind.detail)
     }
 
     /// Human-readable form, prefixed with the source.
