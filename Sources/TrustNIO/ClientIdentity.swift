@@ -294,10 +294,7 @@ public struct ClientIdentityError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// Whether decoding ran out of time (the ``PKCS12Budget/timeLimit``).
-    public var isTimeout: Bool {
-        if case .timedOut = kind.detail { return true }
-        return false
-    }
+    public var isTimeout: Bool { kind == .timedOut }
 
     /// The source and the problem, in words.
     public var description: String {

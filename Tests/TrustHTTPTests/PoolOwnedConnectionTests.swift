@@ -143,7 +143,7 @@ struct PoolConnectionAttemptsTests {
     @Test func attemptsForgetThemselvesWhenTheyEnd() async throws {
         let attempts = PoolConnectionAttempts()
         let ran = Counter()
-        // Many short ones: some end before `start` has kept their task, the rest after.
+        // Many short ones, ending while others are still being started.
         for _ in 0..<200 { attempts.start { ran.increment() } }
         for _ in 0..<500 where ran.value < 200 || attempts.kept > 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(ran.value == 200)

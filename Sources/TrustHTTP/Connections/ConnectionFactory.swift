@@ -321,11 +321,11 @@ struct ConnectionAttempt: Sendable {
     let errorLog = ConnectionErrorLog()
     /// The channel once TCP is up (until the handshake ends), and whether the attempt was abandoned: whichever of
     /// the two comes second closes the channel.
-    private let channel = NIOLockedValueBox<(channel: (any Channel)?, abandoned: Bool)>((nil, false))
+    private let watch = NIOLockedValueBox<(channel: (any Channel)?, abandoned: Bool)>((nil, false))
 
     /// TCP is up: the handshake begins on `channel`, closed at once if the attempt is abandoned already.
     func connected(_ channel: any Channel) {
-        let abandoned = self.channel.withLockedValue { state -> Bool in
+        let abandoned = watch.withLockedValue { state -> Bool in
             state.channel = channel
             return state.abandoned
         }
@@ -335,7 +335,7 @@ struct ConnectionAttempt: Sendable {
     /// Nobody wants the connection any more: its channel is closed, now or as soon as TCP is up (the handshake
     /// then fails as a closed connection's does).
     func abandon() {
-        let channel = channel.withLockedValue { state -> (any Channel)? in
+        let channel = watch.withLockedValue { state -> (any Channel)? in
             state.abandoned = true
             return state.channel
         }
@@ -344,7 +344,7 @@ struct ConnectionAttempt: Sendable {
 
     /// The handshake ended: the channel is the connection's (or closed), no longer the attempt's.
     func settled() {
-        channel.withLockedValue { $0.channel = nil }
+        watch.withLockedValue { $0.channel = nil }
     }
 }
 

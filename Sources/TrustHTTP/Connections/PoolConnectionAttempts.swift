@@ -14,8 +14,6 @@ final class PoolConnectionAttempts: Sendable {
 
     private struct State {
         var attempts: [Int: Attempt] = [:]
-        /// Tasks that ended before `start` could keep them.
-        var endedEarly: Set<Int> = []
         var next = 0
         var isShutDown = false
     }
@@ -41,32 +39,29 @@ final class PoolConnectionAttempts: Sendable {
     /// Runs `operation` in a task of its own, kept until it ends; after shutdown the task is cancelled at once (the
     /// operation still runs, to tell its request so).
     func start(_ operation: @escaping @Sendable () async -> Void) {
-        let number = state.withLockedValue { state -> Int in
-            defer { state.next += 1 }
-            return state.next
+        // The task is made under the lock, so that it is kept before it can end and forget itself (no second task per
+        // attempt waits for its end).
+        state.withLockedValue { state in
+            let number = state.next
+            state.next += 1
+            let task = Task {
+                await operation()
+                self.ended(number)
+            }
+            if state.isShutDown {
+                task.cancel()
+            } else {
+                state.attempts[number] = .task(task)
+            }
         }
-        // The task forgets itself: no second task per attempt waits for its end.
-        let task = Task {
-            await operation()
-            self.ended(number)
-        }
-        let kept = state.withLockedValue { state -> Bool in
-            if state.endedEarly.remove(number) != nil { return true }
-            guard !state.isShutDown else { return false }
-            state.attempts[number] = .task(task)
-            return true
-        }
-        if !kept { task.cancel() }
     }
 
     private func ended(_ number: Int) {
-        state.withLockedValue { state in
-            if state.attempts.removeValue(forKey: number) == nil, !state.isShutDown { state.endedEarly.insert(number) }
-        }
+        _ = state.withLockedValue { $0.attempts.removeValue(forKey: number) }
     }
 
-    /// The attempts kept (or remembered as ended early): none once every attempt has ended.
-    var kept: Int { state.withLockedValue { $0.attempts.count + $0.endedEarly.count } }
+    /// The attempts kept: none once every attempt has ended.
+    var kept: Int { state.withLockedValue { $0.attempts.count } }
 
     /// Abandons every attempt in progress and waits for them to end.
     func cancelAll() async {
