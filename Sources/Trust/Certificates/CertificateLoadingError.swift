@@ -30,7 +30,8 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
         /// The DER is not a well-formed X.509 certificate, or uses an algorithm or key that cannot be processed.
         public static let malformedCertificate = Self(.malformedCertificate(block: nil, detail: ""))
         package static func malformedCertificate(block: Int?, detail: String) -> Self { Self(.malformedCertificate(block: block, detail: detail)) }
-        /// Nothing to pin could be read (``PinSource``).
+        /// Nothing to pin could be read: an encrypted private key, or a key or certificate request
+        /// that cannot be parsed.
         public static let unpinnable = Self(.unpinnable(block: nil, detail: ""))
         package static func unpinnable(block: Int?, detail: String) -> Self { Self(.unpinnable(block: block, detail: detail)) }
 
@@ -47,7 +48,7 @@ public struct CertificateLoadingError: Error, Hashable, Sendable, CustomStringCo
             /// The DER is not a well-formed X.509 certificate (or uses an algorithm or key
             /// that cannot be processed, e.g. RSA under 2048 bits or RSA-PSS).
             case malformedCertificate(block: Int?, detail: String)
-            /// Nothing to pin could be read (``PinSource``): an encrypted private key, a key or request
+            /// Nothing to pin could be read (`PinSource`): an encrypted private key, a key or request
             /// that cannot be parsed.
             case unpinnable(block: Int?, detail: String)
 
