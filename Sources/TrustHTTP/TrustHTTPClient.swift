@@ -526,14 +526,9 @@ public final class TrustHTTPClient: Sendable {
         -> TrustHTTPClientStreamingResponse
     {
         let (plan, url) = (flight.plan, flight.url)
-        let link = ExchangeLink(
-            exchange: exchange, connection: connection, pool: pool, key: plan.key, origin: plan.origin, url: url, decompression: configuration.decompression)
-        var responseBody = TrustHTTPClientStreamingResponse.Body(stream: exchange.bodyStream, consumed: { link.consumed($0) }, onEnd: { await link.ended() })
-        responseBody.bufferedBytes = { link.bufferedBytes }
-        responseBody.url = url
-        responseBody.abandon = { link.abandon() }
-        responseBody.explain = { await link.explain($0) }
-        responseBody.unreadGuard = UnreadBodyGuard { link.dropped() }
+        exchange.returnConnectionWhenEnded(ConnectionReturn(pool: pool, connection: connection, key: plan.key))
+        let link = ExchangeLink(exchange: exchange, connection: connection, origin: plan.origin, url: url, decompression: configuration.decompression)
+        let responseBody = TrustHTTPClientStreamingResponse.Body(stream: exchange.bodyStream, link: link, url: url)
         var response = TrustHTTPClientStreamingResponse(
             url: url, statusCode: Int(responseHead.status.code),
             headers: HTTPFields(responseHead.headers), httpVersion: connection.httpVersion, redirects: flight.redirects,

@@ -180,40 +180,34 @@ extension TrustHTTPClientStreamingResponse {
         /// A piece of the body.
         public typealias Element = ByteBuffer
         let stream: AsyncThrowingStream<ReceivedBody, any Error>
-        /// Told how many bytes the reader took (backpressure).
-        let consumed: @Sendable (Int) -> Void
-        /// Bytes received and not yet read (for tests and diagnostics).
-        var bufferedBytes: @Sendable () -> Int = { 0 }
-        /// Runs once when the body has been read to its end (returns the connection to the pool
-        /// before the reader sees the end, so the next request can reuse it).
-        let onEnd: @Sendable () async -> Void
+        /// The exchange the body streams from (nil for a body already read): backpressure, giving up, and what a
+        /// failure means. When the body, its copies and its iterators are all dropped unread, it abandons the exchange.
+        /// The connection goes back to the pool from the exchange, before the reader can see the body's end.
+        let link: ExchangeLink?
         /// The request's URL, for errors.
         var url: URL?
+
+        /// Bytes received and not yet read (for tests and diagnostics).
+        func bufferedBytes() -> Int { link?.bufferedBytes ?? 0 }
+
         /// Gives up on the rest of the body: the connection closes (it is never reused with a response
-        /// half read).
-        var abandon: @Sendable () -> Void = {}
-        /// The typed error for a failure that says what the server did wrong (a limit, a protocol rule).
-        var explain: @Sendable (any Error) async -> TrustHTTPClientError? = { _ in nil }
-        /// Abandons the exchange when the body and its iterators are dropped unread (nil for a body already read).
-        var unreadGuard: UnreadBodyGuard?
+        /// half read). Nothing once the response has ended.
+        func abandon() { link?.abandon() }
 
         /// Stops reading the body: unless the response has already ended, its connection is closed (HTTP/1.1)
         /// or its stream reset (HTTP/2), and its place in the pool freed. A read after it, or one waiting,
         /// throws a ``TrustHTTPClientError`` (cancelled). Dropping the body unread does the same.
         public func cancel() {
-            unreadGuard?.cancel()
+            link?.cancel()
         }
 
         /// Reads the body chunk by chunk. A body cut short (the connection lost, the reading Task
         /// cancelled) throws a ``TrustHTTPClientError`` — it never ends as if it were complete.
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: AsyncThrowingStream<ReceivedBody, any Error>.AsyncIterator
-            let consumed: @Sendable (Int) -> Void
-            let onEnd: @Sendable () async -> Void
-            let url: URL?
-            let explain: @Sendable (any Error) async -> TrustHTTPClientError?
             /// Keeps the exchange while this iterator lives, and abandons it when the last holder is gone.
-            let unreadGuard: UnreadBodyGuard?
+            let link: ExchangeLink?
+            let url: URL?
             var ended = false
             /// The pieces of the read cycle being handed out, and the index of the next.
             var received: ReceivedBody?
@@ -223,7 +217,7 @@ extension TrustHTTPClientStreamingResponse {
             public mutating func next() async throws -> ByteBuffer? {
                 if let piece = received?.piece(at: nextPiece) {
                     nextPiece += 1
-                    consumed(piece.readableBytes)
+                    link?.consumed(piece.readableBytes)
                     return piece
                 }
                 received = nil
@@ -236,15 +230,12 @@ extension TrustHTTPClientStreamingResponse {
                 if let cycle {
                     received = cycle.pieceCount > 1 ? cycle : nil
                     nextPiece = 1
-                    consumed(cycle.first.readableBytes)
+                    link?.consumed(cycle.first.readableBytes)
                     return cycle.first
                 }
                 // The stream also ends (without an error) when the reading Task is cancelled: that is not the body's end.
                 if !ended && Task.isCancelled { throw Self.cancelled(url: url, underlying: nil) }
-                if !ended {
-                    ended = true
-                    await onEnd()
-                }
+                ended = true
                 return nil
             }
 
@@ -252,7 +243,7 @@ extension TrustHTTPClientStreamingResponse {
             private func failure(_ error: any Error) async -> any Error {
                 if error is TrustHTTPClientError { return error }
                 if error is CancellationError { return Self.cancelled(url: url, underlying: nil) }
-                if let explained = await explain(error) { return explained }
+                if let explained = await link?.explain(error) { return explained }
                 if Task.isCancelled { return Self.cancelled(url: url, underlying: error) }
                 if (error as? ConnectionClosedError).map({ !$0.isHTTP2Stream }) ?? false || (error as? HTTPParserError) == .invalidEOFState {
                     var incomplete = TrustHTTPClientError(
@@ -272,7 +263,7 @@ extension TrustHTTPClientStreamingResponse {
 
         /// An iterator over the body's chunks.
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed, onEnd: onEnd, url: url, explain: explain, unreadGuard: unreadGuard)
+            AsyncIterator(base: stream.makeAsyncIterator(), link: link, url: url)
         }
 
         /// A body already read.
@@ -280,7 +271,7 @@ extension TrustHTTPClientStreamingResponse {
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: ReceivedBody.self)
             if buffer.readableBytes > 0 { continuation.yield(ReceivedBody(buffer)) }
             continuation.finish()
-            return TrustHTTPClientStreamingResponse.Body(stream: stream, consumed: { _ in }, onEnd: {})
+            return TrustHTTPClientStreamingResponse.Body(stream: stream, link: nil, url: nil)
         }
     }
 }

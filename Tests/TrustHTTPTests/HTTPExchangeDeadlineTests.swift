@@ -67,7 +67,7 @@ struct HTTPExchangeDeadlineTests {
         let passed = NIOLockedValueBox(0)
         let exchange = try await Self.send(Self.timeouts(head: .seconds(10), total: .seconds(20), counting: passed), on: channel)
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
         #expect(channel.isActive)
@@ -80,7 +80,7 @@ struct HTTPExchangeDeadlineTests {
         timeouts.totalCoversHead = true
         let exchange = try await Self.send(timeouts, on: channel)
         try await Self.receive("HTTP/1.1 204 No Content\r\n\r\n", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
         #expect(channel.isActive)
@@ -96,7 +96,7 @@ struct HTTPExchangeDeadlineTests {
         #expect(passed.withLockedValue { $0 } == 0)
         #expect(channel.isActive)
         try await Self.receive("efghij", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
     }
 
     @Test func deadlinesArmedAfterTheExchangeEndedNeverRun() async throws {
@@ -108,7 +108,7 @@ struct HTTPExchangeDeadlineTests {
         try await channel.testingEventLoop.executeInContext { exchange.armDeadlines(timeouts, on: channel.eventLoop) }
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
-        #expect(try await failure(of: exchange.completion.futureResult) is CancellationError)
+        #expect(try await failure(of: exchange.ended) is CancellationError)
     }
 
     @Test func deadlinesArmedAfterAnUnboundExchangeFailedNeverRun() async throws {
@@ -130,7 +130,7 @@ struct HTTPExchangeDeadlineTests {
         let passed = NIOLockedValueBox(0)
         let exchange = try await Self.send(Self.timeouts(head: .seconds(10), total: .seconds(20), counting: passed), on: channel)
         try await Self.receive("HTTP/1.1 204 No Content\r\n\r\n", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         // A deadline already due as the response ended runs after its cancel.
         try await channel.testingEventLoop.executeInContext { exchange.deadlinePassed(total: true) }
         #expect(exchange.deadlineTimeouts == nil)
@@ -207,7 +207,7 @@ struct HTTPExchangeDeadlineTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(9))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
-        let error = try await failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.ended)
         #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         #expect("\(error)".contains("no data from the server for \(Duration.seconds(10)) (read timeout)"))
         try await channel.closeFuture.get()
@@ -218,7 +218,7 @@ struct HTTPExchangeDeadlineTests {
         let exchange = try await Self.send(nil, readTimeout: .seconds(10), on: channel)
         await channel.testingEventLoop.advanceTime(by: .seconds(5))
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(channel.isActive)
     }

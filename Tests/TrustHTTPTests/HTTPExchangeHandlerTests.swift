@@ -81,12 +81,12 @@ struct HTTPExchangeHandlerTests {
         #expect(try await exchange.responseHead.futureResult.get().status == .ok)
         let (body, error) = await Self.body(of: exchange)
         #expect(body == "hello" && error == nil)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         #expect(channel.isActive)
         // The next request goes on the same connection.
         let next = await Self.send(on: channel)
         try await Self.receive("HTTP/1.1 204 No Content\r\n\r\n", on: channel)
-        #expect(try await next.completion.futureResult.get())
+        #expect(try await next.ended.get())
     }
 
     @Test func aBodyHeldForContinueIsSentOnContinue() async throws {
@@ -97,7 +97,7 @@ struct HTTPExchangeHandlerTests {
         try await Self.receive("HTTP/1.1 100 Continue\r\n\r\n", on: channel)
         #expect(try await Self.written(channel) == "abc")
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
     }
 
     @Test func aBodyHeldForContinueIsSentWhenTheWaitRunsOut() async throws {
@@ -110,7 +110,7 @@ struct HTTPExchangeHandlerTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
         #expect(try await Self.written(channel) == "abc")
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
     }
 
     @Test func aFinalAnswerBeforeContinueAbandonsTheBody() async throws {
@@ -121,7 +121,7 @@ struct HTTPExchangeHandlerTests {
         try await Self.receive("HTTP/1.1 417 Expectation Failed\r\ncontent-length: 0\r\n\r\n", on: channel)
         #expect(try await exchange.responseHead.futureResult.get().status == .expectationFailed)
         // The request was not sent in full: the connection is not reused, and the body never goes.
-        #expect(try await !exchange.completion.futureResult.get())
+        #expect(try await !exchange.ended.get())
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(try await Self.written(channel) == "")
     }
@@ -139,7 +139,7 @@ struct HTTPExchangeHandlerTests {
             if case .byteBuffer(let buffer) = try await channel.waitForOutboundWrite(as: IOData.self) { text += String(buffer: buffer) }
         }
         try await Self.receive("HTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
         #expect(exchange.upload.sent == 6)
     }
 
@@ -148,7 +148,7 @@ struct HTTPExchangeHandlerTests {
         struct SourceFailed: Error {}
         let body = ExchangeBody.stream({ _ in throw SourceFailed() }, length: nil)
         let exchange = await Self.send(.PUT, body: body, headers: ["host": "a.test", "transfer-encoding": "chunked"], on: channel)
-        let error = try await failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.ended)
         #expect((error as? TrustHTTPClientError)?.code == .requestBodyStreamExhausted)
         try await channel.closeFuture.get()
     }
@@ -161,7 +161,7 @@ struct HTTPExchangeHandlerTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(6))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(4))
-        let error = try await failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.ended)
         #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         try await channel.closeFuture.get()
     }
@@ -226,7 +226,7 @@ struct HTTPExchangeHandlerTests {
         for try await piece in exchange.bodyStream { pieces.append(piece.byteCount) }
         // A piece once the limit is reached, the rest when the read cycle ends.
         #expect(pieces == [2 * half, 10])
-        #expect(try await exchange.completion.futureResult.get())
+        #expect(try await exchange.ended.get())
     }
 
     @Test func aWriteOnAClosedChannelFailsTheExchange() async throws {
@@ -234,9 +234,9 @@ struct HTTPExchangeHandlerTests {
         let first = await Self.send(on: channel)
         // A second request while the first is under way is refused.
         let second = await Self.send(on: channel)
-        #expect(try await failure(of: second.completion.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: second.ended) is ConnectionClosedError)
         try await channel.close()
-        #expect(try await failure(of: first.completion.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: first.ended) is ConnectionClosedError)
     }
 
     // MARK: HTTP/2 streams
@@ -253,7 +253,7 @@ struct HTTPExchangeHandlerTests {
         let (body, error) = await Self.body(of: exchange)
         #expect(body == "hi" && error == nil)
         // It ends normally (an HTTP/2 head is never "keep-alive": the stream, not the connection, ends).
-        _ = try await exchange.completion.futureResult.get()
+        _ = try await exchange.ended.get()
     }
 
     @Test func anHTTP2ResetFailsTheExchangeAndClosesTheStream() async throws {
@@ -308,7 +308,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(.HEAD, on: stream)
         try await stream.writeInbound(Self.headers("200"))
         // Content after a HEAD's answer is dropped; the response completes, and the stream is reset.
-        #expect(try await !exchange.completion.futureResult.get())
+        #expect(try await !exchange.ended.get())
         try await stream.closeFuture.get()
     }
 
@@ -318,7 +318,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(.POST, body: .bytes(ByteBuffer(string: "abc")), headers: headers, continueTimeout: .seconds(30), on: stream)
         try await stream.writeInbound(Self.headers("417", endStream: true))
         // The request was not sent in full (RFC 9113 §8.1): the response completes and the stream is reset.
-        #expect(try await !exchange.completion.futureResult.get())
+        #expect(try await !exchange.ended.get())
         try await stream.closeFuture.get()
     }
 
@@ -327,7 +327,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: stream)
         try await stream.writeInbound(Self.headers("200"))
         try await stream.close()
-        let error = try await failure(of: exchange.completion.futureResult)
+        let error = try await failure(of: exchange.ended)
         #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true)
     }
 }

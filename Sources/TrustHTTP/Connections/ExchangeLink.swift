@@ -1,60 +1,44 @@
-import NIOConcurrencyHelpers
-
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
 
-/// What a response body needs of its exchange and connection once the head is in: the connection
-/// given back to the pool — once, when the response ends or the reader stops — flow control, and
-/// the explanation of a failure. One object, so that each of the body's callbacks holds this one
-/// reference (no closure context of its own to allocate for every request).
+/// What a streamed response body holds of its exchange once the head is in: backpressure, giving up, and the
+/// explanation of a failure. Held by every copy of the body and by its iterators, and by nothing else: when the
+/// last of them is dropped, the exchange is abandoned unless its response has already ended — its HTTP/1.1
+/// connection closed (it cannot carry another request with a response half read, RFC 9112 §9.3) or its HTTP/2
+/// stream reset (RFC 9113 §8.1), and its place in the pool freed. Without that, a body dropped unread would hold its
+/// connection until the server closed it.
+///
+/// One object, so that a body and its iterators hold one reference (no closure context of their own to allocate for
+/// every request). The connection goes back to the pool from the exchange itself (``ConnectionReturn``).
 final class ExchangeLink: Sendable {
     let exchange: HTTPExchange
     let connection: Connection
-    private let pool: ConnectionPool
-    private let key: PoolKey
-    private let origin: Origin
-    private let url: URL
+    let origin: Origin
+    let url: URL
     private let decompression: ResponseDecompression
-    private let released = NIOLockedValueBox(false)
 
-    init(exchange: HTTPExchange, connection: Connection, pool: ConnectionPool, key: PoolKey, origin: Origin, url: URL, decompression: ResponseDecompression) {
+    init(exchange: HTTPExchange, connection: Connection, origin: Origin, url: URL, decompression: ResponseDecompression) {
         self.exchange = exchange
         self.connection = connection
-        self.pool = pool
-        self.key = key
         self.origin = origin
         self.url = url
         self.decompression = decompression
-        // Released when the response ends (on the event loop), before the reader sees the end.
-        exchange.completion.futureResult.whenComplete { [self] result in release((try? result.get()) ?? false) }
     }
 
-    /// Gives the connection back (reusable or to be closed), the first time only. Under the lock: a
-    /// caller that comes second returns only once the connection is back in the pool (else the reader
-    /// could go on to its next request, find no idle connection while the event loop is still
-    /// releasing this one, and open a needless new connection).
-    func release(_ reusable: Bool) {
-        released.withLockedValue { done in
-            guard !done else { return }
-            done = true
-            pool.release(connection, key: key, reusable: reusable)
-        }
+    deinit {
+        exchange.abandonUnlessEnded(CancellationError())
     }
 
-    /// The body has ended: the event loop has normally released the connection already; this covers
-    /// the rest without a hop.
-    func ended() async {
-        release(exchange.endedReusable)
-    }
-
+    /// The reader took `count` bytes (backpressure).
     func consumed(_ count: Int) {
-        exchange.flow.consumed(count)
+        exchange.bodyConsumed(count)
     }
 
-    var bufferedBytes: Int { exchange.flow.bufferedBytes }
+    /// Bytes received and not yet read.
+    var bufferedBytes: Int { exchange.bufferedBytes }
 
     /// The reader stopped before the end: the rest of the response is not read. Nothing once the response
     /// has ended: its connection is back in the pool, perhaps already carrying another request.
@@ -62,9 +46,8 @@ final class ExchangeLink: Sendable {
         exchange.abandonUnlessEnded(ConnectionClosedError())
     }
 
-    /// The body was cancelled or dropped before its end (``UnreadBodyGuard``): the connection closes (HTTP/1.1)
-    /// or the stream is reset (HTTP/2), and the pool hears of it; nothing once the response has ended.
-    func dropped() {
+    /// The body was cancelled (``TrustHTTPClientStreamingResponse/Body/cancel()``): as when it is dropped unread.
+    func cancel() {
         exchange.abandonUnlessEnded(CancellationError())
     }
 

@@ -38,9 +38,8 @@ final class HTTPExchange: Sendable {
     let responseHead: EventLoopPromise<HTTPResponseHead>
     let bodyContinuation: AsyncThrowingStream<ReceivedBody, any Error>.Continuation
     let bodyStream: AsyncThrowingStream<ReceivedBody, any Error>
-    /// Succeeds with whether the connection may be reused once the response has ended.
-    let completion: EventLoopPromise<Bool>
-    let flow: BodyFlowControl
+    /// The event loop of the channel the exchange runs on.
+    let eventLoop: any EventLoop
     /// The request's URL, for errors raised inside the pipeline.
     let url: URL?
     /// The longest wait for the next bytes of the response while the reader wants them (nil: none).
@@ -53,8 +52,16 @@ final class HTTPExchange: Sendable {
     private struct State {
         var ended = false
         var headDelivered = false
-        var reusable = false
         var upload = UploadProgress()
+        /// Backpressure on the response body: the event loop counts what it hands over, the reader what it takes.
+        var flow: BodyFlowControl
+        /// Gives the connection back to its pool when the exchange ends (``returnConnectionWhenEnded(_:)``): taken
+        /// by whichever end comes first, and carried out before the reader can see that end.
+        var connectionReturn: ConnectionReturn?
+        /// How the exchange ended: whether its connection may be reused, or the error it failed with.
+        var outcome: Result<Bool, any Error>?
+        /// The promise of ``ended``, once someone has asked for it before the end.
+        var endWaiter: EventLoopPromise<Bool>?
         /// The channel the exchange runs on, once known (``bind(_:)``): the connection's for HTTP/1.1,
         /// its stream's for HTTP/2.
         var channel: (any Channel)?
@@ -66,23 +73,34 @@ final class HTTPExchange: Sendable {
         var timeouts: Connection.ExchangeTimeouts?
 
         /// The exchange ended: what its deadlines run is dropped, and both are taken, to be cancelled once the lock
-        /// is released (``cancel(_:)``).
-        mutating func takeDeadlines() -> (head: NIOScheduledCallback?, total: NIOScheduledCallback?) {
+        /// is released, with the connection's return, to be carried out then (``Ended/carryOut(reusable:)``).
+        mutating func takeEnded(_ outcome: Result<Bool, any Error>) -> Ended {
             timeouts = nil
-            return (headDeadline.take(), totalDeadline.take())
+            self.outcome = outcome
+            return Ended(
+                headDeadline: headDeadline.take(), totalDeadline: totalDeadline.take(), connectionReturn: connectionReturn.take(),
+                endWaiter: endWaiter.take())
         }
     }
 
-    /// Cancels the deadlines ``State/takeDeadlines()`` took.
-    private static func cancel(_ deadlines: (head: NIOScheduledCallback?, total: NIOScheduledCallback?)) {
-        deadlines.head?.cancel()
-        deadlines.total?.cancel()
+    /// What an end took from the state (``State/takeEnded()``), carried out once the lock is released: a pool's
+    /// release may close a connection, whose handler ends its exchange — this one — on the same thread.
+    private struct Ended {
+        var headDeadline: NIOScheduledCallback?
+        var totalDeadline: NIOScheduledCallback?
+        var connectionReturn: ConnectionReturn?
+        var endWaiter: EventLoopPromise<Bool>?
+
+        /// Returns the connection, then cancels the deadlines (the waiter for ``HTTPExchange/ended`` is told after the
+        /// reader, by ``HTTPExchange/finish(keepAlive:)`` and ``HTTPExchange/fail(_:)``).
+        func carryOut(reusable: Bool) {
+            connectionReturn?(reusable: reusable)
+            headDeadline?.cancel()
+            totalDeadline?.cancel()
+        }
     }
 
-    private let state = NIOLockedValueBox(State())
-
-    /// Whether the response ended normally on a connection that may be reused (known once the body has ended).
-    var endedReusable: Bool { state.withLockedValue { $0.reusable } }
+    private let state: NIOLockedValueBox<State>
 
     /// An exchange whose channel is bound later, on `eventLoop` (``bind(_:)``): an HTTP/2 stream opened
     /// in the same event-loop turn as the request is written. Not inlined: in `TrustHTTPClient.exchange`, where a request
@@ -90,8 +108,9 @@ final class HTTPExchange: Sendable {
     @inline(never)
     init(
         head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, eventLoop: any EventLoop, url: URL? = nil, readTimeout: Duration? = nil,
-        limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil
+        limits: ResponseLimits = ResponseLimits(), uploadProgress: (@Sendable (Int, Int?) -> Void)? = nil, flow: BodyFlowControl = BodyFlowControl()
     ) {
+        self.state = NIOLockedValueBox(State(flow: flow))
         self.head = head
         self.uploadProgress = uploadProgress
         self.body = body
@@ -100,8 +119,7 @@ final class HTTPExchange: Sendable {
         self.readTimeout = readTimeout
         self.limits = limits
         self.responseHead = eventLoop.makePromise()
-        self.completion = eventLoop.makePromise()
-        self.flow = BodyFlowControl()
+        self.eventLoop = eventLoop
         (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: ReceivedBody.self)
         let state = self.state
         // A reader that abandons the body before its end closes the channel: the rest of the response
@@ -128,14 +146,52 @@ final class HTTPExchange: Sendable {
     /// ended — failed by a deadline or a cancellation while its HTTP/2 stream was opening — so the
     /// caller closes that channel.
     func bind(_ channel: any Channel) -> Bool {
-        let bound = state.withLockedValue { state -> Bool in
+        state.withLockedValue { state -> Bool in
             guard !state.ended else { return false }
             state.channel = channel
             return true
         }
-        if bound { flow.bind(channel) }
-        return bound
     }
+
+    /// Gives the connection back with `connectionReturn` when the exchange ends — at once if it has ended — reusable
+    /// only if the response ended normally on a connection that may carry another. The return comes before the reader
+    /// can see the end (the body's end or its error), so that its next request finds the connection in the pool.
+    func returnConnectionWhenEnded(_ connectionReturn: ConnectionReturn) {
+        let reusable = state.withLockedValue { state -> Bool? in
+            guard state.ended else {
+                state.connectionReturn = connectionReturn
+                return nil
+            }
+            return (try? state.outcome?.get()) ?? false
+        }
+        if let reusable { connectionReturn(reusable: reusable) }
+    }
+
+    // MARK: Backpressure (``BodyFlowControl``)
+
+    /// Body bytes were handed to the reader (on the event loop).
+    func bodyProduced(_ count: Int) {
+        state.withLockedValue { $0.flow.produced(count) }
+    }
+
+    /// A `read` event (on the event loop): whether to pass it on now, else it is held until the reader catches up.
+    func shouldRead() -> Bool {
+        state.withLockedValue { $0.flow.shouldRead() }
+    }
+
+    /// The reader took `count` bytes: a read held for it is issued on the channel once it is far enough behind.
+    func bodyConsumed(_ count: Int) {
+        let resume = state.withLockedValue { state in state.flow.consumed(count) ? state.channel : nil }
+        if let channel = resume {
+            channel.eventLoop.execute { channel.read() }
+        }
+    }
+
+    /// Bytes handed to the reader and not yet taken.
+    var bufferedBytes: Int { state.withLockedValue { $0.flow.buffered } }
+
+    /// Whether socket reads are held because the reader is behind.
+    var isHoldingReads: Bool { state.withLockedValue { $0.flow.readPending } }
 
     /// How far a streamed request body has got (updated on the event loop by the exchange handler).
     var upload: UploadProgress { state.withLockedValue { $0.upload } }
@@ -178,18 +234,17 @@ final class HTTPExchange: Sendable {
         }
     }
 
-    /// Writes the request on `channel` (on its event loop). A channel that closed before this write
-    /// (a TLS 1.3 server refusing the client certificate right after the handshake, say) has
-    /// already dropped its handlers: the write then fails at the head of the pipeline and only its
-    /// promise hears of it, so that failure ends the exchange.
+    /// Writes the request on `channel`, on its event loop. A channel that has closed (a TLS 1.3 server refusing the
+    /// client certificate right after the handshake, say) has dropped its handlers, or is dropping them: a write
+    /// would fail at the head of the pipeline, where only its promise would hear of it. So the exchange fails at once
+    /// on a channel that is no longer active; on an active one the exchange handler takes the write, and hears of the
+    /// channel's end — no promise, and no callback, per request.
     func send(on channel: any Channel) {
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { error in
-            if let channelError = error as? ChannelError, channelError == .ioOnClosedChannel {
-                self.fail(ConnectionClosedError())
-            }
+        guard channel.isActive else {
+            fail(ConnectionClosedError())
+            return
         }
-        channel.writeAndFlush(self, promise: written)
+        channel.writeAndFlush(self, promise: nil)
     }
 
     /// The final response head arrived: its deadline is cancelled.
@@ -204,14 +259,29 @@ final class HTTPExchange: Sendable {
 
     /// The response ended normally: its deadlines are cancelled — the end's, and the head's should it still be armed.
     func finish(keepAlive: Bool) {
-        guard markEnded() else { return }
-        let deadlines = state.withLockedValue { state in
-            state.reusable = keepAlive
-            return state.takeDeadlines()
+        let ended = state.withLockedValue { state -> Ended? in
+            guard !state.ended else { return nil }
+            state.ended = true
+            return state.takeEnded(.success(keepAlive))
         }
+        guard let ended else { return }
+        ended.carryOut(reusable: keepAlive)
         bodyContinuation.finish()
-        completion.succeed(keepAlive)
-        Self.cancel(deadlines)
+        ended.endWaiter?.succeed(keepAlive)
+    }
+
+    /// Succeeds, once the response has ended, with whether the connection may be reused, or fails with the exchange's
+    /// error. Its promise is made only when asked for before the end: a session learns of the end through the
+    /// connection's return (``returnConnectionWhenEnded(_:)``), so that no request pays for a promise only tests and
+    /// diagnostics read.
+    var ended: EventLoopFuture<Bool> {
+        state.withLockedValue { state in
+            if let outcome = state.outcome { return eventLoop.makeCompletedFuture(outcome) }
+            if let waiter = state.endWaiter { return waiter.futureResult }
+            let waiter = eventLoop.makePromise(of: Bool.self)
+            state.endWaiter = waiter
+            return waiter.futureResult
+        }
     }
 
     /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
@@ -223,11 +293,11 @@ final class HTTPExchange: Sendable {
     }
 
     private func failEnded(_ error: any Error) {
-        let (headDelivered, deadlines) = state.withLockedValue { state in (state.headDelivered, state.takeDeadlines()) }
+        let (headDelivered, ended) = state.withLockedValue { state in (state.headDelivered, state.takeEnded(.failure(error))) }
+        ended.carryOut(reusable: false)
         if !headDelivered { responseHead.fail(error) }
         bodyContinuation.finish(throwing: error)
-        completion.fail(error)
-        Self.cancel(deadlines)
+        ended.endWaiter?.fail(error)
     }
 
     /// Keeps `deadline` (``armDeadlines(_:on:)``), and what it runs and says when it passes (`timeouts`), until the

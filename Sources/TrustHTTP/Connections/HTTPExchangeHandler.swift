@@ -210,9 +210,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func receiveBody(_ buffer: ByteBuffer, of exchange: HTTPExchange, now: NIODeadline) {
         switch machine.receivedBody(buffer, now: now) {
         case .none: break
-        case .held: exchange.flow.produced(buffer.readableBytes)
+        case .held: exchange.bodyProduced(buffer.readableBytes)
         case .deliver(let bytes):
-            exchange.flow.produced(buffer.readableBytes)
+            exchange.bodyProduced(buffer.readableBytes)
             exchange.bodyContinuation.yield(bytes)
         }
     }
@@ -228,7 +228,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Holds the socket read while the reader is behind (see ``BodyFlowControl``).
     func read(context: ChannelHandlerContext) {
-        if let exchange = current, !exchange.flow.shouldRead() { return }
+        if let exchange = current, !exchange.shouldRead() { return }
         context.read()
     }
 
@@ -316,7 +316,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The read timeout's check of request `id` is due.
     private func readTimerFired(_ id: Machine.RequestID, of exchange: HTTPExchange, context: ChannelHandlerContext) {
-        switch machine.readTimerFired(id, now: context.eventLoop.now, readsHeld: exchange.flow.isHoldingReads) {
+        switch machine.readTimerFired(id, now: context.eventLoop.now, readsHeld: exchange.isHoldingReads) {
         case .none: break
         case .reschedule(let next): scheduleReadTimer(id, of: exchange, in: next, context: context)
         case .end(let ending): perform(ending, context: context)
