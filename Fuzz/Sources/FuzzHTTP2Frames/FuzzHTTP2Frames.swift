@@ -60,8 +60,8 @@ final class Outcome: @unchecked Sendable {
 /// The errors a stream may fail with.
 func isTyped(_ error: any Error) -> Bool {
     error is any NIOHTTP2Error || error is any NIOHPACKError || error is ResponseLimitExceeded
-        || error is ConnectionClosedError || error is ChannelError || error is HTTP2StatusGuard.InvalidStatus
-        || error is HTTP2FieldValueGuard.InvalidFieldValue
+        || error is ConnectionClosedError || error is ChannelError || error is HTTP2ResponseGuard.InvalidStatus
+        || error is HTTP2ResponseGuard.InvalidFieldValue
 }
 
 /// Errors that say only that the stream or the connection ended.

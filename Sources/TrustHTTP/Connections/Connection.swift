@@ -134,12 +134,14 @@ final class Connection: Sendable {
         return errors.violation
     }
 
-    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` and field-value guards, NIO's
+    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` and field-value guard, NIO's
     /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler. Must run on
-    /// the stream's event loop.
+    /// the stream's event loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for
+    /// every request.
     static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled) throws {
         let pipeline = stream.pipeline.syncOperations
-        try pipeline.addHandlers([HTTP2StatusGuard(), HTTP2FieldValueGuard(), HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https)])
+        try pipeline.addHandler(HTTP2ResponseGuard())
+        try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
@@ -163,6 +165,21 @@ final class Connection: Sendable {
         var totalCoversHead = false
     }
 
+    /// ``configureStream(_:decompression:)`` as a stream initializer: without decompression, a function with no context
+    /// to allocate; on success, the event loop's cached succeeded future.
+    @Sendable private static func initializePlainStream(_ stream: any Channel) -> EventLoopFuture<Void> {
+        initializeStream(stream, decompression: .disabled)
+    }
+
+    private static func initializeStream(_ stream: any Channel, decompression: ResponseDecompression) -> EventLoopFuture<Void> {
+        do {
+            try configureStream(stream, decompression: decompression)
+            return stream.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return stream.eventLoop.makeFailedFuture(error)
+        }
+    }
+
     /// Opens an HTTP/2 stream for `exchange` and writes its request there; on the connection's event
     /// loop. A connection that has closed (a server that refuses a client certificate under TLS 1.3
     /// closes it right after a handshake the client already considered complete) or cannot open a
@@ -178,11 +195,13 @@ final class Connection: Sendable {
             return
         }
         let decompression = self.decompression
-        multiplexer.value.createStreamChannel { stream in
-            stream.eventLoop.makeCompletedFuture {
-                try Self.configureStream(stream, decompression: decompression)
-            }
-        }.whenComplete { result in
+        let initializer: NIOChannelInitializer
+        if decompression.isEnabled {
+            initializer = { Self.initializeStream($0, decompression: decompression) }
+        } else {
+            initializer = Self.initializePlainStream
+        }
+        multiplexer.value.createStreamChannel(initializer).whenComplete { result in
             switch result {
             case .success(let stream):
                 if exchange.bind(stream) {
