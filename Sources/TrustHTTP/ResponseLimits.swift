@@ -13,7 +13,7 @@ public struct ResponseLimits: Sendable, Hashable {
     /// 64 MiB by default. A response announcing more (`Content-Length`) fails before its body is
     /// read; one that sends more fails as soon as it does, and its connection is closed.
     /// ``TrustHTTPClientRequest/maximumResponseBodySize`` overrides it per request. Streaming
-    /// (``TrustHTTPClient/bytes(for:)``) is not limited: its reader holds at most about 1 MiB
+    /// (``TrustHTTPClient/bytes(for:)``) is not limited: its reader holds at most about 512 KiB
     /// (backpressure) and decides itself how much it takes.
     public var maximumBodySize: Int = 64 << 20
     /// The largest response head: status line, header fields and line ends (300 KiB, curl's limit).

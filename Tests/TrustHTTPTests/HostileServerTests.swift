@@ -145,7 +145,7 @@ struct HostileServerTests {
         )
         #expect(failure?.code == .timedOut)
         #expect(elapsed < .seconds(15))
-        #expect(buffered <= 2 << 20, "backpressure holds the unread part near 1 MiB")
+        #expect(buffered <= 1 << 20, "backpressure holds the unread part near 256 KiB")
         await session.shutdown()
         await server.shutdown()
     }

@@ -120,7 +120,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         return configuration
     }
 
-    /// The flow-control window of each stream: 256 KiB, the body's backpressure low watermark
+    /// The flow-control window of each stream: 256 KiB, the body's backpressure high watermark
     /// (``BodyFlowControl``), so a reader that keeps up rarely waits for a window update. Larger
     /// windows (1 MiB per stream, 4 MiB per connection) were measured and not kept: swift-nio-http2's
     /// buffered DATA slices keep their whole read buffers alive, and a backpressured 1 GiB download then
