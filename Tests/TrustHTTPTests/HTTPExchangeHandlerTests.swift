@@ -239,6 +239,17 @@ struct HTTPExchangeHandlerTests {
         #expect(try await failure(of: first.ended) is ConnectionClosedError)
     }
 
+    @Test func anExchangeSentOnAChannelThatHasClosedFailsAtOnceAndWritesNothing() async throws {
+        let channel = try await Self.http1Channel()
+        try await channel.close()
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["host": "a.test"])
+        let exchange = HTTPExchange(head: head, body: .none, channel: channel)
+        exchange.send(on: channel)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: exchange.ended) is ConnectionClosedError)
+        #expect(try await channel.readOutbound(as: IOData.self) == nil)
+    }
+
     // MARK: HTTP/2 streams
 
     private static func headers(_ status: String, endStream: Bool = false) -> HTTP2Frame.FramePayload {

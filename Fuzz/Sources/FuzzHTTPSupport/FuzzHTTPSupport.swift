@@ -49,7 +49,7 @@ public final class ExchangeOutcome: @unchecked Sendable {
     public var headSettled: Bool { head != nil || headError != nil }
     public var completionSettled: Bool { completed != nil || completionError != nil }
 
-    /// Watches `exchange`'s head and completion.
+    /// Watches `exchange`'s head and end.
     init(watching exchange: HTTPExchange) {
         exchange.responseHead.futureResult.whenComplete { result in
             switch result {
@@ -57,7 +57,7 @@ public final class ExchangeOutcome: @unchecked Sendable {
             case .failure(let error): self.headError = error
             }
         }
-        exchange.completion.futureResult.whenComplete { result in
+        exchange.ended.whenComplete { result in
             switch result {
             case .success(let keepAlive): self.completed = keepAlive
             case .failure(let error): self.completionError = error

@@ -83,7 +83,7 @@ final class HTTPExchange: Sendable {
         }
     }
 
-    /// What an end took from the state (``State/takeEnded()``), carried out once the lock is released: a pool's
+    /// What an end took from the state (``State/takeEnded(_:)``), carried out once the lock is released: a pool's
     /// release may close a connection, whose handler ends its exchange — this one — on the same thread.
     private struct Ended {
         var headDeadline: NIOScheduledCallback?
