@@ -286,15 +286,15 @@ public final class TrustHTTPClient: Sendable {
                 return try await exchange(on: connection, flight)
             } catch let error as TrustHTTPClientError {
                 // No response, so no body to give the connection back: the pool frees its stream (HTTP/2) or closes it.
-                pool.release(connection, key: flight.plan.key, reusable: false)
+                pool.release(connection, reusable: false)
                 throw error
             } catch {
-                pool.release(connection, key: flight.plan.key, reusable: false)
+                pool.release(connection, reusable: false)
                 let recovery = try await recover(from: error, on: connection, handshake: handshake, flight, reused: reused, attempt: attempt)
                 // An HTTP/2 connection a request failed on is going away (or gone): neither the retry nor
                 // another request takes it again (requests that share a new connection meet this after a GOAWAY).
                 if connection.isHTTP2 {
-                    pool.retire(connection, key: flight.plan.key)
+                    pool.retire(connection)
                     avoidsPool = true
                 }
                 if case .retryOnNewConnection = recovery { avoidsPool = true }
@@ -375,14 +375,14 @@ public final class TrustHTTPClient: Sendable {
         }
         let attempt = PoolConnectionAttempt()
         let generation = trustWatcher?.generation
-        let (factory, pool, telemetry, key, origin) = (self.factory, self.pool, self.telemetry, flight.plan.key, specification.origin)
+        let (factory, pool, telemetry, origin) = (self.factory, self.pool, self.telemetry, specification.origin)
         let started = ContinuousClock.now
         let end: @Sendable (Result<Connection, any Error>) -> Void = { result in
             switch result {
             case .success(let connection):
                 self.connected(connection, id: id, origin: origin, started: started, since: generation)
                 // The request gave up: the connection goes to the pool, to the next request queued for the origin.
-                if !attempt.finish(result) { pool.release(connection, key: key, reusable: true) }
+                if !attempt.finish(result) { pool.release(connection, reusable: true) }
             case .failure:
                 telemetry.connected(origin, duration: started.duration(to: .now), failed: true)
                 if !attempt.finish(result) { pool.failed(id) }
@@ -526,7 +526,7 @@ public final class TrustHTTPClient: Sendable {
         -> TrustHTTPClientStreamingResponse
     {
         let (plan, url) = (flight.plan, flight.url)
-        exchange.returnConnectionWhenEnded(ConnectionReturn(pool: pool, connection: connection, key: plan.key))
+        exchange.returnConnectionWhenEnded(ConnectionReturn(pool: pool, connection: connection))
         let link = ExchangeLink(exchange: exchange, connection: connection, origin: plan.origin, url: url, decompression: configuration.decompression)
         let responseBody = TrustHTTPClientStreamingResponse.Body(stream: exchange.bodyStream, link: link, url: url)
         var response = TrustHTTPClientStreamingResponse(

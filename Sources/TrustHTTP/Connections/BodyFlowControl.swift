@@ -9,7 +9,7 @@
 ///
 /// Kept in its exchange's locked state (``HTTPExchange``), which the event loop and the reader share: one lock per
 /// step and no allocation of its own; the exchange carries out what it says (holding a `read`, issuing one).
-struct BodyFlowControl: Hashable, Sendable {
+struct BodyFlowControl: Sendable {
     let highWatermark: Int
     let lowWatermark: Int
     /// Bytes handed to the reader and not yet taken.

@@ -161,7 +161,7 @@ final class ConnectionPool: Sendable {
 
     /// A request's response on `connection` ended (or its exchange failed): an HTTP/1.1 connection goes to the
     /// next waiting request, back to the pool, or is closed when it cannot be reused; an HTTP/2 stream is freed.
-    func release(_ connection: Connection, key _: PoolKey, reusable: Bool) {
+    func release(_ connection: Connection, reusable: Bool) {
         let now = NIODeadline.now()
         update { state in
             guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }
@@ -171,7 +171,7 @@ final class ConnectionPool: Sendable {
 
     /// No longer lends `connection` (an HTTP/2 connection a request failed on: going away, or gone); it stays
     /// open, and counted, for the streams it still carries, and is closed with the last of them.
-    func retire(_ connection: Connection, key _: PoolKey) {
+    func retire(_ connection: Connection) {
         update { state in
             guard let id = state.ids[ObjectIdentifier(connection)] else { return [] }
             return state.machine.connectionRetired(id)

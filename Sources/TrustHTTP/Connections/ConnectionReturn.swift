@@ -4,10 +4,9 @@
 struct ConnectionReturn: Sendable {
     let pool: ConnectionPool
     let connection: Connection
-    let key: PoolKey
 
     /// Gives the connection back: to carry another request if `reusable` (and still open), else to be closed.
     func callAsFunction(reusable: Bool) {
-        pool.release(connection, key: key, reusable: reusable)
+        pool.release(connection, reusable: reusable)
     }
 }

@@ -16,8 +16,8 @@
 final class ExchangeLink: Sendable {
     let exchange: HTTPExchange
     let connection: Connection
-    let origin: Origin
-    let url: URL
+    private let origin: Origin
+    private let url: URL
     private let decompression: ResponseDecompression
 
     init(exchange: HTTPExchange, connection: Connection, origin: Origin, url: URL, decompression: ResponseDecompression) {

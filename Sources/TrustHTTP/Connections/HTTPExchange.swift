@@ -50,6 +50,9 @@ final class HTTPExchange: Sendable {
     let uploadProgress: (@Sendable (Int, Int?) -> Void)?
 
     private struct State {
+        /// Set by the first end, in the same step as it takes what the end needs. Not derived from ``outcome``: a
+        /// failing end marks the exchange ended first and records its error a step later, outside the lock (a
+        /// deadline's error reads this state: ``timeoutMessage(_:)``); in between, the exchange has ended without one.
         var ended = false
         var headDelivered = false
         var upload = UploadProgress()
