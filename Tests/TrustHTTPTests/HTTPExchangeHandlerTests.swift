@@ -333,6 +333,45 @@ struct HTTPExchangeHandlerTests {
         try await stream.closeFuture.get()
     }
 
+    /// A stream made for an exchange, as `Connection.openStream` makes it, not yet active; and its exchange.
+    private static func streamMadeForAnExchange() async throws -> (NIOAsyncTestingChannel, HTTPExchange) {
+        let loop = NIOAsyncTestingEventLoop()
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["host": "a.test"])
+        let exchange = HTTPExchange(head: head, body: .none, eventLoop: loop)
+        let stream = try await NIOAsyncTestingChannel(loop: loop) { try Connection.configureStream($0, sending: exchange) }
+        return (stream, exchange)
+    }
+
+    @Test func aStreamMadeForAnExchangeSendsItOnceActive() async throws {
+        let (stream, exchange) = try await Self.streamMadeForAnExchange()
+        #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+        try await stream.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        guard case .headers(let request) = try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+            Issue.record("no HEADERS frame was written once the stream was active")
+            return
+        }
+        #expect(request.headers.first(name: ":path") == "/" && request.headers.first(name: ":authority") == "a.test")
+        try await stream.writeInbound(Self.headers("204", endStream: true))
+        #expect(try await exchange.responseHead.futureResult.get().status == .noContent)
+        _ = try await exchange.ended.get()
+    }
+
+    @Test func aStreamThatClosesBeforeItIsActiveFailsItsExchange() async throws {
+        let (stream, exchange) = try await Self.streamMadeForAnExchange()
+        try await stream.close()
+        let error = try await failure(of: exchange.responseHead.futureResult)
+        #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true)
+    }
+
+    @Test func anExchangeThatEndedBeforeItsStreamWasActiveClosesTheStreamUnwritten() async throws {
+        let (stream, exchange) = try await Self.streamMadeForAnExchange()
+        exchange.abort(CancellationError())
+        try await stream.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
+        try await stream.closeFuture.get()
+        #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is CancellationError)
+    }
+
     @Test func anHTTP2StreamClosingEarlyFailsTheExchange() async throws {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)

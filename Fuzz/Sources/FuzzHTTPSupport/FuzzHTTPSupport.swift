@@ -50,7 +50,7 @@ public final class ExchangeOutcome: @unchecked Sendable {
     public var completionSettled: Bool { completed != nil || completionError != nil }
 
     /// Watches `exchange`'s head and end.
-    init(watching exchange: HTTPExchange) {
+    public init(watching exchange: HTTPExchange) {
         exchange.responseHead.futureResult.whenComplete { result in
             switch result {
             case .success(let head): self.head = head
@@ -69,13 +69,19 @@ public final class ExchangeOutcome: @unchecked Sendable {
 /// A `GET` (or `HEAD`) of `/` from example.com, written on `channel` as a TrustHTTPClient writes an exchange;
 /// what becomes of it.
 public func sendRequest(on channel: any Channel, head: Bool = false) -> ExchangeOutcome {
+    let exchange = makeRequest(on: channel.eventLoop, head: head)
+    let outcome = ExchangeOutcome(watching: exchange)
+    _ = exchange.bind(channel)
+    exchange.send(on: channel)
+    return outcome
+}
+
+/// A `GET` (or `HEAD`) of `/` from example.com, not yet sent (an HTTP/2 stream made for it sends it).
+public func makeRequest(on eventLoop: any EventLoop, head: Bool = false) -> HTTPExchange {
     var headers = HTTPHeaders()
     headers.add(name: "Host", value: "example.com")
     let requestHead = HTTPRequestHead(version: .http1_1, method: head ? .HEAD : .GET, uri: "/", headers: headers)
-    let exchange = HTTPExchange(head: requestHead, body: .none, channel: channel, limits: smallResponseLimits)
-    let outcome = ExchangeOutcome(watching: exchange)
-    exchange.send(on: channel)
-    return outcome
+    return HTTPExchange(head: requestHead, body: .none, eventLoop: eventLoop, limits: smallResponseLimits)
 }
 
 /// Drops what the client wrote (the request, SETTINGS, ACKs): its type does not matter here.

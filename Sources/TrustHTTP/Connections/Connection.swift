@@ -135,17 +135,17 @@ final class Connection: Sendable {
     }
 
     /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` and field-value guard, NIO's
-    /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler. Must run on
-    /// the stream's event loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for
-    /// every request.
-    static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled) throws {
+    /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler, which sends `exchange` (when
+    /// given) once the stream is active. Must run on the stream's event loop. Added one at a time: `addHandlers`
+    /// takes them as an array, one more allocation for every request.
+    static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled, sending exchange: HTTPExchange? = nil) throws {
         let pipeline = stream.pipeline.syncOperations
         try pipeline.addHandler(HTTP2ResponseGuard())
         try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
-        try pipeline.addHandler(HTTPExchangeHandler(isHTTP2Stream: true))
+        try pipeline.addHandler(HTTPExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
     }
 
     /// The deadlines of one exchange.
@@ -165,53 +165,35 @@ final class Connection: Sendable {
         var totalCoversHead = false
     }
 
-    /// ``configureStream(_:decompression:)`` as a stream initializer: without decompression, a function with no context
-    /// to allocate; on success, the event loop's cached succeeded future.
-    @Sendable private static func initializePlainStream(_ stream: any Channel) -> EventLoopFuture<Void> {
-        initializeStream(stream, decompression: .disabled)
-    }
-
-    private static func initializeStream(_ stream: any Channel, decompression: ResponseDecompression) -> EventLoopFuture<Void> {
-        do {
-            try configureStream(stream, decompression: decompression)
-            return stream.eventLoop.makeSucceededVoidFuture()
-        } catch {
-            return stream.eventLoop.makeFailedFuture(error)
-        }
-    }
-
-    /// Opens an HTTP/2 stream for `exchange` and writes its request there; on the connection's event
-    /// loop. A connection that has closed (a server that refuses a client certificate under TLS 1.3
-    /// closes it right after a handshake the client already considered complete) or cannot open a
-    /// stream fails the exchange; the exchange's deadlines, armed before, cover the opening. A stream
-    /// that opens after the exchange ended (a deadline passed, the caller cancelled) is closed.
+    /// Opens an HTTP/2 stream for `exchange`, whose exchange handler writes the request once the stream is active;
+    /// on the connection's event loop. A connection that has closed (a server that refuses a client certificate
+    /// under TLS 1.3 closes it right after a handshake the client already considered complete) fails the exchange
+    /// at once; a stream that cannot be set up or closes before it is active fails it too (the exchange handler sees
+    /// to that). The exchange's deadlines, armed before, cover the opening. A stream that opens after the exchange
+    /// ended (a deadline passed, the caller cancelled) is closed.
     ///
-    /// No callback on the connection's closeFuture: one per stream would pile up (each holding its
-    /// stream channel) for as long as the connection lives. A stream created in this turn on an open
-    /// connection is open; one on a connection closing later fails its write.
+    /// No promise for the stream and no callback on it: its exchange handler is told what to send when it is made,
+    /// where waiting for the stream's future cost a promise and two closures for every request. No callback on the
+    /// connection's closeFuture either: one per stream would pile up (each holding its stream channel) for as long as
+    /// the connection lives.
     private func openStream(for exchange: HTTPExchange, on multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>) {
         guard channel.isActive else {
             exchange.fail(ConnectionClosedError())
             return
         }
         let decompression = self.decompression
-        let initializer: NIOChannelInitializer
-        if decompression.isEnabled {
-            initializer = { Self.initializeStream($0, decompression: decompression) }
-        } else {
-            initializer = Self.initializePlainStream
-        }
-        multiplexer.value.createStreamChannel(initializer).whenComplete { result in
-            switch result {
-            case .success(let stream):
-                if exchange.bind(stream) {
-                    exchange.send(on: stream)
-                } else {
-                    stream.close(promise: nil)
-                }
-            case .failure(let error):
-                exchange.fail(error)
-            }
+        multiplexer.value.createStreamChannel(promise: nil) { Self.initializeStream($0, decompression: decompression, sending: exchange) }
+    }
+
+    /// ``configureStream(_:decompression:sending:)`` as a stream initializer: on success, the event loop's cached
+    /// succeeded future; on failure, `exchange` fails with the error.
+    private static func initializeStream(_ stream: any Channel, decompression: ResponseDecompression, sending exchange: HTTPExchange) -> EventLoopFuture<Void> {
+        do {
+            try configureStream(stream, decompression: decompression, sending: exchange)
+            return stream.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            exchange.fail(error)
+            return stream.eventLoop.makeFailedFuture(error)
         }
     }
 }

@@ -25,9 +25,15 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readTimer: NIOScheduledCallback?
     /// At the end of an HTTP/2 stream channel's pipeline (not an HTTP/1.1 connection's).
     private let isHTTP2Stream: Bool
+    /// The exchange this handler sends once its channel is active (an HTTP/2 stream made for it), until then.
+    private var sendingWhenActive: HTTPExchange?
 
-    init(isHTTP2Stream: Bool = false) {
+    /// - Parameter sendingWhenActive: an exchange to bind to the channel and send once it is active (an HTTP/2 stream
+    ///   made for it: ``Connection``'s `openStream`); one that has ended by then closes the channel instead, and a
+    ///   channel that closes or loses this handler first fails it.
+    init(isHTTP2Stream: Bool = false, sendingWhenActive: HTTPExchange? = nil) {
         self.isHTTP2Stream = isHTTP2Stream
+        self.sendingWhenActive = sendingWhenActive
         self.machine = Machine(isHTTP2Stream: isHTTP2Stream)
     }
 
@@ -35,7 +41,25 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     static var bodyChunkLimit: Int { Machine.bodyChunkLimit }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let exchange = unwrapOutboundIn(data)
+        send(unwrapOutboundIn(data), context: context, promise: promise)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        guard let exchange = sendingWhenActive.take() else { return }
+        if exchange.bind(context.channel) {
+            send(exchange, context: context, promise: nil)
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        sendingWhenActive.take()?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
+    }
+
+    /// Starts `exchange`: its head, and its body as the machine decides.
+    private func send(_ exchange: HTTPExchange, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         let start = machine.start(Machine.Request(exchange), channelIsActive: context.channel.isActive, now: context.eventLoop.now)
         guard case .start(let id, let sending, let readTimeout) = start else {
             exchange.fail(ConnectionClosedError())
@@ -245,6 +269,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        sendingWhenActive.take()?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
         perform(machine.channelInactive(), context: context)
         context.fireChannelInactive()
     }
