@@ -250,7 +250,7 @@ printf "\\x00$ack"'\x00\x00\x04\x03\x00\x00\x00\x00\x01\x00\x00\x00\x07' > "$f/r
 printf "\\x00$ack"'\x00\x00\x08\x07\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' > "$f/goaway"
 printf "\\x08$h200"'\x00\x00\x05\x00\x00\x00\x00\x00\x01hello\x00\x00\x00\x00\x01\x00\x00\x00\x01' > "$f/settings-first-empty-end"
 # Regression: a HEADERS frame whose :status is empty (literal, indexed name 8, empty value) trapped
-# swift-nio-http2 1.46 (HPACKHeaders.isInformationalResponse); HTTP2ResponseGuard refuses it.
+# swift-nio-http2 1.46 (HPACKHeaders.isInformationalResponse); HTTP2ExchangeFraming refuses it.
 printf "\\x00$ack"'\x00\x00\x02\x01\x04\x00\x00\x00\x01\x08\x00' > "$f/empty-status"
 
 # ---------------------------------------------------------------------------------------------

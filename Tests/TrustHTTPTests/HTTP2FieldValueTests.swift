@@ -36,7 +36,7 @@ struct HTTP2FieldValueTests {
     @Test func allowedBytesPass() {
         for byte in UInt8(0)...UInt8(255) {
             let allowed = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
-            #expect(HTTP2ResponseGuard.isForbidden(byte) == !allowed, "byte \(byte)")
+            #expect(HTTP2ExchangeFraming.isForbidden(byte) == !allowed, "byte \(byte)")
         }
     }
 }

@@ -282,7 +282,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(Self.headers("2x"))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ResponseGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -290,7 +290,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders([(":STATUS", "")]))))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ResponseGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -299,7 +299,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: stream)
         let headers = HPACKHeaders([(":status", "200"), (":status", "")])
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers)))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ResponseGuard.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 

@@ -11,7 +11,7 @@ import NIOHTTP2
 /// The HTTP/2 client connection: ``HTTP2FloodGuard``, swift-nio-http2's handler and multiplexer with
 /// the connection configuration the TrustHTTPClient sets (`HandshakeWaiter.http2Configuration`), the
 /// ``ConnectionErrorRecorder`` that closes the connection on a violation, and one stream as
-/// `Connection.openStream` opens it (NIO's HTTP/2-to-HTTP/1 codec and ``HTTPExchangeHandler``), set
+/// `Connection.openStream` opens it (``HTTP2ExchangeCodec`` and ``HTTPExchangeHandler``), set
 /// up by `HandshakeWaiter.configure(_:http2: true, limits:errorLog:)`.
 ///
 /// Input: one byte — low three bits: the number of chunks minus one (1…8); bit 3: the server's
@@ -25,8 +25,8 @@ import NIOHTTP2
 /// - nothing traps, no input hangs (libFuzzer's `-timeout`), memory stays bounded (`-rss_limit_mb`);
 /// - the exchange is pending, has its head (then its body is pending, ended or failed with a typed
 ///   error), or failed with a typed error: an HTTP/2 or HPACK error of swift-nio-http2, a
-///   `ResponseLimitExceeded`, a `ConnectionClosedError`, a `ChannelError`, or one of our stream guards'
-///   refusals (an invalid `:status`, a field value with a control character);
+///   `ResponseLimitExceeded`, a `ConnectionClosedError`, a `ChannelError`, or one of ``HTTP2ExchangeFraming``'s
+///   refusals (an invalid `:status`, a field value with a control character, frames out of order);
 /// - a delivered head's header list is within `maximumHeadSize` (counted as RFC 7541 §4.1: name,
 ///   value and 32 per field) and is not an interim response;
 /// - when the connection closed by itself, the `ConnectionErrorLog` holds a violation or the exchange
@@ -58,8 +58,8 @@ final class Outcome: @unchecked Sendable {
 /// The errors a stream may fail with.
 func isTyped(_ error: any Error) -> Bool {
     error is any NIOHTTP2Error || error is any NIOHPACKError || error is ResponseLimitExceeded
-        || error is ConnectionClosedError || error is ChannelError || error is HTTP2ResponseGuard.InvalidStatus
-        || error is HTTP2ResponseGuard.InvalidFieldValue
+        || error is ConnectionClosedError || error is ChannelError || error is HTTP2ExchangeFraming.InvalidStatus
+        || error is HTTP2ExchangeFraming.InvalidFieldValue || error is HTTP2ExchangeFraming.FrameOutOfOrder
 }
 
 /// Errors that say only that the stream or the connection ended.

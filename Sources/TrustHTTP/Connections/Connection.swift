@@ -134,14 +134,13 @@ final class Connection: Sendable {
         return errors.violation
     }
 
-    /// The handlers of an HTTP/2 stream that carries one exchange: the `:status` and field-value guard, NIO's
-    /// HTTP/2-to-HTTP/1 codec, the decompressor when enabled, and the exchange handler, which sends `exchange` (when
-    /// given) once the stream is active. Must run on the stream's event loop. Added one at a time: `addHandlers`
-    /// takes them as an array, one more allocation for every request.
+    /// The handlers of an HTTP/2 stream that carries one exchange: the ``HTTP2ExchangeCodec``, the decompressor when
+    /// enabled, and the exchange handler, which sends `exchange` (when given) once the stream is active. Must run on
+    /// the stream's event loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for
+    /// every request.
     static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled, sending exchange: HTTPExchange? = nil) throws {
         let pipeline = stream.pipeline.syncOperations
-        try pipeline.addHandler(HTTP2ResponseGuard())
-        try pipeline.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+        try pipeline.addHandler(HTTP2ExchangeCodec())
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }

@@ -47,12 +47,12 @@ struct ServerViolation: Sendable, Equatable {
             return (.responseTooLarge, nil, exceeded.limit.description)
         case let parser as HTTPParserError:
             return http1Finding(parser)
-        case is HTTP2ResponseGuard.InvalidStatus:
+        case is HTTP2ExchangeFraming.InvalidStatus:
             return (.badServerResponse, .http2, "broke an HTTP/2 rule (a response :status that is not three digits)")
         // A field value with a control character: malformed (RFC 9113 §8.2.1, RFC 9110 §5.5), as the same
         // head over HTTP/1.1 is. Ours names the field; swift-nio-http2's (CR, LF, NUL) quotes the value in
         // `underlying`, which descriptions escape (DisplayText).
-        case let invalid as HTTP2ResponseGuard.InvalidFieldValue:
+        case let invalid as HTTP2ExchangeFraming.InvalidFieldValue:
             return (.badServerResponse, .malformedHTTP2Response, "malformed HTTP/2 response (\(invalid))")
         case is NIOHTTP2Errors.InvalidHTTP2HeaderFieldValue:
             return (.badServerResponse, .malformedHTTP2Response, "malformed HTTP/2 response (a field value with CR, LF or NUL)")
