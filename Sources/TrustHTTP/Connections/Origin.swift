@@ -53,6 +53,8 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
     static func nameProblem(_ url: URL) -> PeerNameError? {
         guard var host = url.host(percentEncoded: false) else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        // A dotted-quad IPv4 address has no problem to find, and reading it as a `PeerName` would allocate its bytes.
+        if IPAddress.isIPv4Text(host) { return nil }
         do {
             _ = try PeerName(host: host)
             return nil
