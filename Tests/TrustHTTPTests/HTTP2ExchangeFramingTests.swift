@@ -62,7 +62,7 @@ struct HTTP2ExchangeFramingTests {
         let (held, none) = try framing.write(.head(Self.head()), promise: nil)
         #expect(held == nil && none == nil)
         let (last, after) = try framing.write(.end(nil), promise: nil)
-        #expect(Self.fields(last?.frame).first == ":method: GET" && Self.endsStream(last?.frame) && after == nil)
+        #expect(Self.fields(last?.message).first == ":method: GET" && Self.endsStream(last?.message) && after == nil)
         #expect(framing.flush() == nil)
     }
 
@@ -70,9 +70,9 @@ struct HTTP2ExchangeFramingTests {
         var framing = HTTP2ExchangeFraming()
         _ = try framing.write(.head(Self.head()), promise: nil)
         let (headers, _) = try framing.write(.body(.byteBuffer(ByteBuffer(string: "ab"))), promise: nil)
-        #expect(Self.fields(headers?.frame).count == 4 && !Self.endsStream(headers?.frame))
+        #expect(Self.fields(headers?.message).count == 4 && !Self.endsStream(headers?.message))
         let (last, _) = try framing.write(.end(nil), promise: nil)
-        guard case .data(let data) = last?.frame, case .byteBuffer(let bytes) = data.data else {
+        guard case .data(let data) = last?.message, case .byteBuffer(let bytes) = data.data else {
             Issue.record("the last frame is not the body's DATA frame")
             return
         }
@@ -83,9 +83,9 @@ struct HTTP2ExchangeFramingTests {
         var framing = HTTP2ExchangeFraming()
         _ = try framing.write(.head(Self.head()), promise: nil)
         let flushed = framing.flush()
-        #expect(Self.fields(flushed?.frame).count == 4 && !Self.endsStream(flushed?.frame))
+        #expect(Self.fields(flushed?.message).count == 4 && !Self.endsStream(flushed?.message))
         let (end, _) = try framing.write(.end(nil), promise: nil)
-        guard case .data(let data) = end?.frame, case .byteBuffer(let bytes) = data.data else {
+        guard case .data(let data) = end?.message, case .byteBuffer(let bytes) = data.data else {
             Issue.record("the end is not a DATA frame")
             return
         }
@@ -96,8 +96,8 @@ struct HTTP2ExchangeFramingTests {
         var framing = HTTP2ExchangeFraming()
         _ = try framing.write(.head(Self.head()), promise: nil)
         let (headers, trailers) = try framing.write(.end(["X-Sum": "1", "connection": "close"]), promise: nil)
-        #expect(!Self.endsStream(headers?.frame))
-        #expect(Self.fields(trailers?.frame) == ["x-sum: 1"] && Self.endsStream(trailers?.frame))
+        #expect(!Self.endsStream(headers?.message))
+        #expect(Self.fields(trailers?.message) == ["x-sum: 1"] && Self.endsStream(trailers?.message))
     }
 
     @Test func theEndsPromiseCompletesWithTheFrameItRidesOn() throws {

@@ -19,7 +19,7 @@ struct HTTPExchangeDeadlineTests {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(ResponseHeadLimiter(limits: ResponseLimits()))
             try pipeline.addHandlers([
-                HTTPRequestEncoder(), ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward)), HTTPExchangeHandler(),
+                HTTPRequestEncoder(), ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward)), HTTP1ExchangeHandler(),
             ])
         }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()

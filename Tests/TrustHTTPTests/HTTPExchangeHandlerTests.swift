@@ -20,7 +20,7 @@ struct HTTPExchangeHandlerTests {
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(ResponseHeadLimiter(limits: limits))
             try pipeline.addHandlers([
-                HTTPRequestEncoder(), ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward)), HTTPExchangeHandler(),
+                HTTPRequestEncoder(), ByteToMessageHandler(HTTPResponseDecoder(informationalResponseStrategy: .forward)), HTTP1ExchangeHandler(),
             ])
         }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
@@ -209,10 +209,10 @@ struct HTTPExchangeHandlerTests {
 
     @Test func bodyBytesAreHeldForTheReadCycleUpToTheChunkLimit() async throws {
         // The handler alone, fed response parts as NIO's decoder hands them over.
-        let channel = try await NIOAsyncTestingChannel { try $0.pipeline.syncOperations.addHandler(HTTPExchangeHandler()) }
+        let channel = try await NIOAsyncTestingChannel { try $0.pipeline.syncOperations.addHandler(HTTP1ExchangeHandler()) }
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
         let exchange = await Self.send(on: channel)
-        let half = HTTPExchangeHandler.bodyChunkLimit / 2 + 1
+        let half = HTTP1ExchangeHandler.bodyChunkLimit / 2 + 1
         let parts: [HTTPClientResponsePart] = [
             .head(HTTPResponseHead(version: .http1_1, status: .ok)), .body(ByteBuffer(repeating: 1, count: half)),
             .body(ByteBuffer(repeating: 2, count: half)), .body(ByteBuffer(repeating: 3, count: 10)),
@@ -331,6 +331,14 @@ struct HTTPExchangeHandlerTests {
         // The request was not sent in full (RFC 9113 §8.1): the response completes and the stream is reset.
         #expect(try await !exchange.ended.get())
         try await stream.closeFuture.get()
+    }
+
+    @Test func anHTTP2RequestTheFramingRefusesFailsItsExchangeAndWritesNothing() async throws {
+        let stream = try await Self.http2Stream()
+        let exchange = await Self.send(headers: [:], on: stream)
+        #expect(try await failure(of: exchange.responseHead.futureResult) is NIOHTTP2Errors.MissingHostHeader)
+        try await stream.closeFuture.get()
+        #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
     }
 
     /// A stream made for an exchange, as `Connection.openStream` makes it, not yet active; and its exchange.

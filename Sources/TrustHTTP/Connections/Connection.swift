@@ -134,17 +134,19 @@ final class Connection: Sendable {
         return errors.violation
     }
 
-    /// The handlers of an HTTP/2 stream that carries one exchange: the ``HTTP2ExchangeCodec``, the decompressor when
-    /// enabled, and the exchange handler, which sends `exchange` (when given) once the stream is active. Must run on
-    /// the stream's event loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for
-    /// every request.
+    /// The handlers of an HTTP/2 stream that carries one exchange: the exchange handler, which reads and writes the
+    /// stream's frames and sends `exchange` (when given) once the stream is active; with decompression, the
+    /// ``HTTP2ExchangeCodec``, the decompressor and the exchange handler behind them. Must run on the stream's event
+    /// loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for every request.
     static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled, sending exchange: HTTPExchange? = nil) throws {
         let pipeline = stream.pipeline.syncOperations
-        try pipeline.addHandler(HTTP2ExchangeCodec())
-        if decompression.isEnabled {
-            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
+        guard decompression.isEnabled else {
+            try pipeline.addHandler(HTTP2ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
+            return
         }
-        try pipeline.addHandler(HTTPExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
+        try pipeline.addHandler(HTTP2ExchangeCodec())
+        try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
+        try pipeline.addHandler(HTTP1ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
     }
 
     /// The deadlines of one exchange.

@@ -30,8 +30,8 @@ final class HTTP2ExchangeCodec: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         do {
             let (first, second) = try framing.write(unwrapOutboundIn(data), promise: promise)
-            if let first { context.write(wrapOutboundOut(first.frame), promise: first.promise) }
-            if let second { context.write(wrapOutboundOut(second.frame), promise: second.promise) }
+            if let first { context.write(wrapOutboundOut(first.message), promise: first.promise) }
+            if let second { context.write(wrapOutboundOut(second.message), promise: second.promise) }
         } catch {
             promise?.fail(error)
             context.fireErrorCaught(error)
@@ -39,7 +39,7 @@ final class HTTP2ExchangeCodec: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func flush(context: ChannelHandlerContext) {
-        if let held = framing.flush() { context.write(wrapOutboundOut(held.frame), promise: held.promise) }
+        if let held = framing.flush() { context.write(wrapOutboundOut(held.message), promise: held.promise) }
         context.flush()
     }
 

@@ -6,8 +6,8 @@ import NIOHTTP2
 /// One exchange's messages on an HTTP/2 stream, as the exchange handler speaks them (NIOHTTP1's request and response
 /// parts): the request head becomes a HEADERS frame (RFC 9113 §8.3.1), the body DATA frames, and the last frame of the
 /// request carries END_STREAM; the response's HEADERS and DATA frames become an interim or final head, body bytes,
-/// trailers and the end (§8.1). A value type: ``HTTP2ExchangeCodec`` drives it in a stream's pipeline, and tests
-/// drive it without a channel.
+/// trailers and the end (§8.1). A value type: the stream's ``HTTPExchangeHandler`` drives it (``HTTP2ExchangeCodec``
+/// does when a decompressor sits between them), and tests drive it without a channel.
 ///
 /// Written here rather than taken from swift-nio-http2's `HTTP2FramePayloadToHTTP1ClientCodec` because that codec
 /// traps on what a server controls: it force-unwraps the first character of `:status` (an empty value stopped the
@@ -30,7 +30,7 @@ import NIOHTTP2
 /// - the request's fields lose what is specific to one HTTP/1.1 connection (§8.2.2): `connection`, `keep-alive`,
 ///   `proxy-connection`, `transfer-encoding`, `upgrade` and any field the `connection` field names; names are
 ///   lowercased (§8.2.1); `host` becomes `:authority` (§8.3.1).
-struct HTTP2ExchangeFraming {
+struct HTTP2ExchangeFraming: ExchangeFraming {
     /// A response whose `:status` is not three digits, is `101`, or is interim and ends the stream.
     struct InvalidStatus: Error, CustomStringConvertible {
         var description: String { "HTTP/2 response with an invalid :status" }
@@ -49,11 +49,7 @@ struct HTTP2ExchangeFraming {
         var description: String { "HTTP/2 response frames out of order" }
     }
 
-    /// A frame to write, with the promise of the write it carries.
-    struct PendingWrite {
-        var frame: HTTP2Frame.FramePayload
-        var promise: EventLoopPromise<Void>?
-    }
+    typealias PendingWrite = FramedWrite<HTTP2Frame.FramePayload>
 
     /// Where the response is.
     private enum Response {
@@ -77,27 +73,27 @@ struct HTTP2ExchangeFraming {
         switch part {
         case .head(let head):
             let held = pending
-            pending = PendingWrite(frame: .headers(.init(headers: try Self.requestFields(head))), promise: promise)
+            pending = PendingWrite(message: .headers(.init(headers: try Self.requestFields(head))), promise: promise)
             return (held, nil)
         case .body(let body):
             let held = pending
-            pending = PendingWrite(frame: .data(.init(data: body)), promise: promise)
+            pending = PendingWrite(message: .data(.init(data: body)), promise: promise)
             return (held, nil)
         case .end(let trailers):
             guard var last = pending.take() else {
                 // Nothing held: the end goes alone, on an empty DATA frame or on the trailers.
-                return (PendingWrite(frame: Self.end(trailers), promise: promise), nil)
+                return (PendingWrite(message: Self.end(trailers), promise: promise), nil)
             }
             if let trailers {
-                return (last, PendingWrite(frame: Self.end(trailers), promise: promise))
+                return (last, PendingWrite(message: Self.end(trailers), promise: promise))
             }
-            switch last.frame {
+            switch last.message {
             case .headers(var headers):
                 headers.endStream = true
-                last.frame = .headers(headers)
+                last.message = .headers(headers)
             case .data(var data):
                 data.endStream = true
-                last.frame = .data(data)
+                last.message = .data(data)
             default:
                 break
             }

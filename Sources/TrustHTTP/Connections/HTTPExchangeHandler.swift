@@ -2,19 +2,22 @@ import NIOCore
 import NIOHTTP1
 
 /// Writes one ``HTTPExchange`` at a time and feeds the response back to it. Sits at the end of an
-/// HTTP/1.1 client pipeline or of an HTTP/2 stream channel (behind NIOHTTP2's HTTP/1 codec).
+/// HTTP/1.1 client pipeline (``HTTP1ExchangeHandler``) or of an HTTP/2 stream channel, where it reads and writes the
+/// stream's frames itself (``HTTP2ExchangeHandler``; behind ``HTTP2ExchangeCodec`` when a decompressor sits between).
 ///
 /// The driver of an ``HTTPRequestStateMachine``, which decides: the handler feeds it the channel's events (and
 /// those of its own timers and of the body's task, tagged with the request they belong to) and carries out its
 /// actions. It holds what the machine cannot: the exchange, the `100 Continue` and read timers, the body's task.
 /// Time is the event loop's (`EventLoop.now`): a test loop's clock runs the timeouts.
-final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
+final class HTTPExchangeHandler<Framing: ExchangeFraming>: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = Framing.Inbound
     typealias OutboundIn = HTTPExchange
-    typealias OutboundOut = HTTPClientRequestPart
+    typealias OutboundOut = Framing.Outbound
     private typealias Machine = HTTPRequestStateMachine
 
     private var machine: Machine
+    /// The channel's messages to and from the request's and response's parts.
+    private var framing = Framing()
     /// The exchange of the machine's current request.
     private var current: HTTPExchange?
     /// The wait for `100 Continue` (RFC 9110 §10.1.1), while it runs.
@@ -69,14 +72,18 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         current = exchange
         context.triggerUserOutboundEvent(ResponseHeadLimiter.ExpectResponse(), promise: nil)
         switch sending {
+        // A head the framing refuses has ended the exchange: nothing more is written.
         case .headAwaitingContinue(let wait):
-            context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
+            if writeAndFlush(.head(exchange.head), promise: promise, context: context) != nil { return }
             scheduleContinueTimer(id, in: wait, context: context)
         case .headThenStream:
-            context.writeAndFlush(wrapOutboundOut(.head(exchange.head)), promise: promise)
+            if writeAndFlush(.head(exchange.head), promise: promise, context: context) != nil { return }
             sendBody(.stream, of: exchange, context: context, promise: nil)
         case .whole:
-            context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+            if let refused = write(.head(exchange.head), promise: nil, context: context) {
+                promise?.fail(refused)
+                return
+            }
             sendBody(.bytesAndEnd, of: exchange, context: context, promise: promise)
         }
         if let readTimeout { scheduleReadTimer(id, in: readTimeout, context: context) }
@@ -88,19 +95,21 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch (sending, exchange.body) {
         case (.stream, .stream(let writeAll, let length)):
             guard let id = machine.current?.id else { return }
-            context.flush()
+            flush(context: context)
             promise?.succeed()
             bodyTask = streamBody(writeAll, length: length, id: id, of: exchange, context: context)
         case (_, .bytes(let bytes)):
             if exchange.uploadProgress != nil {
                 let count = bytes.readableBytes
-                context.write(wrapOutboundOut(.body(.byteBuffer(bytes)))).whenSuccess { exchange.bodyWritten(count) }
+                let written = context.eventLoop.makePromise(of: Void.self)
+                write(.body(.byteBuffer(bytes)), promise: written, context: context)
+                written.futureResult.whenSuccess { exchange.bodyWritten(count) }
             } else {
-                context.write(wrapOutboundOut(.body(.byteBuffer(bytes))), promise: nil)
+                write(.body(.byteBuffer(bytes)), promise: nil, context: context)
             }
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+            writeAndFlush(.end(nil), promise: promise, context: context)
         case (_, .none):
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: promise)
+            writeAndFlush(.end(nil), promise: promise, context: context)
         case (.bytesAndEnd, .stream):
             // The machine sends a streamed body as `.stream` only. Were it told otherwise, writing the end alone
             // would leave a request shorter than its head declares (RFC 9112 §6.3): the request fails instead,
@@ -175,7 +184,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let eventLoop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: eventLoop)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(chunk)))).whenComplete { result in
+        writeAndFlush(.body(.byteBuffer(chunk)), context: context).whenComplete { result in
             switch result {
             case .success:
                 handler.value.machine.bodyPartWritten(id, now: eventLoop.now)
@@ -191,7 +200,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard machine.bodyEndReady(id) else { return context.eventLoop.makeFailedFuture(BodyNoLongerWanted()) }
         bodyTask = nil  // it ends with this write: nothing of it is left to cancel
         exchange.recordUpload { $0.waitingForConnection() }
-        return context.writeAndFlush(wrapOutboundOut(.end(nil))).map {
+        return writeAndFlush(.end(nil), context: context).map {
             exchange.recordUpload { $0.finished() }
         }.flatMapErrorThrowing { _ in throw BodyWriteFailed() }
     }
@@ -204,9 +213,63 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         perform(ending, context: context, cause: failure)
     }
 
+    // MARK: Writing through the framing
+
+    /// Writes `part` as the framing puts it on the channel (it may hold it back until the next part or a flush).
+    /// A part the framing refuses (an HTTP/2 request without a host) fails the exchange and closes the channel; the
+    /// refusal is returned.
+    @discardableResult
+    private func write(_ part: HTTPClientRequestPart, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) -> (any Error)? {
+        do {
+            let (first, second) = try framing.write(part, promise: promise)
+            if let first { context.write(wrapOutboundOut(first.message), promise: first.promise) }
+            if let second { context.write(wrapOutboundOut(second.message), promise: second.promise) }
+            return nil
+        } catch {
+            promise?.fail(error)
+            errorCaught(context: context, error: error)
+            return error
+        }
+    }
+
+    @discardableResult
+    private func writeAndFlush(_ part: HTTPClientRequestPart, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) -> (any Error)? {
+        let refused = write(part, promise: promise, context: context)
+        flush(context: context)
+        return refused
+    }
+
+    private func writeAndFlush(_ part: HTTPClientRequestPart, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        writeAndFlush(part, promise: promise, context: context)
+        return promise.futureResult
+    }
+
+    /// Writes what the framing held back, then flushes.
+    func flush(context: ChannelHandlerContext) {
+        if let held = framing.flush() { context.write(wrapOutboundOut(held.message), promise: held.promise) }
+        context.flush()
+    }
+
+    // MARK: The response
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard current != nil else { return }
+        let parts: (HTTPClientResponsePart?, HTTPClientResponsePart?)
+        do {
+            parts = try framing.read(unwrapInboundIn(data))
+        } catch {
+            errorCaught(context: context, error: error)
+            return
+        }
+        if let first = parts.0 { receive(first, context: context) }
+        if let second = parts.1 { receive(second, context: context) }
+    }
+
+    @inline(__always)
+    private func receive(_ part: HTTPClientResponsePart, context: ChannelHandlerContext) {
         guard let exchange = current else { return }
-        switch unwrapInboundIn(data) {
+        switch part {
         case .head(let head): receiveHead(head, of: exchange, context: context)
         case .body(let buffer): receiveBody(buffer, of: exchange, now: context.eventLoop.now)
         case .end: perform(machine.receivedEnd(), context: context)
@@ -367,6 +430,11 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 }
+
+/// The exchange handler of an HTTP/1.1 connection, and of an HTTP/2 stream behind ``HTTP2ExchangeCodec``.
+typealias HTTP1ExchangeHandler = HTTPExchangeHandler<HTTP1ExchangeFraming>
+/// The exchange handler of an HTTP/2 stream: it reads and writes the stream's frames.
+typealias HTTP2ExchangeHandler = HTTPExchangeHandler<HTTP2ExchangeFraming>
 
 extension HTTPRequestStateMachine.Request {
     /// What the machine needs to know of `exchange`.

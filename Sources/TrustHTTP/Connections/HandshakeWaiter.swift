@@ -81,7 +81,7 @@ final class HandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         if decompression.isEnabled {
             try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
-        try pipeline.addHandler(HTTPExchangeHandler())
+        try pipeline.addHandler(HTTP1ExchangeHandler())
         return NegotiatedProtocol(multiplexer: nil, decompression: decompression)
     }
 
