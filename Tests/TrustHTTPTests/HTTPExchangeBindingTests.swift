@@ -26,7 +26,7 @@ struct HTTPExchangeBindingTests {
         let channel = try await connectedChannel()
         let exchange = makeExchange(on: channel.eventLoop)
         exchange.abort(CancellationError())  // a cancellation while the stream was opening
-        #expect(try await failure(of: exchange.responseHead.futureResult) is CancellationError)
+        #expect(try await failure(of: exchange.responseHeadFuture) is CancellationError)
         // The stream that opens afterwards is refused, and left open for the caller to close: nothing
         // of the exchange reaches it.
         #expect(!exchange.bind(channel))

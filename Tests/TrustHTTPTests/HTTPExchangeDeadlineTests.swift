@@ -91,7 +91,7 @@ struct HTTPExchangeDeadlineTests {
         let passed = NIOLockedValueBox(0)
         let exchange = try await Self.send(Self.timeouts(head: .seconds(10), total: nil, counting: passed), on: channel)
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabcd", on: channel)
-        #expect(try await exchange.responseHead.futureResult.get().status == .ok)
+        #expect(try await exchange.responseHeadFuture.get().status == .ok)
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
         #expect(channel.isActive)
@@ -121,7 +121,7 @@ struct HTTPExchangeDeadlineTests {
         try await loop.executeInContext { exchange.armDeadlines(timeouts, on: loop) }
         await loop.advanceTime(by: .seconds(60))
         #expect(passed.withLockedValue { $0 } == 0)
-        #expect(try await failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: exchange.responseHeadFuture) is ConnectionClosedError)
         await loop.shutdownGracefully()
     }
 
@@ -147,7 +147,7 @@ struct HTTPExchangeDeadlineTests {
         await channel.testingEventLoop.advanceTime(by: .seconds(9))
         #expect(channel.isActive)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect((error as? TrustHTTPClientError)?.code == .timedOut)
         #expect("\(error)".contains("the request timed out"))
         try await channel.closeFuture.get()
@@ -160,7 +160,7 @@ struct HTTPExchangeDeadlineTests {
         let passed = NIOLockedValueBox(0)
         let exchange = try await Self.send(Self.timeouts(head: .seconds(10), total: .seconds(20), counting: passed), on: channel)
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabcd", on: channel)
-        #expect(try await exchange.responseHead.futureResult.get().status == .ok)
+        #expect(try await exchange.responseHeadFuture.get().status == .ok)
         await channel.testingEventLoop.advanceTime(by: .seconds(19))
         #expect(channel.isActive && passed.withLockedValue { $0 } == 0)
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
@@ -187,7 +187,7 @@ struct HTTPExchangeDeadlineTests {
         let exchange = try await Self.send(timeouts, on: channel)
         cancel.withLockedValue { $0 = exchange }
         await channel.testingEventLoop.advanceTime(by: .seconds(10))
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect(passed.withLockedValue { $0 } == 1)
         #expect((error as? TrustHTTPClientError)?.code == .timedOut, "\(error)")
         try await channel.closeFuture.get()

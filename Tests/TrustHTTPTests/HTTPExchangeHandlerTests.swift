@@ -78,7 +78,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: channel)
         #expect(try await Self.written(channel).hasPrefix("GET / HTTP/1.1\r\n"))
         try await Self.receive("HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello", on: channel)
-        #expect(try await exchange.responseHead.futureResult.get().status == .ok)
+        #expect(try await exchange.responseHeadFuture.get().status == .ok)
         let (body, error) = await Self.body(of: exchange)
         #expect(body == "hello" && error == nil)
         #expect(try await exchange.ended.get())
@@ -119,7 +119,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(.POST, body: .bytes(ByteBuffer(string: "abc")), headers: headers, continueTimeout: .seconds(30), on: channel)
         _ = try await Self.written(channel)
         try await Self.receive("HTTP/1.1 417 Expectation Failed\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await exchange.responseHead.futureResult.get().status == .expectationFailed)
+        #expect(try await exchange.responseHeadFuture.get().status == .expectationFailed)
         // The request was not sent in full: the connection is not reused, and the body never goes.
         #expect(try await !exchange.ended.get())
         await channel.testingEventLoop.advanceTime(by: .seconds(60))
@@ -183,7 +183,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel(limits: limits)
         let exchange = await Self.send(limits: limits, on: channel)
         try? await Self.receive("HTTP/1.1 200 OK\r\nx-filler: \(String(repeating: "a", count: 400))\r\n\r\n", on: channel)
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect((error as? ResponseLimitExceeded)?.limit.kind == .headSize)
         try await channel.closeFuture.get()
     }
@@ -192,7 +192,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel()
         let exchange = await Self.send(on: channel)
         try? await Self.receive("HTTP/1.1 2000 Nope\r\ncontent-length: 0\r\n\r\n", on: channel)
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTPParserError)
+        #expect(try await failure(of: exchange.responseHeadFuture) is HTTPParserError)
         try await channel.closeFuture.get()
     }
 
@@ -202,7 +202,7 @@ struct HTTPExchangeHandlerTests {
         let channel = try await Self.http1Channel(limits: limits)
         let exchange = await Self.send(limits: limits, on: channel)
         try? await Self.receive(String(repeating: "HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n", count: 3), on: channel)
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect((error as? ResponseLimitExceeded)?.limit.kind == .informationalResponses)
         try await channel.closeFuture.get()
     }
@@ -245,7 +245,7 @@ struct HTTPExchangeHandlerTests {
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["host": "a.test"])
         let exchange = HTTPExchange(head: head, body: .none, channel: channel)
         exchange.send(on: channel)
-        #expect(try await failure(of: exchange.responseHead.futureResult) is ConnectionClosedError)
+        #expect(try await failure(of: exchange.responseHeadFuture) is ConnectionClosedError)
         #expect(try await failure(of: exchange.ended) is ConnectionClosedError)
         #expect(try await channel.readOutbound(as: IOData.self) == nil)
     }
@@ -282,7 +282,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(Self.headers("2x"))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHeadFuture) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -290,7 +290,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(on: stream)
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: HPACKHeaders([(":STATUS", "")]))))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHeadFuture) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -299,7 +299,7 @@ struct HTTPExchangeHandlerTests {
         let exchange = await Self.send(on: stream)
         let headers = HPACKHeaders([(":status", "200"), (":status", "")])
         _ = try? await stream.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers)))
-        #expect(try await failure(of: exchange.responseHead.futureResult) is HTTP2ExchangeFraming.InvalidStatus)
+        #expect(try await failure(of: exchange.responseHeadFuture) is HTTP2ExchangeFraming.InvalidStatus)
         try await stream.closeFuture.get()
     }
 
@@ -309,7 +309,7 @@ struct HTTPExchangeHandlerTests {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(limits: limits, on: stream)
         for _ in 0..<3 { _ = try? await stream.writeInbound(Self.headers("103")) }
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect((error as? ResponseLimitExceeded)?.limit == ResponseLimit(.informationalResponses, observed: 3, limit: 2))
         try await stream.closeFuture.get()
     }
@@ -336,7 +336,7 @@ struct HTTPExchangeHandlerTests {
     @Test func anHTTP2RequestTheFramingRefusesFailsItsExchangeAndWritesNothing() async throws {
         let stream = try await Self.http2Stream()
         let exchange = await Self.send(headers: [:], on: stream)
-        #expect(try await failure(of: exchange.responseHead.futureResult) is NIOHTTP2Errors.MissingHostHeader)
+        #expect(try await failure(of: exchange.responseHeadFuture) is NIOHTTP2Errors.MissingHostHeader)
         try await stream.closeFuture.get()
         #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
     }
@@ -360,14 +360,14 @@ struct HTTPExchangeHandlerTests {
         }
         #expect(request.headers.first(name: ":path") == "/" && request.headers.first(name: ":authority") == "a.test")
         try await stream.writeInbound(Self.headers("204", endStream: true))
-        #expect(try await exchange.responseHead.futureResult.get().status == .noContent)
+        #expect(try await exchange.responseHeadFuture.get().status == .noContent)
         _ = try await exchange.ended.get()
     }
 
     @Test func aStreamThatClosesBeforeItIsActiveFailsItsExchange() async throws {
         let (stream, exchange) = try await Self.streamMadeForAnExchange()
         try await stream.close()
-        let error = try await failure(of: exchange.responseHead.futureResult)
+        let error = try await failure(of: exchange.responseHeadFuture)
         #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true)
     }
 
@@ -377,7 +377,7 @@ struct HTTPExchangeHandlerTests {
         try await stream.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).get()
         try await stream.closeFuture.get()
         #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
-        #expect(try await failure(of: exchange.responseHead.futureResult) is CancellationError)
+        #expect(try await failure(of: exchange.responseHeadFuture) is CancellationError)
     }
 
     @Test func anHTTP2StreamClosingEarlyFailsTheExchange() async throws {

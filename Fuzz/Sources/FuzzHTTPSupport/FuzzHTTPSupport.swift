@@ -51,7 +51,7 @@ public final class ExchangeOutcome: @unchecked Sendable {
 
     /// Watches `exchange`'s head and end.
     public init(watching exchange: HTTPExchange) {
-        exchange.responseHead.futureResult.whenComplete { result in
+        exchange.responseHeadFuture.whenComplete { result in
             switch result {
             case .success(let head): self.head = head
             case .failure(let error): self.headError = error

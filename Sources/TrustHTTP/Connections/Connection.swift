@@ -99,7 +99,7 @@ final class Connection: Sendable {
                     exchange.send(on: channel)
                 }
             }
-            return try await exchange.responseHead.futureResult.get()
+            return try await exchange.responseHead()
         } onCancel: {
             exchange.abort(CancellationError())
         }

@@ -35,7 +35,6 @@ final class HTTPExchange: Sendable {
     let body: ExchangeBody
     /// How long the body waits for `100 Continue` (nil: it is sent with the head).
     let continueTimeout: Duration?
-    let responseHead: EventLoopPromise<HTTPResponseHead>
     let bodyContinuation: AsyncThrowingStream<ReceivedBody, any Error>.Continuation
     let bodyStream: AsyncThrowingStream<ReceivedBody, any Error>
     /// The event loop of the channel the exchange runs on.
@@ -55,6 +54,12 @@ final class HTTPExchange: Sendable {
         /// deadline's error reads this state: ``timeoutMessage(_:)``); in between, the exchange has ended without one.
         var ended = false
         var headDelivered = false
+        /// The final response head, once it has arrived: for a wait that begins after it (``responseHead()``).
+        var deliveredHead: HTTPResponseHead?
+        /// The session's task waiting for the head (``responseHead()``), until it arrives or the exchange fails.
+        var headContinuation: UnsafeContinuation<HTTPResponseHead, any Error>?
+        /// The promise of ``responseHeadFuture``, once someone has asked for it before the head.
+        var headPromise: EventLoopPromise<HTTPResponseHead>?
         var upload = UploadProgress()
         /// Backpressure on the response body: the event loop counts what it hands over, the reader what it takes.
         var flow: BodyFlowControl
@@ -74,6 +79,17 @@ final class HTTPExchange: Sendable {
         /// What a deadline that passes runs and says: set when the first is armed, dropped when the exchange ends
         /// (with the request's context it captures), so that a deadline passing after its cancel does nothing.
         var timeouts: Connection.ExchangeTimeouts?
+
+        /// The head, or the failure that came before it, when either is known.
+        var knownHead: Result<HTTPResponseHead, any Error>? {
+            if let deliveredHead { return .success(deliveredHead) }
+            switch outcome {
+            case .failure(let error)?: return .failure(error)
+            // An end without a head (none reaches here: a response ends after its head) is a closed connection.
+            case .success?: return .failure(ConnectionClosedError())
+            case nil: return nil
+            }
+        }
 
         /// The exchange ended: what its deadlines run is dropped, and both are taken, to be cancelled once the lock
         /// is released, with the connection's return, to be carried out then (``Ended/carryOut(reusable:)``).
@@ -121,7 +137,6 @@ final class HTTPExchange: Sendable {
         self.url = url
         self.readTimeout = readTimeout
         self.limits = limits
-        self.responseHead = eventLoop.makePromise()
         self.eventLoop = eventLoop
         (self.bodyStream, self.bodyContinuation) = AsyncThrowingStream.makeStream(of: ReceivedBody.self)
         let state = self.state
@@ -252,12 +267,43 @@ final class HTTPExchange: Sendable {
 
     /// The final response head arrived: its deadline is cancelled.
     func deliver(_ head: HTTPResponseHead) {
-        let deadline = state.withLockedValue { state in
+        typealias Waiters = (NIOScheduledCallback?, UnsafeContinuation<HTTPResponseHead, any Error>?, EventLoopPromise<HTTPResponseHead>?)
+        let (deadline, continuation, promise) = state.withLockedValue { state -> Waiters in
+            // A head that arrives after the exchange failed (a deadline passed as it came) is not its answer: the
+            // failure's end takes the waiters.
+            guard !state.ended else { return (nil, nil, nil) }
             state.headDelivered = true
-            return state.headDeadline.take()
+            state.deliveredHead = head
+            return (state.headDeadline.take(), state.headContinuation.take(), state.headPromise.take())
         }
-        responseHead.succeed(head)
+        continuation?.resume(returning: head)
+        promise?.succeed(head)
         deadline?.cancel()
+    }
+
+    /// The final response head, once it arrives, or the error the exchange fails with before it. The task waits on
+    /// its own continuation: no promise and no callbacks for every request, as a future's `get()` costs.
+    func responseHead() async throws -> HTTPResponseHead {
+        try await withUnsafeThrowingContinuation { continuation in
+            let known = state.withLockedValue { state -> Result<HTTPResponseHead, any Error>? in
+                if let head = state.knownHead { return head }
+                assert(state.headContinuation == nil, "a second wait for the response head")
+                state.headContinuation = continuation
+                return nil
+            }
+            if let known { continuation.resume(with: known) }
+        }
+    }
+
+    /// ``responseHead()`` as a future, for tests and harnesses on an event loop; made only when asked for.
+    var responseHeadFuture: EventLoopFuture<HTTPResponseHead> {
+        state.withLockedValue { state in
+            if let head = state.knownHead { return eventLoop.makeCompletedFuture(head) }
+            if let promise = state.headPromise { return promise.futureResult }
+            let promise = eventLoop.makePromise(of: HTTPResponseHead.self)
+            state.headPromise = promise
+            return promise.futureResult
+        }
     }
 
     /// The response ended normally: its deadlines are cancelled — the end's, and the head's should it still be armed.
@@ -296,9 +342,13 @@ final class HTTPExchange: Sendable {
     }
 
     private func failEnded(_ error: any Error) {
-        let (headDelivered, ended) = state.withLockedValue { state in (state.headDelivered, state.takeEnded(.failure(error))) }
+        let (ended, continuation, promise) = state.withLockedValue { state in
+            (state.takeEnded(.failure(error)), state.headContinuation.take(), state.headPromise.take())
+        }
         ended.carryOut(reusable: false)
-        if !headDelivered { responseHead.fail(error) }
+        // Waiters are left only when the head has not arrived (its delivery took them).
+        continuation?.resume(throwing: error)
+        promise?.fail(error)
         bodyContinuation.finish(throwing: error)
         ended.endWaiter?.fail(error)
     }
