@@ -2,8 +2,8 @@ import HTTPTypes
 import NIOHTTP1
 
 // Header fields are swift-http-types' `HTTPFields` in the API — the type of AsyncHTTPClient's newer API, of
-// swift-openapi and of Hummingbird — and NIO's `HTTPHeaders` on the wire (HTTP/1.1, and HTTP/2 through NIO's
-// HTTP/1 codec); these convert between the two. swift-nio-extras' `HTTPFields(_:splitCookie:)` is a request's
+// swift-openapi and of Hummingbird — and NIO's `HTTPHeaders` on the wire (HTTP/1.1, and HTTP/2 through
+// `HTTP2ExchangeFraming`); these convert between the two. swift-nio-extras' `HTTPFields(_:splitCookie:)` is a request's
 // conversion: it drops the first `Host` field (it becomes `:authority`), which a response's fields keep.
 
 extension HTTPFields {

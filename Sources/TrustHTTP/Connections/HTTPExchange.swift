@@ -297,13 +297,18 @@ final class HTTPExchange: Sendable {
 
     /// ``responseHead()`` as a future, for tests and harnesses on an event loop; made only when asked for.
     var responseHeadFuture: EventLoopFuture<HTTPResponseHead> {
-        state.withLockedValue { state in
-            if let head = state.knownHead { return eventLoop.makeCompletedFuture(head) }
-            if let promise = state.headPromise { return promise.futureResult }
-            let promise = eventLoop.makePromise(of: HTTPResponseHead.self)
-            state.headPromise = promise
-            return promise.futureResult
-        }
+        state.withLockedValue { state in Self.future(of: state.knownHead, waiter: &state.headPromise, on: eventLoop) }
+    }
+
+    /// A future of `known` when it is known, else of the promise kept in `waiter` (made now, the first time).
+    private static func future<Value>(
+        of known: Result<Value, any Error>?, waiter: inout EventLoopPromise<Value>?, on eventLoop: any EventLoop
+    ) -> EventLoopFuture<Value> {
+        if let known { return eventLoop.makeCompletedFuture(known) }
+        if let waiter { return waiter.futureResult }
+        let promise = eventLoop.makePromise(of: Value.self)
+        waiter = promise
+        return promise.futureResult
     }
 
     /// The response ended normally: its deadlines are cancelled — the end's, and the head's should it still be armed.
@@ -324,13 +329,7 @@ final class HTTPExchange: Sendable {
     /// connection's return (``returnConnectionWhenEnded(_:)``), so that no request pays for a promise only tests and
     /// diagnostics read.
     var ended: EventLoopFuture<Bool> {
-        state.withLockedValue { state in
-            if let outcome = state.outcome { return eventLoop.makeCompletedFuture(outcome) }
-            if let waiter = state.endWaiter { return waiter.futureResult }
-            let waiter = eventLoop.makePromise(of: Bool.self)
-            state.endWaiter = waiter
-            return waiter.futureResult
-        }
+        state.withLockedValue { state in Self.future(of: state.outcome, waiter: &state.endWaiter, on: eventLoop) }
     }
 
     /// The response failed; only the first end (normal or failed) counts. Whoever waits — for the
