@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
@@ -378,6 +379,39 @@ struct HTTPExchangeHandlerTests {
         try await stream.closeFuture.get()
         #expect(try await stream.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
         #expect(try await failure(of: exchange.responseHeadFuture) is CancellationError)
+    }
+
+    @Test func aStreamHandlerDroppedUnsentFailsItsExchange() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["host": "a.test"])
+        let exchange = HTTPExchange(head: head, body: .none, eventLoop: loop)
+        do {
+            _ = HTTP2ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange)
+        }
+        let error = try await failure(of: exchange.responseHeadFuture)
+        #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true)
+    }
+
+    /// swift-nio-http2 makes a stream on the loop's next turn; a connection that closes before then leaves a stream that
+    /// is never activated (or, on a socket, is never set up). The exchange must hear of it then, not at its deadline.
+    @Test func anExchangeWhoseConnectionClosesBeforeItsStreamIsMadeFailsAtOnce() throws {
+        let channel = EmbeddedChannel()
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 443)).wait()
+        let negotiated = try HandshakeWaiter.configure(channel, http2: true, limits: ResponseLimits())
+        let multiplexer = try #require(negotiated.multiplexer).value
+        channel.embeddedEventLoop.run()
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/", headers: ["host": "a.test"])
+        let exchange = HTTPExchange(head: head, body: .none, eventLoop: channel.eventLoop)
+        let answer = NIOLockedValueBox<Result<HTTPResponseHead, any Error>?>(nil)
+        exchange.responseHeadFuture.whenComplete { result in answer.withLockedValue { $0 = result } }
+        Connection.openStream(for: exchange, on: multiplexer, connection: channel, decompression: .disabled)
+        channel.close(promise: nil)
+        channel.embeddedEventLoop.run()
+        guard case .failure(let error)? = answer.withLockedValue({ $0 }) else {
+            Issue.record("the exchange has no failure after its connection closed")
+            return
+        }
+        #expect((error as? ConnectionClosedError)?.isHTTP2Stream == true, "\(error)")
     }
 
     @Test func anHTTP2StreamClosingEarlyFailsTheExchange() async throws {

@@ -11,7 +11,7 @@ import NIOHTTP2
 /// The HTTP/2 client connection: ``HTTP2FloodGuard``, swift-nio-http2's handler and multiplexer with
 /// the connection configuration the TrustHTTPClient sets (`HandshakeWaiter.http2Configuration`), the
 /// ``ConnectionErrorRecorder`` that closes the connection on a violation, and one stream as
-/// `Connection.openStream` opens it (``HTTP2ExchangeCodec`` and ``HTTPExchangeHandler``), set
+/// `Connection.openStream` opens it (its ``HTTPExchangeHandler`` reading and writing the frames), set
 /// up by `HandshakeWaiter.configure(_:http2: true, limits:errorLog:)`.
 ///
 /// Input: one byte — low three bits: the number of chunks minus one (1…8); bit 3: the server's
@@ -99,13 +99,11 @@ func test(_ bytes: [UInt8]) -> CInt {
 
     if input.flag { feed(serverPreface[...], into: channel) }
 
-    // One stream, opened as Connection.openStream opens it: made for one exchange, which it sends once active.
+    // One stream, opened by Connection.openStream: made for one exchange, which it sends once active.
     let outcome = Outcome()
     let exchange = makeRequest(on: channel.eventLoop)
     outcome.exchange = ExchangeOutcome(watching: exchange)
-    multiplexer.createStreamChannel(promise: nil) { stream in
-        stream.eventLoop.makeCompletedFuture { try Connection.configureStream(stream, sending: exchange) }
-    }
+    Connection.openStream(for: exchange, on: multiplexer, connection: channel, decompression: .disabled)
     channel.embeddedEventLoop.run()
     drainOutbound(channel)
 

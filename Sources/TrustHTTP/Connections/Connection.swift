@@ -77,7 +77,7 @@ final class Connection: Sendable {
     /// then, not once the connection has finished closing) and closes the stream.
     ///
     /// One hop to the event loop, for both protocols: it arms the deadlines, opens the HTTP/2 stream
-    /// (``openStream(for:on:)``) and writes the request in the same turn, and the caller resumes once,
+    /// (``openStream(for:on:connection:decompression:)``) and writes the request in the same turn, and the caller resumes once,
     /// with the head.
     func exchange(
         head: HTTPRequestHead, body: ExchangeBody, continueTimeout: Duration? = nil, url: URL, timeouts: ExchangeTimeouts, limits: ResponseLimits,
@@ -94,7 +94,7 @@ final class Connection: Sendable {
             channel.eventLoop.execute { [self] in
                 exchange.armDeadlines(timeouts, on: channel.eventLoop)
                 if let multiplexer {
-                    openStream(for: exchange, on: multiplexer)
+                    Self.openStream(for: exchange, on: multiplexer.value, connection: channel, decompression: decompression)
                 } else {
                     exchange.send(on: channel)
                 }
@@ -139,14 +139,23 @@ final class Connection: Sendable {
     /// ``HTTP2ExchangeCodec``, the decompressor and the exchange handler behind them. Must run on the stream's event
     /// loop. Added one at a time: `addHandlers` takes them as an array, one more allocation for every request.
     static func configureStream(_ stream: any Channel, decompression: ResponseDecompression = .disabled, sending exchange: HTTPExchange? = nil) throws {
+        try configureStream(stream, decompression: decompression, handler: makeStreamHandler(decompression: decompression, sending: exchange))
+    }
+
+    /// ``configureStream(_:decompression:sending:)`` with the exchange handler already made.
+    private static func configureStream(_ stream: any Channel, decompression: ResponseDecompression, handler: any ChannelHandler) throws {
         let pipeline = stream.pipeline.syncOperations
-        guard decompression.isEnabled else {
-            try pipeline.addHandler(HTTP2ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
-            return
+        if decompression.isEnabled {
+            try pipeline.addHandler(HTTP2ExchangeCodec())
+            try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
         }
-        try pipeline.addHandler(HTTP2ExchangeCodec())
-        try pipeline.addHandler(NIOHTTPResponseDecompressor(limit: .ratio(decompression.maximumRatio)))
-        try pipeline.addHandler(HTTP1ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange))
+        try pipeline.addHandler(handler)
+    }
+
+    /// The exchange handler of a stream: it speaks the stream's frames itself, or HTTP/1 parts behind a decompressor.
+    private static func makeStreamHandler(decompression: ResponseDecompression, sending exchange: HTTPExchange?) -> any ChannelHandler {
+        if decompression.isEnabled { return HTTP1ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange) }
+        return HTTP2ExchangeHandler(isHTTP2Stream: true, sendingWhenActive: exchange)
     }
 
     /// The deadlines of one exchange.
@@ -166,35 +175,39 @@ final class Connection: Sendable {
         var totalCoversHead = false
     }
 
-    /// Opens an HTTP/2 stream for `exchange`, whose exchange handler writes the request once the stream is active;
-    /// on the connection's event loop. A connection that has closed (a server that refuses a client certificate
-    /// under TLS 1.3 closes it right after a handshake the client already considered complete) fails the exchange
-    /// at once; a stream that cannot be set up or closes before it is active fails it too (the exchange handler sees
-    /// to that). The exchange's deadlines, armed before, cover the opening. A stream that opens after the exchange
-    /// ended (a deadline passed, the caller cancelled) is closed.
+    /// Opens an HTTP/2 stream for `exchange` on `connection` (through its `multiplexer`), whose exchange handler
+    /// writes the request once the stream is active; on the connection's event loop. A connection that has closed (a
+    /// server that refuses a client certificate under TLS 1.3 closes it right after a handshake the client already
+    /// considered complete) fails the exchange at once. The exchange's deadlines, armed before, cover the opening. A
+    /// stream that opens after the exchange ended (a deadline passed, the caller cancelled) is closed.
     ///
-    /// No promise for the stream and no callback on it: its exchange handler is told what to send when it is made,
-    /// where waiting for the stream's future cost a promise and two closures for every request. No callback on the
-    /// connection's closeFuture either: one per stream would pile up (each holding its stream channel) for as long as
-    /// the connection lives.
-    private func openStream(for exchange: HTTPExchange, on multiplexer: NIOLoopBound<NIOHTTP2Handler.StreamMultiplexer>) {
-        guard channel.isActive else {
+    /// No promise for the stream and no callback on it: its exchange handler is made first, with the exchange, where
+    /// waiting for the stream's future cost a promise and two closures for every request. So the handler answers for
+    /// the exchange until it sends it: a stream whose set-up throws, or that closes or loses the handler first, fails
+    /// it; and so does a stream whose connection closed before it was made — swift-nio-http2 makes it on the loop's
+    /// next turn, and then either runs the initializer, which refuses a stream whose connection is not active, or
+    /// reports the closed connection only to the promise, dropping the initializer and with it the handler, whose
+    /// deinit fails the exchange. No callback on the connection's closeFuture either: one per
+    /// stream would pile up (each holding its stream channel) for as long as the connection lives.
+    static func openStream(
+        for exchange: HTTPExchange, on multiplexer: NIOHTTP2Handler.StreamMultiplexer, connection: any Channel, decompression: ResponseDecompression
+    ) {
+        guard connection.isActive else {
             exchange.fail(ConnectionClosedError())
             return
         }
-        let decompression = self.decompression
-        multiplexer.value.createStreamChannel(promise: nil) { Self.initializeStream($0, decompression: decompression, sending: exchange) }
-    }
-
-    /// ``configureStream(_:decompression:sending:)`` as a stream initializer: on success, the event loop's cached
-    /// succeeded future; on failure, `exchange` fails with the error.
-    private static func initializeStream(_ stream: any Channel, decompression: ResponseDecompression, sending exchange: HTTPExchange) -> EventLoopFuture<Void> {
-        do {
-            try configureStream(stream, decompression: decompression, sending: exchange)
-            return stream.eventLoop.makeSucceededVoidFuture()
-        } catch {
-            exchange.fail(error)
-            return stream.eventLoop.makeFailedFuture(error)
+        let handler = NIOLoopBound(makeStreamHandler(decompression: decompression, sending: exchange), eventLoop: connection.eventLoop)
+        multiplexer.createStreamChannel(promise: nil) { stream in
+            do {
+                // A connection that closed before its stream was made, and did not fail the making, would leave the
+                // stream waiting for an activation that never comes.
+                guard stream.parent?.isActive == true else { throw ConnectionClosedError(isHTTP2Stream: true) }
+                try configureStream(stream, decompression: decompression, handler: handler.value)
+                return stream.eventLoop.makeSucceededVoidFuture()
+            } catch {
+                exchange.fail(error)
+                return stream.eventLoop.makeFailedFuture(error)
+            }
         }
     }
 }

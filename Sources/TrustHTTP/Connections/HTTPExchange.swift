@@ -98,7 +98,7 @@ final class HTTPExchange: Sendable {
             self.outcome = outcome
             return Ended(
                 headDeadline: headDeadline.take(), totalDeadline: totalDeadline.take(), connectionReturn: connectionReturn.take(),
-                endWaiter: endWaiter.take())
+                endWaiter: endWaiter.take(), headContinuation: headContinuation.take(), headPromise: headPromise.take())
         }
     }
 
@@ -109,6 +109,15 @@ final class HTTPExchange: Sendable {
         var totalDeadline: NIOScheduledCallback?
         var connectionReturn: ConnectionReturn?
         var endWaiter: EventLoopPromise<Bool>?
+        /// Who still waits for the head: only when it never came (its delivery took them).
+        var headContinuation: UnsafeContinuation<HTTPResponseHead, any Error>?
+        var headPromise: EventLoopPromise<HTTPResponseHead>?
+
+        /// Tells whoever still waits for the head that none comes: the exchange failed with `error` before it.
+        func failHeadWaiters(_ error: any Error) {
+            headContinuation?.resume(throwing: error)
+            headPromise?.fail(error)
+        }
 
         /// Returns the connection, then cancels the deadlines (the waiter for ``HTTPExchange/ended`` is told after the
         /// reader, by ``HTTPExchange/finish(keepAlive:)`` and ``HTTPExchange/fail(_:)``).
@@ -301,7 +310,7 @@ final class HTTPExchange: Sendable {
     }
 
     /// A future of `known` when it is known, else of the promise kept in `waiter` (made now, the first time).
-    private static func future<Value>(
+    private static func future<Value: Sendable>(
         of known: Result<Value, any Error>?, waiter: inout EventLoopPromise<Value>?, on eventLoop: any EventLoop
     ) -> EventLoopFuture<Value> {
         if let known { return eventLoop.makeCompletedFuture(known) }
@@ -320,6 +329,9 @@ final class HTTPExchange: Sendable {
         }
         guard let ended else { return }
         ended.carryOut(reusable: keepAlive)
+        // A response ends after its head (the state machine and the HTTP/2 framing see to it); were one to end
+        // without, its waiter would still hear of it.
+        ended.failHeadWaiters(ConnectionClosedError())
         bodyContinuation.finish()
         ended.endWaiter?.succeed(keepAlive)
     }
@@ -341,13 +353,9 @@ final class HTTPExchange: Sendable {
     }
 
     private func failEnded(_ error: any Error) {
-        let (ended, continuation, promise) = state.withLockedValue { state in
-            (state.takeEnded(.failure(error)), state.headContinuation.take(), state.headPromise.take())
-        }
+        let ended = state.withLockedValue { state in state.takeEnded(.failure(error)) }
         ended.carryOut(reusable: false)
-        // Waiters are left only when the head has not arrived (its delivery took them).
-        continuation?.resume(throwing: error)
-        promise?.fail(error)
+        ended.failHeadWaiters(error)
         bodyContinuation.finish(throwing: error)
         ended.endWaiter?.fail(error)
     }

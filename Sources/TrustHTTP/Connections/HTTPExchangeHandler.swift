@@ -57,6 +57,13 @@ final class HTTPExchangeHandler<Framing: ExchangeFraming>: ChannelDuplexHandler,
         }
     }
 
+    /// A handler made for a stream whose set-up never ran (its connection closed first: swift-nio-http2 drops the
+    /// initializer and reports only to a promise, which ``Connection/openStream(for:on:connection:decompression:)``
+    /// does not make) fails the exchange it was to send.
+    deinit {
+        sendingWhenActive?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         sendingWhenActive.take()?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
     }

@@ -48,7 +48,12 @@ struct ServerViolation: Sendable, Equatable {
         case let parser as HTTPParserError:
             return http1Finding(parser)
         case is HTTP2ExchangeFraming.InvalidStatus:
-            return (.badServerResponse, .http2, "broke an HTTP/2 rule (a response :status that is not three digits)")
+            return (
+                .badServerResponse, .http2,
+                "broke an HTTP/2 rule (a response :status that is not three digits, a 101, or an interim response ending the stream)"
+            )
+        case is HTTP2ExchangeFraming.FrameOutOfOrder:
+            return (.badServerResponse, .http2, "broke an HTTP/2 rule (response frames out of order)")
         // A field value with a control character: malformed (RFC 9113 §8.2.1, RFC 9110 §5.5), as the same
         // head over HTTP/1.1 is. Ours names the field; swift-nio-http2's (CR, LF, NUL) quotes the value in
         // `underlying`, which descriptions escape (DisplayText).
