@@ -113,8 +113,11 @@ final class HTTPExchange: Sendable {
         var headContinuation: UnsafeContinuation<HTTPResponseHead, any Error>?
         var headPromise: EventLoopPromise<HTTPResponseHead>?
 
-        /// Tells whoever still waits for the head that none comes: the exchange failed with `error` before it.
-        func failHeadWaiters(_ error: any Error) {
+        /// Tells whoever still waits for the head that none comes: the exchange failed with `error` before it. The
+        /// error is made only when someone waits (an error boxed for nothing is an allocation of every request).
+        func failHeadWaiters(_ error: @autoclosure () -> any Error) {
+            guard headContinuation != nil || headPromise != nil else { return }
+            let error = error()
             headContinuation?.resume(throwing: error)
             headPromise?.fail(error)
         }
