@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOHPACK
@@ -107,10 +108,10 @@ struct HTTP2ExchangeFramingTests {
         var framing = HTTP2ExchangeFraming()
         _ = try framing.write(.head(Self.head()), promise: headPromise)
         let (last, _) = try framing.write(.end(nil), promise: endPromise)
-        var ended = false
-        endPromise.futureResult.whenSuccess { ended = true }
+        let ended = NIOLockedValueBox(false)
+        endPromise.futureResult.whenSuccess { ended.withLockedValue { $0 = true } }
         last?.promise?.succeed()
-        #expect(ended)
+        #expect(ended.withLockedValue { $0 })
     }
 
     // MARK: The response

@@ -169,10 +169,7 @@ struct HTTP2ExchangeFraming: ExchangeFraming {
             case .body:
                 try Self.checkValues(headers.headers)
                 response = .ended
-                var trailers: [(String, String)] = []
-                trailers.reserveCapacity(headers.headers.count)
-                for (name, value, _) in headers.headers where name.utf8.first != UInt8(ascii: ":") { trailers.append((name, value)) }
-                return (.end(HTTPHeaders(trailers)), nil)
+                return (.end(Self.regularFields(of: headers.headers)), nil)
             case .ended: throw FrameOutOfOrder()
             }
         case .data(let data):
@@ -190,10 +187,7 @@ struct HTTP2ExchangeFraming: ExchangeFraming {
     private mutating func readHead(_ headers: HTTP2Frame.FramePayload.Headers) throws -> (HTTPClientResponsePart?, HTTPClientResponsePart?) {
         let status = try Self.status(of: headers.headers)
         try Self.checkValues(headers.headers)
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(headers.headers.count - 1)
-        for (name, value, _) in headers.headers where name.utf8.first != UInt8(ascii: ":") { fields.append((name, value)) }
-        let head = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: HTTPHeaders(fields))
+        let head = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: Self.regularFields(of: headers.headers))
         if status < 200 {
             // Interim: more heads follow; one that ends the stream is malformed (RFC 9113 §8.1).
             guard !headers.endStream else { throw InvalidStatus() }
@@ -222,6 +216,14 @@ struct HTTP2ExchangeFraming: ExchangeFraming {
         guard let status else { throw NIOHTTP2Errors.missingPseudoHeader(":status") }
         guard status >= 100, status != 101 else { throw InvalidStatus() }
         return status
+    }
+
+    /// The fields of a received block but its pseudo-header fields (which start with `:`), in order, in one list sized once.
+    private static func regularFields(of block: HPACKHeaders) -> HTTPHeaders {
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(block.count)
+        for (name, value, _) in block where name.utf8.first != UInt8(ascii: ":") { fields.append((name, value)) }
+        return HTTPHeaders(fields)
     }
 
     /// Refuses a field value with a byte RFC 9110 §5.5 does not allow.

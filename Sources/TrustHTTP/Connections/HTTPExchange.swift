@@ -53,7 +53,6 @@ final class HTTPExchange: Sendable {
         /// failing end marks the exchange ended first and records its error a step later, outside the lock (a
         /// deadline's error reads this state: ``timeoutMessage(_:)``); in between, the exchange has ended without one.
         var ended = false
-        var headDelivered = false
         /// The final response head, once it has arrived: for a wait that begins after it (``responseHead()``).
         var deliveredHead: HTTPResponseHead?
         /// The session's task waiting for the head (``responseHead()``), until it arrives or the exchange fails.
@@ -284,7 +283,6 @@ final class HTTPExchange: Sendable {
             // A head that arrives after the exchange failed (a deadline passed as it came) is not its answer: the
             // failure's end takes the waiters.
             guard !state.ended else { return (nil, nil, nil) }
-            state.headDelivered = true
             state.deliveredHead = head
             return (state.headDeadline.take(), state.headContinuation.take(), state.headPromise.take())
         }
@@ -368,7 +366,7 @@ final class HTTPExchange: Sendable {
     /// (the exchange failed before the deadlines were armed).
     func keepDeadline(_ deadline: NIOScheduledCallback, total: Bool, timeouts: Connection.ExchangeTimeouts) {
         let settled = state.withLockedValue { state -> Bool in
-            if state.ended || (!total && state.headDelivered) { return true }
+            if state.ended || (!total && state.deliveredHead != nil) { return true }
             if total { state.totalDeadline = deadline } else { state.headDeadline = deadline }
             state.timeouts = timeouts
             return false

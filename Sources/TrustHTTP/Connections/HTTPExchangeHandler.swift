@@ -61,10 +61,15 @@ final class HTTPExchangeHandler<Framing: ExchangeFraming>: ChannelDuplexHandler,
     /// initializer and reports only to a promise, which ``Connection/openStream(for:on:connection:decompression:)``
     /// does not make) fails the exchange it was to send.
     deinit {
-        sendingWhenActive?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
+        failUnsent()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        failUnsent()
+    }
+
+    /// Fails the exchange this handler was to send, if it has not: its channel closed or lost the handler first.
+    private func failUnsent() {
         sendingWhenActive.take()?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
     }
 
@@ -339,7 +344,7 @@ final class HTTPExchangeHandler<Framing: ExchangeFraming>: ChannelDuplexHandler,
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        sendingWhenActive.take()?.fail(ConnectionClosedError(isHTTP2Stream: isHTTP2Stream))
+        failUnsent()
         perform(machine.channelInactive(), context: context)
         context.fireChannelInactive()
     }
