@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Trust
 import TrustLabPKI
@@ -65,7 +66,7 @@ struct MozillaRootsTests {
 
         /// The decision with `store`'s facts about the root, the root a public one (not a custom anchor).
         func decide(_ store: MozillaRootStore, at time: Date) async throws -> TrustDecision {
-            let validator = PathValidator(anchors: .only([root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [], store: store)])
+            let validator = PathValidator(anchors: .only([root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [], store: { store })])
             return await validator.evaluate(try ServerTrust(presentedChain: chain, host: "site.lab.test", evaluationTime: time))
         }
     }
@@ -109,12 +110,34 @@ struct MozillaRootsTests {
         #expect(decision.notes.contains { $0.contains("a root of the system bundle that Mozilla's root store does not list") })
     }
 
+    /// Every validator that includes the system roots has this rule, the default configuration's among them: it must
+    /// not read the embedded store (300 KB) until a path ends at a public root.
+    @Test func theStoreIsReadOnlyWhenAPathEndsAtAPublicRoot() async throws {
+        final class Reads: Sendable { let count = Atomic(0) }
+        let fixture = try Fixture(issued: Date().addingTimeInterval(-86_400))
+        let store = fixture.store(server: "trusted", distrustAfter: nil)
+        let reads = Reads()
+        let read: @Sendable () -> MozillaRootStore = {
+            reads.count.add(1, ordering: .relaxed)
+            return store
+        }
+        let trust = try ServerTrust(presentedChain: fixture.chain, host: "site.lab.test")
+        let custom = PathValidator(
+            anchors: .only([fixture.root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [fixture.root.certificate], store: read)])
+        #expect(reads.count.load(ordering: .relaxed) == 0, "read when the rule was made")
+        #expect(await custom.evaluate(trust).isTrusted)
+        #expect(reads.count.load(ordering: .relaxed) == 0, "read for a path that ends at a custom anchor")
+        let publicRoot = PathValidator(anchors: .only([fixture.root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [], store: read)])
+        #expect(await publicRoot.evaluate(trust).isTrusted)
+        #expect(reads.count.load(ordering: .relaxed) > 0, "not read for a path that ends at a public root")
+    }
+
     @Test func customAnchorsAreTheApplicationsChoice() async throws {
         // The same root given as an anchor by the application: NSS's refusal does not apply.
         let fixture = try Fixture(issued: Date().addingTimeInterval(-86_400))
         let store = fixture.store(server: "not-trusted", distrustAfter: nil)
         let validator = PathValidator(
-            anchors: .only([fixture.root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [fixture.root.certificate], store: store)])
+            anchors: .only([fixture.root.certificate]), additionalRules: [MozillaRootRule(customAnchors: [fixture.root.certificate], store: { store })])
         #expect(await validator.evaluate(try ServerTrust(presentedChain: fixture.chain, host: "site.lab.test")).isTrusted)
     }
 }

@@ -14,11 +14,15 @@ import X509
 /// On a trusted path that ends at a root of the system bundle that NSS does not list, it notes so: such a root may be
 /// an administrator's own CA or one Mozilla removed, and only the administrator can tell.
 package struct MozillaRootRule: PathRule {
-    private let store: MozillaRootStore
+    /// Called when a path first ends at a public root — not when the rule is made: a validator that is made and never
+    /// asked about a public root (the default evaluator of a configuration whose evaluator is then replaced) costs no
+    /// reading of the embedded store's 300 KB.
+    private let store: @Sendable () -> MozillaRootStore
     private let customAnchors: Set<Certificate>
 
-    /// The rule for a validator whose custom anchors are `customAnchors`, with NSS's facts from `store`.
-    package init(customAnchors: Set<Certificate>, store: MozillaRootStore = .shared) {
+    /// The rule for a validator whose custom anchors are `customAnchors`, with NSS's facts from `store` (the
+    /// embedded store unless given).
+    package init(customAnchors: Set<Certificate>, store: @escaping @Sendable () -> MozillaRootStore = { .shared }) {
         self.customAnchors = customAnchors
         self.store = store
     }
@@ -26,7 +30,7 @@ package struct MozillaRootRule: PathRule {
     /// The public root the path ends at, with what NSS says about it (`nil`: NSS does not list it).
     private func publicAnchor(of path: CertificatePath) -> (root: Certificate, entry: MozillaRootEntry?)? {
         guard path.endsAtAnchor, let index = path.certificates.indices.last, !customAnchors.contains(path.certificates[index]) else { return nil }
-        return (path.certificates[index], store.entry(for: path.certificates[index], spki: path.facts[index].spkiPin))
+        return (path.certificates[index], store().entry(for: path.certificates[index], spki: path.facts[index].spkiPin))
     }
 
     package func check(_ path: CertificatePath, context: RuleContext) -> [TrustFailureReason] {
