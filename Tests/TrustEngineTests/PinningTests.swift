@@ -34,10 +34,16 @@ struct PinningTests {
         let slashy = try SPKIPin(digest: [UInt8](repeating: 0xFF, count: 32))
         #expect(slashy.base64.contains("/"))
         #expect(try SPKIPin(parsing: slashy.base64) == slashy)
-        #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "sha256/AAAA") }
-        #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "sha1/" + pin.base64) }
-        #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "not a pin") }
-        #expect(throws: PinParsingError.self) { try SPKIPin(parsing: "pin-sha256=\(pin.base64)") }
+        // The prefixes in any case, and blanks around the text.
+        #expect(try SPKIPin(parsing: "SHA256/" + pin.base64) == pin)
+        #expect(try SPKIPin(parsing: " PIN-SHA256=\"\(pin.base64)\"\t") == pin)
+        // Each refusal says why.
+        #expect(throws: PinParsingError.wrongLength(3)) { try SPKIPin(parsing: "sha256/AAAA") }
+        #expect(throws: PinParsingError.wrongLength(3)) { try SPKIPin(parsing: "AAAA") }
+        #expect(throws: PinParsingError.unsupportedAlgorithm("sha1")) { try SPKIPin(parsing: "sha1/" + pin.base64) }
+        #expect(throws: PinParsingError.malformed("not a pin")) { try SPKIPin(parsing: "not a pin") }
+        #expect(throws: PinParsingError.malformed("pin-sha256=\(pin.base64)")) { try SPKIPin(parsing: "pin-sha256=\(pin.base64)") }
+        #expect(throws: PinParsingError.malformed("sha256/%%%%")) { try SPKIPin(parsing: "sha256/%%%%") }
     }
 
     @Test func pinOnIntermediateRootOrLeafOfTheValidatedPathIsAccepted() async throws {

@@ -40,16 +40,23 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
     /// Parses `sha256/BASE64`, `pin-sha256="BASE64"` or bare `BASE64`.
     public init(parsing text: String) throws(PinParsingError) {
         var body = Substring(text.trimmingASCIIBlanks())
-        if body.lowercased().hasPrefix("pin-sha256=") {
+        // Both prefixes fit in the first 11 characters: one lowercased copy of those, not of the whole text.
+        let head = body.prefix(11).lowercased()
+        if head.hasPrefix("pin-sha256=") {
             body = body.dropFirst("pin-sha256=".count)
             guard body.count >= 2, body.hasPrefix("\""), body.hasSuffix("\"") else { throw .malformed(text) }
             body = body.dropFirst().dropLast()
-        } else if body.lowercased().hasPrefix("sha256/") {
+        } else if head.hasPrefix("sha256/") {
             body = body.dropFirst("sha256/".count)
-        } else if Data(base64Encoded: String(body)) == nil, let slash = body.firstIndex(of: "/"),
-            body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }), !body[..<slash].isEmpty, body[..<slash].count < 8
+        } else if let data = Data(base64Encoded: String(body)), data.count == 32 {
+            // Bare Base64 of a SHA-256 digest, which may hold a "/" of its own (decoded once).
+            try self.init(digest: data)
+            return
+        } else if let slash = body.firstIndex(of: "/"), body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }), !body[..<slash].isEmpty,
+            body[..<slash].count < 8
         {
-            // Not base64 as a whole, but shaped like `sha1/…`: name the unsupported hash.
+            // Shaped like `sha1/…` and no SHA-256 digest as a whole (Foundation's decoder reads "sha1/" + Base64 as
+            // Base64 of another length): name the unsupported hash.
             throw .unsupportedAlgorithm(String(body[..<slash]))
         }
         guard let data = Data(base64Encoded: String(body)) else { throw .malformed(text) }
