@@ -41,6 +41,13 @@ struct PinningTests {
         #expect(throws: PinParsingError.wrongLength(3)) { try SPKIPin(parsing: "sha256/AAAA") }
         #expect(throws: PinParsingError.wrongLength(3)) { try SPKIPin(parsing: "AAAA") }
         #expect(throws: PinParsingError.unsupportedAlgorithm("sha1")) { try SPKIPin(parsing: "sha1/" + pin.base64) }
+        #expect(throws: PinParsingError.unsupportedAlgorithm("SHA384")) { try SPKIPin(parsing: "SHA384/" + pin.base64) }
+        #expect(throws: PinParsingError.unsupportedAlgorithm("abc")) { try SPKIPin(parsing: "abc/def") }
+        // A bare digest of another length whose Base64 starts with letters and a "/" (a SHA-1 digest here) is a wrong
+        // length, not a hash named "AAA".
+        let sha1Shaped = Data([0x00, 0x00, 0x3F] + [UInt8](repeating: 0, count: 17)).base64EncodedString()
+        #expect(sha1Shaped.hasPrefix("AAA/"))
+        #expect(throws: PinParsingError.wrongLength(20)) { try SPKIPin(parsing: sha1Shaped) }
         #expect(throws: PinParsingError.malformed("not a pin")) { try SPKIPin(parsing: "not a pin") }
         #expect(throws: PinParsingError.malformed("pin-sha256=\(pin.base64)")) { try SPKIPin(parsing: "pin-sha256=\(pin.base64)") }
         #expect(throws: PinParsingError.malformed("sha256/%%%%")) { try SPKIPin(parsing: "sha256/%%%%") }

@@ -48,19 +48,34 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
             body = body.dropFirst().dropLast()
         } else if head.hasPrefix("sha256/") {
             body = body.dropFirst("sha256/".count)
-        } else if let data = Data(base64Encoded: String(body)), data.count == 32 {
+        } else {
+            let decoded = Data(base64Encoded: String(body))
             // Bare Base64 of a SHA-256 digest, which may hold a "/" of its own (decoded once).
-            try self.init(digest: data)
-            return
-        } else if let slash = body.firstIndex(of: "/"), body[..<slash].allSatisfy({ $0.isLetter || $0.isNumber }), !body[..<slash].isEmpty,
-            body[..<slash].count < 8
-        {
-            // Shaped like `sha1/…` and no SHA-256 digest as a whole (Foundation's decoder reads "sha1/" + Base64 as
-            // Base64 of another length): name the unsupported hash.
-            throw .unsupportedAlgorithm(String(body[..<slash]))
+            if let decoded, decoded.count == 32 {
+                try self.init(digest: decoded)
+                return
+            }
+            // Shaped like `sha1/…`: name the unsupported hash — when the text is no Base64 at all, or when it names a
+            // hash (`sha1`, `sha384`, `md5`…), since Foundation's decoder reads "sha1/" + a pin as Base64 of another
+            // length. A bare digest of another length that merely starts with letters and a "/" is a wrong length.
+            if let slash = body.firstIndex(of: "/"), case let algorithm = body[..<slash], !algorithm.isEmpty, algorithm.count < 8,
+                algorithm.allSatisfy({ $0.isLetter || $0.isNumber }), decoded == nil || Self.namesAHash(algorithm)
+            {
+                throw .unsupportedAlgorithm(String(algorithm))
+            }
         }
         guard let data = Data(base64Encoded: String(body)) else { throw .malformed(text) }
         try self.init(digest: data)
+    }
+
+    /// Whether `name` reads as a hash function's name: `sha` or `md` and a number, in any case.
+    private static func namesAHash(_ name: Substring) -> Bool {
+        let lowered = name.lowercased()
+        for family in ["sha", "md"] where lowered.hasPrefix(family) {
+            let number = lowered.dropFirst(family.count)
+            return !number.isEmpty && number.allSatisfy { $0.isASCII && $0.isNumber }
+        }
+        return false
     }
 
     /// Parses any accepted text form; `nil` when it is not a pin.
