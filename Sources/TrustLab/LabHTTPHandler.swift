@@ -291,7 +291,8 @@ final class LabHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let size = min(remaining, Self.chunk.readableBytes)
             unsent = (remaining - size, keepAlive)
             let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenFailure { [self] _ in
+            // On this handler's loop (the promise is its channel's): the handler and its context need no hop.
+            written.futureResult.assumeIsolated().whenFailure { [self] _ in
                 // The rest is not written; the response still ends (its end's write fails too if the channel is gone).
                 guard let (_, keepAlive) = unsent else { return }
                 unsent = (0, keepAlive)
