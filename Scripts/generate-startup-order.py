@@ -12,7 +12,7 @@ How: the functions are read from valgrind's callgrind (every function executed, 
 `trust`, for `trust get` of a lab page (trusted and refused), `trust evaluate` of a lab chain and
 `trust --version`, against `trust lab`'s servers. Regenerate after large changes:
 
-    swift build -c release --product trust --static-swift-stdlib   # any release build of trust
+    Scripts/release-build.sh trust   # the install build: its code-generation flag decides which functions exist
     Scripts/generate-startup-order.py .build/release/trust
 
 Needs valgrind and binutils (objcopy, nm).

@@ -45,7 +45,10 @@ def measure(argv):
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
-        os.execv(argv[0], argv)
+        try:
+            os.execv(argv[0], argv)
+        finally:
+            os._exit(127)  # never back into the parent's code (its lab and temporary folder) from the child
     _, status, usage = os.wait4(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"one-shot-cpu: {' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}")

@@ -14,9 +14,9 @@ import X509
 /// On a trusted path that ends at a root of the system bundle that NSS does not list, it notes so: such a root may be
 /// an administrator's own CA or one Mozilla removed, and only the administrator can tell.
 package struct MozillaRootRule: PathRule {
-    /// Called when a path first ends at a public root — not when the rule is made: a validator that is made and never
-    /// asked about a public root (the default evaluator of a configuration whose evaluator is then replaced) costs no
-    /// reading of the embedded store's 300 KB.
+    /// Called each time a path ends at a public root, and never when the rule is made: a validator that is made and
+    /// never asked about a public root (the default evaluator of a configuration whose evaluator is then replaced)
+    /// costs no reading of the embedded store's 300 KB. The default, `.shared`, is read once per process.
     private let store: @Sendable () -> MozillaRootStore
     private let customAnchors: Set<Certificate>
 
