@@ -17,7 +17,8 @@
 # (`Key: Hashable`) with the runtime's conformance lookup, and a lookup the process has not made before scans every
 # conformance record of this static image (about 8,400). A `trust get` made about 150 such scans, a quarter of its
 # CPU; it makes about 100 with this flag (the rest come from reflection and casts) and, with the start-up order
-# regenerated for it, takes 15 % less CPU. Costs 0.5 % of image size. Code generation only: the same program, reached without the scans.
+# regenerated for it, takes 15 % less CPU. Costs 0.5 % of image size. Code generation only: the same program,
+# reached without the scans.
 release_flags_scripts="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 release_flags=(-c release --static-swift-stdlib
   -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections

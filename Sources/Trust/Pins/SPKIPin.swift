@@ -63,6 +63,9 @@ public struct SPKIPin: Hashable, Sendable, Codable, CustomStringConvertible, Los
             {
                 throw .unsupportedAlgorithm(String(algorithm))
             }
+            guard let decoded else { throw .malformed(text) }
+            try self.init(digest: decoded)
+            return
         }
         guard let data = Data(base64Encoded: String(body)) else { throw .malformed(text) }
         try self.init(digest: data)
